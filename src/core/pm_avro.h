@@ -1,0 +1,116 @@
+/* Avro object container files: our own reader and writer (Debian's avro-c
+ * lacks zstandard). Decoding is driven by the writer schema embedded in the
+ * file; callers map fields by name. */
+#ifndef PM_AVRO_H
+#define PM_AVRO_H
+
+#include "pm_common.h"
+
+typedef enum pm_avro_type {
+    PM_AVRO_NULL, PM_AVRO_BOOLEAN, PM_AVRO_INT, PM_AVRO_LONG, PM_AVRO_FLOAT,
+    PM_AVRO_DOUBLE, PM_AVRO_BYTES, PM_AVRO_STRING, PM_AVRO_RECORD, PM_AVRO_ENUM,
+    PM_AVRO_ARRAY, PM_AVRO_MAP, PM_AVRO_UNION, PM_AVRO_FIXED
+} pm_avro_type;
+
+typedef struct pm_avro_schema pm_avro_schema;
+
+typedef struct pm_avro_field {
+    char *name;
+    pm_avro_schema *type;
+} pm_avro_field;
+
+struct pm_avro_schema {
+    pm_avro_type type;
+    char *name;              /* full name for record/enum/fixed, else NULL */
+    char *logical_type;      /* "timestamp-millis", "decimal", ... or NULL */
+    size_t n_fields;         /* record */
+    pm_avro_field *fields;
+    pm_avro_schema *items;   /* array items / map values */
+    size_t n_branches;       /* union */
+    pm_avro_schema **branches;
+    size_t n_symbols;        /* enum */
+    char **symbols;
+    size_t fixed_size;       /* fixed */
+    int is_ref;              /* named-type reference: not owned, do not free */
+};
+
+/* Parse Avro schema JSON (as stored in avro.schema). Named types may be
+ * referenced by name later in the schema. */
+int pm_avro_schema_parse(const char *json, size_t len, pm_avro_schema **out, pm_err *e);
+void pm_avro_schema_free(pm_avro_schema *s);   /* NULL-safe */
+/* If s is a union ["null", X] (either order) return X, else s. */
+const pm_avro_schema *pm_avro_unwrap_nullable(const pm_avro_schema *s);
+/* Index of a record field by name (after unwrap_nullable), or -1. */
+int pm_avro_field_index(const pm_avro_schema *record, const char *name);
+
+/* A decoded value. Unions are resolved: `type` is the branch's type (NULL
+ * for the null branch) and `branch` its index. Bytes/strings/fixed point
+ * into the reader's current block and stay valid until the next call to
+ * pm_avro_reader_next. */
+typedef struct pm_avro_value pm_avro_value;
+struct pm_avro_value {
+    pm_avro_type type;
+    int branch;                         /* union branch index, -1 if not a union */
+    const pm_avro_schema *schema;       /* schema of the resolved value */
+    union {
+        int boolean;
+        int32_t i;                      /* int, enum (symbol index) */
+        int64_t l;
+        float f;
+        double d;
+        struct { const uint8_t *ptr; size_t len; } bytes;   /* bytes, string, fixed */
+        struct { pm_avro_value *items; size_t n; } list;    /* record fields (writer order), array items */
+        struct { pm_avro_value *keys; pm_avro_value *values; size_t n; } map; /* keys are strings */
+    } u;
+};
+
+/* Reader over a whole file held in memory (memory is per manifest). */
+typedef struct pm_avro_reader pm_avro_reader;
+
+/* `data` must outlive the reader. `file_name` is used in error messages.
+ * Checks magic, metadata (avro.schema required; avro.codec null, deflate,
+ * snappy or zstandard), sync marker. */
+int pm_avro_reader_open(const uint8_t *data, size_t len, const char *file_name,
+                        pm_avro_reader **out, pm_err *e);
+const pm_avro_schema *pm_avro_reader_schema(const pm_avro_reader *r);
+const char *pm_avro_reader_codec(const pm_avro_reader *r);
+/* Raw metadata value for key, or NULL. */
+const uint8_t *pm_avro_reader_meta(const pm_avro_reader *r, const char *key, size_t *len);
+/* Next record: PAIMON_OK with *out (valid until the next call), PAIMON_DONE
+ * at the end, PAIMON_CORRUPT with a message naming the file, block and
+ * problem (bad sync, block past EOF, negative/huge lengths, bad codec data). */
+int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e);
+void pm_avro_reader_close(pm_avro_reader *r);  /* NULL-safe */
+
+/* Writer producing a complete container file in memory. */
+typedef struct pm_avro_writer pm_avro_writer;
+
+/* codec: "null", "deflate", "snappy", "zstandard" (level used by deflate and
+ * zstandard; Paimon's default is zstandard level 1). schema_json is written
+ * verbatim into avro.schema. Blocks are cut when the uncompressed datum
+ * buffer reaches 64000 bytes, like Java's DataFileWriter. */
+int pm_avro_writer_open(const char *schema_json, const char *codec, int level,
+                        pm_avro_writer **out, pm_err *e);
+/* Buffer to which the caller appends one encoded datum ... */
+pm_buf *pm_avro_writer_datum_buf(pm_avro_writer *w);
+/* ... then calls this to count it (may flush a block). */
+int pm_avro_writer_end_datum(pm_avro_writer *w, pm_err *e);
+/* Flush the last block and hand over the file bytes (caller frees with
+ * pm_buf_free). The writer is freed whatever the result. */
+int pm_avro_writer_finish(pm_avro_writer *w, pm_buf *file_out, pm_err *e);
+void pm_avro_writer_abort(pm_avro_writer *w);  /* NULL-safe */
+
+/* Binary encoding primitives (Avro spec: zigzag varints, little-endian
+ * floats, length-prefixed bytes). */
+int pm_avro_put_long(pm_buf *b, int64_t v);
+int pm_avro_put_int(pm_buf *b, int32_t v);
+int pm_avro_put_bool(pm_buf *b, int v);
+int pm_avro_put_float(pm_buf *b, float v);
+int pm_avro_put_double(pm_buf *b, double v);
+int pm_avro_put_bytes(pm_buf *b, const void *p, size_t n);
+int pm_avro_put_string(pm_buf *b, const char *s);   /* NUL-terminated */
+/* Encode a value according to schema (for unions, v->branch picks the
+ * branch). Used by tests and generic copies. */
+int pm_avro_encode_value(pm_buf *b, const pm_avro_schema *s, const pm_avro_value *v, pm_err *e);
+
+#endif

@@ -1,0 +1,225 @@
+/* Avro block codecs: null, deflate (raw), snappy (+ big-endian CRC-32 of the
+ * uncompressed data) and zstandard (frames without content size, so the
+ * decoder streams into a growing buffer). */
+#include "pm_avro_codec.h"
+
+#include <limits.h>
+#include <snappy-c.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+static const char *const codec_names[] = {"null", "deflate", "snappy", "zstandard"};
+
+int pm_avro_codec_lookup(const char *name, size_t len) {
+    for (int i = 0; i < 4; i++)
+        if (strlen(codec_names[i]) == len && !memcmp(codec_names[i], name, len)) return i;
+    return -1;
+}
+
+const char *pm_avro_codec_name(int id) {
+    return id >= 0 && id < 4 ? codec_names[id] : "?";
+}
+
+void pm_avro_codec_done(pm_avro_codec_ctx *c) {
+    if (!c) return;
+    ZSTD_freeDCtx(c->zstd_d);
+    ZSTD_freeCCtx(c->zstd_c);
+    c->zstd_d = c->zstd_c = NULL;
+}
+
+/* Make room for more output: at least doubles, never beyond max_out. */
+static int grow(pm_buf *out, size_t max_out, pm_err *e) {
+    if (out->len >= max_out)
+        return pm_fail(e, PAIMON_CORRUPT, "decompressed block larger than %zu bytes", max_out);
+    size_t want = out->cap > out->len ? out->cap - out->len : 0;
+    if (want == 0) {
+        want = out->len < 65536 ? 65536 : out->len;
+        if (want > max_out - out->len) want = max_out - out->len;
+    }
+    if (pm_buf_reserve(out, want)) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
+    return PAIMON_OK;
+}
+
+static int inflate_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, -15) != Z_OK) return pm_fail(e, PAIMON_NOMEM, "inflateInit2 failed");
+    int rc = PAIMON_OK;
+    size_t in_left = n;
+    zs.next_in = (Bytef *)(uintptr_t)src;
+    for (;;) {
+        if (zs.avail_in == 0 && in_left) {
+            zs.avail_in = in_left > UINT_MAX ? UINT_MAX : (uInt)in_left;
+            in_left -= zs.avail_in;
+        }
+        if (out->cap == out->len && (rc = grow(out, max_out, e))) break;
+        size_t room = out->cap - out->len;
+        if (room > max_out - out->len) room = max_out - out->len;
+        if (room > UINT_MAX) room = UINT_MAX;
+        if (room == 0) { rc = grow(out, max_out, e); if (rc) break; continue; }
+        zs.next_out = out->data + out->len;
+        zs.avail_out = (uInt)room;
+        int zr = inflate(&zs, Z_NO_FLUSH);
+        out->len += room - zs.avail_out;
+        if (zr == Z_STREAM_END) break;
+        if (zr == Z_OK) continue;
+        if (zr == Z_BUF_ERROR && zs.avail_in == 0 && in_left == 0) {
+            rc = pm_fail(e, PAIMON_CORRUPT, "truncated deflate data");
+            break;
+        }
+        if (zr == Z_BUF_ERROR) continue;  /* output full: grow */
+        if (zr == Z_MEM_ERROR) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory inflating block"); break; }
+        rc = pm_fail(e, PAIMON_CORRUPT, "bad deflate data: %s", zs.msg ? zs.msg : "inflate error");
+        break;
+    }
+    inflateEnd(&zs);
+    return rc;
+}
+
+static uint32_t crc32_all(const uint8_t *p, size_t n) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (n) {
+        uInt k = n > UINT_MAX ? UINT_MAX : (uInt)n;
+        crc = crc32(crc, p, k);
+        p += k;
+        n -= k;
+    }
+    return (uint32_t)crc;
+}
+
+static int snappy_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
+    if (n < 4) return pm_fail(e, PAIMON_CORRUPT, "snappy block shorter than its CRC (%zu bytes)", n);
+    size_t clen = n - 4, ulen = 0;
+    if (snappy_uncompressed_length((const char *)src, clen, &ulen) != SNAPPY_OK)
+        return pm_fail(e, PAIMON_CORRUPT, "bad snappy data (invalid length header)");
+    if (ulen > max_out)
+        return pm_fail(e, PAIMON_CORRUPT, "snappy block claims %zu uncompressed bytes (limit %zu)", ulen, max_out);
+    if (pm_buf_reserve(out, ulen ? ulen : 1)) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
+    size_t got = ulen;
+    if (snappy_uncompress((const char *)src, clen, (char *)out->data, &got) != SNAPPY_OK || got != ulen)
+        return pm_fail(e, PAIMON_CORRUPT, "bad snappy data");
+    out->len = got;
+    const uint8_t *c = src + clen;
+    uint32_t want = (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3];
+    uint32_t have = crc32_all(out->data, out->len);
+    if (want != have)
+        return pm_fail(e, PAIMON_CORRUPT, "snappy CRC-32 mismatch (stored %08x, computed %08x)", want, have);
+    return PAIMON_OK;
+}
+
+static int zstd_block(pm_avro_codec_ctx *c, const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
+    if (!c->zstd_d && !(c->zstd_d = ZSTD_createDCtx()))
+        return pm_fail(e, PAIMON_NOMEM, "out of memory (ZSTD_createDCtx)");
+    ZSTD_DCtx *d = c->zstd_d;
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    if (n == 0) return pm_fail(e, PAIMON_CORRUPT, "empty zstandard data");
+    ZSTD_inBuffer in = {src, n, 0};
+    for (;;) {
+        if (out->cap == out->len) {
+            int rc = grow(out, max_out, e);
+            if (rc) return rc;
+        }
+        size_t room = out->cap - out->len;
+        if (room > max_out - out->len) room = max_out - out->len;
+        ZSTD_outBuffer ob = {out->data + out->len, room, 0};
+        size_t r = ZSTD_decompressStream(d, &ob, &in);
+        out->len += ob.pos;
+        if (ZSTD_isError(r))
+            return pm_fail(e, PAIMON_CORRUPT, "bad zstandard data: %s", ZSTD_getErrorName(r));
+        if (r == 0 && in.pos == in.size) return PAIMON_OK;
+        if (ob.pos == ob.size) {  /* output full: maybe more to flush */
+            if (out->len >= max_out)
+                return pm_fail(e, PAIMON_CORRUPT, "decompressed block larger than %zu bytes", max_out);
+            if (out->cap == out->len) {
+                int rc = grow(out, max_out, e);
+                if (rc) return rc;
+            }
+            continue;
+        }
+        if (in.pos == in.size) return pm_fail(e, PAIMON_CORRUPT, "truncated zstandard data");
+    }
+}
+
+int pm_avro_decompress(pm_avro_codec_ctx *c, int codec, const uint8_t *src, size_t n,
+                       size_t max_out, pm_buf *out, pm_err *e) {
+    out->len = 0;
+    switch (codec) {
+    case PM_AVRO_CODEC_NULL:
+        if (n > max_out) return pm_fail(e, PAIMON_CORRUPT, "block larger than %zu bytes", max_out);
+        return pm_buf_append(out, src, n) ? pm_fail(e, PAIMON_NOMEM, "out of memory") : PAIMON_OK;
+    case PM_AVRO_CODEC_DEFLATE: return inflate_block(src, n, max_out, out, e);
+    case PM_AVRO_CODEC_SNAPPY: return snappy_block(src, n, max_out, out, e);
+    case PM_AVRO_CODEC_ZSTD: return zstd_block(c, src, n, max_out, out, e);
+    default: return pm_fail(e, PAIMON_UNSUPPORTED, "unknown codec id %d", codec);
+    }
+}
+
+static int deflate_block(int level, const uint8_t *src, size_t n, pm_buf *out, pm_err *e) {
+    if (level < 0 || level > 9) level = level < 0 ? Z_DEFAULT_COMPRESSION : 9;
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return pm_fail(e, PAIMON_NOMEM, "deflateInit2 failed");
+    int rc = PAIMON_OK;
+    size_t in_left = n;
+    zs.next_in = (Bytef *)(uintptr_t)src;
+    for (;;) {
+        if (zs.avail_in == 0 && in_left) {
+            zs.avail_in = in_left > UINT_MAX ? UINT_MAX : (uInt)in_left;
+            in_left -= zs.avail_in;
+        }
+        if (pm_buf_reserve(out, 65536)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+        size_t room = out->cap - out->len;
+        if (room > UINT_MAX) room = UINT_MAX;
+        zs.next_out = out->data + out->len;
+        zs.avail_out = (uInt)room;
+        int zr = deflate(&zs, in_left ? Z_NO_FLUSH : Z_FINISH);
+        out->len += room - zs.avail_out;
+        if (zr == Z_STREAM_END) break;
+        if (zr != Z_OK && zr != Z_BUF_ERROR) { rc = pm_fail(e, PAIMON_ERROR, "deflate failed (%d)", zr); break; }
+    }
+    deflateEnd(&zs);
+    return rc;
+}
+
+int pm_avro_compress(pm_avro_codec_ctx *c, int codec, int level, const uint8_t *src, size_t n,
+                     pm_buf *out, pm_err *e) {
+    switch (codec) {
+    case PM_AVRO_CODEC_NULL:
+        return pm_buf_append(out, src, n) ? pm_fail(e, PAIMON_NOMEM, "out of memory") : PAIMON_OK;
+    case PM_AVRO_CODEC_DEFLATE:
+        return deflate_block(level, src, n, out, e);
+    case PM_AVRO_CODEC_SNAPPY: {
+        size_t max = snappy_max_compressed_length(n);
+        if (pm_buf_reserve(out, max + 4)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        size_t olen = max;
+        if (snappy_compress((const char *)src, n, (char *)out->data + out->len, &olen) != SNAPPY_OK)
+            return pm_fail(e, PAIMON_ERROR, "snappy_compress failed");
+        out->len += olen;
+        uint32_t crc = crc32_all(src, n);
+        uint8_t be[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc};
+        memcpy(out->data + out->len, be, 4);
+        out->len += 4;
+        return PAIMON_OK;
+    }
+    case PM_AVRO_CODEC_ZSTD: {
+        if (!c->zstd_c && !(c->zstd_c = ZSTD_createCCtx()))
+            return pm_fail(e, PAIMON_NOMEM, "out of memory (ZSTD_createCCtx)");
+        ZSTD_CCtx *z = c->zstd_c;
+        ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
+        if (level < ZSTD_minCLevel()) level = ZSTD_minCLevel();
+        if (level > ZSTD_maxCLevel()) level = ZSTD_maxCLevel();
+        ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
+        ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 0);
+        size_t bound = ZSTD_compressBound(n);
+        if (pm_buf_reserve(out, bound)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        size_t r = ZSTD_compress2(z, out->data + out->len, bound, src, n);
+        if (ZSTD_isError(r)) return pm_fail(e, PAIMON_ERROR, "zstd compression failed: %s", ZSTD_getErrorName(r));
+        out->len += r;
+        return PAIMON_OK;
+    }
+    default:
+        return pm_fail(e, PAIMON_UNSUPPORTED, "unknown codec id %d", codec);
+    }
+}

@@ -1,0 +1,518 @@
+/* Avro object container reader: header/metadata/sync parsing, block
+ * decompression and writer-schema driven decoding into an arena-allocated
+ * value tree. Everything read from the file is bounds-checked before use. */
+#include "pm_avro.h"
+#include "pm_avro_codec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DECODE_MAX_DEPTH 512
+/* Values one record may allocate (guards against tiny inputs expanding into
+ * huge trees, e.g. arrays of nulls). */
+#define RECORD_MAX_VALUES ((size_t)1 << 22)
+/* Records of a schema that can encode in zero bytes, per file. */
+#define EMPTY_RECORDS_MAX ((uint64_t)1 << 24)
+
+typedef struct meta_entry {
+    const uint8_t *key; size_t key_len;
+    const uint8_t *val; size_t val_len;
+} meta_entry;
+
+struct pm_avro_reader {
+    const uint8_t *data;
+    size_t len;
+    size_t pos;                 /* next unread byte of the file */
+    char *file_name;
+    pm_avro_schema *schema;
+    size_t min_record_size;     /* lower bound of one record's encoding */
+    int codec;
+    uint8_t sync[16];
+    meta_entry *meta;
+    size_t n_meta;
+    pm_avro_codec_ctx cctx;
+    pm_buf block_buf;           /* decompressed block (non-null codecs) */
+    const uint8_t *cur, *end;   /* decode cursor in the current block */
+    int64_t block_left;         /* records left in the current block */
+    int64_t block_count;        /* records of the current block */
+    uint64_t block_no;          /* 1-based number of the current block */
+    uint64_t empty_records;
+    int in_block, failed;
+    pm_arena *arena;
+    pm_avro_value root;
+};
+
+/* ---- decoding ------------------------------------------------------------ */
+
+typedef struct dec {
+    const uint8_t *p, *end;
+    pm_arena *arena;
+    size_t values_left;
+    int nomem;
+    char msg[200];
+} dec;
+
+static int dec_fail(dec *d, const char *fmt, ...) PM_PRINTF(2, 3);
+#if defined(__GNUC__)
+__attribute__((cold, noinline))
+#endif
+static int dec_fail(dec *d, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+#define DEC_FAIL dec_fail
+
+static int read_long_slow(dec *d, int64_t *out) {
+    const uint8_t *p = d->p;
+    uint64_t u = 0;
+    for (int i = 0; i < 10; i++) {
+        if (p >= d->end) return DEC_FAIL(d, "unexpected end of data in varint");
+        uint8_t b = *p++;
+        u |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            d->p = p;
+            *out = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+            return 0;
+        }
+    }
+    return DEC_FAIL(d, "varint longer than 10 bytes");
+}
+
+static inline int read_long(dec *d, int64_t *out) {
+    if (d->p < d->end && !(*d->p & 0x80)) {
+        uint64_t u = *d->p++;
+        *out = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+        return 0;
+    }
+    return read_long_slow(d, out);
+}
+
+static inline int read_int(dec *d, int32_t *out) {
+    int64_t v;
+    if (read_long(d, &v)) return -1;
+    if (v < INT32_MIN || v > INT32_MAX) return DEC_FAIL(d, "int value %lld out of range", (long long)v);
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* Lower bound of the encoded size of a value of schema s (depth-limited;
+ * returns a smaller, still valid bound when the limit is hit). */
+static size_t min_size(const pm_avro_schema *s, int depth) {
+    if (depth > 8) return 0;
+    switch (s->type) {
+    case PM_AVRO_NULL: return 0;
+    case PM_AVRO_FLOAT: return 4;
+    case PM_AVRO_DOUBLE: return 8;
+    case PM_AVRO_FIXED: return s->fixed_size;
+    case PM_AVRO_RECORD: {
+        size_t t = 0;
+        for (size_t i = 0; i < s->n_fields && t < 4096; i++) t += min_size(s->fields[i].type, depth + 1);
+        return t;
+    }
+    case PM_AVRO_UNION: {
+        size_t m = SIZE_MAX;
+        for (size_t i = 0; i < s->n_branches && m; i++) {
+            size_t b = min_size(s->branches[i], depth + 1);
+            if (b < m) m = b;
+        }
+        return 1 + (m == SIZE_MAX ? 0 : m);
+    }
+    default: return 1;   /* boolean, int, long, bytes, string, enum, array, map */
+    }
+}
+
+static pm_avro_value *alloc_values(dec *d, size_t n) {
+    if (n > d->values_left) {
+        (void)DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
+        return NULL;
+    }
+    d->values_left -= n;
+    pm_avro_value *v = pm_arena_alloc(d->arena, n * sizeof *v);
+    if (!v) { d->nomem = 1; (void)DEC_FAIL(d, "out of memory"); }
+    return v;
+}
+
+static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth);
+
+/* Array or map blocks. */
+static int decode_blocks(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) {
+    const int is_map = s->type == PM_AVRO_MAP;
+    size_t item_min = min_size(s->items, 0) + (is_map ? 1 : 0);
+    pm_avro_value *items = NULL, *keys = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        int64_t c;
+        if (read_long(d, &c)) return -1;
+        if (c == 0) break;
+        if (c < 0) {
+            int64_t bytes;
+            if (c == INT64_MIN) return DEC_FAIL(d, "bad %s block count", is_map ? "map" : "array");
+            c = -c;
+            if (read_long(d, &bytes)) return -1;
+            if (bytes < 0 || (uint64_t)bytes > (size_t)(d->end - d->p))
+                return DEC_FAIL(d, "%s block byte size %lld exceeds remaining %zu bytes",
+                                is_map ? "map" : "array", (long long)bytes, (size_t)(d->end - d->p));
+        }
+        size_t left = (size_t)(d->end - d->p);
+        if (item_min ? (uint64_t)c > left / item_min : (uint64_t)c > d->values_left)
+            return DEC_FAIL(d, "%s block count %lld too large (%zu bytes left)",
+                            is_map ? "map" : "array", (long long)c, left);
+        size_t need = n + (size_t)c;
+        if (need > cap) {
+            size_t nc = cap * 2 > need ? cap * 2 : need;
+            if (nc > n + d->values_left) nc = need;
+            pm_avro_value *ni = alloc_values(d, nc);
+            if (!ni) return -1;
+            if (n) memcpy(ni, items, n * sizeof *ni);
+            items = ni;
+            if (is_map) {
+                pm_avro_value *nk = alloc_values(d, nc);
+                if (!nk) return -1;
+                if (n) memcpy(nk, keys, n * sizeof *nk);
+                keys = nk;
+            }
+            cap = nc;
+        }
+        for (size_t i = n; i < need; i++) {
+            if (is_map) {
+                int64_t kl;
+                if (read_long(d, &kl)) return -1;
+                if (kl < 0 || (uint64_t)kl > (size_t)(d->end - d->p))
+                    return DEC_FAIL(d, "map key length %lld exceeds remaining %zu bytes",
+                                    (long long)kl, (size_t)(d->end - d->p));
+                keys[i].type = PM_AVRO_STRING;
+                keys[i].branch = -1;
+                keys[i].schema = NULL;
+                keys[i].u.bytes.ptr = d->p;
+                keys[i].u.bytes.len = (size_t)kl;
+                d->p += kl;
+            }
+            if (decode(d, s->items, &items[i], depth + 1)) return -1;
+        }
+        n = need;
+    }
+    if (is_map) {
+        v->u.map.keys = keys;
+        v->u.map.values = items;
+        v->u.map.n = n;
+    } else {
+        v->u.list.items = items;
+        v->u.list.n = n;
+    }
+    return 0;
+}
+
+static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) {
+    v->branch = -1;
+    for (;;) {
+        v->type = s->type;
+        v->schema = s;
+        switch (s->type) {
+        case PM_AVRO_NULL:
+            return 0;
+        case PM_AVRO_BOOLEAN:
+            if (d->p >= d->end) return DEC_FAIL(d, "unexpected end of data in boolean");
+            if (*d->p > 1) return DEC_FAIL(d, "bad boolean byte %u", *d->p);
+            v->u.boolean = *d->p++;
+            return 0;
+        case PM_AVRO_INT:
+            return read_int(d, &v->u.i);
+        case PM_AVRO_LONG:
+            return read_long(d, &v->u.l);
+        case PM_AVRO_FLOAT: {
+            if (d->end - d->p < 4) return DEC_FAIL(d, "unexpected end of data in float");
+            const uint8_t *p = d->p;
+            uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+            memcpy(&v->u.f, &u, 4);
+            d->p += 4;
+            return 0;
+        }
+        case PM_AVRO_DOUBLE: {
+            if (d->end - d->p < 8) return DEC_FAIL(d, "unexpected end of data in double");
+            const uint8_t *p = d->p;
+            uint64_t u = 0;
+            for (int i = 7; i >= 0; i--) u = u << 8 | p[i];
+            memcpy(&v->u.d, &u, 8);
+            d->p += 8;
+            return 0;
+        }
+        case PM_AVRO_BYTES:
+        case PM_AVRO_STRING: {
+            int64_t n;
+            if (read_long(d, &n)) return -1;
+            if (n < 0 || (uint64_t)n > (size_t)(d->end - d->p))
+                return DEC_FAIL(d, "%s length %lld exceeds remaining %zu bytes",
+                                s->type == PM_AVRO_STRING ? "string" : "bytes", (long long)n,
+                                (size_t)(d->end - d->p));
+            v->u.bytes.ptr = d->p;
+            v->u.bytes.len = (size_t)n;
+            d->p += n;
+            return 0;
+        }
+        case PM_AVRO_FIXED:
+            if ((size_t)(d->end - d->p) < s->fixed_size)
+                return DEC_FAIL(d, "unexpected end of data in fixed(%zu)", s->fixed_size);
+            v->u.bytes.ptr = d->p;
+            v->u.bytes.len = s->fixed_size;
+            d->p += s->fixed_size;
+            return 0;
+        case PM_AVRO_ENUM:
+            if (read_int(d, &v->u.i)) return -1;
+            if (v->u.i < 0 || (size_t)v->u.i >= s->n_symbols)
+                return DEC_FAIL(d, "enum index %d out of range (%zu symbols)", v->u.i, s->n_symbols);
+            return 0;
+        case PM_AVRO_RECORD: {
+            if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
+            size_t n = s->n_fields;
+            pm_avro_value *items = NULL;
+            if (n && !(items = alloc_values(d, n))) return -1;
+            v->u.list.items = items;
+            v->u.list.n = n;
+            for (size_t i = 0; i < n; i++)
+                if (decode(d, s->fields[i].type, &items[i], depth + 1)) return -1;
+            return 0;
+        }
+        case PM_AVRO_ARRAY:
+        case PM_AVRO_MAP:
+            if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
+            return decode_blocks(d, s, v, depth);
+        case PM_AVRO_UNION: {
+            int64_t b;
+            if (read_long(d, &b)) return -1;
+            if (b < 0 || (uint64_t)b >= s->n_branches)
+                return DEC_FAIL(d, "union branch %lld out of range (%zu branches)", (long long)b, s->n_branches);
+            s = s->branches[b];
+            v->branch = (int)b;
+            if (s->type == PM_AVRO_UNION) return DEC_FAIL(d, "union inside a union");
+            continue;   /* decode the branch into the same value */
+        }
+        default:
+            return DEC_FAIL(d, "unknown schema type %d", (int)s->type);
+        }
+    }
+}
+
+/* ---- container ------------------------------------------------------------ */
+
+static int rfail(pm_avro_reader *r, pm_err *e, int code, const char *fmt, ...) PM_PRINTF(4, 5);
+
+static int rfail(pm_avro_reader *r, pm_err *e, int code, const char *fmt, ...) {
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->failed = 1;
+    return pm_fail(e, code, "%s: %s", r->file_name, msg);
+}
+
+/* Printable, truncated copy of untrusted bytes for messages. */
+static void printable(char *dst, size_t cap, const uint8_t *p, size_t n) {
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 4 < cap; i++)
+        dst[o++] = (p[i] >= 0x20 && p[i] < 0x7f) ? (char)p[i] : '?';
+    if (o + 4 >= cap && n > o) { dst[o++] = '.'; dst[o++] = '.'; dst[o++] = '.'; }
+    dst[o] = '\0';
+}
+
+static int parse_header(pm_avro_reader *r, pm_err *e) {
+    if (r->len < 4 || memcmp(r->data, "Obj\x01", 4))
+        return rfail(r, e, PAIMON_CORRUPT, "not an Avro object container file (bad magic)");
+    dec d;
+    d.p = r->data + 4;
+    d.end = r->data + r->len;
+    d.msg[0] = '\0';
+    size_t cap = 0;
+    for (;;) {
+        int64_t c;
+        if (read_long(&d, &c)) return rfail(r, e, PAIMON_CORRUPT, "truncated header: metadata: %s", d.msg);
+        if (c == 0) break;
+        if (c < 0) {
+            int64_t bytes;
+            if (c == INT64_MIN) return rfail(r, e, PAIMON_CORRUPT, "truncated header: bad metadata block count");
+            c = -c;
+            if (read_long(&d, &bytes) || bytes < 0)
+                return rfail(r, e, PAIMON_CORRUPT, "truncated header: bad metadata block size");
+        }
+        if ((uint64_t)c > (size_t)(d.end - d.p) / 2)
+            return rfail(r, e, PAIMON_CORRUPT, "truncated header: metadata count %lld exceeds file size",
+                         (long long)c);
+        for (int64_t i = 0; i < c; i++) {
+            int64_t kl, vl;
+            if (read_long(&d, &kl) || kl < 0 || (uint64_t)kl > (size_t)(d.end - d.p))
+                return rfail(r, e, PAIMON_CORRUPT, "truncated header: bad metadata key length");
+            const uint8_t *k = d.p;
+            d.p += kl;
+            if (read_long(&d, &vl) || vl < 0 || (uint64_t)vl > (size_t)(d.end - d.p))
+                return rfail(r, e, PAIMON_CORRUPT, "truncated header: bad metadata value length");
+            if (r->n_meta == cap) {
+                size_t nc = cap ? cap * 2 : 4;
+                meta_entry *m = realloc(r->meta, nc * sizeof *m);
+                if (!m) return rfail(r, e, PAIMON_NOMEM, "out of memory");
+                r->meta = m;
+                cap = nc;
+            }
+            r->meta[r->n_meta].key = k;
+            r->meta[r->n_meta].key_len = (size_t)kl;
+            r->meta[r->n_meta].val = d.p;
+            r->meta[r->n_meta].val_len = (size_t)vl;
+            r->n_meta++;
+            d.p += vl;
+        }
+    }
+    if (d.end - d.p < 16) return rfail(r, e, PAIMON_CORRUPT, "truncated header: missing sync marker");
+    memcpy(r->sync, d.p, 16);
+    d.p += 16;
+    r->pos = (size_t)(d.p - r->data);
+
+    size_t sl, cl;
+    const uint8_t *sj = pm_avro_reader_meta(r, "avro.schema", &sl);
+    if (!sj) return rfail(r, e, PAIMON_CORRUPT, "metadata has no avro.schema");
+    const uint8_t *cn = pm_avro_reader_meta(r, "avro.codec", &cl);
+    if (!cn) r->codec = PM_AVRO_CODEC_NULL;
+    else if ((r->codec = pm_avro_codec_lookup((const char *)cn, cl)) < 0) {
+        char buf[64];
+        printable(buf, sizeof buf, cn, cl);
+        return rfail(r, e, PAIMON_UNSUPPORTED, "unsupported Avro codec '%s'", buf);
+    }
+    int rc = pm_avro_schema_parse((const char *)sj, sl, &r->schema, e);
+    if (rc) {
+        pm_err_prefix(e, "%s: invalid avro.schema", r->file_name);
+        r->failed = 1;
+        return rc;
+    }
+    r->min_record_size = min_size(r->schema, 0);
+    return PAIMON_OK;
+}
+
+int pm_avro_reader_open(const uint8_t *data, size_t len, const char *file_name,
+                        pm_avro_reader **out, pm_err *e) {
+    *out = NULL;
+    pm_avro_reader *r = calloc(1, sizeof *r);
+    if (!r) return pm_fail(e, PAIMON_NOMEM, "%s: out of memory", file_name ? file_name : "?");
+    r->data = data;
+    r->len = data ? len : 0;
+    r->file_name = pm_strdup(file_name ? file_name : "<avro>");
+    r->arena = pm_arena_new(65536);
+    if (!r->file_name || !r->arena) {
+        pm_avro_reader_close(r);
+        return pm_fail(e, PAIMON_NOMEM, "%s: out of memory", file_name ? file_name : "?");
+    }
+    int rc = parse_header(r, e);
+    if (rc) {
+        pm_avro_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return PAIMON_OK;
+}
+
+const pm_avro_schema *pm_avro_reader_schema(const pm_avro_reader *r) { return r->schema; }
+const char *pm_avro_reader_codec(const pm_avro_reader *r) { return pm_avro_codec_name(r->codec); }
+
+const uint8_t *pm_avro_reader_meta(const pm_avro_reader *r, const char *key, size_t *len) {
+    size_t kl = strlen(key);
+    for (size_t i = r->n_meta; i-- > 0;)   /* last one wins, like Java's map */
+        if (r->meta[i].key_len == kl && !memcmp(r->meta[i].key, key, kl)) {
+            if (len) *len = r->meta[i].val_len;
+            return r->meta[i].val;
+        }
+    return NULL;
+}
+
+/* Load the next block; returns PAIMON_OK, PAIMON_DONE or an error. */
+static int next_block(pm_avro_reader *r, pm_err *e) {
+    uint64_t no = r->block_no + 1;
+    if (r->pos == r->len) return PAIMON_DONE;
+    dec d;
+    d.p = r->data + r->pos;
+    d.end = r->data + r->len;
+    int64_t count, size;
+    if (read_long(&d, &count) || read_long(&d, &size))
+        return rfail(r, e, PAIMON_CORRUPT, "block %llu: truncated block header", (unsigned long long)no);
+    if (count < 0)
+        return rfail(r, e, PAIMON_CORRUPT, "block %llu: negative object count %lld", (unsigned long long)no, (long long)count);
+    if (size < 0)
+        return rfail(r, e, PAIMON_CORRUPT, "block %llu: negative byte size %lld", (unsigned long long)no, (long long)size);
+    size_t at = (size_t)(d.p - r->data);
+    if ((uint64_t)size > r->len - at)
+        return rfail(r, e, PAIMON_CORRUPT, "block %llu: byte size %lld past end of file (size %zu)",
+                     (unsigned long long)no, (long long)size, r->len);
+    if (r->len - at - (size_t)size < 16)
+        return rfail(r, e, PAIMON_CORRUPT, "block %llu: truncated sync marker", (unsigned long long)no);
+    const uint8_t *blk = d.p, *sync = d.p + size;
+    if (memcmp(sync, r->sync, 16))
+        return rfail(r, e, PAIMON_CORRUPT, "sync marker mismatch after block %llu", (unsigned long long)no);
+    if (r->codec == PM_AVRO_CODEC_NULL) {
+        r->cur = blk;
+        r->end = blk + size;
+    } else {
+        int rc = pm_avro_decompress(&r->cctx, r->codec, blk, (size_t)size, PM_AVRO_MAX_BLOCK, &r->block_buf, e);
+        if (rc) {
+            pm_err_prefix(e, "%s: block %llu (%s)", r->file_name, (unsigned long long)no, pm_avro_codec_name(r->codec));
+            r->failed = 1;
+            return rc;
+        }
+        r->cur = r->block_buf.data;
+        r->end = r->block_buf.data + r->block_buf.len;
+    }
+    size_t ulen = (size_t)(r->end - r->cur);
+    if (r->min_record_size ? (uint64_t)count > ulen / r->min_record_size : 0)
+        return rfail(r, e, PAIMON_CORRUPT, "block %llu: object count %lld exceeds block size %zu",
+                     (unsigned long long)no, (long long)count, ulen);
+    if (!r->min_record_size) {
+        if ((uint64_t)count > EMPTY_RECORDS_MAX - r->empty_records)
+            return rfail(r, e, PAIMON_CORRUPT, "block %llu: too many empty records", (unsigned long long)no);
+        r->empty_records += (uint64_t)count;
+    }
+    r->pos = (size_t)(sync + 16 - r->data);
+    r->block_no = no;
+    r->block_left = r->block_count = count;
+    r->in_block = 1;
+    return PAIMON_OK;
+}
+
+int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e) {
+    *out = NULL;
+    if (r->failed) return pm_fail(e, PAIMON_MISUSE, "%s: reader already failed", r->file_name);
+    while (r->block_left == 0) {
+        if (r->in_block && r->cur != r->end) {
+            return rfail(r, e, PAIMON_CORRUPT, "block %llu: %zu trailing bytes after %lld records",
+                         (unsigned long long)r->block_no, (size_t)(r->end - r->cur), (long long)r->block_count);
+        }
+        r->in_block = 0;
+        int rc = next_block(r, e);
+        if (rc) return rc;
+    }
+    pm_arena_reset(r->arena);
+    dec d;
+    d.p = r->cur;
+    d.end = r->end;
+    d.arena = r->arena;
+    d.values_left = RECORD_MAX_VALUES;
+    d.nomem = 0;
+    d.msg[0] = '\0';
+    if (decode(&d, r->schema, &r->root, 0))
+        return rfail(r, e, d.nomem ? PAIMON_NOMEM : PAIMON_CORRUPT, "block %llu: record %lld: %s", (unsigned long long)r->block_no,
+                     (long long)(r->block_count - r->block_left), d.msg);
+    r->cur = d.p;
+    r->block_left--;
+    *out = &r->root;
+    return PAIMON_OK;
+}
+
+void pm_avro_reader_close(pm_avro_reader *r) {
+    if (!r) return;
+    pm_avro_schema_free(r->schema);
+    free(r->meta);
+    free(r->file_name);
+    pm_buf_free(&r->block_buf);
+    pm_avro_codec_done(&r->cctx);
+    pm_arena_free(r->arena);
+    free(r);
+}

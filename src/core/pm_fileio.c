@@ -1,0 +1,415 @@
+/* FileIO dispatch by URI scheme and the local file system implementation.
+ * Atomic writes go through a temp file `.<name>.<uuid>.tmp` in the target's
+ * directory (Java's Path.createTempPath naming); create-without-replace
+ * publishes the temp file with link() (or renameat2(RENAME_NOREPLACE) where
+ * hard links are unsupported), so the target appears complete or not at all
+ * and an existing target is never overwritten. */
+#define _GNU_SOURCE
+#include "pm_fileio.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/* ---- URI helpers ------------------------------------------------------ */
+
+static int prefix_ci(const char *s, const char *p) {
+    for (; *p; s++, p++)
+        if (tolower((unsigned char)*s) != tolower((unsigned char)*p)) return 0;
+    return 1;
+}
+
+const char *pm_local_path(const char *uri) {
+    if (!uri) return uri;
+    if (prefix_ci(uri, "file://")) return uri + 7;
+    if (prefix_ci(uri, "file:")) return uri + 5;
+    return uri;
+}
+
+/* Length of the URI scheme ("s3" in "s3://b/k"), 0 if there is none. A
+ * scheme is ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) followed by ':'. */
+static size_t scheme_len(const char *uri) {
+    if (!isalpha((unsigned char)uri[0])) return 0;
+    size_t i = 1;
+    while (isalnum((unsigned char)uri[i]) || uri[i] == '+' || uri[i] == '-' || uri[i] == '.') i++;
+    return uri[i] == ':' ? i : 0;
+}
+
+/* ---- local implementation -------------------------------------------- */
+
+static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    int fd;
+    do fd = open(path, O_RDONLY | O_CLOEXEC); while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        int err = errno;
+        return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
+                             "cannot open %s", path);
+    }
+    struct stat st;
+    int have_st = fstat(fd, &st) == 0;
+    if (have_st && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return pm_fail_errno(e, PAIMON_IO, EISDIR, "cannot read %s", path);
+    }
+    if (have_st && S_ISREG(st.st_mode) && st.st_size > 0) {
+        if (pm_buf_reserve(out, (size_t)st.st_size + 1)) {
+            close(fd);
+            return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
+        }
+    }
+    for (;;) {
+        if (pm_buf_reserve(out, 8192)) {
+            close(fd);
+            return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
+        }
+        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int err = errno;
+            close(fd);
+            return pm_fail_errno(e, PAIMON_IO, err, "cannot read %s", path);
+        }
+        if (n == 0) break;
+        out->len += (size_t)n;
+    }
+    close(fd);
+    return PAIMON_OK;
+}
+
+static int dirent_cmp(const void *a, const void *b) {
+    return strcmp(((const pm_dirent *)a)->name, ((const pm_dirent *)b)->name);
+}
+
+static int local_list(pm_fileio *io, const char *uri, pm_dirent **out, size_t *n, pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(path);
+    if (!d) {
+        int err = errno;
+        return pm_fail_errno(e, err == ENOENT ? PAIMON_NOTFOUND : PAIMON_IO, err,
+                             "cannot list %s", path);
+    }
+    pm_dirent *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc = PAIMON_OK;
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (!de) {
+            if (errno) rc = pm_fail_errno(e, PAIMON_IO, errno, "cannot list %s", path);
+            break;
+        }
+        const char *nm = de->d_name;
+        if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
+        int is_dir = 0;
+#ifdef DT_DIR
+        if (de->d_type == DT_DIR) is_dir = 1;
+        else if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK)
+#endif
+        {
+            struct stat st;
+            if (fstatat(dirfd(d), nm, &st, 0) == 0) is_dir = S_ISDIR(st.st_mode);
+        }
+        if (len == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            pm_dirent *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory listing %s", path); break; }
+            v = nv;
+            cap = nc;
+        }
+        v[len].name = pm_strdup(nm);
+        if (!v[len].name) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory listing %s", path); break; }
+        v[len].is_dir = is_dir;
+        len++;
+    }
+    closedir(d);
+    if (rc != PAIMON_OK) {
+        pm_dirents_free(v, len);
+        return rc;
+    }
+    if (len > 1) qsort(v, len, sizeof *v, dirent_cmp);
+    *out = v;
+    *n = len;
+    return PAIMON_OK;
+}
+
+static int local_stat(pm_fileio *io, const char *uri, pm_stat *out, pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        int err = errno;
+        return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
+                             "cannot stat %s", path);
+    }
+    out->size = (int64_t)st.st_size;
+    out->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    out->is_dir = S_ISDIR(st.st_mode) ? 1 : 0;
+    return PAIMON_OK;
+}
+
+static int local_exists(pm_fileio *io, const char *uri, int *exists, pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    struct stat st;
+    if (stat(path, &st) == 0) { *exists = 1; return PAIMON_OK; }
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) { *exists = 0; return PAIMON_OK; }
+    *exists = 0;
+    return pm_fail_errno(e, PAIMON_IO, err, "cannot stat %s", path);
+}
+
+static int local_mkdirs(pm_fileio *io, const char *uri, pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    size_t len = strlen(path);
+    if (len == 0) return pm_fail(e, PAIMON_MISUSE, "mkdirs: empty path");
+    char *p = pm_strdup(path);
+    if (!p) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    while (len > 1 && p[len - 1] == '/') p[--len] = '\0';
+    int rc = PAIMON_OK;
+    /* Create each prefix ending before a '/' and then the whole path. */
+    for (size_t i = 1; i <= len; i++) {
+        if (i < len && p[i] != '/') continue;
+        if (i < len && p[i - 1] == '/') continue;   /* doubled separator */
+        char saved = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0) {
+            int err = errno;
+            struct stat st;
+            if (err == EEXIST || err == EISDIR || err == EROFS || err == EACCES || err == EPERM) {
+                if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+                    p[i] = saved;
+                    continue;
+                }
+                if (err == EEXIST) err = ENOTDIR;
+            }
+            rc = pm_fail_errno(e, PAIMON_IO, err, "cannot create directory %s", p);
+            p[i] = saved;
+            break;
+        }
+        p[i] = saved;
+    }
+    free(p);
+    return rc;
+}
+
+/* Splits path into a malloc'd directory ("." if none) and a name pointer. */
+static char *dir_of(const char *path, const char **name) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        *name = path;
+        return pm_strdup(".");
+    }
+    *name = slash + 1;
+    if (slash == path) return pm_strdup("/");
+    return pm_strndup(path, (size_t)(slash - path));
+}
+
+static void fsync_dir(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    (void)fsync(fd);   /* best effort */
+    close(fd);
+}
+
+/* Write the content into a fresh temp file next to `path` and fsync it. On
+ * success *tmp_out is the malloc'd temp path and *dir_out its directory. */
+static int write_temp(const char *path, const void *p, size_t n, char **tmp_out, char **dir_out,
+                      pm_err *e) {
+    const char *name;
+    char *dir = dir_of(path, &name);
+    if (!dir) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (!*name) {
+        free(dir);
+        return pm_fail(e, PAIMON_MISUSE, "cannot write %s: path names a directory", path);
+    }
+    char uuid[37];
+    pm_uuid4(uuid);
+    size_t tl = strlen(dir) + strlen(name) + 48;
+    char *tmp = malloc(tl);
+    if (!tmp) { free(dir); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    snprintf(tmp, tl, "%s/.%s.%s.tmp", strcmp(dir, "/") == 0 ? "" : dir, name, uuid);
+
+    int fd, tried_mkdir = 0;
+    for (;;) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) break;
+        if (errno == EINTR) continue;
+        if (errno == ENOENT && !tried_mkdir) {
+            /* Java's LocalFileIO creates missing parent directories. */
+            tried_mkdir = 1;
+            pm_err e2;
+            if (local_mkdirs(NULL, dir, &e2) == PAIMON_OK) continue;
+            errno = e2.sys_errno ? e2.sys_errno : ENOENT;
+        }
+        int err = errno;
+        int rc = pm_fail_errno(e, PAIMON_IO, err, "cannot create temp file for %s", path);
+        free(tmp);
+        free(dir);
+        return rc;
+    }
+    const uint8_t *b = p;
+    size_t off = 0;
+    int err = 0;
+    while (off < n) {
+        ssize_t w = write(fd, b + off, n - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            err = errno;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (!err && fsync(fd) != 0) err = errno;
+    if (close(fd) != 0 && !err && errno != EINTR) err = errno;
+    if (err) {
+        unlink(tmp);
+        free(tmp);
+        free(dir);
+        return pm_fail_errno(e, PAIMON_IO, err, "cannot write %s", path);
+    }
+    *tmp_out = tmp;
+    *dir_out = dir;
+    return PAIMON_OK;
+}
+
+static int local_write_atomic(pm_fileio *io, const char *uri, const void *p, size_t n, pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    char *tmp, *dir;
+    int rc = write_temp(path, p, n, &tmp, &dir, e);
+    if (rc) return rc;
+    if (rename(tmp, path) != 0) {
+        int err = errno;
+        unlink(tmp);
+        rc = pm_fail_errno(e, PAIMON_IO, err, "cannot rename temp file to %s", path);
+    } else {
+        fsync_dir(dir);
+    }
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+static int link_unsupported(int err) {
+    return err == EPERM || err == EXDEV || err == ENOTSUP || err == EOPNOTSUPP || err == ENOSYS ||
+           err == EMLINK || err == EINVAL;
+}
+
+static int local_create_no_replace(pm_fileio *io, const char *uri, const void *p, size_t n,
+                                   pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    char *tmp, *dir;
+    int rc = write_temp(path, p, n, &tmp, &dir, e);
+    if (rc) return rc;
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        fsync_dir(dir);
+    } else {
+        int err = errno;
+        if (err == EEXIST) {
+            rc = pm_fail_errno(e, PAIMON_EXISTS, err, "%s already exists", path);
+        } else if (link_unsupported(err)) {
+            /* No hard links here: atomic no-replace rename instead. */
+            if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
+                fsync_dir(dir);
+            } else {
+                int err2 = errno;
+                if (err2 == EEXIST)
+                    rc = pm_fail_errno(e, PAIMON_EXISTS, err2, "%s already exists", path);
+                else
+                    rc = pm_fail_errno(e, PAIMON_IO, err2,
+                                       "cannot create %s (link failed: %s; renameat2 failed)", path,
+                                       strerror(err));
+            }
+        } else {
+            rc = pm_fail_errno(e, PAIMON_IO, err, "cannot create %s", path);
+        }
+        unlink(tmp);   /* no-op if renameat2 consumed it */
+    }
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+static int local_remove(pm_fileio *io, const char *uri, pm_err *e) {
+    (void)io;
+    const char *path = pm_local_path(uri);
+    if (unlink(path) == 0) return PAIMON_OK;
+    int err = errno;
+    if (err == EISDIR || err == EPERM) {
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (rmdir(path) == 0) return PAIMON_OK;
+            err = errno;
+        }
+    }
+    return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
+                         "cannot remove %s", path);
+}
+
+static void local_destroy(pm_fileio *io) {
+    free(io);
+}
+
+static const pm_fileio_ops local_ops = {
+    "file",
+    local_read_all,
+    local_list,
+    local_stat,
+    local_exists,
+    local_write_atomic,
+    local_create_no_replace,
+    local_remove,
+    local_mkdirs,
+    local_destroy,
+};
+
+pm_fileio *pm_fileio_local(void) {
+    pm_fileio *io = malloc(sizeof *io);
+    if (!io) return NULL;
+    io->ops = &local_ops;
+    io->ctx = NULL;
+    return io;
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e) {
+    *out = NULL;
+    if (!uri) return pm_fail(e, PAIMON_MISUSE, "no path given");
+    size_t sl = scheme_len(uri);
+    if (sl == 0 || (sl == 4 && prefix_ci(uri, "file"))) {
+        *out = pm_fileio_local();
+        if (!*out) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        return PAIMON_OK;
+    }
+    return pm_fail(e, PAIMON_UNSUPPORTED, "no FileIO for scheme '%.*s' (%s)", (int)sl, uri, uri);
+}
+
+void pm_fileio_destroy(pm_fileio *io) {
+    if (io && io->ops && io->ops->destroy) io->ops->destroy(io);
+}
+
+void pm_dirents_free(pm_dirent *d, size_t n) {
+    if (!d) return;
+    for (size_t i = 0; i < n; i++) free(d[i].name);
+    free(d);
+}

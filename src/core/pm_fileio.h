@@ -1,0 +1,64 @@
+/* FileIO: every byte the core reads or writes goes through this interface,
+ * chosen by URI scheme. Local file system now; object stores later; tests
+ * wrap it to inject faults. All paths are full paths (or URIs). */
+#ifndef PM_FILEIO_H
+#define PM_FILEIO_H
+
+#include "pm_common.h"
+
+typedef struct pm_fileio pm_fileio;
+
+typedef struct pm_stat {
+    int64_t size;
+    int64_t mtime_ms;   /* modification time, epoch milliseconds */
+    int is_dir;
+} pm_stat;
+
+typedef struct pm_dirent {
+    char *name;         /* entry name (no directory part), malloc'd */
+    int is_dir;
+} pm_dirent;
+
+/* Operations. Each returns PAIMON_OK or a code with *e filled; messages name
+ * the path and include strerror text. A missing path is PAIMON_NOTFOUND. */
+typedef struct pm_fileio_ops {
+    const char *scheme;   /* "file" */
+    int (*read_all)(pm_fileio *io, const char *path, pm_buf *out, pm_err *e);
+    int (*list)(pm_fileio *io, const char *dir, pm_dirent **out, size_t *n, pm_err *e);
+    int (*stat)(pm_fileio *io, const char *path, pm_stat *st, pm_err *e);
+    int (*exists)(pm_fileio *io, const char *path, int *exists, pm_err *e);
+    /* Write `path` with temp file `.<name>.<uuid>.tmp` + rename (replaces). */
+    int (*write_atomic)(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e);
+    /* Create `path` with the content, never replacing: PAIMON_EXISTS if it
+     * exists. The file appears complete or not at all. */
+    int (*create_no_replace)(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e);
+    int (*remove)(pm_fileio *io, const char *path, pm_err *e);
+    int (*mkdirs)(pm_fileio *io, const char *path, pm_err *e);
+    void (*destroy)(pm_fileio *io);
+} pm_fileio_ops;
+
+struct pm_fileio {
+    const pm_fileio_ops *ops;
+    void *ctx;
+};
+
+/* Chooses the implementation for the URI's scheme (none or file:// = local).
+ * Unknown schemes -> PAIMON_UNSUPPORTED naming the scheme. */
+int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e);
+pm_fileio *pm_fileio_local(void);
+void pm_fileio_destroy(pm_fileio *io);          /* NULL-safe */
+void pm_dirents_free(pm_dirent *d, size_t n);
+/* Strip "file://" / "file:" prefix: the local path for a URI. */
+const char *pm_local_path(const char *uri);
+
+/* Convenience wrappers */
+static inline int pm_io_read_all(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) { return io->ops->read_all(io, p, o, e); }
+static inline int pm_io_list(pm_fileio *io, const char *p, pm_dirent **o, size_t *n, pm_err *e) { return io->ops->list(io, p, o, n, e); }
+static inline int pm_io_stat(pm_fileio *io, const char *p, pm_stat *s, pm_err *e) { return io->ops->stat(io, p, s, e); }
+static inline int pm_io_exists(pm_fileio *io, const char *p, int *x, pm_err *e) { return io->ops->exists(io, p, x, e); }
+static inline int pm_io_write_atomic(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->write_atomic(io, p, d, n, e); }
+static inline int pm_io_create_no_replace(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->create_no_replace(io, p, d, n, e); }
+static inline int pm_io_remove(pm_fileio *io, const char *p, pm_err *e) { return io->ops->remove(io, p, e); }
+static inline int pm_io_mkdirs(pm_fileio *io, const char *p, pm_err *e) { return io->ops->mkdirs(io, p, e); }
+
+#endif

@@ -1,0 +1,96 @@
+#include "pm_set.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct slot { uint64_t hash; uint8_t *key; size_t len; } slot;
+#define TOMB ((uint8_t *)(uintptr_t)1)
+
+struct pm_set {
+    slot *slots;
+    size_t cap, used, live;
+};
+
+static uint64_t fnv(const void *p, size_t n) {
+    const uint8_t *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ull; }
+    return h ? h : 1;
+}
+
+pm_set *pm_set_new(void) {
+    pm_set *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->cap = 64;
+    s->slots = calloc(s->cap, sizeof *s->slots);
+    if (!s->slots) { free(s); return NULL; }
+    return s;
+}
+
+void pm_set_free(pm_set *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i].key && s->slots[i].key != TOMB) free(s->slots[i].key);
+    free(s->slots);
+    free(s);
+}
+
+static slot *find(const pm_set *s, uint64_t h, const void *key, size_t len, slot **free_slot) {
+    size_t mask = s->cap - 1, i = (size_t)h & mask;
+    if (free_slot) *free_slot = NULL;
+    for (;;) {
+        slot *sl = &s->slots[i];
+        if (!sl->key) { if (free_slot && !*free_slot) *free_slot = sl; return NULL; }
+        if (sl->key == TOMB) { if (free_slot && !*free_slot) *free_slot = sl; }
+        else if (sl->hash == h && sl->len == len && !memcmp(sl->key, key, len)) return sl;
+        i = (i + 1) & mask;
+    }
+}
+
+static int grow(pm_set *s) {
+    size_t ncap = s->cap * 2;
+    slot *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return -1;
+    for (size_t i = 0; i < s->cap; i++) {
+        slot *o = &s->slots[i];
+        if (!o->key || o->key == TOMB) continue;
+        size_t j = (size_t)o->hash & (ncap - 1);
+        while (ns[j].key) j = (j + 1) & (ncap - 1);
+        ns[j] = *o;
+    }
+    free(s->slots);
+    s->slots = ns;
+    s->cap = ncap;
+    s->used = s->live;
+    return 0;
+}
+
+int pm_set_add(pm_set *s, const void *key, size_t len) {
+    if ((s->used + 1) * 4 >= s->cap * 3 && grow(s)) return -1;
+    uint64_t h = fnv(key, len);
+    slot *fs;
+    if (find(s, h, key, len, &fs)) return 0;
+    uint8_t *k = malloc(len ? len : 1);
+    if (!k) return -1;
+    if (len) memcpy(k, key, len);
+    if (fs->key != TOMB) s->used++;
+    fs->key = k;
+    fs->len = len;
+    fs->hash = h;
+    s->live++;
+    return 1;
+}
+
+int pm_set_contains(const pm_set *s, const void *key, size_t len) {
+    return find(s, fnv(key, len), key, len, NULL) != NULL;
+}
+
+int pm_set_remove(pm_set *s, const void *key, size_t len) {
+    slot *sl = find(s, fnv(key, len), key, len, NULL);
+    if (!sl) return 0;
+    free(sl->key);
+    sl->key = TOMB;
+    s->live--;
+    return 1;
+}
+
+size_t pm_set_size(const pm_set *s) { return s->live; }

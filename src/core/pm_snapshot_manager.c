@@ -1,0 +1,351 @@
+/* Snapshot manager: hint files and listing (Java's HintFileUtils and
+ * FileUtils.listVersionedFiles), plus reading snapshots, schemas, tags,
+ * consumers and branch names of a branch root. */
+#include "pm_meta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Java's Long.parseLong on the whole text: optional '+' or '-', then one or
+ * more ASCII digits, value within int64; nothing else (no whitespace). */
+static int parse_long_exact(const char *s, size_t n, int64_t *out) {
+    size_t i = 0;
+    int neg = 0;
+    if (n > 0 && (s[0] == '-' || s[0] == '+')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    if (i == n) return 0;
+    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
+    uint64_t v = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (limit - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    if (neg) *out = v == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)v;
+    else *out = (int64_t)v;
+    return 1;
+}
+
+/* <root>/<sub>/<name> (name may be NULL), malloc'd. */
+static char *path3(const char *root, const char *sub, const char *name) {
+    char *a = pm_path_join(root, sub);
+    if (!a || !name) return a;
+    char *b = pm_path_join(a, name);
+    free(a);
+    return b;
+}
+
+static char *versioned_path(const char *root, const char *sub, const char *prefix, int64_t id) {
+    char name[64];
+    snprintf(name, sizeof name, "%s%lld", prefix, (long long)id);
+    return path3(root, sub, name);
+}
+
+static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Ids of `<root>/<sub>/<prefix><long>` entries, ascending. A missing
+ * directory is an empty list. */
+static int list_versioned(pm_fileio *io, const char *root, const char *sub, const char *prefix,
+                          int64_t **ids, size_t *n, pm_err *e) {
+    *ids = NULL;
+    *n = 0;
+    char *dir = path3(root, sub, NULL);
+    if (!dir) return nomem(e);
+    pm_dirent *ents = NULL;
+    size_t ne = 0;
+    pm_err le;
+    pm_err_clear(&le);
+    int rc = pm_io_list(io, dir, &ents, &ne, &le);
+    free(dir);
+    if (rc == PAIMON_NOTFOUND) return PAIMON_OK;
+    if (rc) {
+        if (e) *e = le;
+        return rc;
+    }
+    size_t pl = strlen(prefix), cnt = 0;
+    int64_t *v = ne ? malloc(ne * sizeof *v) : NULL;
+    if (ne && !v) {
+        pm_dirents_free(ents, ne);
+        return nomem(e);
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const char *nm = ents[i].name;
+        int64_t id;
+        if (strncmp(nm, prefix, pl) == 0 && parse_long_exact(nm + pl, strlen(nm + pl), &id))
+            v[cnt++] = id;
+    }
+    pm_dirents_free(ents, ne);
+    if (cnt == 0) {
+        free(v);
+        return PAIMON_OK;
+    }
+    qsort(v, cnt, sizeof *v, cmp_i64);
+    *ids = v;
+    *n = cnt;
+    return PAIMON_OK;
+}
+
+/* Names (prefix stripped, non-empty) of entries in <root>/<sub> starting
+ * with prefix, sorted; dirs_only selects directories. */
+static int list_names(pm_fileio *io, const char *root, const char *sub, const char *prefix,
+                      int dirs_only, char ***names, size_t *n, pm_err *e) {
+    *names = NULL;
+    *n = 0;
+    char *dir = path3(root, sub, NULL);
+    if (!dir) return nomem(e);
+    pm_dirent *ents = NULL;
+    size_t ne = 0;
+    pm_err le;
+    pm_err_clear(&le);
+    int rc = pm_io_list(io, dir, &ents, &ne, &le);
+    free(dir);
+    if (rc == PAIMON_NOTFOUND) return PAIMON_OK;
+    if (rc) {
+        if (e) *e = le;
+        return rc;
+    }
+    size_t pl = strlen(prefix), cnt = 0;
+    char **v = ne ? calloc(ne, sizeof *v) : NULL;
+    if (ne && !v) {
+        pm_dirents_free(ents, ne);
+        return nomem(e);
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const char *nm = ents[i].name;
+        if (strncmp(nm, prefix, pl) != 0 || nm[pl] == '\0') continue;
+        if (dirs_only && !ents[i].is_dir) continue;
+        v[cnt] = pm_strdup(nm + pl);
+        if (!v[cnt]) {
+            pm_strv_free(v, cnt);
+            pm_dirents_free(ents, ne);
+            return nomem(e);
+        }
+        cnt++;
+    }
+    pm_dirents_free(ents, ne);
+    if (cnt == 0) {
+        free(v);
+        return PAIMON_OK;
+    }
+    qsort(v, cnt, sizeof *v, cmp_str);
+    *names = v;
+    *n = cnt;
+    return PAIMON_OK;
+}
+
+void pm_strv_free(char **v, size_t n) {
+    if (!v) return;
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* ---- hints ------------------------------------------------------------ */
+
+int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e) {
+    char *path = path3(branch_root, "snapshot", which);
+    if (!path) return nomem(e);
+    pm_buf b = {0};
+    int rc = pm_io_read_all(io, path, &b, e);
+    if (rc == PAIMON_OK && !parse_long_exact((const char *)b.data, b.len, id)) {
+        char shown[48];
+        size_t k = 0;
+        for (size_t i = 0; i < b.len && k + 5 < sizeof shown; i++) {
+            unsigned char c = b.data[i];
+            if (c >= 0x20 && c < 0x7f && c != '\\') shown[k++] = (char)c;
+            else k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", c);
+        }
+        shown[k] = '\0';
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: hint is not a decimal id: \"%s\"%s", path, shown,
+                     k + 5 >= sizeof shown ? "..." : "");
+    }
+    pm_buf_free(&b);
+    free(path);
+    return rc;
+}
+
+int pm_hint_write(pm_fileio *io, const char *branch_root, const char *which, int64_t id, pm_err *e) {
+    char *path = path3(branch_root, "snapshot", which);
+    if (!path) return nomem(e);
+    char text[32];
+    int n = snprintf(text, sizeof text, "%lld", (long long)id);
+    int rc = pm_io_write_atomic(io, path, text, (size_t)n, e);
+    free(path);
+    return rc;
+}
+
+/* ---- snapshots -------------------------------------------------------- */
+
+int pm_snapshot_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e) {
+    return list_versioned(io, branch_root, "snapshot", "snapshot-", ids, n, e);
+}
+
+static int snapshot_exists(pm_fileio *io, const char *root, int64_t id, int *ex, pm_err *e) {
+    char *p = versioned_path(root, "snapshot", "snapshot-", id);
+    if (!p) return nomem(e);
+    int rc = pm_io_exists(io, p, ex, e);
+    free(p);
+    return rc;
+}
+
+/* max (want_max) or min of the listed ids; PAIMON_NOTFOUND if none. */
+static int find_by_listing(pm_fileio *io, const char *root, int want_max, int64_t *id, pm_err *e) {
+    int64_t *ids;
+    size_t n;
+    int rc = pm_snapshot_list_ids(io, root, &ids, &n, e);
+    if (rc) return rc;
+    if (n == 0) {
+        char *dir = path3(root, "snapshot", NULL);
+        rc = pm_fail(e, PAIMON_NOTFOUND, "no snapshot in %s", dir ? dir : root);
+        free(dir);
+        return rc;
+    }
+    *id = want_max ? ids[n - 1] : ids[0];
+    free(ids);
+    return PAIMON_OK;
+}
+
+int pm_snapshot_latest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e) {
+    int64_t h;
+    pm_err he;
+    /* An unreadable or junk hint is ignored, as Java's readHint does. */
+    if (pm_hint_read(io, branch_root, "LATEST", &h, &he) == PAIMON_OK && h > 0) {
+        int ex = 0, next = 0, rc;
+        if ((rc = snapshot_exists(io, branch_root, h, &ex, e))) return rc;
+        if (ex && h < INT64_MAX) {
+            if ((rc = snapshot_exists(io, branch_root, h + 1, &next, e))) return rc;
+        }
+        if (ex && !next) {
+            *id = h;
+            return PAIMON_OK;
+        }
+    }
+    return find_by_listing(io, branch_root, 1, id, e);
+}
+
+int pm_snapshot_earliest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e) {
+    int64_t h;
+    pm_err he;
+    if (pm_hint_read(io, branch_root, "EARLIEST", &h, &he) == PAIMON_OK) {
+        int ex = 0;
+        int rc = snapshot_exists(io, branch_root, h, &ex, e);
+        if (rc) return rc;
+        if (ex) {
+            *id = h;
+            return PAIMON_OK;
+        }
+    }
+    return find_by_listing(io, branch_root, 0, id, e);
+}
+
+int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e) {
+    *out = NULL;
+    char *path = versioned_path(branch_root, "snapshot", "snapshot-", id);
+    if (!path) return nomem(e);
+    pm_buf b = {0};
+    int rc = pm_io_read_all(io, path, &b, e);
+    if (rc == PAIMON_NOTFOUND)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "snapshot %lld not found (%s)", (long long)id, path);
+    else if (rc == PAIMON_OK)
+        rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
+    pm_buf_free(&b);
+    free(path);
+    return rc;
+}
+
+/* ---- schemas ---------------------------------------------------------- */
+
+int pm_schema_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e) {
+    return list_versioned(io, branch_root, "schema", "schema-", ids, n, e);
+}
+
+int pm_schema_read(pm_fileio *io, const char *branch_root, int64_t id, pm_schema **out, pm_err *e) {
+    *out = NULL;
+    char *path = versioned_path(branch_root, "schema", "schema-", id);
+    if (!path) return nomem(e);
+    pm_buf b = {0};
+    int rc = pm_io_read_all(io, path, &b, e);
+    if (rc == PAIMON_NOTFOUND)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "schema %lld not found (%s)", (long long)id, path);
+    else if (rc == PAIMON_OK)
+        rc = pm_schema_parse((const char *)b.data, b.len, path, out, e);
+    pm_buf_free(&b);
+    free(path);
+    return rc;
+}
+
+/* ---- tags, consumers, branches ---------------------------------------- */
+
+static int check_name(const char *what, const char *name, pm_err *e) {
+    if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return pm_fail(e, PAIMON_MISUSE, "invalid %s name '%s'", what, name ? name : "(null)");
+    return PAIMON_OK;
+}
+
+int pm_tag_list(pm_fileio *io, const char *branch_root, char ***names, size_t *n, pm_err *e) {
+    return list_names(io, branch_root, "tag", "tag-", 0, names, n, e);
+}
+
+int pm_tag_read(pm_fileio *io, const char *branch_root, const char *name, pm_snapshot **out, pm_err *e) {
+    *out = NULL;
+    int rc = check_name("tag", name, e);
+    if (rc) return rc;
+    size_t nl = strlen(name) + 5;
+    char *fname = malloc(nl);
+    if (!fname) return nomem(e);
+    snprintf(fname, nl, "tag-%s", name);
+    char *path = path3(branch_root, "tag", fname);
+    free(fname);
+    if (!path) return nomem(e);
+    pm_buf b = {0};
+    rc = pm_io_read_all(io, path, &b, e);
+    if (rc == PAIMON_NOTFOUND)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "tag '%s' not found (%s)", name, path);
+    else if (rc == PAIMON_OK)
+        rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
+    pm_buf_free(&b);
+    free(path);
+    return rc;
+}
+
+int pm_consumer_list(pm_fileio *io, const char *branch_root, char ***ids, size_t *n, pm_err *e) {
+    return list_names(io, branch_root, "consumer", "consumer-", 0, ids, n, e);
+}
+
+int pm_consumer_read(pm_fileio *io, const char *branch_root, const char *id, pm_consumer *out,
+                     pm_err *e) {
+    int rc = check_name("consumer", id, e);
+    if (rc) return rc;
+    size_t nl = strlen(id) + 10;
+    char *fname = malloc(nl);
+    if (!fname) return nomem(e);
+    snprintf(fname, nl, "consumer-%s", id);
+    char *path = path3(branch_root, "consumer", fname);
+    free(fname);
+    if (!path) return nomem(e);
+    pm_buf b = {0};
+    rc = pm_io_read_all(io, path, &b, e);
+    if (rc == PAIMON_NOTFOUND)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "consumer '%s' not found (%s)", id, path);
+    else if (rc == PAIMON_OK)
+        rc = pm_consumer_parse((const char *)b.data, b.len, path, out, e);
+    pm_buf_free(&b);
+    free(path);
+    return rc;
+}
+
+int pm_branch_list(pm_fileio *io, const char *table_root, char ***names, size_t *n, pm_err *e) {
+    return list_names(io, table_root, "branch", "branch-", 1, names, n, e);
+}

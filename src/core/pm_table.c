@@ -1,0 +1,443 @@
+/* Table handle, partition rendering, live-file scan, public C API. */
+#include "pm_table.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_true(const char *v) { return v && !strcasecmp(v, "true"); }
+
+void pm_table_free(paimon_table *t) {
+    if (!t) return;
+    pm_schema_free(t->schema);
+    free(t->part_keys);
+    free(t->part_types);
+    free(t->root);
+    free(t->branch);
+    free(t->branch_root);
+    pm_fileio_destroy(t->io);
+    free(t);
+}
+
+static int valid_branch_name(const char *b) {
+    if (!*b || strchr(b, '/') || !strcmp(b, ".") || !strcmp(b, "..")) return 0;
+    for (const char *p = b; *p; p++) if ((unsigned char)*p < 0x20) return 0;
+    return 1;
+}
+
+int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_err *e) {
+    *out = NULL;
+    if (!uri || !*uri) return pm_fail(e, PAIMON_MISUSE, "table path is empty");
+    paimon_table *t = calloc(1, sizeof *t);
+    if (!t) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    int rc = pm_fileio_for_uri(uri, &t->io, e);
+    if (rc) goto fail;
+    t->root = pm_strdup(pm_local_path(uri));
+    size_t l = strlen(t->root);
+    while (l > 1 && t->root[l - 1] == '/') t->root[--l] = '\0';
+    if (branch && strcmp(branch, "main")) {
+        if (!valid_branch_name(branch)) { rc = pm_fail(e, PAIMON_MISUSE, "invalid branch name '%s'", branch); goto fail; }
+        t->branch = pm_strdup(branch);
+        char rel[1100];
+        snprintf(rel, sizeof rel, "branch/branch-%s", branch);
+        t->branch_root = pm_path_join(t->root, rel);
+    } else {
+        t->branch = pm_strdup("main");
+        t->branch_root = pm_strdup(t->root);
+    }
+    pm_stat st;
+    rc = pm_io_stat(t->io, t->root, &st, e);
+    if (rc == PAIMON_NOTFOUND) { rc = pm_fail(e, PAIMON_NOTFOUND, "%s: no such table directory", t->root); goto fail; }
+    if (rc) goto fail;
+    if (!st.is_dir) { rc = pm_fail(e, PAIMON_MISUSE, "%s: not a directory", t->root); goto fail; }
+    if (strcmp(t->branch, "main")) {
+        rc = pm_io_stat(t->io, t->branch_root, &st, e);
+        if (rc == PAIMON_NOTFOUND) { rc = pm_fail(e, PAIMON_NOTFOUND, "%s: branch '%s' does not exist", t->root, t->branch); goto fail; }
+        if (rc) goto fail;
+    }
+    int64_t *ids = NULL;
+    size_t n = 0;
+    rc = pm_schema_list_ids(t->io, t->branch_root, &ids, &n, e);
+    if (rc == PAIMON_NOTFOUND || (!rc && n == 0)) {
+        free(ids);
+        rc = pm_fail(e, PAIMON_NOTFOUND, "%s: not a Paimon table (no schema/schema-N)", t->branch_root);
+        goto fail;
+    }
+    if (rc) goto fail;
+    int64_t latest = ids[n - 1];
+    free(ids);
+    rc = pm_schema_read(t->io, t->branch_root, latest, &t->schema, e);
+    if (rc) goto fail;
+    /* partition columns */
+    t->n_part = t->schema->n_partition_keys;
+    t->part_keys = calloc(t->n_part ? t->n_part : 1, sizeof *t->part_keys);
+    t->part_types = calloc(t->n_part ? t->n_part : 1, sizeof *t->part_types);
+    if (!t->part_keys || !t->part_types) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
+    for (size_t i = 0; i < t->n_part; i++) {
+        const pm_data_field *f = pm_schema_field(t->schema, t->schema->partition_keys[i]);
+        if (!f) {
+            rc = pm_fail(e, PAIMON_CORRUPT, "%s/schema/schema-%lld: partition key '%s' is not a column",
+                         t->branch_root, (long long)latest, t->schema->partition_keys[i]);
+            goto fail;
+        }
+        t->part_keys[i] = f->name;
+        t->part_types[i] = f->type;
+    }
+    t->default_part_name = pm_schema_option_or_default(t->schema, "partition.default-name");
+    if (!t->default_part_name) t->default_part_name = "__DEFAULT_PARTITION__";
+    const char *legacy = pm_schema_option_or_default(t->schema, "partition.legacy-name");
+    t->legacy_part_name = legacy ? is_true(legacy) : 1;
+    t->data_dir = pm_schema_option(t->schema, "data-file.path-directory");
+    *out = t;
+    return PAIMON_OK;
+fail:
+    pm_table_free(t);
+    return rc ? rc : PAIMON_ERROR;
+}
+
+int pm_table_check_manifest_format(const paimon_table *t, pm_err *e) {
+    const char *fmt = pm_schema_option(t->schema, "manifest.format");
+    if (fmt && strcasecmp(fmt, "avro"))
+        return pm_fail(e, PAIMON_UNSUPPORTED,
+                       "%s: the table sets manifest.format=%s; paimon-lua reads only Avro manifests (manifest.format=avro)",
+                       t->root, fmt);
+    return PAIMON_OK;
+}
+
+char *pm_table_manifest_path(const paimon_table *t, const char *name) {
+    char *dir = pm_path_join(t->root, "manifest");
+    char *p = dir ? pm_path_join(dir, name) : NULL;
+    free(dir);
+    return p;
+}
+
+char *pm_table_index_path(const paimon_table *t, const char *name) {
+    char *dir = pm_path_join(t->root, "index");
+    char *p = dir ? pm_path_join(dir, name) : NULL;
+    free(dir);
+    return p;
+}
+
+/* Names stored in metadata are plain file names; anything with a path
+ * separator or dot-dot would let metadata point outside the table. */
+static int safe_file_name(const char *name) {
+    return name && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
+}
+
+int pm_table_open_manifest(const paimon_table *t, const char *name, pm_manifest_kind kind,
+                           pm_manifest_reader **out, pm_err *e) {
+    *out = NULL;
+    int rc = pm_table_check_manifest_format(t, e);
+    if (rc) return rc;
+    if (!safe_file_name(name))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: invalid manifest file name '%s'", t->root, name ? name : "(null)");
+    char *path = pm_table_manifest_path(t, name);
+    char display[600];
+    snprintf(display, sizeof display, "%s/manifest/%s", t->root, name);
+    rc = path ? pm_manifest_open(t->io, path, display, kind, out, e) : pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (rc == PAIMON_NOTFOUND) pm_fail(e, PAIMON_NOTFOUND, "%s: manifest file is missing", display);
+    free(path);
+    return rc;
+}
+
+int pm_table_partition_decode(const paimon_table *t, pm_bytes part, pm_datum *vals, pm_err *e) {
+    return pm_binrow_decode(part.ptr, part.len, t->part_types, t->n_part, vals, e);
+}
+
+int pm_table_partition_path(const paimon_table *t, pm_bytes part, pm_buf *out, pm_err *e) {
+    if (t->n_part == 0) return pm_buf_cstr(out);
+    pm_datum stackv[16];
+    pm_datum *vals = t->n_part <= 16 ? stackv : malloc(t->n_part * sizeof *vals);
+    if (!vals) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    int rc = pm_table_partition_decode(t, part, vals, e);
+    if (!rc) rc = pm_partition_path(t->part_keys, t->part_types, t->n_part, vals, t->default_part_name,
+                                    t->legacy_part_name, out);
+    if (!rc) rc = pm_buf_cstr(out);
+    if (vals != stackv) free(vals);
+    return rc;
+}
+
+int pm_table_file_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e) {
+    out->len = 0;
+    if (m->file.external_path) {
+        return pm_buf_append(out, m->file.external_path, strlen(m->file.external_path)) | pm_buf_cstr(out);
+    }
+    if (!safe_file_name(m->file.file_name))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: manifest names an invalid data file '%s'", t->root, m->file.file_name);
+    if (t->data_dir && *t->data_dir) {
+        pm_buf_append(out, t->data_dir, strlen(t->data_dir));
+        if (out->data[out->len - 1] != '/') pm_buf_putc(out, '/');
+    }
+    int rc = pm_table_partition_path(t, m->partition, out, e);
+    if (rc) return rc;
+    if (m->bucket == -2) rc = pm_buf_printf(out, "bucket-postpone/%s", m->file.file_name);
+    else rc = pm_buf_printf(out, "bucket-%d/%s", (int)m->bucket, m->file.file_name);
+    return rc ? rc : pm_buf_cstr(out);
+}
+
+static int put_len_bytes(pm_buf *b, const void *p, size_t n) {
+    uint32_t l = (uint32_t)n;
+    return pm_buf_append(b, &l, 4) | pm_buf_append(b, p, n);
+}
+
+int pm_file_identifier(const pm_manifest_entry *m, pm_buf *out) {
+    out->len = 0;
+    int rc = put_len_bytes(out, m->partition.ptr, m->partition.len);
+    rc |= pm_buf_append(out, &m->bucket, 4);
+    rc |= pm_buf_append(out, &m->file.level, 4);
+    rc |= put_len_bytes(out, m->file.file_name, strlen(m->file.file_name));
+    uint32_t n = (uint32_t)m->file.extra_files.n;
+    rc |= pm_buf_append(out, &n, 4);
+    for (size_t i = 0; i < m->file.extra_files.n; i++)
+        rc |= put_len_bytes(out, m->file.extra_files.v[i], strlen(m->file.extra_files.v[i]));
+    rc |= pm_buf_putc(out, (uint8_t)m->file.has_embedded_index);
+    if (m->file.has_embedded_index) rc |= put_len_bytes(out, m->file.embedded_index.ptr, m->file.embedded_index.len);
+    rc |= pm_buf_putc(out, m->file.external_path != NULL);
+    if (m->file.external_path) rc |= put_len_bytes(out, m->file.external_path, strlen(m->file.external_path));
+    return rc;
+}
+
+/* ---- partition filter ------------------------------------------------- */
+
+static int key_index(const paimon_table *t, const char *key) {
+    for (size_t i = 0; i < t->n_part; i++)
+        if (!strcmp(t->part_keys[i], key)) return (int)i;
+    return -1;
+}
+
+int pm_partition_filter_check(const paimon_table *t, const pm_partition_filter *f, pm_err *e) {
+    if (!f) return PAIMON_OK;
+    for (size_t i = 0; i < f->n; i++)
+        if (key_index(t, f->keys[i]) < 0) {
+            pm_buf keys = {0};
+            for (size_t k = 0; k < t->n_part; k++) pm_buf_printf(&keys, "%s%s", k ? ", " : "", t->part_keys[k]);
+            pm_buf_cstr(&keys);
+            int rc = pm_fail(e, PAIMON_MISUSE, "'%s' is not a partition key of %s (partition keys: %s)",
+                             f->keys[i], t->root, t->n_part ? (char *)keys.data : "none, the table is unpartitioned");
+            pm_buf_free(&keys);
+            return rc;
+        }
+    return PAIMON_OK;
+}
+
+static int is_blank(const pm_datum *d, const pm_type *ty) {
+    if (d->is_null) return 1;
+    if (ty->root != PM_T_CHAR && ty->root != PM_T_VARCHAR) return 0;
+    for (size_t i = 0; i < d->v.bin.len; i++) if (d->v.bin.ptr[i] > ' ') return 0;
+    return 1;
+}
+
+static int value_matches(const paimon_table *t, size_t k, const pm_datum *d, const char *want) {
+    const pm_type *ty = t->part_types[k];
+    if (is_blank(d, ty)) return want == NULL || !strcmp(want, t->default_part_name);
+    if (!want) return 0;
+    pm_buf b = {0};
+    int ok = 0;
+    for (int legacy = 1; legacy >= 0 && !ok; legacy--) {
+        b.len = 0;
+        if (!pm_datum_to_string(ty, d, legacy, &b) && !pm_buf_cstr(&b)) ok = !strcmp((char *)b.data, want);
+    }
+    pm_buf_free(&b);
+    return ok;
+}
+
+int pm_partition_matches(const paimon_table *t, const pm_partition_filter *f, pm_bytes part, pm_err *e) {
+    if (!f || f->n == 0) return 1;
+    pm_datum stackv[16];
+    pm_datum *vals = t->n_part <= 16 ? stackv : malloc(t->n_part * sizeof *vals);
+    if (!vals) return -pm_fail(e, PAIMON_NOMEM, "out of memory");
+    int rc = pm_table_partition_decode(t, part, vals, e), res = 1;
+    if (rc) res = -rc;
+    for (size_t i = 0; res == 1 && i < f->n; i++) {
+        int k = key_index(t, f->keys[i]);
+        if (k < 0 || !value_matches(t, (size_t)k, &vals[k], f->values[i])) res = 0;
+    }
+    if (vals != stackv) free(vals);
+    return res;
+}
+
+/* Manifest pruning: only integer and string columns, only when the wanted
+ * value is certainly outside [min, max]. Anything unclear keeps the file. */
+static int cmp_datum(const pm_type *ty, const pm_datum *a, const char *want, int *out) {
+    switch (ty->root) {
+    case PM_T_TINYINT: case PM_T_SMALLINT: case PM_T_INT: case PM_T_BIGINT: {
+        char *end;
+        errno = 0;
+        long long w = strtoll(want, &end, 10);
+        if (errno || *end || end == want) return 0;
+        *out = a->v.i < w ? -1 : a->v.i > w;
+        return 1;
+    }
+    case PM_T_CHAR: case PM_T_VARCHAR: {
+        size_t wl = strlen(want), n = a->v.bin.len < wl ? a->v.bin.len : wl;
+        int c = memcmp(a->v.bin.ptr, want, n);
+        *out = c ? (c < 0 ? -1 : 1) : (a->v.bin.len < wl ? -1 : a->v.bin.len > wl);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int manifest_may_match(const paimon_table *t, const pm_partition_filter *f, const pm_mfile *m) {
+    if (!f || f->n == 0 || !m->pmin || !m->pmax || t->n_part == 0 || t->n_part > 16) return 1;
+    pm_datum mins[16], maxs[16];
+    pm_err e;
+    if (pm_binrow_decode(m->pmin, m->pmin_len, t->part_types, t->n_part, mins, &e) ||
+        pm_binrow_decode(m->pmax, m->pmax_len, t->part_types, t->n_part, maxs, &e))
+        return 1;
+    for (size_t i = 0; i < f->n; i++) {
+        int k = key_index(t, f->keys[i]);
+        const char *want = f->values[i];
+        if (k < 0 || !want || !strcmp(want, t->default_part_name)) continue;
+        if (mins[k].is_null || maxs[k].is_null) continue;
+        int c1, c2;
+        if (cmp_datum(t->part_types[k], &mins[k], want, &c1) && cmp_datum(t->part_types[k], &maxs[k], want, &c2))
+            if (c1 > 0 || c2 < 0) return 0;
+    }
+    return 1;
+}
+
+/* ---- manifest lists ----------------------------------------------------- */
+
+void pm_mfiles_free(pm_mfile *v, size_t n) {
+    for (size_t i = 0; i < n; i++) { free(v[i].name); free(v[i].pmin); free(v[i].pmax); }
+    free(v);
+}
+
+static uint8_t *dup_bytes(pm_bytes b) {
+    uint8_t *p = malloc(b.len ? b.len : 1);
+    if (p && b.len) memcpy(p, b.ptr, b.len);
+    return p;
+}
+
+int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile **v, size_t *n, pm_err *e) {
+    pm_manifest_reader *r;
+    int rc = pm_table_open_manifest(t, list_name, PM_MANIFEST_LIST, &r, e);
+    if (rc) return rc;
+    size_t cap = *n;
+    const pm_manifest_meta *m;
+    while ((rc = pm_manifest_next_meta(r, &m, e)) == PAIMON_OK) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            pm_mfile *nv = realloc(*v, cap * sizeof *nv);
+            if (!nv) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+            *v = nv;
+        }
+        pm_mfile *x = &(*v)[*n];
+        memset(x, 0, sizeof *x);
+        x->name = pm_strdup(m->file_name);
+        x->size = m->file_size;
+        x->added = m->num_added_files;
+        x->deleted = m->num_deleted_files;
+        x->schema_id = m->schema_id;
+        if (m->partition_stats.min_values.ptr) {
+            x->pmin = dup_bytes(m->partition_stats.min_values);
+            x->pmin_len = m->partition_stats.min_values.len;
+            x->pmax = dup_bytes(m->partition_stats.max_values);
+            x->pmax_len = m->partition_stats.max_values.len;
+        }
+        (*n)++;
+        if (!x->name) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+    }
+    pm_manifest_close(r);
+    return rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+/* ---- scan ----------------------------------------------------------------- */
+
+struct pm_scan {
+    paimon_table *t;
+    pm_partition_filter filter;   /* borrowed */
+    int has_filter;
+    pm_mfile *files;
+    size_t n_files, next_file, pruned;
+    pm_set *deleted;
+    pm_manifest_reader *cur;
+    pm_buf key;
+};
+
+void pm_scan_close(pm_scan *sc) {
+    if (!sc) return;
+    pm_manifest_close(sc->cur);
+    pm_mfiles_free(sc->files, sc->n_files);
+    pm_set_free(sc->deleted);
+    pm_buf_free(&sc->key);
+    free(sc);
+}
+
+size_t pm_scan_manifests_pruned(const pm_scan *sc) { return sc->pruned; }
+
+int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filter *f,
+                 pm_scan **out, pm_err *e) {
+    *out = NULL;
+    int rc = pm_partition_filter_check(t, f, e);
+    if (rc) return rc;
+    pm_scan *sc = calloc(1, sizeof *sc);
+    if (!sc) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    sc->t = t;
+    if (f && f->n) { sc->filter = *f; sc->has_filter = 1; }
+    sc->deleted = pm_set_new();
+    if (!sc->deleted) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
+    if (s->base_manifest_list &&
+        (rc = pm_read_manifest_list(t, s->base_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
+    if (s->delta_manifest_list &&
+        (rc = pm_read_manifest_list(t, s->delta_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
+    /* Prune, then collect deletions. */
+    for (size_t i = 0; i < sc->n_files; i++) {
+        pm_mfile *m = &sc->files[i];
+        if (sc->has_filter && !manifest_may_match(t, &sc->filter, m)) {
+            m->added = m->deleted = 0;        /* skipped in both passes */
+            sc->pruned++;
+            continue;
+        }
+        if (m->deleted == 0) continue;
+        pm_manifest_reader *r;
+        if ((rc = pm_table_open_manifest(t, m->name, PM_MANIFEST_FILE, &r, e))) goto fail;
+        const pm_manifest_entry *me;
+        while ((rc = pm_manifest_next_entry(r, &me, e)) == PAIMON_OK) {
+            if (me->kind != PM_FILE_DELETE) continue;
+            if (pm_file_identifier(me, &sc->key) || pm_set_add(sc->deleted, sc->key.data, sc->key.len) < 0) {
+                rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+                break;
+            }
+        }
+        pm_manifest_close(r);
+        if (rc != PAIMON_DONE) goto fail;
+    }
+    *out = sc;
+    return PAIMON_OK;
+fail:
+    pm_scan_close(sc);
+    return rc;
+}
+
+int pm_scan_next(pm_scan *sc, const pm_manifest_entry **out, pm_err *e) {
+    for (;;) {
+        if (!sc->cur) {
+            while (sc->next_file < sc->n_files && sc->files[sc->next_file].added == 0) sc->next_file++;
+            if (sc->next_file >= sc->n_files) return PAIMON_DONE;
+            int rc = pm_table_open_manifest(sc->t, sc->files[sc->next_file++].name, PM_MANIFEST_FILE, &sc->cur, e);
+            if (rc) return rc;
+        }
+        const pm_manifest_entry *m;
+        int rc = pm_manifest_next_entry(sc->cur, &m, e);
+        if (rc == PAIMON_DONE) { pm_manifest_close(sc->cur); sc->cur = NULL; continue; }
+        if (rc) return rc;
+        if (m->kind != PM_FILE_ADD) continue;
+        if (pm_set_size(sc->deleted)) {
+            if (pm_file_identifier(m, &sc->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+            if (pm_set_contains(sc->deleted, sc->key.data, sc->key.len)) continue;
+        }
+        if (sc->has_filter) {
+            int mt = pm_partition_matches(sc->t, &sc->filter, m->partition, e);
+            if (mt < 0) return -mt;
+            if (!mt) continue;
+        }
+        *out = m;
+        return PAIMON_OK;
+    }
+}

@@ -1,0 +1,82 @@
+/* A table handle (one branch of a table directory) and the live-file scan.
+ * This is what the public API and the Lua binding stand on. */
+#ifndef PM_TABLE_H
+#define PM_TABLE_H
+
+#include "pm_common.h"
+#include "pm_fileio.h"
+#include "pm_manifest.h"
+#include "pm_meta.h"
+#include "pm_set.h"
+#include "pm_types.h"
+
+struct paimon_table {
+    pm_fileio *io;
+    char *root;                  /* table directory (local path) */
+    char *branch;                /* "main" or the branch name */
+    char *branch_root;           /* root, or root/branch/branch-<name> */
+    pm_schema *schema;           /* latest schema of the branch */
+    size_t n_part;
+    const char **part_keys;      /* borrowed from schema */
+    pm_type **part_types;        /* borrowed from schema fields */
+    const char *default_part_name;
+    int legacy_part_name;
+    const char *data_dir;        /* data-file.path-directory or NULL */
+    pm_err err;                  /* last error (public API) */
+};
+
+int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_err *e);
+void pm_table_free(paimon_table *t);
+/* Refuse tables whose manifests we cannot read (manifest.format != avro). */
+int pm_table_check_manifest_format(const paimon_table *t, pm_err *e);
+/* Full path of a file in manifest/ (malloc'd). */
+char *pm_table_manifest_path(const paimon_table *t, const char *name);
+char *pm_table_index_path(const paimon_table *t, const char *name);
+/* Open a manifest-family file of this table, checking the format option. */
+int pm_table_open_manifest(const paimon_table *t, const char *name, pm_manifest_kind kind,
+                           pm_manifest_reader **out, pm_err *e);
+/* Decode partition bytes into n_part datums (strings point into `part`). */
+int pm_table_partition_decode(const paimon_table *t, pm_bytes part, pm_datum *vals, pm_err *e);
+/* "k=v/k2=v2/" as Java renders it ("" unpartitioned). */
+int pm_table_partition_path(const paimon_table *t, pm_bytes part, pm_buf *out, pm_err *e);
+/* Path of a data file relative to the table directory (or the external
+ * path when the entry has one); NUL-terminated in out. */
+int pm_table_file_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e);
+/* Identifier of a data file (Java FileEntry.Identifier) as bytes. */
+int pm_file_identifier(const pm_manifest_entry *m, pm_buf *out);
+
+/* Partition filter: equality on some partition columns. A value of NULL
+ * or the default partition name matches null partitions. Values match the
+ * rendered text (legacy or CAST form, e.g. DATE as 19724 or 2024-01-01). */
+typedef struct pm_partition_filter {
+    size_t n;
+    const char **keys;
+    const char **values;
+} pm_partition_filter;
+int pm_partition_filter_check(const paimon_table *t, const pm_partition_filter *f, pm_err *e);
+/* 1 if the partition bytes match, 0 if not, <0 on error (code negated). */
+int pm_partition_matches(const paimon_table *t, const pm_partition_filter *f, pm_bytes part, pm_err *e);
+
+/* Manifest metadata copied out of a manifest list. */
+typedef struct pm_mfile {
+    char *name;
+    int64_t size, added, deleted, schema_id;
+    uint8_t *pmin, *pmax;
+    size_t pmin_len, pmax_len;
+} pm_mfile;
+/* Append every ManifestFileMeta of list file `list_name` to *v. */
+int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile **v, size_t *n,
+                          pm_err *e);
+void pm_mfiles_free(pm_mfile *v, size_t n);
+
+/* Live data files of a snapshot: DELETE identifiers first (from manifests
+ * with deletions), then ADD entries not deleted, streamed manifest by
+ * manifest; memory holds the deletions, never the whole table. */
+typedef struct pm_scan pm_scan;
+int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filter *f,
+                 pm_scan **out, pm_err *e);
+int pm_scan_next(pm_scan *sc, const pm_manifest_entry **out, pm_err *e);
+size_t pm_scan_manifests_pruned(const pm_scan *sc);
+void pm_scan_close(pm_scan *sc);
+
+#endif

@@ -1,0 +1,82 @@
+/* The only place that knows which Lua it is built for: Lua 5.4 or LuaJIT
+ * 2.1 (Lua 5.1 ABI). Everything else in the binding calls these. */
+#ifndef LPAIMON_COMPAT_H
+#define LPAIMON_COMPAT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <lua.h>
+#include <lauxlib.h>
+
+#if LUA_VERSION_NUM == 504
+#define lp_newuserdata(L, sz) lua_newuserdatauv((L), (sz), 1)
+#define lp_rawlen(L, i) lua_rawlen((L), (i))
+/* Keep `owner` (at owner_idx) alive as long as the userdata at ud_idx. */
+static inline void lp_setowner(lua_State *L, int ud_idx, int owner_idx) {
+    ud_idx = lua_absindex(L, ud_idx);
+    lua_pushvalue(L, owner_idx);
+    lua_setiuservalue(L, ud_idx, 1);
+}
+static inline void lp_pushint64(lua_State *L, int64_t v) { lua_pushinteger(L, (lua_Integer)v); }
+static inline int lp_isinteger(lua_State *L, int i) { return lua_isinteger(L, i); }
+static inline int lp_toint64(lua_State *L, int i, int64_t *out) {
+    int ok;
+    lua_Integer v = lua_tointegerx(L, i, &ok);
+    if (ok) { *out = (int64_t)v; return 1; }
+    if (lua_type(L, i) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, i);
+        char *end;
+        long long x = strtoll(s, &end, 10);
+        if (*s && !*end) { *out = x; return 1; }
+    }
+    return 0;
+}
+#define lp_setfuncs(L, l) luaL_setfuncs((L), (l), 0)
+#define lp_pushfail(L) luaL_pushfail(L)
+#define lp_tolstring(L, i, len) luaL_tolstring((L), (i), (len))
+#elif LUA_VERSION_NUM == 501
+#include <stdlib.h>
+#define lp_newuserdata(L, sz) lua_newuserdata((L), (sz))
+#define lp_rawlen(L, i) lua_objlen((L), (i))
+static inline void lp_setowner(lua_State *L, int ud_idx, int owner_idx) {
+    if (ud_idx < 0) ud_idx = lua_gettop(L) + ud_idx + 1;
+    if (owner_idx < 0) owner_idx = lua_gettop(L) + owner_idx + 1;
+    lua_createtable(L, 1, 0);
+    lua_pushvalue(L, owner_idx);
+    lua_rawseti(L, -2, 1);
+    lua_setfenv(L, ud_idx);
+}
+/* LuaJIT numbers are doubles: exact to 2^53; larger values become strings. */
+static inline void lp_pushint64(lua_State *L, int64_t v) {
+    if (v > -(INT64_C(1) << 53) && v < (INT64_C(1) << 53)) lua_pushnumber(L, (lua_Number)v);
+    else { char b[24]; snprintf(b, sizeof b, "%lld", (long long)v); lua_pushstring(L, b); }
+}
+static inline int lp_isinteger(lua_State *L, int i) {
+    if (lua_type(L, i) != LUA_TNUMBER) return 0;
+    lua_Number n = lua_tonumber(L, i);
+    return n == (lua_Number)(int64_t)n;
+}
+static inline int lp_toint64(lua_State *L, int i, int64_t *out) {
+    if (lua_type(L, i) == LUA_TNUMBER) {
+        lua_Number n = lua_tonumber(L, i);
+        if (n != (lua_Number)(int64_t)n) return 0;
+        *out = (int64_t)n;
+        return 1;
+    }
+    if (lua_type(L, i) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, i);
+        char *end;
+        long long x = strtoll(s, &end, 10);
+        if (*s && !*end) { *out = x; return 1; }
+    }
+    return 0;
+}
+#define lp_setfuncs(L, l) luaL_register((L), NULL, (l))
+#define lp_pushfail(L) lua_pushnil(L)
+#define lp_tolstring(L, i, len) (luaL_callmeta((L), (i), "__tostring") ? lua_tolstring((L), -1, (len)) : (lua_pushstring((L), luaL_typename((L), (i))), lua_tolstring((L), -1, (len))))
+#else
+#error "paimon-lua builds for Lua 5.4 or LuaJIT 2.1 (Lua 5.1 ABI) only"
+#endif
+
+#endif
