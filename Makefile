@@ -62,7 +62,7 @@ $(BUILD)/tests/%: spec/c/%.c spec/c/test.h $(LIB_A)
 
 test: deps
 	@$(MAKE) --no-print-directory all >/dev/null
-	@sh scripts/run-tests.sh $(BUILD)
+	@SANITIZER=$(SANITIZER) sh scripts/run-tests.sh $(BUILD)
 
 test-c: all
 	@for t in $(CTEST_BIN); do $$t || exit 1; done

@@ -159,9 +159,12 @@ static int decode_blocks(dec *d, const pm_avro_schema *s, pm_avro_value *v, int 
                                 is_map ? "map" : "array", (long long)bytes, (size_t)(d->end - d->p));
         }
         size_t left = (size_t)(d->end - d->p);
-        if (item_min ? (uint64_t)c > left / item_min : (uint64_t)c > d->values_left)
+        if (item_min && (uint64_t)c > left / item_min)
             return DEC_FAIL(d, "%s block count %lld too large (%zu bytes left)",
                             is_map ? "map" : "array", (long long)c, left);
+        if ((uint64_t)c > d->values_left)
+            return DEC_FAIL(d, "%s block count %lld exceeds the limit of %zu values per record",
+                            is_map ? "map" : "array", (long long)c, RECORD_MAX_VALUES);
         size_t need = n + (size_t)c;
         if (need > cap) {
             size_t nc = cap * 2 > need ? cap * 2 : need;

@@ -137,7 +137,9 @@ int pm_parse_memory_size(const char *s, int64_t *bytes, pm_err *e);
  * (falls back to listing), never fatal. PAIMON_NOTFOUND if no snapshot. */
 int pm_snapshot_latest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e);
 int pm_snapshot_earliest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e);
-/* All existing snapshot ids, ascending (malloc'd array). */
+/* All existing snapshot ids, ascending (malloc'd array; NULL and n = 0 when
+ * there are none or snapshot/ is missing). The listing helpers below also
+ * return PAIMON_OK with n = 0 for a missing directory. */
 int pm_snapshot_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e);
 /* Read snapshot-<id>; PAIMON_NOTFOUND if missing. */
 int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e);

@@ -177,7 +177,8 @@ static int64_t floor_div(int64_t a, int64_t b) {
 static void split_ts(int64_t millis, int32_t nanos_of_milli, int64_t *days, int *h, int *mi,
                      int *s, int32_t *nano) {
     *days = floor_div(millis, 86400000);
-    int64_t ms = millis - *days * 86400000;
+    int64_t ms = millis % 86400000;
+    if (ms < 0) ms += 86400000;
     *h = (int)(ms / 3600000);
     *mi = (int)(ms / 60000 % 60);
     *s = (int)(ms / 1000 % 60);
@@ -231,7 +232,7 @@ static int cast_ts(int64_t millis, int32_t nom, int precision, pm_buf *out) {
 
 /* DateTimeUtils.formatTimestampMillis(int time, precision) (CAST(TIME AS STRING)). */
 static int cast_time(int64_t t, int precision, pm_buf *out) {
-    while (t < 0) t += 86400000;
+    if (t < 0) t = t % 86400000 + 86400000;   /* Java: while (time < 0) time += MILLIS_PER_DAY */
     int h = (int)(t / 3600000), mi = (int)(t % 3600000 / 60000), s = (int)(t % 60000 / 1000);
     int ms = (int)(t % 1000);
     int rc = pm_buf_printf(out, "%02d:%02d:%02d", h % 100, mi, s);
@@ -302,12 +303,11 @@ int pm_datum_to_string(const pm_type *t, const pm_datum *d, int legacy, pm_buf *
             }
         }
         break;
-    case PM_T_DATE:
-        rc = legacy ? pm_buf_printf(out, "%lld", (long long)d->v.i) : cast_date(d->v.i, out);
-        break;
-    case PM_T_TIME:
-        rc = legacy ? pm_buf_printf(out, "%lld", (long long)d->v.i)
-                    : cast_time(d->v.i, t->precision, out);
+    case PM_T_DATE: case PM_T_TIME:     /* int32 internally */
+        if (d->v.i < INT32_MIN || d->v.i > INT32_MAX) rc = PAIMON_MISUSE;
+        else if (legacy) rc = pm_buf_printf(out, "%lld", (long long)d->v.i);
+        else if (t->root == PM_T_DATE) rc = cast_date(d->v.i, out);
+        else rc = cast_time(d->v.i, t->precision, out);
         break;
     case PM_T_TIMESTAMP: case PM_T_TIMESTAMP_LTZ:
         if (d->v.ts.nanos_of_milli < 0 || d->v.ts.nanos_of_milli > 999999) { rc = PAIMON_MISUSE; break; }

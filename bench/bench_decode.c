@@ -1,0 +1,150 @@
+/* bench_decode: manifest decode throughput of pm_avro_reader.
+ *
+ *   bench_decode FILE [--reps N] [--raw-bytes N]
+ *
+ * The file is read into memory once (not timed). Each repetition opens a
+ * pm_avro_reader over the buffer, iterates every record and walks every
+ * decoded field (scalars summed, bytes/strings length + first and last
+ * byte), then closes the reader. Prints per-repetition times and a final
+ * machine-readable line:
+ *
+ *   RESULT entries=N reps=R best_s=.. median_s=.. entries_per_s=.. \
+ *          file_mb_s=.. raw_mb_s=.. checksum=..
+ *
+ * entries_per_s / *_mb_s use the best repetition; file MB/s counts the
+ * compressed file bytes, raw MB/s the uncompressed block payload bytes
+ * (--raw-bytes, e.g. from gen_manifest.py's .meta.json; 0 if unknown).
+ * MB = 10^6 bytes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pm_avro.h"
+
+static uint64_t walk(const pm_avro_value *v) {
+    uint64_t h = (uint64_t)v->type * 31u + (uint64_t)(v->branch + 1);
+    size_t i;
+    switch (v->type) {
+    case PM_AVRO_NULL: break;
+    case PM_AVRO_BOOLEAN: h += (uint64_t)v->u.boolean; break;
+    case PM_AVRO_INT: case PM_AVRO_ENUM: h += (uint64_t)(uint32_t)v->u.i; break;
+    case PM_AVRO_LONG: h += (uint64_t)v->u.l; break;
+    case PM_AVRO_FLOAT: h += (uint64_t)(int64_t)v->u.f; break;
+    case PM_AVRO_DOUBLE: h += (uint64_t)(int64_t)v->u.d; break;
+    case PM_AVRO_BYTES: case PM_AVRO_STRING: case PM_AVRO_FIXED:
+        h += v->u.bytes.len;
+        if (v->u.bytes.len)
+            h += (uint64_t)v->u.bytes.ptr[0] * 7u + v->u.bytes.ptr[v->u.bytes.len - 1];
+        break;
+    case PM_AVRO_RECORD: case PM_AVRO_ARRAY:
+        for (i = 0; i < v->u.list.n; i++) h = h * 1099511628211ull + walk(&v->u.list.items[i]);
+        break;
+    case PM_AVRO_MAP:
+        for (i = 0; i < v->u.map.n; i++)
+            h = h * 1099511628211ull + walk(&v->u.map.keys[i]) + walk(&v->u.map.values[i]);
+        break;
+    default: break;
+    }
+    return h;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static uint8_t *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf;
+    long n;
+    if (!f) { perror(path); return NULL; }
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        perror(path); fclose(f); return NULL;
+    }
+    buf = malloc((size_t)n ? (size_t)n : 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        perror(path); fclose(f); free(buf); return NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+int main(int argc, char **argv) {
+    const char *path = NULL;
+    int reps = 5, i;
+    double raw_bytes = 0, *times;
+    uint8_t *data;
+    size_t len;
+    long entries = -1;
+    uint64_t checksum = 0;
+
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--raw-bytes") && i + 1 < argc) raw_bytes = atof(argv[++i]);
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "usage: %s FILE [--reps N] [--raw-bytes N]\n", argv[0]);
+            return 2;
+        } else path = argv[i];
+    }
+    if (!path || reps < 1) {
+        fprintf(stderr, "usage: %s FILE [--reps N] [--raw-bytes N]\n", argv[0]);
+        return 2;
+    }
+    if (!(data = read_file(path, &len))) return 1;
+    times = calloc((size_t)reps, sizeof *times);
+    if (!times) return 1;
+
+    for (i = 0; i < reps; i++) {
+        pm_avro_reader *r = NULL;
+        pm_err e;
+        const pm_avro_value *v;
+        long n = 0;
+        int rc;
+        uint64_t h = 0;
+        double t0 = now_s();
+
+        memset(&e, 0, sizeof e);
+        if (pm_avro_reader_open(data, len, path, &r, &e) != PAIMON_OK) {
+            fprintf(stderr, "bench_decode: open: %s\n", e.msg);
+            return 1;
+        }
+        while ((rc = pm_avro_reader_next(r, &v, &e)) == PAIMON_OK) {
+            h = h * 31u + walk(v);
+            n++;
+        }
+        pm_avro_reader_close(r);
+        times[i] = now_s() - t0;
+        if (rc != PAIMON_DONE) {
+            fprintf(stderr, "bench_decode: record %ld: %s\n", n, e.msg);
+            return 1;
+        }
+        if (entries >= 0 && (n != entries || h != checksum)) {
+            fprintf(stderr, "bench_decode: repetitions disagree\n");
+            return 1;
+        }
+        entries = n;
+        checksum = h;
+        fprintf(stderr, "  rep %d: %.4f s (%.0f entries/s)\n", i + 1, times[i], (double)n / times[i]);
+    }
+    qsort(times, (size_t)reps, sizeof *times, cmp_double);
+    {
+        double best = times[0], median = times[reps / 2];
+        if (reps % 2 == 0) median = (times[reps / 2 - 1] + times[reps / 2]) / 2;
+        printf("RESULT entries=%ld reps=%d best_s=%.6f median_s=%.6f entries_per_s=%.0f "
+               "file_mb_s=%.1f raw_mb_s=%.1f checksum=%016llx\n",
+               entries, reps, best, median, (double)entries / best,
+               (double)len / 1e6 / best, raw_bytes / 1e6 / best,
+               (unsigned long long)checksum);
+    }
+    free(times);
+    free(data);
+    return 0;
+}

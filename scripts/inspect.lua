@@ -1,0 +1,195 @@
+-- inspect.lua TABLE VIEW [--snapshot ID] [--tag NAME] [--branch NAME] [--json]
+-- Read-only views of a Paimon table, with the columns of Paimon's system
+-- tables in snake case.
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local json = require "paimon.json"
+
+local VIEWS = {
+  snapshots = {"snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind",
+               "commit_time", "base_manifest_list", "delta_manifest_list", "changelog_manifest_list",
+               "total_record_count", "delta_record_count", "changelog_record_count", "watermark"},
+  schemas = {"schema_id", "fields", "partition_keys", "primary_keys", "options", "comment", "update_time"},
+  options = {"key", "value"},
+  files = {"partition", "bucket", "file_path", "file_name", "file_format", "schema_id", "level",
+           "record_count", "file_size_in_bytes", "min_sequence_number", "max_sequence_number",
+           "creation_time"},
+  manifests = {"file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id"},
+  partitions = {"partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"},
+  tags = {"tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time", "time_retained"},
+  branches = {"branch_name"},
+  consumers = {"consumer_id", "next_snapshot_id"},
+}
+local VIEW_NAMES = {"snapshots", "schemas", "options", "files", "manifests", "partitions", "tags", "branches", "consumers"}
+
+local spec = {
+  name = "inspect.lua",
+  positional = {"TABLE", "VIEW"},
+  flags = {json = "boolean", snapshot = "integer", tag = "string", branch = "string"},
+  usage = [[
+usage: paimon-lua inspect.lua TABLE VIEW [--snapshot ID | --tag NAME] [--branch NAME] [--json]
+VIEW: ]] .. table.concat(VIEW_NAMES, ", ") .. [[
+
+  --snapshot ID   files/manifests/partitions of this snapshot (default: latest)
+  --tag NAME      ... of this tag's snapshot
+  --branch NAME   read branch NAME instead of main
+  --json          print one JSON array of row objects
+exit codes: 0 ok, 1 failed, 2 usage]],
+}
+
+local function check(v, msg, ...)
+  if v == nil then error(msg, 0) end
+  return v, msg, ...
+end
+
+local function pick_snapshot(t, opts)
+  if opts.tag then return check(t:tag(opts.tag)) end
+  if opts.snapshot then return check(t:snapshot(opts.snapshot)) end
+  local s, msg, code = t:latest_snapshot()
+  if not s and code == "notfound" then return nil end
+  return check(s, msg)
+end
+
+local function file_format(name)
+  return name:match("%.([%w]+)$") or ""
+end
+
+local function live_files(t, opts)
+  local s = pick_snapshot(t, opts)
+  local rows = {}
+  if not s then return rows end
+  for f in check(s:files()) do
+    rows[#rows + 1] = {
+      partition = f.partition, partition_path = f.partition_path, bucket = f.bucket,
+      file_path = f.file_path, file_name = f.file.file_name,
+      file_format = file_format(f.file.file_name), schema_id = f.file.schema_id,
+      level = f.file.level, record_count = f.file.row_count,
+      file_size_in_bytes = f.file.file_size, min_sequence_number = f.file.min_sequence_number,
+      max_sequence_number = f.file.max_sequence_number, creation_time = f.file.creation_time,
+    }
+  end
+  table.sort(rows, function(a, b) return a.file_path < b.file_path end)
+  return rows
+end
+
+local builders = {}
+
+function builders.snapshots(t)
+  local rows = {}
+  for s in check(t:snapshots()) do
+    rows[#rows + 1] = {
+      snapshot_id = s.id, schema_id = s.schema_id, commit_user = s.commit_user,
+      commit_identifier = s.commit_identifier, commit_kind = s.commit_kind,
+      commit_time = s.time_millis, base_manifest_list = s.base_manifest_list,
+      delta_manifest_list = s.delta_manifest_list,
+      changelog_manifest_list = s.changelog_manifest_list or json.null,
+      total_record_count = s.total_record_count, delta_record_count = s.delta_record_count,
+      changelog_record_count = s.changelog_record_count or json.null,
+      watermark = s.watermark or json.null,
+    }
+  end
+  return rows
+end
+
+function builders.schemas(t)
+  local rows = {}
+  for _, s in ipairs(check(t:schemas())) do
+    local fields = json.array()
+    for i, f in ipairs(s.fields) do fields[i] = {id = f.id, name = f.name, type = f.type} end
+    rows[#rows + 1] = {
+      schema_id = s.id, fields = fields, partition_keys = json.array(s.partition_keys),
+      primary_keys = json.array(s.primary_keys), options = s.options,
+      comment = s.comment or json.null, update_time = s.time_millis,
+    }
+  end
+  return rows
+end
+
+function builders.options(t)
+  local rows = {}
+  for k, v in pairs(t:options()) do rows[#rows + 1] = {key = k, value = v} end
+  table.sort(rows, function(a, b) return a.key < b.key end)
+  return rows
+end
+
+builders.files = live_files
+
+function builders.manifests(t, opts)
+  local s = pick_snapshot(t, opts)
+  local rows = {}
+  if not s then return rows end
+  for _, kind in ipairs({"base", "delta"}) do
+    for m in check(s:manifests(kind)) do
+      rows[#rows + 1] = {file_name = m.file_name, file_size = m.file_size,
+                         num_added_files = m.num_added_files, num_deleted_files = m.num_deleted_files,
+                         schema_id = m.schema_id}
+    end
+  end
+  return rows
+end
+
+function builders.partitions(t, opts)
+  local by_path, rows = {}, {}
+  for _, f in ipairs(live_files(t, opts)) do
+    local p = by_path[f.partition_path]
+    if not p then
+      p = {partition = f.partition, partition_path = f.partition_path, record_count = 0,
+           file_size_in_bytes = 0, file_count = 0, last_update_time = json.null}
+      by_path[f.partition_path] = p
+      rows[#rows + 1] = p
+    end
+    p.record_count = p.record_count + f.record_count
+    p.file_size_in_bytes = p.file_size_in_bytes + f.file_size_in_bytes
+    p.file_count = p.file_count + 1
+    if f.creation_time and (p.last_update_time == json.null or f.creation_time > p.last_update_time) then
+      p.last_update_time = f.creation_time
+    end
+  end
+  table.sort(rows, function(a, b) return a.partition_path < b.partition_path end)
+  for _, r in ipairs(rows) do r.partition_path = nil end
+  return rows
+end
+
+function builders.tags(t)
+  local rows = {}
+  for _, tag in ipairs(check(t:tags())) do
+    rows[#rows + 1] = {tag_name = tag.name, snapshot_id = tag.snapshot_id, schema_id = tag.schema_id,
+                       commit_time = tag.commit_time, record_count = tag.record_count or json.null,
+                       create_time = tag.create_time or json.null,
+                       time_retained = tag.time_retained or json.null}
+  end
+  return rows
+end
+
+function builders.branches(t)
+  local rows = {}
+  for _, b in ipairs(check(t:branches())) do rows[#rows + 1] = {branch_name = b} end
+  return rows
+end
+
+function builders.consumers(t)
+  local rows = {}
+  for _, c in ipairs(check(t:consumers())) do
+    rows[#rows + 1] = {consumer_id = c.consumer_id, next_snapshot_id = c.next_snapshot}
+  end
+  return rows
+end
+
+local function main(opts, pos)
+  local path, view = pos[1], pos[2]
+  local columns = VIEWS[view]
+  if not columns then cli.usage_error("unknown view '" .. view .. "'") end
+  if opts.snapshot and opts.tag then cli.usage_error("--snapshot and --tag exclude each other") end
+  local t = check(paimon.open(path, {branch = opts.branch}))
+  local rows = builders[view](t, opts)
+  for _, r in ipairs(rows) do r.partition_path = nil end
+  if opts.json then
+    cli.print_json(json.array(rows), columns)
+  else
+    cli.print_table(rows, columns)
+  end
+  t:close()
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})

@@ -1,0 +1,384 @@
+/* FileIO: local implementation and scheme dispatch. */
+#include "test.h"
+#include "pm_fileio.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void rm_rf(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+            rm_rf(p);
+        }
+        if (d) closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static char *make_tmpdir(void) {
+    char tmpl[] = "/tmp/pm_test_fileio.XXXXXX";
+    char *d = mkdtemp(tmpl);
+    return d ? pm_strdup(d) : NULL;
+}
+
+static int count_entries(const char *dir, int hidden_only) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (hidden_only && de->d_name[0] != '.') continue;
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static int read_text(pm_fileio *io, const char *path, char *out, size_t cap) {
+    pm_buf b = {0};
+    pm_err e;
+    int rc = pm_io_read_all(io, path, &b, &e);
+    if (rc == PAIMON_OK) {
+        size_t n = b.len < cap - 1 ? b.len : cap - 1;
+        memcpy(out, b.data, n);
+        out[n] = '\0';
+    }
+    pm_buf_free(&b);
+    return rc;
+}
+
+TEST(scheme_dispatch) {
+    pm_fileio *io = NULL;
+    pm_err e;
+    CHECK_EQ_INT(pm_fileio_for_uri("/tmp/x", &io, &e), PAIMON_OK);
+    CHECK(io != NULL && strcmp(io->ops->scheme, "file") == 0);
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(pm_fileio_for_uri("relative/dir", &io, &e), PAIMON_OK);
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(pm_fileio_for_uri("file:///tmp/x", &io, &e), PAIMON_OK);
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(pm_fileio_for_uri("file:/tmp/x", &io, &e), PAIMON_OK);
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(pm_fileio_for_uri("", &io, &e), PAIMON_OK);
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(pm_fileio_for_uri("s3://bucket/wh/t", &io, &e), PAIMON_UNSUPPORTED);
+    CHECK(io == NULL);
+    CHECK(strstr(e.msg, "no FileIO for scheme 's3'") != NULL);
+    CHECK_EQ_INT(pm_fileio_for_uri("oss://b/k", &io, &e), PAIMON_UNSUPPORTED);
+    CHECK(strstr(e.msg, "'oss'") != NULL);
+    CHECK_EQ_INT(pm_fileio_for_uri("hdfs://nn:8020/wh", &io, &e), PAIMON_UNSUPPORTED);
+    CHECK(strstr(e.msg, "'hdfs'") != NULL);
+    pm_fileio_destroy(NULL);
+}
+
+TEST(local_path_strip) {
+    CHECK_EQ_STR(pm_local_path("file:///a/b"), "/a/b");
+    CHECK_EQ_STR(pm_local_path("file:/a/b"), "/a/b");
+    CHECK_EQ_STR(pm_local_path("/a/b"), "/a/b");
+    CHECK_EQ_STR(pm_local_path("a/b"), "a/b");
+    CHECK_EQ_STR(pm_local_path("FILE:/a"), "/a");
+}
+
+TEST(read_list_stat_exists) {
+    char *dir = make_tmpdir();
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    char *f = pm_path_join(dir, "f.txt");
+    char *sub = pm_path_join(dir, "sub");
+    CHECK_EQ_INT(pm_io_write_atomic(io, f, "hello", 5, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_mkdirs(io, sub, &e), PAIMON_OK);
+    char t[64];
+    CHECK_EQ_INT(read_text(io, f, t, sizeof t), PAIMON_OK);
+    CHECK_EQ_STR(t, "hello");
+    /* via a file:// URI */
+    char uri[1100];
+    snprintf(uri, sizeof uri, "file://%s", f);
+    CHECK_EQ_INT(read_text(io, uri, t, sizeof t), PAIMON_OK);
+    CHECK_EQ_STR(t, "hello");
+
+    pm_stat st;
+    CHECK_EQ_INT(pm_io_stat(io, f, &st, &e), PAIMON_OK);
+    CHECK_EQ_INT(st.size, 5);
+    CHECK_EQ_INT(st.is_dir, 0);
+    int64_t now = pm_now_millis();
+    CHECK(st.mtime_ms > now - 600000 && st.mtime_ms <= now + 1000);
+    CHECK_EQ_INT(pm_io_stat(io, sub, &st, &e), PAIMON_OK);
+    CHECK_EQ_INT(st.is_dir, 1);
+
+    int ex = -1;
+    CHECK_EQ_INT(pm_io_exists(io, f, &ex, &e), PAIMON_OK);
+    CHECK_EQ_INT(ex, 1);
+    char *missing = pm_path_join(dir, "missing");
+    CHECK_EQ_INT(pm_io_exists(io, missing, &ex, &e), PAIMON_OK);
+    CHECK_EQ_INT(ex, 0);
+    char *under_file = pm_path_join(f, "x");   /* ENOTDIR counts as missing */
+    CHECK_EQ_INT(pm_io_exists(io, under_file, &ex, &e), PAIMON_OK);
+    CHECK_EQ_INT(ex, 0);
+
+    /* a large file is read completely */
+    size_t big = 300000;
+    char *data = malloc(big);
+    for (size_t i = 0; i < big; i++) data[i] = (char)(i * 7 + 3);
+    char *bf = pm_path_join(dir, "big");
+    CHECK_EQ_INT(pm_io_write_atomic(io, bf, data, big, &e), PAIMON_OK);
+    pm_buf b = {0};
+    CHECK_EQ_INT(pm_io_read_all(io, bf, &b, &e), PAIMON_OK);
+    CHECK(b.len == big && memcmp(b.data, data, big) == 0);
+    pm_buf_free(&b);
+    free(data);
+
+    pm_dirent *ents = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(pm_io_list(io, dir, &ents, &n, &e), PAIMON_OK);
+    CHECK_EQ_INT(n, 3);
+    if (n == 3) {   /* sorted by name */
+        CHECK_EQ_STR(ents[0].name, "big");
+        CHECK_EQ_STR(ents[1].name, "f.txt");
+        CHECK_EQ_INT(ents[1].is_dir, 0);
+        CHECK_EQ_STR(ents[2].name, "sub");
+        CHECK_EQ_INT(ents[2].is_dir, 1);
+    }
+    pm_dirents_free(ents, n);
+    /* empty directory */
+    CHECK_EQ_INT(pm_io_list(io, sub, &ents, &n, &e), PAIMON_OK);
+    CHECK_EQ_INT(n, 0);
+    pm_dirents_free(ents, n);
+
+    /* missing paths: NOTFOUND, message names the path and has strerror */
+    CHECK_EQ_INT(pm_io_read_all(io, missing, &b, &e), PAIMON_NOTFOUND);
+    CHECK(strstr(e.msg, missing) != NULL);
+    CHECK(strstr(e.msg, strerror(ENOENT)) != NULL);
+    CHECK_EQ_INT(e.sys_errno, ENOENT);
+    pm_buf_free(&b);
+    CHECK_EQ_INT(pm_io_list(io, missing, &ents, &n, &e), PAIMON_NOTFOUND);
+    CHECK(strstr(e.msg, missing) != NULL);
+    CHECK_EQ_INT(pm_io_stat(io, missing, &st, &e), PAIMON_NOTFOUND);
+    CHECK(strstr(e.msg, missing) != NULL);
+    /* reading a directory is an I/O error naming it */
+    CHECK_EQ_INT(pm_io_read_all(io, sub, &b, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, sub) != NULL);
+    pm_buf_free(&b);
+    /* listing a file */
+    CHECK_EQ_INT(pm_io_list(io, f, &ents, &n, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, f) != NULL);
+
+    free(bf);
+    free(under_file);
+    free(missing);
+    free(f);
+    free(sub);
+    pm_fileio_destroy(io);
+    rm_rf(dir);
+    free(dir);
+}
+
+TEST(write_atomic_replaces_without_temp_files) {
+    char *dir = make_tmpdir();
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    char *f = pm_path_join(dir, "LATEST");
+    CHECK_EQ_INT(pm_io_write_atomic(io, f, "1", 1, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_write_atomic(io, f, "22", 2, &e), PAIMON_OK);
+    char t[16];
+    CHECK_EQ_INT(read_text(io, f, t, sizeof t), PAIMON_OK);
+    CHECK_EQ_STR(t, "22");
+    CHECK_EQ_INT(pm_io_write_atomic(io, f, "", 0, &e), PAIMON_OK);   /* empty content */
+    CHECK_EQ_INT(read_text(io, f, t, sizeof t), PAIMON_OK);
+    CHECK_EQ_STR(t, "");
+    CHECK_EQ_INT(count_entries(dir, 0), 1);
+    CHECK_EQ_INT(count_entries(dir, 1), 0);
+    /* missing parent directories are created (Java LocalFileIO does so) */
+    char *deep = pm_path_join(dir, "a/b/c/file");
+    CHECK_EQ_INT(pm_io_write_atomic(io, deep, "x", 1, &e), PAIMON_OK);
+    CHECK_EQ_INT(read_text(io, deep, t, sizeof t), PAIMON_OK);
+    CHECK_EQ_STR(t, "x");
+    /* a parent that is a file: error naming the path */
+    char *bad = pm_path_join(f, "child");
+    CHECK_EQ_INT(pm_io_write_atomic(io, bad, "x", 1, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, bad) != NULL);
+    /* target is a directory: rename fails, temp file removed */
+    char *adir = pm_path_join(dir, "a");
+    CHECK(pm_io_write_atomic(io, adir, "x", 1, &e) != PAIMON_OK);
+    CHECK(strstr(e.msg, adir) != NULL);
+    CHECK_EQ_INT(count_entries(dir, 1), 0);
+    free(adir);
+    free(bad);
+    free(deep);
+    free(f);
+    pm_fileio_destroy(io);
+    rm_rf(dir);
+    free(dir);
+}
+
+TEST(create_no_replace_twice) {
+    char *dir = make_tmpdir();
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    char *f = pm_path_join(dir, "snapshot-1");
+    CHECK_EQ_INT(pm_io_create_no_replace(io, f, "first", 5, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_create_no_replace(io, f, "second!", 7, &e), PAIMON_EXISTS);
+    CHECK(strstr(e.msg, f) != NULL);
+    CHECK(strstr(e.msg, "already exists") != NULL);
+    char t[16];
+    CHECK_EQ_INT(read_text(io, f, t, sizeof t), PAIMON_OK);
+    CHECK_EQ_STR(t, "first");
+    CHECK_EQ_INT(count_entries(dir, 0), 1);   /* no temp files after success or EEXIST */
+    /* create_no_replace into a missing directory creates it */
+    char *g = pm_path_join(dir, "tag/tag-a");
+    CHECK_EQ_INT(pm_io_create_no_replace(io, g, "{}", 2, &e), PAIMON_OK);
+    char *tagdir = pm_path_join(dir, "tag");
+    CHECK_EQ_INT(count_entries(tagdir, 0), 1);
+    free(tagdir);
+    free(g);
+    free(f);
+    pm_fileio_destroy(io);
+    rm_rf(dir);
+    free(dir);
+}
+
+TEST(create_no_replace_concurrent) {
+    enum { NPROC = 8, ROUNDS = 5 };
+    char *dir = make_tmpdir();
+    for (int round = 0; round < ROUNDS; round++) {
+        char name[64];
+        snprintf(name, sizeof name, "snapshot-%d", round + 1);
+        char *f = pm_path_join(dir, name);
+        pid_t pids[NPROC];
+        int pipefd[2];
+        CHECK(pipe(pipefd) == 0);
+        for (int i = 0; i < NPROC; i++) {
+            pid_t p = fork();
+            if (p == 0) {
+                char c;
+                close(pipefd[1]);
+                /* wait for the start signal so all race together */
+                if (read(pipefd[0], &c, 1) < 0) _exit(3);
+                pm_fileio *io = pm_fileio_local();
+                pm_err e;
+                char content[4096];
+                memset(content, 'a' + i, sizeof content);
+                int rc = pm_io_create_no_replace(io, f, content, sizeof content, &e);
+                pm_fileio_destroy(io);
+                _exit(rc == PAIMON_OK ? 0 : rc == PAIMON_EXISTS ? 1 : 2);
+            }
+            pids[i] = p;
+        }
+        close(pipefd[0]);
+        char go[NPROC];
+        memset(go, 'g', sizeof go);
+        CHECK(write(pipefd[1], go, sizeof go) == (ssize_t)sizeof go);
+        close(pipefd[1]);
+        int ok = 0, exists = 0, other = 0, winner = -1;
+        for (int i = 0; i < NPROC; i++) {
+            int status = 0;
+            waitpid(pids[i], &status, 0);
+            int code = WIFEXITED(status) ? WEXITSTATUS(status) : 9;
+            if (code == 0) { ok++; winner = i; }
+            else if (code == 1) exists++;
+            else other++;
+        }
+        CHECK_EQ_INT(ok, 1);
+        CHECK_EQ_INT(exists, NPROC - 1);
+        CHECK_EQ_INT(other, 0);
+        /* the file holds exactly the winner's complete content */
+        pm_fileio *io = pm_fileio_local();
+        pm_buf b = {0};
+        pm_err e;
+        CHECK_EQ_INT(pm_io_read_all(io, f, &b, &e), PAIMON_OK);
+        CHECK_EQ_INT(b.len, 4096);
+        int uniform = b.len == 4096 && winner >= 0;
+        for (size_t k = 0; uniform && k < b.len; k++) uniform = b.data[k] == 'a' + winner;
+        CHECK(uniform);
+        pm_buf_free(&b);
+        pm_fileio_destroy(io);
+        free(f);
+    }
+    CHECK_EQ_INT(count_entries(dir, 0), ROUNDS);
+    CHECK_EQ_INT(count_entries(dir, 1), 0);
+    rm_rf(dir);
+    free(dir);
+}
+
+TEST(remove_and_mkdirs) {
+    char *dir = make_tmpdir();
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    char *f = pm_path_join(dir, "x");
+    CHECK_EQ_INT(pm_io_write_atomic(io, f, "1", 1, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_remove(io, f, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_remove(io, f, &e), PAIMON_NOTFOUND);
+    CHECK(strstr(e.msg, f) != NULL);
+    CHECK(strstr(e.msg, strerror(ENOENT)) != NULL);
+
+    char *deep = pm_path_join(dir, "a//b/c/");
+    CHECK_EQ_INT(pm_io_mkdirs(io, deep, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_mkdirs(io, deep, &e), PAIMON_OK);   /* idempotent */
+    char *c = pm_path_join(dir, "a/b/c");
+    pm_stat st;
+    CHECK_EQ_INT(pm_io_stat(io, c, &st, &e), PAIMON_OK);
+    CHECK_EQ_INT(st.is_dir, 1);
+    /* empty directory removal */
+    CHECK_EQ_INT(pm_io_remove(io, c, &e), PAIMON_OK);
+    int ex = 1;
+    pm_io_exists(io, c, &ex, &e);
+    CHECK_EQ_INT(ex, 0);
+    /* mkdirs through a file fails naming the path */
+    CHECK_EQ_INT(pm_io_write_atomic(io, f, "1", 1, &e), PAIMON_OK);
+    char *through = pm_path_join(f, "sub");
+    CHECK_EQ_INT(pm_io_mkdirs(io, through, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, f) != NULL);
+    CHECK_EQ_INT(pm_io_mkdirs(io, f, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, f) != NULL);
+    free(through);
+    free(c);
+    free(deep);
+    free(f);
+    pm_fileio_destroy(io);
+    rm_rf(dir);
+    free(dir);
+}
+
+TEST(permission_errors_name_path) {
+    if (geteuid() == 0) return;   /* root ignores permissions */
+    char *dir = make_tmpdir();
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    char *f = pm_path_join(dir, "secret");
+    CHECK_EQ_INT(pm_io_write_atomic(io, f, "1", 1, &e), PAIMON_OK);
+    chmod(f, 0);
+    pm_buf b = {0};
+    CHECK_EQ_INT(pm_io_read_all(io, f, &b, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, f) != NULL);
+    CHECK(strstr(e.msg, strerror(EACCES)) != NULL);
+    pm_buf_free(&b);
+    free(f);
+    pm_fileio_destroy(io);
+    rm_rf(dir);
+    free(dir);
+}
+
+int main(void) {
+    RUN(scheme_dispatch);
+    RUN(local_path_strip);
+    RUN(read_list_stat_exists);
+    RUN(write_atomic_replaces_without_temp_files);
+    RUN(create_no_replace_twice);
+    RUN(create_no_replace_concurrent);
+    RUN(remove_and_mkdirs);
+    RUN(permission_errors_name_path);
+    return TEST_SUMMARY();
+}
