@@ -1106,6 +1106,10 @@ TEST(partition_paths) {
     CHECK_EQ_STR(ppath(keys, t, 1, v, NULL, 1), "dt=__DEFAULT_PARTITION__/");
     v[0] = D_S("\xc2\xa0");                    /* U+00A0 is not */
     CHECK_EQ_STR(ppath(keys, t, 1, v, NULL, 1), "dt=\xc2\xa0/");
+    v[0] = D_S("\xc0\xa0");                    /* overlong space: malformed, not blank */
+    CHECK_EQ_STR(ppath(keys, t, 1, v, NULL, 1), "dt=\xc0\xa0/");
+    v[0] = D_S("\x01");                        /* U+0001: trim() would drop it, isWhitespace doesn't */
+    CHECK_EQ_STR(ppath(keys, t, 1, v, NULL, 1), "dt=%01/");
     v[0] = D_S(" x ");
     CHECK_EQ_STR(ppath(keys, t, 1, v, NULL, 1), "dt= x /");
     v[0] = D_NULL();

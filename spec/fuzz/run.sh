@@ -93,7 +93,7 @@ else
 fi
 # Avro schema JSON texts (inputs without the Avro magic go to the schema parser).
 if [ -x /usr/bin/python3 ] && [ -s "$TMP/avro.list" ]; then
-  /usr/bin/python3 - "$TMP/seeds/fuzz_avro" < "$TMP/avro.list" <<'EOF' || true
+  /usr/bin/python3 - "$TMP/seeds/fuzz_avro" "$TMP/avro.list" < "$TMP/avro.list" <<'EOF' || true
 import sys, os
 out = sys.argv[1]
 def varint(b, i):
@@ -118,6 +118,32 @@ for path in sys.stdin.read().split("\n"):
             n, i = varint(b, i)
     except Exception:
         pass
+# The fixtures only use zstandard (and snappy in paimon-java-compat): add
+# null- and deflate-coded copies of a few of them.
+try:
+    import avro.datafile, avro.io
+    done = 0
+    for path in open(sys.argv[2]).read().split("\n"):
+        if done >= 6 or not path:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                r = avro.datafile.DataFileReader(fh, avro.io.DatumReader())
+                recs = list(r)
+                sch = r.datum_reader.writers_schema
+            if not recs:
+                continue
+            for codec in ("null", "deflate"):
+                with open(os.path.join(out, "recoded-%s-%d.avro" % (codec, done)), "wb") as o:
+                    w = avro.datafile.DataFileWriter(o, avro.io.DatumWriter(), sch, codec=codec)
+                    for rec in recs:
+                        w.append(rec)
+                    w.close()
+            done += 1
+        except Exception:
+            pass
+except ImportError:
+    pass
 EOF
 fi
 J="$TMP/seeds/fuzz_json"

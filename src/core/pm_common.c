@@ -46,7 +46,14 @@ void pm_err_prefix(pm_err *e, const char *fmt, ...) {
     vsnprintf(head, sizeof head, fmt, ap);
     va_end(ap);
     memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", head, old);
+    size_t hl = strlen(head);
+    if (hl + 2 >= sizeof e->msg) hl = sizeof e->msg - 3;
+    memcpy(e->msg, head, hl);
+    memcpy(e->msg + hl, ": ", 2);
+    size_t rest = sizeof e->msg - hl - 3;
+    size_t ol = strnlen(old, rest);
+    memcpy(e->msg + hl + 2, old, ol);
+    e->msg[hl + 2 + ol] = '\0';
 }
 
 void pm_err_clear(pm_err *e) {

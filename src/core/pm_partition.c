@@ -404,6 +404,7 @@ static int blank(const uint8_t *p, size_t n) {
             if ((p[i + j] & 0xc0) != 0x80) return 0;
             cp = (cp << 6) | (p[i + j] & 0x3fu);
         }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800)) return 0;   /* overlong */
         if (!java_is_ws(cp)) return 0;
         i += len;
     }

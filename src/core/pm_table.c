@@ -52,7 +52,7 @@ int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_er
     rc = pm_io_stat(t->io, t->root, &st, e);
     if (rc == PAIMON_NOTFOUND) { rc = pm_fail(e, PAIMON_NOTFOUND, "%s: no such table directory", t->root); goto fail; }
     if (rc) goto fail;
-    if (!st.is_dir) { rc = pm_fail(e, PAIMON_MISUSE, "%s: not a directory", t->root); goto fail; }
+    if (!st.is_dir) { rc = pm_fail(e, PAIMON_IO, "%s: not a directory", t->root); goto fail; }
     if (strcmp(t->branch, "main")) {
         rc = pm_io_stat(t->io, t->branch_root, &st, e);
         if (rc == PAIMON_NOTFOUND) { rc = pm_fail(e, PAIMON_NOTFOUND, "%s: branch '%s' does not exist", t->root, t->branch); goto fail; }

@@ -29,6 +29,7 @@ static const char *code_name(int code) {
 
 /* nil, message, code-name */
 static int push_fail(lua_State *L, int code, const pm_err *e) {
+    if (code == PAIMON_MISUSE) return luaL_error(L, "%s", e->msg);   /* misuse raises */
     lp_pushfail(L);
     lua_pushstring(L, e->msg[0] ? e->msg : paimon_errstr(code));
     lua_pushstring(L, code_name(code));

@@ -1,0 +1,167 @@
+-- The Lua API follows Lua's own conventions: metatables with __name,
+-- __gc, __close, __tostring; misuse raises; I/O and format failures return
+-- nil, message, code.
+local H = require "helper"
+local paimon = require "paimon"
+
+local COMPLEX = "cpp-parquet-append_complex_data"
+local BRANCHED = "cpp-parquet-append_table_with_append_pt_branch"
+
+describe("paimon Lua API", function()
+  it("opens a table and exposes schema, options and snapshots", function()
+    local t = assert(paimon.open(H.fixture(COMPLEX)))
+    assert.equals("paimon.Table", getmetatable(t).__name)
+    assert.matches("^paimon.Table %(", tostring(t))
+    local s = t:schema()
+    assert.equals(0, s.id)
+    assert.same({"f1"}, s.partition_keys)
+    assert.equals("f1", s.fields[1].name)
+    assert.equals("INT", s.fields[1].type)
+    assert.equals("DECIMAL(23, 5)", s.fields[5].type)
+    assert.equals("2", t:options().bucket)
+    assert.equals("avro", t:option("manifest.format"))
+    assert.equals("zstd", t:option("manifest.compression"))   -- a default
+    assert.is_nil(t:options()["manifest.compression"])
+    assert.same({1, 2, 3, 4}, t:snapshot_ids())
+    local latest = assert(t:latest_snapshot())
+    assert.equals(4, latest.id)
+    assert.equals("COMPACT", latest.commit_kind)
+    assert.equals(8, latest.total_record_count)
+    assert.equals(1, assert(t:earliest_snapshot()).id)
+    assert.equals("paimon.Snapshot", getmetatable(latest).__name)
+    assert.equals("paimon.Snapshot 4 (COMPACT)", tostring(latest))
+    local n = 0
+    for s2 in t:snapshots() do n = n + 1; assert.equals(n, s2.id) end
+    assert.equals(4, n)
+    t:close()
+  end)
+
+  it("exposes every snapshot field in snake case", function()
+    local t = assert(paimon.open(H.fixture(COMPLEX)))
+    local f = assert(t:snapshot(2)):fields()
+    for _, k in ipairs({"version", "id", "schema_id", "base_manifest_list", "delta_manifest_list",
+                        "commit_user", "commit_identifier", "commit_kind", "time_millis",
+                        "total_record_count", "delta_record_count"}) do
+      assert.is_not_nil(f[k], k)
+    end
+    assert.equals(3, f.version)
+    assert.equals(f.base_manifest_list, t:snapshot(2).base_manifest_list)
+    t:close()
+  end)
+
+  it("serializes a snapshot back to Java's exact JSON", function()
+    local path = H.fixture(COMPLEX)
+    local t = assert(paimon.open(path))
+    for s in t:snapshots() do
+      assert.equals(H.read_file(path .. "/snapshot/snapshot-" .. s.id), s:to_json())
+    end
+    t:close()
+  end)
+
+  it("iterates manifests, entries and live files with a partition filter", function()
+    local t = assert(paimon.open(H.fixture(COMPLEX)))
+    local s = assert(t:latest_snapshot())
+    local metas = paimon.collect(s:manifests("base"))
+    assert.is_true(#metas >= 1)
+    local adds, deletes = 0, 0
+    for _, m in ipairs(metas) do
+      adds, deletes = adds + m.num_added_files, deletes + m.num_deleted_files
+      local n_add, n_del = 0, 0
+      for e in s:entries(m.file_name) do
+        if e.kind == "ADD" then n_add = n_add + 1 else n_del = n_del + 1 end
+        assert.is_string(e.file.file_name)
+        assert.is_table(e.partition)
+      end
+      assert.equals(m.num_added_files, n_add)
+      assert.equals(m.num_deleted_files, n_del)
+    end
+    local all = paimon.collect(s:files())
+    local only10 = paimon.collect(s:files{partition = {f1 = 10}})
+    local only20 = paimon.collect(s:files{partition = {f1 = "20"}})
+    assert.equals(#all, #only10 + #only20)
+    assert.is_true(#only10 >= 1 and #only20 >= 1)
+    for _, f in ipairs(only10) do assert.equals(10, f.partition.f1) end
+    assert.equals(0, #paimon.collect(s:files{partition = {f1 = 99}}))
+    t:close()
+  end)
+
+  it("raises on misuse", function()
+    local t = assert(paimon.open(H.fixture(COMPLEX)))
+    assert.has_error(function() t:snapshot("x") end)
+    assert.has_error(function() t.snapshot(42, 1) end)
+    assert.has_error(function() paimon.open() end)
+    local s = assert(t:latest_snapshot())
+    assert.has_error(function() s:manifests("sideways") end)
+    assert.has_error(function() s:files{partition = {nope = 1}} end) -- returns nil? see below
+  end)
+
+  it("returns nil, message, code for missing things", function()
+    local t = assert(paimon.open(H.fixture(COMPLEX)))
+    local s, msg, code = t:snapshot(99)
+    assert.is_nil(s)
+    assert.matches("99", msg)
+    assert.equals("notfound", code)
+    local x, m2, c2 = paimon.open("/nonexistent/table")
+    assert.is_nil(x)
+    assert.matches("/nonexistent/table", m2, 1, true)
+    assert.equals("notfound", c2)
+    local y, m3, c3 = paimon.open(H.fixture(COMPLEX), {branch = "nope"})
+    assert.is_nil(y)
+    assert.matches("nope", m3)
+    assert.equals("notfound", c3)
+    local tg, m4 = t:tag("nope")
+    assert.is_nil(tg)
+    assert.matches("nope", m4)
+    local z, m5, c5 = paimon.open("s3://bucket/wh/db.db/t")
+    assert.is_nil(z)
+    assert.matches("s3", m5)
+    assert.equals("unsupported", c5)
+  end)
+
+  it("closes userdata once and refuses use after close", function()
+    local t = assert(paimon.open(H.fixture(COMPLEX)))
+    local s = assert(t:latest_snapshot())
+    t:close()
+    t:close()
+    assert.has_error(function() t:latest_snapshot() end, "attempt to use a closed paimon.Table")
+    assert.has_error(function() s:files() end)
+    assert.equals("paimon.Table (closed)", tostring(t))
+    do
+      local t2 <close> = assert(paimon.open(H.fixture(COMPLEX)))
+      assert.is_not_nil(t2:latest_snapshot())
+    end
+  end)
+
+  it("reads branches, tags and consumers", function()
+    local path = H.fixture(BRANCHED)
+    local t = assert(paimon.open(path))
+    local branches = assert(t:branches())
+    assert.is_true(#branches >= 1)
+    local b = assert(paimon.open(path, {branch = branches[1]}))
+    assert.equals(branches[1], b:branch())
+    assert.is_not_nil(b:latest_snapshot())
+    assert.same({}, assert(t:consumers()))
+    for _, tag in ipairs(assert(t:tags())) do
+      assert.is_string(tag.name)
+      assert.equals(tag.snapshot_id, tag.snapshot.id)
+    end
+    t:close(); b:close()
+  end)
+
+  it("reads index manifests", function()
+    local path = H.fixture("cpp-parquet-pk_table_scan_and_read_dv")
+    local t = assert(paimon.open(path))
+    local found = 0
+    for s in t:snapshots() do
+      if s.index_manifest then
+        for e in assert(s:index_entries()) do
+          found = found + 1
+          assert.equals("DELETION_VECTORS", e.index_type)
+          assert.is_table(e.deletion_vectors_ranges)
+        end
+      end
+    end
+    assert.is_true(found > 0)
+    t:close()
+  end)
+end)
