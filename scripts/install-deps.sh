@@ -3,7 +3,7 @@
 # Runs apt-get update only when a package is missing.
 set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev lua-busted \
-libjansson-dev libzstd-dev zlib1g-dev libsnappy-dev python3-avro python3-zstandard clang libclang-rt-14-dev"
+libjansson-dev libzstd-dev zlib1g-dev libsnappy-dev python3-avro python3-zstandard python3-snappy clang libclang-rt-14-dev"
 [ "${WITH_OPENRESTY:-0}" = 1 ] && PKGS="$PKGS luajit2 libluajit2-5.1-dev nginx libnginx-mod-http-lua curl"
 missing=""
 for p in $PKGS; do

@@ -1069,17 +1069,15 @@ static unsigned long mutate_file(const pm_buf *orig, const char *label) {
     }
     static const uint8_t xors[] = {0x01, 0x80, 0xff, 0x40};
     for (size_t pos = 0; pos < orig->len; pos++) {
-        for (size_t k = 0; k < sizeof xors; k++) {
-            t.len = 0;
-            pm_buf_append(&t, orig->data, orig->len);
-            t.data[pos] ^= xors[k];
-            int rc = decode_all(t.data, t.len, label, &cnt, &e);
-            if (rc != PAIMON_DONE) CHECK(contains(e.msg, label));
-            runs++;
-        }
+        t.len = 0;
+        pm_buf_append(&t, orig->data, orig->len);
+        t.data[pos] ^= xors[pos % sizeof xors];
+        int rc = decode_all(t.data, t.len, label, &cnt, &e);
+        if (rc != PAIMON_DONE) CHECK(contains(e.msg, label));
+        runs++;
     }
     uint64_t x = 0x9E3779B97F4A7C15ULL;
-    for (int it = 0; it < 3000; it++) {
+    for (int it = 0; it < 2000; it++) {
         t.len = 0;
         pm_buf_append(&t, orig->data, orig->len);
         int muts = 1 + it % 8;
@@ -1140,7 +1138,7 @@ TEST(test_mutations_never_crash) {
         pm_buf_free(&b);
     }
     printf("# %lu mutated decodes\n", runs);
-    CHECK(runs > 10000);
+    CHECK(runs > 20000);
 }
 
 /* ---- throughput ------------------------------------------------------------ */
