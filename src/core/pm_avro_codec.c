@@ -28,16 +28,14 @@ void pm_avro_codec_done(pm_avro_codec_ctx *c) {
     c->zstd_d = c->zstd_c = NULL;
 }
 
-/* Make room for more output: at least doubles, never beyond max_out. */
+/* Called when out has no free space left: add room (at least 64 KiB, else
+ * doubling), never beyond max_out in total. */
 static int grow(pm_buf *out, size_t max_out, pm_err *e) {
     if (out->len >= max_out)
         return pm_fail(e, PAIMON_CORRUPT, "decompressed block larger than %zu bytes", max_out);
-    size_t want = out->cap > out->len ? out->cap - out->len : 0;
-    if (want == 0) {
-        want = out->len < 65536 ? 65536 : out->len;
-        if (want > max_out - out->len) want = max_out - out->len;
-    }
-    if (pm_buf_reserve(out, want)) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
+    size_t extra = out->len < 65536 ? 65536 : out->len;
+    if (extra > max_out - out->len) extra = max_out - out->len;
+    if (pm_buf_reserve(out, extra)) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
     return PAIMON_OK;
 }
 
@@ -93,8 +91,11 @@ static int snappy_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *ou
     size_t clen = n - 4, ulen = 0;
     if (snappy_uncompressed_length((const char *)src, clen, &ulen) != SNAPPY_OK)
         return pm_fail(e, PAIMON_CORRUPT, "bad snappy data (invalid length header)");
-    if (ulen > max_out)
-        return pm_fail(e, PAIMON_CORRUPT, "snappy block claims %zu uncompressed bytes (limit %zu)", ulen, max_out);
+    /* A snappy copy element of >= 2 bytes expands to at most 64 bytes, so a
+     * larger claim is a lie: reject it before allocating. */
+    if (ulen > max_out || ulen / 32 > clen)
+        return pm_fail(e, PAIMON_CORRUPT, "snappy block claims %zu uncompressed bytes from %zu (limit %zu)",
+                       ulen, clen, max_out);
     if (pm_buf_reserve(out, ulen ? ulen : 1)) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
     size_t got = ulen;
     if (snappy_uncompress((const char *)src, clen, (char *)out->data, &got) != SNAPPY_OK || got != ulen)
