@@ -2,6 +2,7 @@
  * writer round trips for every codec, corruption and mutation tests. */
 #include "test.h"
 #include "pm_avro.h"
+#include "pm_avro_codec.h"
 
 #include <glob.h>
 #include <stdint.h>
@@ -974,6 +975,9 @@ TEST(test_corrupt_files) {
       expect_err(&f, PAIMON_CORRUPT, "snappy", "snappy junk");
       f.len = 0; hdr(&f, rs, "snappy"); blk(&f, 1, "ab", 2);
       expect_err(&f, PAIMON_CORRUPT, "snappy", "snappy short"); }
+    /* snappy length header claiming ~1 GiB from a few bytes */
+    { f.len = 0; hdr(&f, rs, "snappy"); blk(&f, 1, "\xff\xff\xff\xff\x03\x00\x01\x02\x03\x04", 10);
+      expect_err(&f, PAIMON_CORRUPT, "snappy block claims", "snappy bomb"); }
     /* truncated zstd / deflate streams from a real writer */
     static const char *const codecs[] = {"zstandard", "deflate", "snappy"};
     for (int c = 0; c < 3; c++) {
@@ -1051,6 +1055,31 @@ TEST(test_corrupt_files) {
       } }
     pm_buf_free(&good);
     pm_buf_free(&f);
+}
+
+TEST(test_decompress_limit) {
+    /* 1 MiB of zeros compresses to almost nothing; a 100000-byte limit
+     * must stop every codec without producing more. */
+    size_t n = 1 << 20;
+    uint8_t *zeros = calloc(1, n);
+    static const int ids[] = {PM_AVRO_CODEC_NULL, PM_AVRO_CODEC_DEFLATE, PM_AVRO_CODEC_SNAPPY, PM_AVRO_CODEC_ZSTD};
+    for (int i = 0; i < 4; i++) {
+        pm_avro_codec_ctx c = {0};
+        pm_err e = {0};
+        pm_buf z = {0}, out = {0};
+        CHECK_EQ_INT(pm_avro_compress(&c, ids[i], 1, zeros, n, &z, &e), PAIMON_OK);
+        if (ids[i] != PM_AVRO_CODEC_NULL) CHECK(z.len < n / 10);
+        CHECK_EQ_INT(pm_avro_decompress(&c, ids[i], z.data, z.len, n, &out, &e), PAIMON_OK);
+        CHECK_EQ_INT(out.len, n);
+        CHECK(out.len == n && !memcmp(out.data, zeros, n));
+        int rc = pm_avro_decompress(&c, ids[i], z.data, z.len, 100000, &out, &e);
+        CHECK_EQ_INT(rc, PAIMON_CORRUPT);
+        CHECK(out.len <= 100000);
+        pm_buf_free(&z);
+        pm_buf_free(&out);
+        pm_avro_codec_done(&c);
+    }
+    free(zeros);
 }
 
 /* Truncate / flip / randomly mutate real files: never crash or leak. */
@@ -1202,6 +1231,7 @@ int main(void) {
     RUN(test_reencode_identical);
     RUN(test_encode_errors);
     RUN(test_corrupt_files);
+    RUN(test_decompress_limit);
     RUN(test_mutations_never_crash);
     RUN(test_throughput);
     return TEST_SUMMARY();
