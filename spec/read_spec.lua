@@ -122,6 +122,15 @@ describe("reading Java-written tables", function()
     end
   end
 
+  it("the bundled sample table (written by our own Avro writer) matches python3-avro", function()
+    local sample = H.root .. "/examples/sample/warehouse/demo.db/orders"
+    assert.equals(5, compare_table(sample))
+    local ex = {"--tag", "nightly"}
+    local tagged = ours(sample, "files", ex)
+    assert.is_true(#tagged > 0)
+    assert.are.same(rows_by(theirs(sample, "files", ex), FILE_COLS), rows_by(tagged, FILE_COLS))
+  end)
+
   it("refuses ORC manifests with an error naming manifest.format", function()
     local path = H.fixture(ORC)
     local t = assert(paimon.open(path))
