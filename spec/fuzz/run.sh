@@ -37,7 +37,8 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 CFLAGS_F="-g -O1 $STD $SAN -Isrc/include -Isrc/core $PKG_CFLAGS"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/paimon-fuzz.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$OUT/obj" "$ART"
 
 log() { printf 'fuzz: %s\n' "$*" >&2; }

@@ -6,14 +6,10 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "lpaimon_compat.h"
-#include "pm_table.h"
+#include "lpaimon.h"
 
-#define TABLE_MT "paimon.Table"
-#define SNAP_MT "paimon.Snapshot"
-#define ITER_MT "paimon.Iterator"
 
-static const char *code_name(int code) {
+const char *lp_code_name(int code) {
     switch (code) {
     case PAIMON_IO: return "io";
     case PAIMON_CORRUPT: return "corrupt";
@@ -28,51 +24,51 @@ static const char *code_name(int code) {
 }
 
 /* nil, message, code-name */
-static int push_fail(lua_State *L, int code, const pm_err *e) {
+int lp_push_fail(lua_State *L, int code, const pm_err *e) {
     if (code == PAIMON_MISUSE) return luaL_error(L, "%s", e->msg);   /* misuse raises */
     lp_pushfail(L);
     lua_pushstring(L, e->msg[0] ? e->msg : paimon_errstr(code));
-    lua_pushstring(L, code_name(code));
+    lua_pushstring(L, lp_code_name(code));
     return 3;
 }
 
-static int raise_err(lua_State *L, const pm_err *e) {
+int lp_raise(lua_State *L, const pm_err *e) {
     return luaL_error(L, "%s", e->msg);
 }
 
 /* ---- helpers to build tables --------------------------------------------- */
 
-static void set_str(lua_State *L, const char *k, const char *v) {
+void lp_set_str(lua_State *L, const char *k, const char *v) {
     if (!v) return;
     lua_pushstring(L, v);
     lua_setfield(L, -2, k);
 }
-static void set_lstr(lua_State *L, const char *k, const void *p, size_t n) {
+void lp_set_lstr(lua_State *L, const char *k, const void *p, size_t n) {
     lua_pushlstring(L, (const char *)p, n);
     lua_setfield(L, -2, k);
 }
-static void set_int(lua_State *L, const char *k, int64_t v) {
+void lp_set_int(lua_State *L, const char *k, int64_t v) {
     lp_pushint64(L, v);
     lua_setfield(L, -2, k);
 }
-static void set_opt(lua_State *L, const char *k, pm_opt_i64 v) {
-    if (v.has) set_int(L, k, v.v);
+void lp_set_opt(lua_State *L, const char *k, pm_opt_i64 v) {
+    if (v.has) lp_set_int(L, k, v.v);
 }
-static void set_opt32(lua_State *L, const char *k, pm_opt_i32 v) {
-    if (v.has) set_int(L, k, v.v);
+void lp_set_opt32(lua_State *L, const char *k, pm_opt_i32 v) {
+    if (v.has) lp_set_int(L, k, v.v);
 }
-static void set_bool(lua_State *L, const char *k, int v) {
+void lp_set_bool(lua_State *L, const char *k, int v) {
     lua_pushboolean(L, v);
     lua_setfield(L, -2, k);
 }
-static void push_strs(lua_State *L, pm_strs s) {
+void lp_push_strs(lua_State *L, pm_strs s) {
     lua_createtable(L, (int)s.n, 0);
     for (size_t i = 0; i < s.n; i++) {
         lua_pushstring(L, s.v[i]);
         lua_rawseti(L, -2, (int)i + 1);
     }
 }
-static void push_cstrv(lua_State *L, char **v, size_t n) {
+void lp_push_cstrv(lua_State *L, char **v, size_t n) {
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         lua_pushstring(L, v[i]);
@@ -82,9 +78,8 @@ static void push_cstrv(lua_State *L, char **v, size_t n) {
 
 /* ---- Table ------------------------------------------------------------- */
 
-typedef struct lp_table { paimon_table *t; } lp_table;
 
-static paimon_table *check_table(lua_State *L, int i) {
+paimon_table *lp_check_table(lua_State *L, int i) {
     lp_table *ud = luaL_checkudata(L, i, TABLE_MT);
     if (!ud->t) luaL_error(L, "attempt to use a closed paimon.Table");
     return ud->t;
@@ -106,7 +101,7 @@ static int l_open(lua_State *L) {
     luaL_setmetatable(L, TABLE_MT);
     pm_err e = {0};
     int rc = pm_table_open(path, branch, &ud->t, &e);
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     return 1;
 }
 
@@ -125,8 +120,8 @@ static int tbl_tostring(lua_State *L) {
     return 1;
 }
 
-static int tbl_path(lua_State *L) { lua_pushstring(L, check_table(L, 1)->root); return 1; }
-static int tbl_branch(lua_State *L) { lua_pushstring(L, check_table(L, 1)->branch); return 1; }
+static int tbl_path(lua_State *L) { lua_pushstring(L, lp_check_table(L, 1)->root); return 1; }
+static int tbl_branch(lua_State *L) { lua_pushstring(L, lp_check_table(L, 1)->branch); return 1; }
 
 static void push_type(lua_State *L, const pm_type *ty) {
     pm_buf b = {0};
@@ -135,63 +130,63 @@ static void push_type(lua_State *L, const pm_type *ty) {
     pm_buf_free(&b);
 }
 
-static void push_schema(lua_State *L, const pm_schema *s) {
+void lp_push_schema(lua_State *L, const pm_schema *s) {
     lua_createtable(L, 0, 10);
-    set_int(L, "id", s->id);
-    set_int(L, "version", s->version);
+    lp_set_int(L, "id", s->id);
+    lp_set_int(L, "version", s->version);
     lua_createtable(L, (int)s->n_fields, 0);
     for (size_t i = 0; i < s->n_fields; i++) {
         const pm_data_field *f = &s->fields[i];
         lua_createtable(L, 0, 5);
-        set_int(L, "id", f->id);
-        set_str(L, "name", f->name);
+        lp_set_int(L, "id", f->id);
+        lp_set_str(L, "name", f->name);
         push_type(L, f->type);
         lua_setfield(L, -2, "type");
-        set_bool(L, "nullable", f->type->nullable);
-        set_str(L, "description", f->description);
-        set_str(L, "default_value", f->default_value);
+        lp_set_bool(L, "nullable", f->type->nullable);
+        lp_set_str(L, "description", f->description);
+        lp_set_str(L, "default_value", f->default_value);
         lua_rawseti(L, -2, (int)i + 1);
     }
     lua_setfield(L, -2, "fields");
-    set_int(L, "highest_field_id", s->highest_field_id);
-    push_cstrv(L, s->partition_keys, s->n_partition_keys);
+    lp_set_int(L, "highest_field_id", s->highest_field_id);
+    lp_push_cstrv(L, s->partition_keys, s->n_partition_keys);
     lua_setfield(L, -2, "partition_keys");
-    push_cstrv(L, s->primary_keys, s->n_primary_keys);
+    lp_push_cstrv(L, s->primary_keys, s->n_primary_keys);
     lua_setfield(L, -2, "primary_keys");
     lua_createtable(L, 0, (int)s->n_options);
-    for (size_t i = 0; i < s->n_options; i++) set_str(L, s->options[i].key, s->options[i].value);
+    for (size_t i = 0; i < s->n_options; i++) lp_set_str(L, s->options[i].key, s->options[i].value);
     lua_setfield(L, -2, "options");
-    set_str(L, "comment", s->comment);
-    set_int(L, "time_millis", s->time_millis);
+    lp_set_str(L, "comment", s->comment);
+    lp_set_int(L, "time_millis", s->time_millis);
 }
 
 static int tbl_schema(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
-    if (lua_isnoneornil(L, 2)) { push_schema(L, t->schema); return 1; }
+    paimon_table *t = lp_check_table(L, 1);
+    if (lua_isnoneornil(L, 2)) { lp_push_schema(L, t->schema); return 1; }
     int64_t id;
     if (!lp_toint64(L, 2, &id)) return luaL_argerror(L, 2, "schema id must be an integer");
     pm_schema *s;
     pm_err e = {0};
     int rc = pm_schema_read(t->io, t->branch_root, id, &s, &e);
-    if (rc) return push_fail(L, rc, &e);
-    push_schema(L, s);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_schema(L, s);
     pm_schema_free(s);
     return 1;
 }
 
 static int tbl_schemas(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     int64_t *ids = NULL;
     size_t n = 0;
     pm_err e = {0};
     int rc = pm_schema_list_ids(t->io, t->branch_root, &ids, &n, &e);
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         pm_schema *s;
         rc = pm_schema_read(t->io, t->branch_root, ids[i], &s, &e);
-        if (rc) { free(ids); return push_fail(L, rc, &e); }
-        push_schema(L, s);
+        if (rc) { free(ids); return lp_push_fail(L, rc, &e); }
+        lp_push_schema(L, s);
         pm_schema_free(s);
         lua_rawseti(L, -2, (int)i + 1);
     }
@@ -202,17 +197,17 @@ static int tbl_schemas(lua_State *L) {
 /* options() -> the table's own options; options(true) -> with defaults
  * filled in for every option we know. */
 static int tbl_options(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     int with_defaults = lua_toboolean(L, 2);
     lua_newtable(L);
     if (with_defaults)
-        for (const pm_kv *d = pm_option_defaults; d->key; d++) set_str(L, d->key, d->value);
-    for (size_t i = 0; i < t->schema->n_options; i++) set_str(L, t->schema->options[i].key, t->schema->options[i].value);
+        for (const pm_kv *d = pm_option_defaults; d->key; d++) lp_set_str(L, d->key, d->value);
+    for (size_t i = 0; i < t->schema->n_options; i++) lp_set_str(L, t->schema->options[i].key, t->schema->options[i].value);
     return 1;
 }
 
 static int tbl_option(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     const char *v = pm_schema_option_or_default(t->schema, luaL_checkstring(L, 2));
     if (v) lua_pushstring(L, v);
     else lua_pushnil(L);
@@ -221,13 +216,8 @@ static int tbl_option(lua_State *L) {
 
 /* ---- Snapshot ------------------------------------------------------------- */
 
-typedef struct lp_snap {
-    pm_snapshot *s;
-    lp_table *owner;
-    char *tag;                  /* tag name when loaded from a tag */
-} lp_snap;
 
-static lp_snap *check_snap(lua_State *L, int i) {
+lp_snap *lp_check_snap(lua_State *L, int i) {
     lp_snap *ud = luaL_checkudata(L, i, SNAP_MT);
     if (!ud->s) luaL_error(L, "attempt to use a closed paimon.Snapshot");
     if (!ud->owner->t) luaL_error(L, "the paimon.Table of this snapshot is closed");
@@ -235,7 +225,7 @@ static lp_snap *check_snap(lua_State *L, int i) {
 }
 
 /* Push a Snapshot userdata taking ownership of s; table userdata at tidx. */
-static void push_snap(lua_State *L, int tidx, pm_snapshot *s, const char *tag) {
+void lp_push_snap(lua_State *L, int tidx, pm_snapshot *s, const char *tag) {
     tidx = tidx < 0 ? lua_gettop(L) + tidx + 1 : tidx;
     lp_snap *ud = lp_newuserdata(L, sizeof *ud);
     ud->s = s;
@@ -246,48 +236,48 @@ static void push_snap(lua_State *L, int tidx, pm_snapshot *s, const char *tag) {
 }
 
 static int load_snapshot(lua_State *L, int64_t id) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     pm_snapshot *s;
     pm_err e = {0};
     int rc = pm_snapshot_read(t->io, t->branch_root, id, &s, &e);
-    if (rc) return push_fail(L, rc, &e);
-    push_snap(L, 1, s, NULL);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_snap(L, 1, s, NULL);
     return 1;
 }
 
 static int tbl_snapshot(lua_State *L) {
-    check_table(L, 1);
+    lp_check_table(L, 1);
     int64_t id;
     if (!lp_toint64(L, 2, &id)) return luaL_argerror(L, 2, "snapshot id must be an integer");
     return load_snapshot(L, id);
 }
 
 static int tbl_latest(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     int64_t id;
     pm_err e = {0};
     int rc = pm_snapshot_latest_id(t->io, t->branch_root, &id, &e);
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     return load_snapshot(L, id);
 }
 
 static int tbl_earliest(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     int64_t id;
     pm_err e = {0};
     int rc = pm_snapshot_earliest_id(t->io, t->branch_root, &id, &e);
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     return load_snapshot(L, id);
 }
 
 static int tbl_snapshot_ids(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     int64_t *ids = NULL;
     size_t n = 0;
     pm_err e = {0};
     int rc = pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, &e);
     if (rc == PAIMON_NOTFOUND) { rc = 0; n = 0; }
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) { lp_pushint64(L, ids[i]); lua_rawseti(L, -2, (int)i + 1); }
     free(ids);
@@ -307,7 +297,7 @@ static int snapshots_iter(lua_State *L) {
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_replace(L, 1);
     lua_settop(L, 1);
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     pm_snapshot *s;
     pm_err e = {0};
     int rc = pm_snapshot_read(t->io, t->branch_root, id, &s, &e);
@@ -316,13 +306,13 @@ static int snapshots_iter(lua_State *L) {
         lua_pushinteger(L, pos);
         return snapshots_iter(L);
     }
-    if (rc) return raise_err(L, &e);
-    push_snap(L, 1, s, NULL);
+    if (rc) return lp_raise(L, &e);
+    lp_push_snap(L, 1, s, NULL);
     return 1;
 }
 
 static int tbl_snapshots(lua_State *L) {
-    check_table(L, 1);
+    lp_check_table(L, 1);
     lua_settop(L, 1);
     int n = tbl_snapshot_ids(L);
     if (n != 1) return n;
@@ -332,27 +322,27 @@ static int tbl_snapshots(lua_State *L) {
 }
 
 static int tbl_tags(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     char **names = NULL;
     size_t n = 0;
     pm_err e = {0};
     int rc = pm_tag_list(t->io, t->branch_root, &names, &n, &e);
     if (rc == PAIMON_NOTFOUND) { rc = 0; n = 0; }
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         pm_snapshot *s;
         rc = pm_tag_read(t->io, t->branch_root, names[i], &s, &e);
-        if (rc) { pm_strv_free(names, n); return push_fail(L, rc, &e); }
+        if (rc) { pm_strv_free(names, n); return lp_push_fail(L, rc, &e); }
         lua_createtable(L, 0, 6);
-        set_str(L, "name", names[i]);
-        set_int(L, "snapshot_id", s->id);
-        set_int(L, "schema_id", s->schema_id);
-        set_int(L, "commit_time", s->time_millis);
-        set_opt(L, "record_count", s->total_record_count);
-        set_str(L, "create_time", s->tag_create_time);
-        set_str(L, "time_retained", s->tag_time_retained);
-        push_snap(L, 1, s, names[i]);
+        lp_set_str(L, "name", names[i]);
+        lp_set_int(L, "snapshot_id", s->id);
+        lp_set_int(L, "schema_id", s->schema_id);
+        lp_set_int(L, "commit_time", s->time_millis);
+        lp_set_opt(L, "record_count", s->total_record_count);
+        lp_set_str(L, "create_time", s->tag_create_time);
+        lp_set_str(L, "time_retained", s->tag_time_retained);
+        lp_push_snap(L, 1, s, names[i]);
         lua_setfield(L, -2, "snapshot");
         lua_rawseti(L, -2, (int)i + 1);
     }
@@ -361,45 +351,45 @@ static int tbl_tags(lua_State *L) {
 }
 
 static int tbl_tag(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     const char *name = luaL_checkstring(L, 2);
     pm_snapshot *s;
     pm_err e = {0};
     int rc = pm_tag_read(t->io, t->branch_root, name, &s, &e);
-    if (rc) return push_fail(L, rc, &e);
-    push_snap(L, 1, s, name);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_snap(L, 1, s, name);
     return 1;
 }
 
 static int tbl_branches(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     char **names = NULL;
     size_t n = 0;
     pm_err e = {0};
     int rc = pm_branch_list(t->io, t->root, &names, &n, &e);
     if (rc == PAIMON_NOTFOUND) { rc = 0; n = 0; }
-    if (rc) return push_fail(L, rc, &e);
-    push_cstrv(L, names, n);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_cstrv(L, names, n);
     pm_strv_free(names, n);
     return 1;
 }
 
 static int tbl_consumers(lua_State *L) {
-    paimon_table *t = check_table(L, 1);
+    paimon_table *t = lp_check_table(L, 1);
     char **ids = NULL;
     size_t n = 0;
     pm_err e = {0};
     int rc = pm_consumer_list(t->io, t->branch_root, &ids, &n, &e);
     if (rc == PAIMON_NOTFOUND) { rc = 0; n = 0; }
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
         pm_consumer c;
         rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, &e);
-        if (rc) { pm_strv_free(ids, n); return push_fail(L, rc, &e); }
+        if (rc) { pm_strv_free(ids, n); return lp_push_fail(L, rc, &e); }
         lua_createtable(L, 0, 2);
-        set_str(L, "consumer_id", ids[i]);
-        set_int(L, "next_snapshot", c.next_snapshot);
+        lp_set_str(L, "consumer_id", ids[i]);
+        lp_set_int(L, "next_snapshot", c.next_snapshot);
         lua_rawseti(L, -2, (int)i + 1);
     }
     pm_strv_free(ids, n);
@@ -410,22 +400,22 @@ static int tbl_consumers(lua_State *L) {
 
 static void push_snapshot_fields(lua_State *L, const pm_snapshot *s) {
     lua_createtable(L, 0, 28);
-    set_int(L, "version", s->version);
-    set_str(L, "uuid", s->uuid);
-    set_int(L, "id", s->id);
-    set_int(L, "schema_id", s->schema_id);
-    set_str(L, "base_manifest_list", s->base_manifest_list);
-    set_opt(L, "base_manifest_list_size", s->base_manifest_list_size);
-    set_str(L, "delta_manifest_list", s->delta_manifest_list);
-    set_opt(L, "delta_manifest_list_size", s->delta_manifest_list_size);
-    set_str(L, "changelog_manifest_list", s->changelog_manifest_list);
-    set_opt(L, "changelog_manifest_list_size", s->changelog_manifest_list_size);
-    set_str(L, "index_manifest", s->index_manifest);
-    set_str(L, "commit_user", s->commit_user);
-    set_str(L, "writer_version", s->writer_version);
-    set_int(L, "commit_identifier", s->commit_identifier);
-    set_str(L, "commit_kind", s->commit_kind);
-    set_int(L, "time_millis", s->time_millis);
+    lp_set_int(L, "version", s->version);
+    lp_set_str(L, "uuid", s->uuid);
+    lp_set_int(L, "id", s->id);
+    lp_set_int(L, "schema_id", s->schema_id);
+    lp_set_str(L, "base_manifest_list", s->base_manifest_list);
+    lp_set_opt(L, "base_manifest_list_size", s->base_manifest_list_size);
+    lp_set_str(L, "delta_manifest_list", s->delta_manifest_list);
+    lp_set_opt(L, "delta_manifest_list_size", s->delta_manifest_list_size);
+    lp_set_str(L, "changelog_manifest_list", s->changelog_manifest_list);
+    lp_set_opt(L, "changelog_manifest_list_size", s->changelog_manifest_list_size);
+    lp_set_str(L, "index_manifest", s->index_manifest);
+    lp_set_str(L, "commit_user", s->commit_user);
+    lp_set_str(L, "writer_version", s->writer_version);
+    lp_set_int(L, "commit_identifier", s->commit_identifier);
+    lp_set_str(L, "commit_kind", s->commit_kind);
+    lp_set_int(L, "time_millis", s->time_millis);
     if (s->has_log_offsets) {
         lua_createtable(L, 0, (int)s->n_log_offsets);
         for (size_t i = 0; i < s->n_log_offsets; i++) {
@@ -434,24 +424,24 @@ static void push_snapshot_fields(lua_State *L, const pm_snapshot *s) {
         }
         lua_setfield(L, -2, "log_offsets");
     }
-    set_opt(L, "total_record_count", s->total_record_count);
-    set_opt(L, "delta_record_count", s->delta_record_count);
-    set_opt(L, "changelog_record_count", s->changelog_record_count);
-    set_opt(L, "watermark", s->watermark);
-    set_str(L, "statistics", s->statistics);
+    lp_set_opt(L, "total_record_count", s->total_record_count);
+    lp_set_opt(L, "delta_record_count", s->delta_record_count);
+    lp_set_opt(L, "changelog_record_count", s->changelog_record_count);
+    lp_set_opt(L, "watermark", s->watermark);
+    lp_set_str(L, "statistics", s->statistics);
     if (s->has_properties) {
         lua_createtable(L, 0, (int)s->n_properties);
-        for (size_t i = 0; i < s->n_properties; i++) set_str(L, s->properties[i].key, s->properties[i].value);
+        for (size_t i = 0; i < s->n_properties; i++) lp_set_str(L, s->properties[i].key, s->properties[i].value);
         lua_setfield(L, -2, "properties");
     }
-    set_opt(L, "next_row_id", s->next_row_id);
-    set_str(L, "operation", s->operation);
+    lp_set_opt(L, "next_row_id", s->next_row_id);
+    lp_set_str(L, "operation", s->operation);
 }
 
 static int snap_fields(lua_State *L) {
-    lp_snap *ud = check_snap(L, 1);
+    lp_snap *ud = lp_check_snap(L, 1);
     push_snapshot_fields(L, ud->s);
-    if (ud->tag) set_str(L, "tag", ud->tag);
+    if (ud->tag) lp_set_str(L, "tag", ud->tag);
     return 1;
 }
 
@@ -476,7 +466,7 @@ static int snap_tostring(lua_State *L) {
 }
 
 static int snap_to_json(lua_State *L) {
-    lp_snap *ud = check_snap(L, 1);
+    lp_snap *ud = lp_check_snap(L, 1);
     pm_buf b = {0};
     int rc = pm_snapshot_to_json(ud->s, &b);
     if (rc) { pm_buf_free(&b); return luaL_error(L, "out of memory"); }
@@ -530,10 +520,10 @@ static lp_iter *new_iter(lua_State *L, iter_kind kind, int tidx) {
     return it;
 }
 
-static void push_stats(lua_State *L, const pm_stats *st) {
+void lp_push_stats(lua_State *L, const pm_stats *st) {
     lua_createtable(L, 0, 3);
-    set_lstr(L, "min_values", st->min_values.ptr, st->min_values.len);
-    set_lstr(L, "max_values", st->max_values.ptr, st->max_values.len);
+    lp_set_lstr(L, "min_values", st->min_values.ptr, st->min_values.len);
+    lp_set_lstr(L, "max_values", st->max_values.ptr, st->max_values.len);
     if (st->has_null_counts) {
         lua_createtable(L, (int)st->n_null_counts, 0);
         for (size_t i = 0; i < st->n_null_counts; i++) {
@@ -545,7 +535,7 @@ static void push_stats(lua_State *L, const pm_stats *st) {
     }
 }
 
-static void push_datum(lua_State *L, const pm_type *ty, const pm_datum *d) {
+void lp_push_datum(lua_State *L, const pm_type *ty, const pm_datum *d) {
     if (d->is_null) { lua_pushlightuserdata(L, NULL); return; }
     switch (ty->root) {
     case PM_T_BOOLEAN: lua_pushboolean(L, d->v.i != 0); return;
@@ -566,44 +556,44 @@ static void push_datum(lua_State *L, const pm_type *ty, const pm_datum *d) {
 }
 
 /* partition table {col = value}; null values are paimon.null. */
-static int push_partition(lua_State *L, const paimon_table *t, pm_bytes part, pm_err *e) {
+int lp_push_partition(lua_State *L, const paimon_table *t, pm_bytes part, pm_err *e) {
     pm_datum stackv[32];
     if (t->n_part > 32) return pm_fail(e, PAIMON_UNSUPPORTED, "more than 32 partition keys");
     int rc = pm_table_partition_decode(t, part, stackv, e);
     if (rc) return rc;
     lua_createtable(L, 0, (int)t->n_part);
     for (size_t i = 0; i < t->n_part; i++) {
-        push_datum(L, t->part_types[i], &stackv[i]);
+        lp_push_datum(L, t->part_types[i], &stackv[i]);
         lua_setfield(L, -2, t->part_keys[i]);
     }
     return PAIMON_OK;
 }
 
-static void push_data_file(lua_State *L, const pm_data_file *d) {
+void lp_push_data_file(lua_State *L, const pm_data_file *d) {
     lua_createtable(L, 0, 24);
-    set_str(L, "file_name", d->file_name);
-    set_int(L, "file_size", d->file_size);
-    set_int(L, "row_count", d->row_count);
-    set_lstr(L, "min_key", d->min_key.ptr, d->min_key.len);
-    set_lstr(L, "max_key", d->max_key.ptr, d->max_key.len);
-    push_stats(L, &d->key_stats);
+    lp_set_str(L, "file_name", d->file_name);
+    lp_set_int(L, "file_size", d->file_size);
+    lp_set_int(L, "row_count", d->row_count);
+    lp_set_lstr(L, "min_key", d->min_key.ptr, d->min_key.len);
+    lp_set_lstr(L, "max_key", d->max_key.ptr, d->max_key.len);
+    lp_push_stats(L, &d->key_stats);
     lua_setfield(L, -2, "key_stats");
-    push_stats(L, &d->value_stats);
+    lp_push_stats(L, &d->value_stats);
     lua_setfield(L, -2, "value_stats");
-    set_int(L, "min_sequence_number", d->min_sequence_number);
-    set_int(L, "max_sequence_number", d->max_sequence_number);
-    set_int(L, "schema_id", d->schema_id);
-    set_int(L, "level", d->level);
-    push_strs(L, d->extra_files);
+    lp_set_int(L, "min_sequence_number", d->min_sequence_number);
+    lp_set_int(L, "max_sequence_number", d->max_sequence_number);
+    lp_set_int(L, "schema_id", d->schema_id);
+    lp_set_int(L, "level", d->level);
+    lp_push_strs(L, d->extra_files);
     lua_setfield(L, -2, "extra_files");
-    set_opt(L, "creation_time", d->creation_time);
-    set_opt(L, "delete_row_count", d->delete_row_count);
-    if (d->has_embedded_index) set_lstr(L, "embedded_file_index", d->embedded_index.ptr, d->embedded_index.len);
-    set_opt32(L, "file_source", d->file_source);
-    if (d->has_value_stats_cols) { push_strs(L, d->value_stats_cols); lua_setfield(L, -2, "value_stats_cols"); }
-    set_str(L, "external_path", d->external_path);
-    set_opt(L, "first_row_id", d->first_row_id);
-    if (d->has_write_cols) { push_strs(L, d->write_cols); lua_setfield(L, -2, "write_cols"); }
+    lp_set_opt(L, "creation_time", d->creation_time);
+    lp_set_opt(L, "delete_row_count", d->delete_row_count);
+    if (d->has_embedded_index) lp_set_lstr(L, "embedded_file_index", d->embedded_index.ptr, d->embedded_index.len);
+    lp_set_opt32(L, "file_source", d->file_source);
+    if (d->has_value_stats_cols) { lp_push_strs(L, d->value_stats_cols); lua_setfield(L, -2, "value_stats_cols"); }
+    lp_set_str(L, "external_path", d->external_path);
+    lp_set_opt(L, "first_row_id", d->first_row_id);
+    if (d->has_write_cols) { lp_push_strs(L, d->write_cols); lua_setfield(L, -2, "write_cols"); }
     if (d->has_write_cols_sequences) {
         lua_createtable(L, (int)d->n_write_cols_sequences, 0);
         for (size_t i = 0; i < d->n_write_cols_sequences; i++) {
@@ -617,18 +607,18 @@ static void push_data_file(lua_State *L, const pm_data_file *d) {
 static int push_entry(lua_State *L, lp_iter *it, const pm_manifest_entry *m, pm_err *e) {
     const paimon_table *t = it->owner->t;
     lua_createtable(L, 0, 8);
-    set_str(L, "kind", m->kind == PM_FILE_ADD ? "ADD" : "DELETE");
-    int rc = push_partition(L, t, m->partition, e);
+    lp_set_str(L, "kind", m->kind == PM_FILE_ADD ? "ADD" : "DELETE");
+    int rc = lp_push_partition(L, t, m->partition, e);
     if (rc) return rc;
     lua_setfield(L, -2, "partition");
     it->path.len = 0;
     if ((rc = pm_table_partition_path(t, m->partition, &it->path, e))) return rc;
-    set_lstr(L, "partition_path", it->path.data, it->path.len);
-    set_int(L, "bucket", m->bucket);
-    set_int(L, "total_buckets", m->total_buckets);
+    lp_set_lstr(L, "partition_path", it->path.data, it->path.len);
+    lp_set_int(L, "bucket", m->bucket);
+    lp_set_int(L, "total_buckets", m->total_buckets);
     if ((rc = pm_table_file_path(t, m, &it->path, e))) return rc;
-    set_lstr(L, "file_path", it->path.data, it->path.len);
-    push_data_file(L, &m->file);
+    lp_set_lstr(L, "file_path", it->path.data, it->path.len);
+    lp_push_data_file(L, &m->file);
     lua_setfield(L, -2, "file");
     return PAIMON_OK;
 }
@@ -636,52 +626,52 @@ static int push_entry(lua_State *L, lp_iter *it, const pm_manifest_entry *m, pm_
 static int push_meta(lua_State *L, const paimon_table *t, const pm_manifest_meta *m, pm_err *e) {
     (void)t; (void)e;
     lua_createtable(L, 0, 13);
-    set_str(L, "file_name", m->file_name);
-    set_int(L, "file_size", m->file_size);
-    set_int(L, "num_added_files", m->num_added_files);
-    set_int(L, "num_deleted_files", m->num_deleted_files);
-    push_stats(L, &m->partition_stats);
+    lp_set_str(L, "file_name", m->file_name);
+    lp_set_int(L, "file_size", m->file_size);
+    lp_set_int(L, "num_added_files", m->num_added_files);
+    lp_set_int(L, "num_deleted_files", m->num_deleted_files);
+    lp_push_stats(L, &m->partition_stats);
     lua_setfield(L, -2, "partition_stats");
-    set_int(L, "schema_id", m->schema_id);
-    set_opt32(L, "min_bucket", m->min_bucket);
-    set_opt32(L, "max_bucket", m->max_bucket);
-    set_opt32(L, "min_level", m->min_level);
-    set_opt32(L, "max_level", m->max_level);
-    set_opt(L, "min_row_id", m->min_row_id);
-    set_opt(L, "max_row_id", m->max_row_id);
+    lp_set_int(L, "schema_id", m->schema_id);
+    lp_set_opt32(L, "min_bucket", m->min_bucket);
+    lp_set_opt32(L, "max_bucket", m->max_bucket);
+    lp_set_opt32(L, "min_level", m->min_level);
+    lp_set_opt32(L, "max_level", m->max_level);
+    lp_set_opt(L, "min_row_id", m->min_row_id);
+    lp_set_opt(L, "max_row_id", m->max_row_id);
     return PAIMON_OK;
 }
 
 static int push_index(lua_State *L, const paimon_table *t, const pm_index_entry *m, pm_err *e) {
     lua_createtable(L, 0, 12);
-    set_str(L, "kind", m->kind == PM_FILE_ADD ? "ADD" : "DELETE");
-    int rc = push_partition(L, t, m->partition, e);
+    lp_set_str(L, "kind", m->kind == PM_FILE_ADD ? "ADD" : "DELETE");
+    int rc = lp_push_partition(L, t, m->partition, e);
     if (rc) return rc;
     lua_setfield(L, -2, "partition");
-    set_int(L, "bucket", m->bucket);
-    set_str(L, "index_type", m->index_type);
-    set_str(L, "file_name", m->file_name);
-    set_int(L, "file_size", m->file_size);
-    set_int(L, "row_count", m->row_count);
+    lp_set_int(L, "bucket", m->bucket);
+    lp_set_str(L, "index_type", m->index_type);
+    lp_set_str(L, "file_name", m->file_name);
+    lp_set_int(L, "file_size", m->file_size);
+    lp_set_int(L, "row_count", m->row_count);
     if (m->has_dv_ranges) {
         lua_createtable(L, (int)m->n_dv_ranges, 0);
         for (size_t i = 0; i < m->n_dv_ranges; i++) {
             lua_createtable(L, 0, 4);
-            set_str(L, "data_file", m->dv_ranges[i].data_file);
-            set_int(L, "offset", m->dv_ranges[i].offset);
-            set_int(L, "length", m->dv_ranges[i].length);
-            set_opt(L, "cardinality", m->dv_ranges[i].cardinality);
+            lp_set_str(L, "data_file", m->dv_ranges[i].data_file);
+            lp_set_int(L, "offset", m->dv_ranges[i].offset);
+            lp_set_int(L, "length", m->dv_ranges[i].length);
+            lp_set_opt(L, "cardinality", m->dv_ranges[i].cardinality);
             lua_rawseti(L, -2, (int)i + 1);
         }
         lua_setfield(L, -2, "deletion_vectors_ranges");
     }
-    set_str(L, "external_path", m->external_path);
+    lp_set_str(L, "external_path", m->external_path);
     if (m->has_global_index) {
         const struct pm_global_index *g = &m->global_index;
         lua_createtable(L, 0, 6);
-        set_int(L, "row_range_start", g->row_range_start);
-        set_int(L, "row_range_end", g->row_range_end);
-        set_int(L, "index_field_id", g->index_field_id);
+        lp_set_int(L, "row_range_start", g->row_range_start);
+        lp_set_int(L, "row_range_end", g->row_range_end);
+        lp_set_int(L, "index_field_id", g->index_field_id);
         if (g->has_extra_field_ids) {
             lua_createtable(L, (int)g->n_extra_field_ids, 0);
             for (size_t i = 0; i < g->n_extra_field_ids; i++) {
@@ -690,8 +680,8 @@ static int push_index(lua_State *L, const paimon_table *t, const pm_index_entry 
             }
             lua_setfield(L, -2, "extra_field_ids");
         }
-        if (g->has_index_meta) set_lstr(L, "index_meta", g->index_meta.ptr, g->index_meta.len);
-        if (g->has_source_meta) set_lstr(L, "source_meta", g->source_meta.ptr, g->source_meta.len);
+        if (g->has_index_meta) lp_set_lstr(L, "index_meta", g->index_meta.ptr, g->index_meta.len);
+        if (g->has_source_meta) lp_set_lstr(L, "source_meta", g->source_meta.ptr, g->source_meta.len);
         lua_setfield(L, -2, "global_index");
     }
     return PAIMON_OK;
@@ -729,7 +719,7 @@ static int iter_next(lua_State *L) {
     }
     }
     if (rc == PAIMON_DONE) { iter_release(it); return 0; }
-    if (rc) { iter_release(it); return raise_err(L, &e); }
+    if (rc) { iter_release(it); return lp_raise(L, &e); }
     return 1;
 }
 
@@ -754,7 +744,7 @@ static int open_list_iter(lua_State *L, lp_snap *ud, const char *list_name, pm_m
     pm_err e = {0};
     pm_manifest_reader *r;
     int rc = pm_table_open_manifest(ud->owner->t, list_name, kind, &r, &e);
-    if (rc) return push_fail(L, rc, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
     lp_iter *it = new_iter(L, ik, 1);
     it->r = r;
     return push_iter_fn(L);
@@ -763,7 +753,7 @@ static int open_list_iter(lua_State *L, lp_snap *ud, const char *list_name, pm_m
 /* manifests(kind): kind "base" | "delta" | "changelog" (default: base then
  * delta is not one file, so kind is required except via helpers). */
 static int snap_manifests(lua_State *L) {
-    lp_snap *ud = check_snap(L, 1);
+    lp_snap *ud = lp_check_snap(L, 1);
     static const char *const kinds[] = {"base", "delta", "changelog", NULL};
     int k = luaL_checkoption(L, 2, NULL, kinds);
     const char *list = k == 0 ? ud->s->base_manifest_list : k == 1 ? ud->s->delta_manifest_list
@@ -782,7 +772,7 @@ static int snap_manifests(lua_State *L) {
 }
 
 static int snap_index_entries(lua_State *L) {
-    lp_snap *ud = check_snap(L, 1);
+    lp_snap *ud = lp_check_snap(L, 1);
     lua_settop(L, 1);
 #if LUA_VERSION_NUM == 504
     lua_getiuservalue(L, 1, 1);
@@ -797,7 +787,7 @@ static int snap_index_entries(lua_State *L) {
 
 /* entries(manifest_file_name): the raw entries of one manifest file. */
 static int snap_entries(lua_State *L) {
-    lp_snap *ud = check_snap(L, 1);
+    lp_snap *ud = lp_check_snap(L, 1);
     const char *name = luaL_checkstring(L, 2);
     lua_settop(L, 1);
 #if LUA_VERSION_NUM == 504
@@ -813,7 +803,7 @@ static int snap_entries(lua_State *L) {
 
 /* files{partition = {k = v, ...}}: the live data files. */
 static int snap_files(lua_State *L) {
-    lp_snap *ud = check_snap(L, 1);
+    lp_snap *ud = lp_check_snap(L, 1);
     pm_partition_filter f = {0, NULL, NULL};
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
@@ -858,7 +848,7 @@ static int snap_files(lua_State *L) {
         it->filter = f;
         pm_err e = {0};
         int rc = pm_scan_open(ud->owner->t, ud->s, &it->filter, &it->scan, &e);
-        if (rc) { iter_release(it); return push_fail(L, rc, &e); }
+        if (rc) { iter_release(it); return lp_push_fail(L, rc, &e); }
         return push_iter_fn(L);
     }
 bad_key:
@@ -880,7 +870,7 @@ static int snap_index(lua_State *L) {
     if (!ud->s) return luaL_error(L, "attempt to use a closed paimon.Snapshot");
     if (lua_type(L, 2) != LUA_TSTRING) return 0;
     push_snapshot_fields(L, ud->s);
-    if (ud->tag) set_str(L, "tag", ud->tag);
+    if (ud->tag) lp_set_str(L, "tag", ud->tag);
     lua_pushvalue(L, 2);
     lua_rawget(L, -2);
     return 1;
@@ -954,6 +944,21 @@ static void new_type(lua_State *L, const char *name, const luaL_Reg *meta, const
     lua_pop(L, 1);
 }
 
+static void add_methods(lua_State *L, const char *mt, const char *field, const luaL_Reg *methods) {
+    luaL_getmetatable(L, mt);
+    lua_getfield(L, -1, field);
+    lp_setfuncs(L, methods);
+    lua_pop(L, 2);
+}
+
+void lp_add_table_methods(lua_State *L, const luaL_Reg *methods) {
+    add_methods(L, TABLE_MT, "__index", methods);
+}
+
+void lp_add_snapshot_methods(lua_State *L, const luaL_Reg *methods) {
+    add_methods(L, SNAP_MT, "__methods", methods);
+}
+
 int luaopen_paimon_core(lua_State *L);
 __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     new_type(L, TABLE_MT, table_meta, table_methods, 1);
@@ -961,6 +966,8 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     new_type(L, ITER_MT, iter_meta, NULL, 0);
     lua_newtable(L);
     lp_setfuncs(L, core_funcs);
+    lp_open_write(L, lua_gettop(L));
+    lp_open_maint(L, lua_gettop(L));
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     lua_pushstring(L, PAIMON_VERSION);

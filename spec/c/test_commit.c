@@ -1,0 +1,983 @@
+/* Commit side: pm_commit on temp copies of a Java-written append table. */
+#include "test.h"
+#include "pm_commit.h"
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define COMPLEX "cpp-parquet-append_complex_data/append_complex_data.db/append_complex_data"
+
+static char *fixture_path(void) {
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "%s/paimon-java/%s", fixtures_dir(), COMPLEX);
+    return buf;
+}
+
+/* ---- temp copies ---------------------------------------------------------- */
+
+typedef struct tcopy { char dir[256]; char table[300]; } tcopy;
+
+static int copy_fixture(tcopy *c) {
+    strcpy(c->dir, "/tmp/pm_test_commit.XXXXXX");
+    if (!mkdtemp(c->dir)) return -1;
+    snprintf(c->table, sizeof c->table, "%s/t", c->dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cp -R '%s' '%s'", fixture_path(), c->table);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void remove_copy(tcopy *c) {
+    char cmd[600];
+    if (!strncmp(c->dir, "/tmp/pm_test_commit.", 20)) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
+        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", c->dir);
+    }
+}
+
+/* Output of a shell command (malloc'd, NUL-terminated); *status = exit status. */
+static char *run(const char *cmd, int *status) {
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    pm_buf b = {0};
+    char chunk[4096];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, k);
+    int st = pclose(p);
+    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    pm_buf_cstr(&b);
+    return b.data ? (char *)b.data : pm_strdup("");
+}
+
+/* Sorted listing of a directory as one "\n"-joined string. */
+static char *listing(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | sort", dir);
+    return run(cmd, NULL);
+}
+
+static int64_t latest_id(paimon_table *t) {
+    int64_t id = -1;
+    pm_err e;
+    if (pm_snapshot_latest_id(t->io, t->branch_root, &id, &e)) return -1;
+    return id;
+}
+
+static pm_snapshot *read_snap(paimon_table *t, int64_t id) {
+    pm_snapshot *s = NULL;
+    pm_err e;
+    if (pm_snapshot_read(t->io, t->branch_root, id, &s, &e)) {
+        fprintf(stderr, "  read snapshot %lld: %s\n", (long long)id, e.msg);
+        return NULL;
+    }
+    return s;
+}
+
+/* Live file names of a snapshot as "\n"-separated, each line "name\n". */
+static int live_names(paimon_table *t, int64_t id, pm_buf *out, int64_t *rows) {
+    out->len = 0;
+    if (rows) *rows = 0;
+    pm_snapshot *s = read_snap(t, id);
+    if (!s) return -1;
+    pm_scan *sc;
+    pm_err e;
+    int n = 0, rc = pm_scan_open(t, s, NULL, &sc, &e);
+    if (rc) { pm_snapshot_free(s); return -1; }
+    const pm_manifest_entry *m;
+    while ((rc = pm_scan_next(sc, &m, &e)) == PAIMON_OK) {
+        pm_buf_printf(out, "%s\n", m->file.file_name);
+        if (rows) *rows += m->file.row_count;
+        n++;
+    }
+    pm_scan_close(sc);
+    pm_snapshot_free(s);
+    pm_buf_cstr(out);
+    if (rc != PAIMON_DONE) { fprintf(stderr, "  scan: %s\n", e.msg); return -1; }
+    return n;
+}
+
+static int has_line(const pm_buf *b, const char *name) {
+    if (!b->data) return 0;
+    char pat[300];
+    snprintf(pat, sizeof pat, "%s\n", name);
+    const char *p = (const char *)b->data;
+    size_t l = strlen(pat);
+    while ((p = strstr(p, pat)) != NULL) {
+        if (p == (const char *)b->data || p[-1] == '\n') return 1;
+        p += l;
+    }
+    return 0;
+}
+
+/* ---- entries ---------------------------------------------------------- */
+
+/* An ADD entry for a fake data file with "unknown" value stats. */
+typedef struct tentry {
+    pm_manifest_entry m;
+    pm_buf part, empty;
+    char name[160];
+} tentry;
+
+static void tentry_init(tentry *x, const uint8_t *part, size_t plen, int bucket, const char *name, int64_t rows) {
+    memset(x, 0, sizeof *x);
+    pm_err e;
+    pm_buf_append(&x->part, part, plen);
+    pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
+    snprintf(x->name, sizeof x->name, "%s", name);
+    pm_bytes empty = {x->empty.data, x->empty.len};
+    x->m.version = 2;
+    x->m.kind = PM_FILE_ADD;
+    x->m.partition = (pm_bytes){x->part.data, x->part.len};
+    x->m.bucket = bucket;
+    x->m.total_buckets = 2;
+    pm_data_file *f = &x->m.file;
+    f->file_name = x->name;
+    f->file_size = 1234;
+    f->row_count = rows;
+    f->min_key = f->max_key = empty;
+    f->key_stats.min_values = f->key_stats.max_values = empty;
+    f->key_stats.has_null_counts = 1;
+    f->value_stats.min_values = f->value_stats.max_values = empty;
+    f->value_stats.has_null_counts = 1;
+    f->has_value_stats_cols = 1;          /* [] = no column stats */
+    f->min_sequence_number = 0;
+    f->max_sequence_number = rows - 1;
+    f->schema_id = 0;
+    f->level = 0;
+    f->creation_time = (pm_opt_i64){1, pm_now_millis()};
+    f->delete_row_count = (pm_opt_i64){1, 0};
+    f->file_source = (pm_opt_i32){1, 0};
+}
+
+static void tentry_free(tentry *x) {
+    pm_buf_free(&x->part);
+    pm_buf_free(&x->empty);
+}
+
+/* Partition bytes of a live file of the latest snapshot whose partition path
+ * is `path` (e.g. "f1=10/"). */
+static int partition_bytes(paimon_table *t, const char *path, pm_buf *out) {
+    pm_snapshot *s = read_snap(t, latest_id(t));
+    if (!s) return -1;
+    pm_scan *sc;
+    pm_err e;
+    int found = -1;
+    if (pm_scan_open(t, s, NULL, &sc, &e)) { pm_snapshot_free(s); return -1; }
+    const pm_manifest_entry *m;
+    pm_buf p = {0};
+    while (found < 0 && pm_scan_next(sc, &m, &e) == PAIMON_OK) {
+        p.len = 0;
+        if (pm_table_partition_path(t, m->partition, &p, &e)) break;
+        if (!strcmp((char *)p.data, path)) {
+            out->len = 0;
+            pm_buf_append(out, m->partition.ptr, m->partition.len);
+            found = 0;
+        }
+    }
+    pm_buf_free(&p);
+    pm_scan_close(sc);
+    pm_snapshot_free(s);
+    return found;
+}
+
+static paimon_table *open_copy(const tcopy *c) {
+    paimon_table *t = NULL;
+    pm_err e;
+    if (pm_table_open(c->table, NULL, &t, &e)) { fprintf(stderr, "  open: %s\n", e.msg); return NULL; }
+    return t;
+}
+
+static void opts_for(paimon_table *t, pm_commit_opts *o, const char *user) {
+    pm_commit_opts_from_table(t, o);
+    o->commit_user = user;
+}
+
+/* Every file in manifest/ that is not in `before` is referenced by snapshot `id`. */
+static int new_manifest_files_referenced(paimon_table *t, const char *before, int64_t id, int *n_new) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/manifest", t->root);
+    char *after = listing(dir);
+    pm_snapshot *s = read_snap(t, id);
+    if (!after || !s) { free(after); pm_snapshot_free(s); return -1; }
+    pm_buf refs = {0};
+    pm_buf_printf(&refs, "%s\n%s\n", s->base_manifest_list, s->delta_manifest_list);
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    pm_err e;
+    int bad = 0;
+    if (pm_read_manifest_list(t, s->base_manifest_list, &v, &n, &e) ||
+        pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, &e)) bad = 1;
+    for (size_t i = 0; i < n; i++) pm_buf_printf(&refs, "%s\n", v[i].name);
+    pm_buf_cstr(&refs);
+    pm_mfiles_free(v, n);
+    *n_new = 0;
+    pm_buf bb = {0};
+    pm_buf_printf(&bb, "%s", before);
+    pm_buf_cstr(&bb);
+    for (char *line = strtok(after, "\n"); line; line = strtok(NULL, "\n")) {
+        if (has_line(&bb, line)) continue;
+        (*n_new)++;
+        if (!has_line(&refs, line)) { fprintf(stderr, "  orphan: %s\n", line); bad = 1; }
+    }
+    pm_buf_free(&bb);
+    pm_buf_free(&refs);
+    pm_snapshot_free(s);
+    free(after);
+    return bad ? -1 : 0;
+}
+
+
+/* Independent check of the written Avro records with python3-avro:
+ *   verbatim: base list of NEW == base + delta lists of OLD (fields we add are null)
+ *   merged:   entries of the manifests in NEW's base list == live ADD entries of OLD */
+static const char *CHECK_PY =
+    "import json, sys, warnings\n"
+    "warnings.simplefilter('ignore')\n"
+    "import avro.datafile, avro.io\n"
+    "t, old, new, mode = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]\n"
+    "def recs(n):\n"
+    "    with open(t + '/manifest/' + n, 'rb') as f:\n"
+    "        return list(avro.datafile.DataFileReader(f, avro.io.DatumReader()))\n"
+    "def snap(i): return json.load(open(t + '/snapshot/snapshot-' + i))\n"
+    "def same(a, b):\n"
+    "    if isinstance(a, dict):\n"
+    "        return isinstance(b, dict) and all(same(v, b.get(k)) for k, v in a.items()) and \\\n"
+    "            all(v is None for k, v in b.items() if k not in a)\n"
+    "    return a == b\n"
+    "so, sn = snap(old), snap(new)\n"
+    "olds = recs(so['baseManifestList']) + recs(so['deltaManifestList'])\n"
+    "news = recs(sn['baseManifestList'])\n"
+    "if mode == 'verbatim':\n"
+    "    ok = len(olds) == len(news) and all(same(a, b) for a, b in zip(olds, news))\n"
+    "else:\n"
+    "    ents = [e for m in olds for e in recs(m['_FILE_NAME'])]\n"
+    "    ident = lambda e: (e['_PARTITION'], e['_BUCKET'], e['_FILE']['_LEVEL'], e['_FILE']['_FILE_NAME'])\n"
+    "    dels = set(ident(e) for e in ents if e['_KIND'] == 1)\n"
+    "    live = [e for e in ents if e['_KIND'] == 0 and ident(e) not in dels]\n"
+    "    got = [e for m in news for e in recs(m['_FILE_NAME'])]\n"
+    "    ok = len(live) == len(got) and all(same(a, b) for a, b in zip(live, got))\n"
+    "print('same' if ok else 'DIFFERENT')\n";
+
+static int py_check(const char *table, int64_t old_id, int64_t new_id, const char *mode) {
+    char script[600];
+    snprintf(script, sizeof script, "%s/../check.py", table);
+    FILE *f = fopen(script, "w");
+    if (!f) return -1;
+    fputs(CHECK_PY, f);
+    fclose(f);
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' %lld %lld %s 2>&1", script, table, (long long)old_id,
+             (long long)new_id, mode);
+    int st = -1;
+    char *out = run(cmd, &st);
+    int ok = st == 0 && out && !strcmp(out, "same\n");
+    if (!ok) fprintf(stderr, "  py_check %s: %s\n", mode, out ? out : "");
+    free(out);
+    return ok ? 0 : -1;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+TEST(commit_add_new_file) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_buf before = {0}, after = {0}, part = {0};
+    int64_t rows0 = 0, rows1 = 0;
+    int n0 = live_names(t, 4, &before, &rows0);
+    CHECK_EQ_INT(n0, 3);
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-commit-test-0.parquet", 7);
+    pm_commit_opts o;
+    opts_for(t, &o, "test-user");
+    CHECK_EQ_STR(o.codec, "zstandard");
+    CHECK_EQ_INT(o.max_retries, 10);
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 5);
+    CHECK_EQ_INT(latest_id(t), 5);
+    int64_t hint = 0;
+    CHECK_EQ_INT(pm_hint_read(t->io, t->branch_root, "LATEST", &hint, &e), PAIMON_OK);
+    CHECK_EQ_INT(hint, 5);
+    int n1 = live_names(t, 5, &after, &rows1);
+    CHECK_EQ_INT(n1, 4);
+    CHECK(has_line(&after, "data-commit-test-0.parquet"));
+    for (char *l = strtok((char *)before.data, "\n"); l; l = strtok(NULL, "\n")) CHECK(has_line(&after, l));
+    CHECK_EQ_INT(rows1, rows0 + 7);
+    pm_snapshot *s = read_snap(t, 5);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_EQ_INT(s->version, 3);
+        CHECK(s->uuid && strlen(s->uuid) == 36);
+        CHECK_EQ_INT(s->total_record_count.v, 8 + 7);
+        CHECK_EQ_INT(s->delta_record_count.v, 7);
+        CHECK_EQ_STR(s->commit_user, "test-user");
+        CHECK_EQ_STR(s->commit_kind, "APPEND");
+        CHECK(s->commit_identifier == INT64_MAX);
+        CHECK_EQ_INT(s->schema_id, 0);
+        /* sizes are exact */
+        char path[800];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/manifest/%s", c.table, s->base_manifest_list);
+        CHECK(stat(path, &st) == 0 && st.st_size == s->base_manifest_list_size.v);
+        snprintf(path, sizeof path, "%s/manifest/%s", c.table, s->delta_manifest_list);
+        CHECK(stat(path, &st) == 0 && st.st_size == s->delta_manifest_list_size.v);
+        /* delta list: one manifest, exact size, stats */
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        CHECK_EQ_INT(pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, &e), PAIMON_OK);
+        CHECK_EQ_INT(n, 1);
+        if (n == 1) {
+            snprintf(path, sizeof path, "%s/manifest/%s", c.table, v[0].name);
+            CHECK(stat(path, &st) == 0 && st.st_size == v[0].size);
+            CHECK_EQ_INT(v[0].added, 1);
+            CHECK_EQ_INT(v[0].deleted, 0);
+            CHECK(v[0].pmin_len == part.len && !memcmp(v[0].pmin, part.data, part.len));
+            CHECK(v[0].pmax_len == part.len && !memcmp(v[0].pmax, part.data, part.len));
+            char cmd[1200];
+            snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/manifest_compare.py names '%s' 2>&1", path);
+            int st2 = -1;
+            char *out = run(cmd, &st2);
+            CHECK_EQ_INT(st2, 0);
+            CHECK(out && strstr(out, "data-commit-test-0.parquet"));
+            free(out);
+        }
+        pm_mfiles_free(v, n);
+        /* base list = the 4 manifests of snapshot 4 (base + delta), verbatim */
+        v = NULL;
+        n = 0;
+        CHECK_EQ_INT(pm_read_manifest_list(t, s->base_manifest_list, &v, &n, &e), PAIMON_OK);
+        pm_snapshot *s4 = read_snap(t, 4);
+        pm_mfile *w = NULL;
+        size_t nw = 0;
+        if (s4) {
+            pm_read_manifest_list(t, s4->base_manifest_list, &w, &nw, &e);
+            pm_read_manifest_list(t, s4->delta_manifest_list, &w, &nw, &e);
+        }
+        CHECK_EQ_INT(n, nw);
+        for (size_t i = 0; i < n && i < nw; i++) {
+            CHECK_EQ_STR(v[i].name, w[i].name);
+            CHECK_EQ_INT(v[i].size, w[i].size);
+            CHECK_EQ_INT(v[i].added, w[i].added);
+            CHECK_EQ_INT(v[i].deleted, w[i].deleted);
+        }
+        pm_mfiles_free(v, n);
+        pm_mfiles_free(w, nw);
+        pm_snapshot_free(s4);
+        pm_snapshot_free(s);
+    }
+    CHECK(py_check(c.table, 4, 5, "verbatim") == 0);
+    /* the fixture's files are unchanged in the copy (LATEST is rewritten) */
+    {
+        char cmd[2400];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && find . -type f ! -path ./snapshot/LATEST ! -exec cmp -s {} '%s'/{} \\; -print",
+                 fixture_path(), c.table);
+        int st2 = -1;
+        char *out = run(cmd, &st2);
+        CHECK_EQ_INT(st2, 0);
+        CHECK(out && !*out);
+        if (out && *out) fprintf(stderr, "  changed: %s\n", out);
+        free(out);
+    }
+    /* independent reader */
+    {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 5 2>&1", c.table);
+        int st2 = -1;
+        char *out = run(cmd, &st2);
+        CHECK_EQ_INT(st2, 0);
+        CHECK(out && strstr(out, "data-commit-test-0.parquet"));
+        if (st2) fprintf(stderr, "  pyref: %s\n", out ? out : "");
+        free(out);
+    }
+    tentry_free(&x);
+    pm_buf_free(&before);
+    pm_buf_free(&after);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+/* Find a live entry of the latest snapshot (kept open in *sc). */
+static const pm_manifest_entry *first_live(paimon_table *t, pm_snapshot **s, pm_scan **sc) {
+    pm_err e;
+    *s = read_snap(t, latest_id(t));
+    if (!*s || pm_scan_open(t, *s, NULL, sc, &e)) return NULL;
+    const pm_manifest_entry *m;
+    return pm_scan_next(*sc, &m, &e) == PAIMON_OK ? m : NULL;
+}
+
+TEST(commit_delete_live_file) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_snapshot *s4;
+    pm_scan *sc = NULL;
+    const pm_manifest_entry *live = first_live(t, &s4, &sc);
+    CHECK(live != NULL);
+    if (live) {
+        pm_manifest_entry del = *live;
+        del.kind = PM_FILE_DELETE;
+        char name[200];
+        snprintf(name, sizeof name, "%s", live->file.file_name);
+        int64_t rows = live->file.row_count;
+        pm_commit_opts o;
+        opts_for(t, &o, "deleter");
+        pm_err e = {0};
+        int64_t id = 0;
+        int rc = pm_commit(t, &del, 1, &o, &id, &e);
+        if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+        CHECK_EQ_INT(rc, PAIMON_OK);
+        CHECK_EQ_INT(id, 5);
+        pm_scan_close(sc);
+        sc = NULL;
+        pm_buf names = {0};
+        int64_t total = 0;
+        CHECK_EQ_INT(live_names(t, 5, &names, &total), 2);
+        CHECK(!has_line(&names, name));
+        pm_snapshot *s5 = read_snap(t, 5);
+        CHECK(s5 != NULL);
+        if (s5) {
+            CHECK_EQ_INT(s5->total_record_count.v, 8 - rows);
+            CHECK_EQ_INT(s5->delta_record_count.v, -rows);
+            CHECK_EQ_INT(total, 8 - rows);
+            CHECK_EQ_STR(s5->commit_kind, "OVERWRITE");   /* Java promotes appends with deletes */
+            pm_mfile *v = NULL;
+            size_t n = 0;
+            CHECK_EQ_INT(pm_read_manifest_list(t, s5->delta_manifest_list, &v, &n, &e), PAIMON_OK);
+            CHECK(n == 1 && v[0].added == 0 && v[0].deleted == 1);
+            pm_mfiles_free(v, n);
+        }
+        pm_snapshot_free(s5);
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 5 2>&1", c.table);
+        int st = -1;
+        char *out = run(cmd, &st);
+        CHECK_EQ_INT(st, 0);
+        CHECK(out && !strstr(out, name));
+        free(out);
+        pm_buf_free(&names);
+    }
+    pm_scan_close(sc);
+    pm_snapshot_free(s4);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_delete_non_live_conflicts) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    char mdir[600], sdir[600];
+    snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
+    snprintf(sdir, sizeof sdir, "%s/snapshot", c.table);
+    char *m0 = listing(mdir), *s0 = listing(sdir);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=20/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 1, "data-not-there.parquet", 3);
+    x.m.kind = PM_FILE_DELETE;
+    pm_commit_opts o;
+    opts_for(t, &o, "u");
+    pm_err e = {0};
+    int64_t id = 0;
+    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "data-not-there.parquet") && strstr(e.msg, "f1=20") && strstr(e.msg, "not live in snapshot 4"));
+    CHECK_EQ_INT(latest_id(t), 4);
+    /* a file deleted by the fixture's compaction (level 0 in f1=10) is not live either */
+    pm_snapshot *s4 = read_snap(t, 4);
+    if (s4) {
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        pm_read_manifest_list(t, s4->delta_manifest_list, &v, &n, &e);
+        int tested = 0;
+        for (size_t i = 0; i < n && !tested; i++) {
+            if (!v[i].deleted) continue;
+            pm_manifest_reader *r;
+            if (pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, &e)) continue;
+            const pm_manifest_entry *m;
+            while (!tested && pm_manifest_next_entry(r, &m, &e) == PAIMON_OK) {
+                if (m->kind != PM_FILE_DELETE) continue;
+                pm_manifest_entry d = *m;
+                CHECK_EQ_INT(pm_commit(t, &d, 1, &o, &id, &e), PAIMON_CONFLICT);
+                CHECK(strstr(e.msg, "not live"));
+                tested = 1;
+            }
+            pm_manifest_close(r);
+        }
+        CHECK(tested);
+        pm_mfiles_free(v, n);
+    }
+    pm_snapshot_free(s4);
+    /* two ADDs of the same file in one commit */
+    tentry y[2];
+    tentry_init(&y[0], part.data, part.len, 1, "data-twice.parquet", 1);
+    tentry_init(&y[1], part.data, part.len, 1, "data-twice.parquet", 1);
+    pm_manifest_entry two[2] = {y[0].m, y[1].m};
+    o.kind = "COMPACT";
+    CHECK_EQ_INT(pm_commit(t, two, 2, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "added twice"));
+    /* ADD of a file that is already live (conflict check on for COMPACT) */
+    pm_snapshot *s;
+    pm_scan *sc = NULL;
+    const pm_manifest_entry *live = first_live(t, &s, &sc);
+    if (live) {
+        pm_manifest_entry again = *live;
+        CHECK_EQ_INT(pm_commit(t, &again, 1, &o, &id, &e), PAIMON_CONFLICT);
+        CHECK(strstr(e.msg, "already live"));
+    }
+    pm_scan_close(sc);
+    pm_snapshot_free(s);
+    CHECK_EQ_INT(latest_id(t), 4);
+    char *m1 = listing(mdir), *s1 = listing(sdir);
+    CHECK(m0 && m1 && !strcmp(m0, m1));
+    CHECK(s0 && s1 && !strcmp(s0, s1));
+    free(m0); free(m1); free(s0); free(s1);
+    tentry_free(&x);
+    tentry_free(&y[0]);
+    tentry_free(&y[1]);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+/* ---- a FileIO that simulates a racing writer ------------------------------ */
+
+static const pm_fileio_ops *race_orig;
+static pm_fileio_ops race_ops;
+static int race_count;          /* how many times to pre-create the target */
+static int race_fired;
+static char *race_content;      /* snapshot JSON to plant (id patched in) */
+static int uncertain_mode;      /* 1: create then report IO error; 2: report IO error only */
+
+static int race_create(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
+    if (strstr(path, "/snapshot/snapshot-")) {
+        if (race_fired < race_count) {
+            race_fired++;
+            pm_err e2;
+            race_orig->create_no_replace(io, path, race_content, strlen(race_content), &e2);
+        }
+        if (uncertain_mode == 1) {
+            int rc = race_orig->create_no_replace(io, path, p, n, e);
+            if (rc) return rc;
+            return pm_fail(e, PAIMON_IO, "%s: simulated I/O error after the write", path);
+        }
+        if (uncertain_mode == 2) return pm_fail(e, PAIMON_IO, "%s: simulated I/O error", path);
+    }
+    return race_orig->create_no_replace(io, path, p, n, e);
+}
+
+static void race_install(paimon_table *t, const char *table_dir, int count, int mode) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/snapshot/snapshot-4", table_dir);
+    pm_buf b = {0};
+    pm_err e;
+    pm_io_read_all(t->io, path, &b, &e);
+    pm_buf_cstr(&b);
+    free(race_content);
+    race_content = b.data ? (char *)b.data : pm_strdup("{}");
+    race_orig = t->io->ops;
+    race_ops = *race_orig;
+    race_ops.create_no_replace = race_create;
+    t->io->ops = &race_ops;
+    race_count = count;
+    race_fired = 0;
+    uncertain_mode = mode;
+}
+
+static void race_remove(paimon_table *t) {
+    t->io->ops = race_orig;
+    free(race_content);
+    race_content = NULL;
+}
+
+TEST(commit_retries_when_id_taken) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    char mdir[600];
+    snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
+    char *m0 = listing(mdir);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-race.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "racer");
+    race_install(t, c.table, 1, 0);
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    race_remove(t);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(race_fired, 1);
+    CHECK_EQ_INT(id, 6);
+    CHECK_EQ_INT(latest_id(t), 6);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live_names(t, 6, &names, NULL), 4);
+    CHECK(has_line(&names, "data-race.parquet"));
+    int n_new = -1;
+    CHECK(new_manifest_files_referenced(t, m0, 6, &n_new) == 0);
+    CHECK_EQ_INT(n_new, 3);    /* base list, delta manifest, delta list */
+    pm_buf_free(&names);
+    free(m0);
+
+    /* always losing: gives up after max_retries, leaves no files */
+    m0 = listing(mdir);
+    o.max_retries = 2;
+    o.min_retry_wait_ms = 1;
+    race_install(t, c.table, 1000, 0);
+    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    race_remove(t);
+    CHECK_EQ_INT(rc, PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "gave up after 2 retries"));
+    CHECK_EQ_INT(race_fired, 3);
+    char *m1 = listing(mdir);
+    CHECK(m0 && m1 && !strcmp(m0, m1));
+    free(m0);
+    free(m1);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_uncertain_failure) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    char mdir[600];
+    snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-uncertain.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "u");
+    /* the snapshot was written but the call reported an error: success */
+    race_install(t, c.table, 0, 1);
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    race_remove(t);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 5);
+    /* not written and an error: the error, files kept */
+    char *m0 = listing(mdir);
+    race_install(t, c.table, 0, 2);
+    tentry_free(&x);
+    tentry_init(&x, part.data, part.len, 0, "data-uncertain-2.parquet", 2);
+    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    race_remove(t);
+    CHECK_EQ_INT(rc, PAIMON_IO);
+    CHECK(strstr(e.msg, "simulated"));
+    CHECK_EQ_INT(latest_id(t), 5);
+    char *m1 = listing(mdir);
+    CHECK(m0 && m1 && strlen(m1) > strlen(m0));
+    free(m0);
+    free(m1);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_concurrent_processes) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=20/", &part) == 0);
+    enum { NP = 4, NC = 10 };
+    pid_t pids[NP];
+    fflush(stdout);
+    fflush(stderr);
+    for (int p = 0; p < NP; p++) {
+        pids[p] = fork();
+        if (pids[p] == 0) {
+            paimon_table *ct = open_copy(&c);
+            if (!ct) _exit(2);
+            char user[32];
+            snprintf(user, sizeof user, "proc-%d", p);
+            pm_commit_opts o;
+            opts_for(ct, &o, user);
+            o.max_retries = 200;
+            o.max_retry_wait_ms = 200;
+            for (int i = 0; i < NC; i++) {
+                char name[64];
+                snprintf(name, sizeof name, "data-fork-%d-%d.parquet", p, i);
+                tentry x;
+                tentry_init(&x, part.data, part.len, i % 2, name, 1);
+                o.identifier = i + 1;
+                pm_err e;
+                int64_t id;
+                int rc = pm_commit(ct, &x.m, 1, &o, &id, &e);
+                tentry_free(&x);
+                if (rc) { fprintf(stderr, "  proc %d commit %d: %s\n", p, i, e.msg); _exit(1); }
+            }
+            pm_table_free(ct);
+            _exit(0);
+        }
+    }
+    for (int p = 0; p < NP; p++) {
+        int st = -1;
+        CHECK(pids[p] > 0 && waitpid(pids[p], &st, 0) == pids[p]);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    int64_t *ids = NULL;
+    size_t n = 0;
+    pm_err e;
+    CHECK_EQ_INT(pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, &e), PAIMON_OK);
+    CHECK_EQ_INT(n, 4 + NP * NC);
+    for (size_t i = 0; i < n; i++) CHECK_EQ_INT(ids[i], (int64_t)i + 1);
+    free(ids);
+    CHECK_EQ_INT(latest_id(t), 4 + NP * NC);
+    pm_buf names = {0};
+    int64_t rows = 0;
+    CHECK_EQ_INT(live_names(t, 4 + NP * NC, &names, &rows), 3 + NP * NC);
+    for (int p = 0; p < NP; p++)
+        for (int i = 0; i < NC; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "data-fork-%d-%d.parquet", p, i);
+            CHECK(has_line(&names, name));
+        }
+    CHECK_EQ_INT(rows, 8 + NP * NC);
+    pm_snapshot *s = read_snap(t, 4 + NP * NC);
+    CHECK(s && s->total_record_count.v == 8 + NP * NC);
+    pm_snapshot_free(s);
+    /* every commit of a process found its identifier */
+    for (int p = 0; p < NP; p++) {
+        char user[32];
+        snprintf(user, sizeof user, "proc-%d", p);
+        int64_t ident = 0;
+        CHECK_EQ_INT(pm_commit_last_identifier(t, user, &ident, &e), PAIMON_OK);
+        CHECK_EQ_INT(ident, NC);
+    }
+    pm_buf_free(&names);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_last_identifier) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_err e;
+    int64_t ident = 0;
+    CHECK_EQ_INT(pm_commit_last_identifier(t, "d6fa8cca-d72a-461c-8e5d-8786c0243850", &ident, &e), PAIMON_OK);
+    CHECK_EQ_INT(ident, 3);
+    CHECK_EQ_INT(pm_commit_last_identifier(t, "nobody", &ident, &e), PAIMON_OK);
+    CHECK(ident == INT64_MIN);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    const char *users[3] = {"u1", "u2", "u1"};
+    int64_t idents[3] = {42, 7, 43};
+    for (int i = 0; i < 3; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "data-ident-%d.parquet", i);
+        tentry x;
+        tentry_init(&x, part.data, part.len, 0, name, 1);
+        pm_commit_opts o;
+        opts_for(t, &o, users[i]);
+        o.identifier = idents[i];
+        int64_t id;
+        CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+        tentry_free(&x);
+    }
+    CHECK_EQ_INT(pm_commit_last_identifier(t, "u1", &ident, &e), PAIMON_OK);
+    CHECK_EQ_INT(ident, 43);
+    CHECK_EQ_INT(pm_commit_last_identifier(t, "u2", &ident, &e), PAIMON_OK);
+    CHECK_EQ_INT(ident, 7);
+    CHECK_EQ_INT(pm_commit_last_identifier(t, "d6fa8cca-d72a-461c-8e5d-8786c0243850", &ident, &e), PAIMON_OK);
+    CHECK_EQ_INT(ident, 3);
+    /* the scan stops at a missing snapshot */
+    char path[600];
+    snprintf(path, sizeof path, "%s/snapshot/snapshot-6", c.table);
+    CHECK(unlink(path) == 0);
+    CHECK_EQ_INT(pm_commit_last_identifier(t, "u2", &ident, &e), PAIMON_OK);
+    CHECK(ident == INT64_MIN);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_partition_stats_span) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_buf p10 = {0}, p20 = {0};
+    CHECK(partition_bytes(t, "f1=20/", &p20) == 0);
+    CHECK(partition_bytes(t, "f1=10/", &p10) == 0);
+    tentry x[3];
+    tentry_init(&x[0], p20.data, p20.len, 1, "data-span-0.parquet", 1);
+    tentry_init(&x[1], p10.data, p10.len, 0, "data-span-1.parquet", 2);
+    tentry_init(&x[2], p20.data, p20.len, 0, "data-span-2.parquet", 3);
+    x[1].m.file.level = 0;
+    pm_manifest_entry ents[3] = {x[0].m, x[1].m, x[2].m};
+    pm_commit_opts o;
+    opts_for(t, &o, "span");
+    pm_err e = {0};
+    int64_t id = 0;
+    CHECK_EQ_INT(pm_commit(t, ents, 3, &o, &id, &e), PAIMON_OK);
+    pm_snapshot *s = read_snap(t, id);
+    CHECK(s != NULL);
+    if (s) {
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        CHECK_EQ_INT(pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, &e), PAIMON_OK);
+        CHECK_EQ_INT(n, 1);
+        if (n == 1) {
+            CHECK(v[0].pmin_len == p10.len && !memcmp(v[0].pmin, p10.data, p10.len));
+            CHECK(v[0].pmax_len == p20.len && !memcmp(v[0].pmax, p20.data, p20.len));
+            CHECK_EQ_INT(v[0].added, 3);
+            /* full record: buckets, levels, null counts */
+            pm_manifest_reader *r;
+            CHECK_EQ_INT(pm_table_open_manifest(t, s->delta_manifest_list, PM_MANIFEST_LIST, &r, &e), PAIMON_OK);
+            const pm_manifest_meta *m;
+            CHECK_EQ_INT(pm_manifest_next_meta(r, &m, &e), PAIMON_OK);
+            CHECK(m->min_bucket.has && m->min_bucket.v == 0 && m->max_bucket.has && m->max_bucket.v == 1);
+            CHECK(m->min_level.has && m->min_level.v == 0 && m->max_level.has && m->max_level.v == 0);
+            CHECK(!m->min_row_id.has && !m->max_row_id.has);
+            CHECK(m->partition_stats.n_null_counts == 1 && m->partition_stats.null_counts[0] == 0);
+            CHECK_EQ_INT(m->schema_id, 0);
+            pm_manifest_close(r);
+        }
+        pm_mfiles_free(v, n);
+        CHECK_EQ_INT(s->delta_record_count.v, 6);
+    }
+    pm_snapshot_free(s);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot %lld 2>&1", c.table,
+             (long long)id);
+    int st = -1;
+    char *out = run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "data-span-0.parquet") && strstr(out, "data-span-1.parquet") &&
+          strstr(out, "data-span-2.parquet"));
+    free(out);
+    for (int i = 0; i < 3; i++) tentry_free(&x[i]);
+    pm_buf_free(&p10);
+    pm_buf_free(&p20);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_merges_small_manifests) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_buf before = {0}, after = {0}, part = {0};
+    CHECK_EQ_INT(live_names(t, 4, &before, NULL), 3);
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-merge.parquet", 5);
+    pm_commit_opts o;
+    opts_for(t, &o, "merger");
+    o.merge_min_count = 2;     /* the 4 small manifests of snapshot 4 are merged */
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    pm_snapshot *s = read_snap(t, id);
+    CHECK(s != NULL);
+    if (s) {
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        CHECK_EQ_INT(pm_read_manifest_list(t, s->base_manifest_list, &v, &n, &e), PAIMON_OK);
+        CHECK_EQ_INT(n, 1);
+        /* compaction DELETEs cancel their ADDs: only live files remain */
+        if (n == 1) {
+            CHECK_EQ_INT(v[0].added, 3);
+            CHECK_EQ_INT(v[0].deleted, 0);
+        }
+        pm_mfiles_free(v, n);
+        CHECK_EQ_INT(s->total_record_count.v, 8 + 5);
+    }
+    pm_snapshot_free(s);
+    CHECK_EQ_INT(live_names(t, id, &after, NULL), 4);
+    for (char *l = strtok((char *)before.data, "\n"); l; l = strtok(NULL, "\n")) CHECK(has_line(&after, l));
+    CHECK(has_line(&after, "data-merge.parquet"));
+    CHECK(py_check(c.table, 4, id, "merged") == 0);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot %lld 2>&1", c.table,
+             (long long)id);
+    int st = -1;
+    char *out = run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "data-merge.parquet"));
+    free(out);
+    /* a later default commit keeps the merged manifest */
+    tentry y;
+    tentry_init(&y, part.data, part.len, 1, "data-merge-2.parquet", 1);
+    opts_for(t, &o, "merger");
+    CHECK_EQ_INT(pm_commit(t, &y.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(live_names(t, id, &after, NULL), 5);
+    tentry_free(&y);
+    tentry_free(&x);
+    pm_buf_free(&before);
+    pm_buf_free(&after);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_misuse) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_commit_opts o;
+    pm_commit_opts_from_table(t, &o);
+    pm_err e;
+    int64_t id;
+    CHECK_EQ_INT(pm_commit(t, NULL, 0, &o, &id, &e), PAIMON_MISUSE);   /* no commit user */
+    o.commit_user = "u";
+    o.kind = "ANALYZE";
+    CHECK_EQ_INT(pm_commit(t, NULL, 0, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(latest_id(t), 4);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+int main(void) {
+    RUN(commit_add_new_file);
+    RUN(commit_delete_live_file);
+    RUN(commit_delete_non_live_conflicts);
+    RUN(commit_retries_when_id_taken);
+    RUN(commit_uncertain_failure);
+    RUN(commit_concurrent_processes);
+    RUN(commit_last_identifier);
+    RUN(commit_partition_stats_span);
+    RUN(commit_merges_small_manifests);
+    RUN(commit_misuse);
+    return TEST_SUMMARY();
+}

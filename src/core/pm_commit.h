@@ -1,0 +1,43 @@
+/* Commit: publish ADD/DELETE manifest entries as a new snapshot (Java
+ * FileStoreCommitImpl, 2.0): conflict detection, manifest minor merge, base
+ * and delta manifest lists, atomic no-replace snapshot creation with
+ * retries, LATEST hint. See paimon-format.md §7. */
+#ifndef PM_COMMIT_H
+#define PM_COMMIT_H
+
+#include "pm_common.h"
+#include "pm_manifest.h"
+#include "pm_table.h"
+
+typedef struct pm_commit_opts {
+    const char *commit_user;           /* required */
+    int64_t identifier;                /* INT64_MAX for batch */
+    const char *kind;                  /* "APPEND", "OVERWRITE", "COMPACT" */
+    int max_retries;                   /* commit.max-retries (10) */
+    int64_t min_retry_wait_ms;         /* commit.min-retry-wait (10 ms) */
+    int64_t max_retry_wait_ms;         /* commit.max-retry-wait (10 s) */
+    const char *codec;                 /* Avro codec of new manifests ("zstandard") */
+    int level;                         /* codec level (1) */
+    int64_t manifest_target_size;      /* manifest.target-file-size (8 MB) */
+    int64_t full_compaction_threshold; /* manifest.full-compaction-threshold-size (16 MB) */
+    int merge_min_count;               /* manifest.merge-min-count (30) */
+} pm_commit_opts;
+
+/* Defaults, overridden by the table's options. commit_user stays NULL. */
+void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o);
+
+/* Commit the entries (ADD/DELETE ManifestEntry records, in chronological
+ * order) as one new snapshot; *snapshot_id receives its id. Conflict
+ * detection runs when an entry is a DELETE or kind != APPEND; a conflict
+ * returns PAIMON_CONFLICT without retrying. Losing the race for the snapshot
+ * id retries (up to max_retries, then PAIMON_CONFLICT). Files written by a
+ * failed attempt are removed, except after an uncertain snapshot write. */
+int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const pm_commit_opts *o,
+              int64_t *snapshot_id, pm_err *e);
+
+/* Java filterCommitted: the newest snapshot committed by commit_user
+ * (scanning back from the latest until a snapshot is missing); *identifier
+ * = its commitIdentifier, or INT64_MIN if there is none. */
+int pm_commit_last_identifier(paimon_table *t, const char *commit_user, int64_t *identifier, pm_err *e);
+
+#endif

@@ -1,0 +1,55 @@
+/* Shared between the parts of the paimon.core binding (read side in
+ * lpaimon.c, commit/write in lpaimon_write.c, maintenance in
+ * lpaimon_maint.c). Only the binding includes this; the core never does. */
+#ifndef LPAIMON_H
+#define LPAIMON_H
+
+#include "lpaimon_compat.h"
+#include "pm_table.h"
+
+#define TABLE_MT "paimon.Table"
+#define SNAP_MT "paimon.Snapshot"
+#define ITER_MT "paimon.Iterator"
+
+typedef struct lp_table { paimon_table *t; } lp_table;
+
+typedef struct lp_snap {
+    pm_snapshot *s;
+    lp_table *owner;
+    char *tag;                  /* tag name when loaded from a tag */
+} lp_snap;
+
+/* Errors: misuse raises; other failures return nil, message, code-name. */
+const char *lp_code_name(int code);
+int lp_push_fail(lua_State *L, int code, const pm_err *e);
+int lp_raise(lua_State *L, const pm_err *e);
+
+/* Field setters on the table at the stack top (nil values are skipped). */
+void lp_set_str(lua_State *L, const char *k, const char *v);
+void lp_set_lstr(lua_State *L, const char *k, const void *p, size_t n);
+void lp_set_int(lua_State *L, const char *k, int64_t v);
+void lp_set_opt(lua_State *L, const char *k, pm_opt_i64 v);
+void lp_set_opt32(lua_State *L, const char *k, pm_opt_i32 v);
+void lp_set_bool(lua_State *L, const char *k, int v);
+void lp_push_strs(lua_State *L, pm_strs s);
+void lp_push_cstrv(lua_State *L, char **v, size_t n);
+
+paimon_table *lp_check_table(lua_State *L, int i);
+lp_snap *lp_check_snap(lua_State *L, int i);
+/* Push a Snapshot userdata owning s; the Table userdata is at tidx. */
+void lp_push_snap(lua_State *L, int tidx, pm_snapshot *s, const char *tag);
+void lp_push_schema(lua_State *L, const pm_schema *s);
+void lp_push_datum(lua_State *L, const pm_type *ty, const pm_datum *d);
+int lp_push_partition(lua_State *L, const paimon_table *t, pm_bytes part, pm_err *e);
+void lp_push_stats(lua_State *L, const pm_stats *st);
+void lp_push_data_file(lua_State *L, const pm_data_file *d);
+
+/* Each part registers its functions: Table methods go into the Table
+ * metatable's __index, Snapshot methods into its __methods, module
+ * functions into the module table at module_idx. */
+void lp_add_table_methods(lua_State *L, const luaL_Reg *methods);
+void lp_add_snapshot_methods(lua_State *L, const luaL_Reg *methods);
+void lp_open_write(lua_State *L, int module_idx);   /* lpaimon_write.c */
+void lp_open_maint(lua_State *L, int module_idx);   /* lpaimon_maint.c */
+
+#endif
