@@ -968,6 +968,8 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_setfuncs(L, core_funcs);
     lp_open_write(L, lua_gettop(L));
     lp_open_maint(L, lua_gettop(L));
+    lp_open_orphan(L, lua_gettop(L));
+    lp_open_partition(L, lua_gettop(L));
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     lua_pushstring(L, PAIMON_VERSION);
