@@ -654,6 +654,198 @@ static int merge_minor(attempt *a, const own_meta *in, size_t n, own_meta **out,
     return rc;
 }
 
+
+/* ---- manifest merge: full compaction (ManifestFileMerger.tryFullCompaction) */
+
+static int must_change(const attempt *a, const own_meta *m) {
+    return m->m.num_deleted_files > 0 || m->m.file_size < a->o->manifest_target_size;
+}
+
+typedef struct full_ctx {
+    paimon_table *t;
+    pm_set *dels, *parts;
+    mbuild *pstats;          /* partition stats of the deleted files (no writer) */
+    mbuild *mb;              /* output */
+    pm_buf key;
+    int require;
+} full_ctx;
+
+static int full_collect_deletes(void *p, const pm_manifest_entry *m, pm_err *e) {
+    full_ctx *c = p;
+    if (m->kind != PM_FILE_DELETE) return PAIMON_OK;
+    if (pm_file_identifier(m, &c->key) || pm_set_add(c->dels, c->key.data, c->key.len) < 0)
+        return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    int added = pm_set_add(c->parts, m->partition.ptr, m->partition.len);
+    if (added < 0) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (added) {
+        int rc = mb_partition(c->pstats, m, e);
+        if (rc) return rc;
+        c->pstats->n++;
+    }
+    return PAIMON_OK;
+}
+
+static int full_check(void *p, const pm_manifest_entry *m, pm_err *e) {
+    full_ctx *c = p;
+    if (m->kind == PM_FILE_DELETE) return PAIMON_OK;
+    if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (pm_set_contains(c->dels, c->key.data, c->key.len)) {
+        c->require = 1;
+        return PAIMON_DONE;   /* stop early */
+    }
+    return PAIMON_OK;
+}
+
+static int full_write(void *p, const pm_manifest_entry *m, pm_err *e) {
+    full_ctx *c = p;
+    if (m->kind == PM_FILE_DELETE) return PAIMON_OK;
+    if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (pm_set_contains(c->dels, c->key.data, c->key.len)) return PAIMON_OK;
+    return mb_add(c->mb, m, e);
+}
+
+/* Java's MultiplePartitionPredicate over a manifest's partition stats: per
+ * field, file.max >= min(deleted) and file.min <= max(deleted) (IS NULL when
+ * the deleted partitions only have nulls there). Unknown stats -> 1. */
+static int may_contain_deleted(full_ctx *c, const own_meta *f, const pm_datum *dmin, const pm_datum *dmax) {
+    paimon_table *t = c->t;
+    size_t np = t->n_part;
+    if (np == 0) return 1;
+    pm_datum fmin[16], fmax[16];
+    if (np > 16) return 1;
+    pm_err e2;
+    const pm_stats *st = &f->m.partition_stats;
+    if (pm_binrow_decode(st->min_values.ptr, st->min_values.len, t->part_types, np, fmin, &e2) ||
+        pm_binrow_decode(st->max_values.ptr, st->max_values.len, t->part_types, np, fmax, &e2))
+        return 1;
+    int64_t rows = f->m.num_added_files + f->m.num_deleted_files;
+    for (size_t i = 0; i < np; i++) {
+        int has_nc = i < st->n_null_counts && !(st->null_count_is_null && st->null_count_is_null[i]);
+        int64_t nc = has_nc ? st->null_counts[i] : 0;
+        if (dmin[i].is_null) {                       /* IS NULL */
+            if (has_nc && nc <= 0) return 0;
+            continue;
+        }
+        int all_null = has_nc && nc == rows;
+        if (!all_null && (fmin[i].is_null || fmax[i].is_null)) continue;   /* unknown */
+        if (all_null) return 0;
+        if (cmp_datum(t->part_types[i], &fmax[i], &dmin[i]) < 0) return 0;
+        if (cmp_datum(t->part_types[i], &fmin[i], &dmax[i]) > 0) return 0;
+    }
+    return 1;
+}
+
+/* Sets *done = 1 and fills *out when a full compaction happened. */
+static int merge_full(attempt *a, const own_meta *in, size_t n, own_meta **out, size_t *n_out, int *done,
+                      pm_err *e) {
+    *done = 0;
+    int64_t delta_size = 0;
+    for (size_t i = 0; i < n; i++)
+        if (must_change(a, &in[i])) delta_size += in[i].m.file_size;
+    int64_t trigger = a->o->full_compaction_threshold > 0 ? a->o->full_compaction_threshold : 1;
+    if (delta_size < trigger) return PAIMON_OK;
+
+    paimon_table *t = a->t;
+    full_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    mbuild pstats, mb;
+    int have_pstats = 0, have_mb = 0;
+    uint8_t *keep = calloc(n ? n : 1, 1);     /* 1: left untouched up front */
+    size_t cap = 0;
+    pm_datum dmin[16], dmax[16];
+    c.dels = pm_set_new();
+    c.parts = pm_set_new();
+    int rc = PAIMON_OK;
+    if (!keep || !c.dels || !c.parts) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto out; }
+    if ((rc = mb_open(&pstats, a, e))) goto out;
+    have_pstats = 1;
+    pm_avro_writer_abort(pstats.w);
+    pstats.w = NULL;
+    c.pstats = &pstats;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (in[i].m.num_deleted_files > 0) rc = for_each_entry(t, &in[i], 1, full_collect_deletes, &c, e);
+    if (rc) goto out;
+
+    /* 2.2 skip files that cannot hold a deleted partition */
+    size_t np = t->n_part;
+    int pred_false = pm_set_size(c.dels) == 0;
+    int pred_true = !pred_false && (np == 0 || np > 16);
+    if (!pred_false && !pred_true) {
+        if ((rc = pm_binrow_decode(pstats.pmin.data, pstats.pmin.len, t->part_types, np, dmin, e)) ||
+            (rc = pm_binrow_decode(pstats.pmax.data, pstats.pmax.len, t->part_types, np, dmax, e)))
+            goto out;
+    }
+    size_t to_merge = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!must_change(a, &in[i]) && !pred_true &&
+            (pred_false || !may_contain_deleted(&c, &in[i], dmin, dmax)))
+            keep[i] = 1;
+        else
+            to_merge++;
+    }
+    if (to_merge <= 1) goto out;   /* fall back to minor compaction */
+
+    own_meta *slot;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (keep[i]) {
+            if (metas_push(out, n_out, &cap, &slot) || own_meta_copy(slot, &in[i].m)) {
+                if (*n_out && !(*out)[*n_out - 1].name) (*n_out)--;
+                rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+            }
+        }
+    if (rc) goto out;
+    if ((rc = mb_open(&mb, a, e))) goto out;
+    have_mb = 1;
+    c.mb = &mb;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (keep[i]) continue;
+        c.require = must_change(a, &in[i]);
+        if (!c.require) {
+            rc = for_each_entry(t, &in[i], 1, full_check, &c, e);
+            if (rc == PAIMON_DONE) rc = PAIMON_OK;
+        }
+        if (rc) break;
+        if (c.require) {
+            rc = for_each_entry(t, &in[i], 1, full_write, &c, e);
+        } else if (metas_push(out, n_out, &cap, &slot) || own_meta_copy(slot, &in[i].m)) {
+            if (*n_out && !(*out)[*n_out - 1].name) (*n_out)--;
+            rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+        }
+    }
+    if (rc) goto out;
+    if (mb.n) {
+        if ((rc = metas_push(out, n_out, &cap, &slot))) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto out; }
+        have_mb = 0;
+        rc = mb_finish(&mb, slot, e);
+        if (rc) { (*n_out)--; goto out; }
+    }
+    *done = 1;
+out:
+    if (have_mb) mb_free(&mb);
+    if (have_pstats) mb_free(&pstats);
+    pm_set_free(c.dels);
+    pm_set_free(c.parts);
+    pm_buf_free(&c.key);
+    free(keep);
+    if (rc || !*done) {
+        own_metas_free(*out, *n_out);
+        *out = NULL;
+        *n_out = 0;
+    }
+    return rc;
+}
+
+/* ManifestFileMerger.merge: full compaction if triggered, else minor. */
+static int merge_manifests(attempt *a, const own_meta *in, size_t n, own_meta **out, size_t *n_out, pm_err *e) {
+    *out = NULL;
+    *n_out = 0;
+    int done = 0;
+    int rc = merge_full(a, in, n, out, n_out, &done, e);
+    if (rc || done) return rc;
+    return merge_minor(a, in, n, out, n_out, e);
+}
+
 /* ---- conflict detection --------------------------------------------------- */
 
 static int conflict_at(paimon_table *t, const pm_manifest_entry *m, pm_err *e, const char *fmt_tail,
@@ -788,7 +980,7 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
         if (latest->delta_manifest_list &&
             (rc = read_metas(t, latest->delta_manifest_list, &before, &n_before, &cap_before, e))) goto done;
     }
-    if ((rc = merge_minor(a, before, n_before, &after, &n_after, e))) goto done;
+    if ((rc = merge_manifests(a, before, n_before, &after, &n_after, e))) goto done;
     if ((rc = write_list(a, after, n_after, &base_name, &base_size, e))) goto done;
 
     /* Delta manifest + list. */
