@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "pm_avro.h"
+#include "pm_manifest.h"
 
 static uint64_t walk(const pm_avro_value *v) {
     uint64_t h = (uint64_t)v->type * 31u + (uint64_t)(v->branch + 1);
@@ -79,7 +80,7 @@ static uint8_t *read_file(const char *path, size_t *len) {
 
 int main(int argc, char **argv) {
     const char *path = NULL;
-    int reps = 5, i;
+    int reps = 5, i, records = 0;
     double raw_bytes = 0, *times;
     uint8_t *data;
     size_t len;
@@ -88,14 +89,15 @@ int main(int argc, char **argv) {
 
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--records")) records = 1;
         else if (!strcmp(argv[i], "--raw-bytes") && i + 1 < argc) raw_bytes = atof(argv[++i]);
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: %s FILE [--reps N] [--raw-bytes N]\n", argv[0]);
+            fprintf(stderr, "usage: %s FILE [--reps N] [--raw-bytes N] [--records]\n", argv[0]);
             return 2;
         } else path = argv[i];
     }
     if (!path || reps < 1) {
-        fprintf(stderr, "usage: %s FILE [--reps N] [--raw-bytes N]\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE [--reps N] [--raw-bytes N] [--records]\n", argv[0]);
         return 2;
     }
     if (!(data = read_file(path, &len))) return 1;
@@ -112,6 +114,22 @@ int main(int argc, char **argv) {
         double t0 = now_s();
 
         memset(&e, 0, sizeof e);
+        if (records) {
+            /* full ManifestEntry/DataFileMeta records, as scans use them */
+            pm_manifest_reader *mr = NULL;
+            const pm_manifest_entry *me;
+            if (pm_manifest_open_bytes(data, len, path, PM_MANIFEST_FILE, &mr, &e) != PAIMON_OK) {
+                fprintf(stderr, "bench_decode: open: %s\n", e.msg);
+                return 1;
+            }
+            while ((rc = pm_manifest_next_entry(mr, &me, &e)) == PAIMON_OK) {
+                h = h * 31u + (uint64_t)me->file.file_size + (uint64_t)me->file.row_count +
+                    strlen(me->file.file_name) + me->partition.len + me->file.value_stats.n_null_counts;
+                n++;
+            }
+            pm_manifest_close(mr);
+            goto timed;
+        }
         if (pm_avro_reader_open(data, len, path, &r, &e) != PAIMON_OK) {
             fprintf(stderr, "bench_decode: open: %s\n", e.msg);
             return 1;
@@ -121,6 +139,7 @@ int main(int argc, char **argv) {
             n++;
         }
         pm_avro_reader_close(r);
+    timed:
         times[i] = now_s() - t0;
         if (rc != PAIMON_DONE) {
             fprintf(stderr, "bench_decode: record %ld: %s\n", n, e.msg);

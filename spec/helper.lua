@@ -18,17 +18,22 @@ function H.sh_quote(s)
 end
 
 -- Run a shell command; returns stdout, stderr, exit code.
+-- The exit code also goes through a file: LuaJIT's pipe close returns no
+-- status (Lua 5.1 semantics), so specs run unchanged under both.
 function H.run(cmd)
-  local errf = os.tmpname()
-  local p = io.popen(cmd .. " 2>" .. errf, "r")
-  local out = p:read("a")
-  local ok, how, code = p:close()
+  local errf, codef = os.tmpname(), os.tmpname()
+  local p = io.popen(cmd .. " 2>" .. errf .. "\necho $? >" .. codef, "r")
+  local out = p:read("*a")
+  p:close()
   local f = io.open(errf, "r")
-  local err = f and f:read("a") or ""
+  local err = f and f:read("*a") or ""
+  if f then f:close() end
+  f = io.open(codef, "r")
+  local code = f and tonumber(f:read("*l"))
   if f then f:close() end
   os.remove(errf)
-  if how == "signal" then code = 128 + code end
-  return out, err, code or (ok and 0 or 1)
+  os.remove(codef)
+  return out, err, code or 1
 end
 
 function H.paimon_lua(args)

@@ -10,9 +10,15 @@
 
 #define COMPLEX "cpp-parquet-append_complex_data/append_complex_data.db/append_complex_data"
 
+#define UNPART "cpp-avro-append_with_multiple_map/append_with_multiple_map.db/append_with_multiple_map"
+#define BRANCHED "cpp-parquet-append_table_with_append_pt_branch/append_table_with_append_pt_branch.db/" \
+                 "append_table_with_append_pt_branch"
+
+static const char *fixture_rel = COMPLEX;
+
 static char *fixture_path(void) {
     static char buf[1024];
-    snprintf(buf, sizeof buf, "%s/paimon-java/%s", fixtures_dir(), COMPLEX);
+    snprintf(buf, sizeof buf, "%s/paimon-java/%s", fixtures_dir(), fixture_rel);
     return buf;
 }
 
@@ -20,14 +26,19 @@ static char *fixture_path(void) {
 
 typedef struct tcopy { char dir[256]; char table[300]; } tcopy;
 
-static int copy_fixture(tcopy *c) {
+static int copy_fixture_of(tcopy *c, const char *rel) {
+    fixture_rel = rel;
     strcpy(c->dir, "/tmp/pm_test_commit.XXXXXX");
     if (!mkdtemp(c->dir)) return -1;
     snprintf(c->table, sizeof c->table, "%s/t", c->dir);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "cp -R '%s' '%s'", fixture_path(), c->table);
-    return system(cmd) == 0 ? 0 : -1;
+    int rc = system(cmd) == 0 ? 0 : -1;
+    fixture_rel = COMPLEX;
+    return rc;
 }
+
+static int copy_fixture(tcopy *c) { return copy_fixture_of(c, COMPLEX); }
 
 static void remove_copy(tcopy *c) {
     char cmd[600];
@@ -541,6 +552,14 @@ TEST(commit_delete_non_live_conflicts) {
     }
     pm_scan_close(sc);
     pm_snapshot_free(s);
+    /* COMPACT changing the total buckets of a partition */
+    tentry z;
+    tentry_init(&z, part.data, part.len, 3, "data-four-buckets.parquet", 1);
+    z.m.total_buckets = 4;
+    CHECK_EQ_INT(pm_commit(t, &z.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "total buckets") && strstr(e.msg, "from 2 to 4"));
+    if (!strstr(e.msg, "from 2 to 4")) fprintf(stderr, "  msg: %s\n", e.msg);
+    tentry_free(&z);
     CHECK_EQ_INT(latest_id(t), 4);
     char *m1 = listing(mdir), *s1 = listing(sdir);
     CHECK(m0 && m1 && !strcmp(m0, m1));
@@ -779,6 +798,62 @@ TEST(commit_concurrent_processes) {
     remove_copy(&c);
 }
 
+
+/* Two processes delete the same live file: exactly one wins, the other sees
+ * the conflict on its retry (or its first attempt). */
+TEST(commit_concurrent_deletes_conflict) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    enum { NP = 4 };
+    pid_t pids[NP];
+    fflush(stdout);
+    fflush(stderr);
+    for (int p = 0; p < NP; p++) {
+        pids[p] = fork();
+        if (pids[p] == 0) {
+            paimon_table *ct = open_copy(&c);
+            if (!ct) _exit(2);
+            pm_snapshot *s;
+            pm_scan *sc = NULL;
+            const pm_manifest_entry *live = first_live(ct, &s, &sc);
+            if (!live) _exit(2);
+            pm_manifest_entry del = *live;
+            del.kind = PM_FILE_DELETE;
+            char user[32];
+            snprintf(user, sizeof user, "del-%d", p);
+            pm_commit_opts o;
+            opts_for(ct, &o, user);
+            o.max_retries = 100;
+            pm_err e;
+            int64_t id;
+            int rc = pm_commit(ct, &del, 1, &o, &id, &e);
+            pm_scan_close(sc);
+            pm_snapshot_free(s);
+            pm_table_free(ct);
+            _exit(rc == PAIMON_OK ? 0 : rc == PAIMON_CONFLICT ? 10 : 1);
+        }
+    }
+    int ok = 0, conflict = 0;
+    for (int p = 0; p < NP; p++) {
+        int st = -1;
+        CHECK(pids[p] > 0 && waitpid(pids[p], &st, 0) == pids[p]);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) ok++;
+        else if (WIFEXITED(st) && WEXITSTATUS(st) == 10) conflict++;
+    }
+    CHECK_EQ_INT(ok, 1);
+    CHECK_EQ_INT(conflict, NP - 1);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (t) {
+        CHECK_EQ_INT(latest_id(t), 5);
+        pm_buf names = {0};
+        CHECK_EQ_INT(live_names(t, 5, &names, NULL), 2);
+        pm_buf_free(&names);
+        pm_table_free(t);
+    }
+    remove_copy(&c);
+}
+
 TEST(commit_last_identifier) {
     tcopy c;
     CHECK(copy_fixture(&c) == 0);
@@ -949,6 +1024,376 @@ TEST(commit_merges_small_manifests) {
     remove_copy(&c);
 }
 
+
+TEST(commit_full_compaction) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_buf p10 = {0}, p20 = {0}, names = {0};
+    CHECK(partition_bytes(t, "f1=20/", &p20) == 0);
+    CHECK(partition_bytes(t, "f1=10/", &p10) == 0);
+    tentry x, y;
+    tentry_init(&x, p20.data, p20.len, 1, "data-full-0.parquet", 2);
+    tentry_init(&y, p10.data, p10.len, 0, "data-full-1.parquet", 3);
+    pm_commit_opts o;
+    opts_for(t, &o, "full");
+    pm_err e = {0};
+    int64_t id = 0;
+    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    pm_snapshot *s5 = read_snap(t, 5);
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    CHECK(s5 && pm_read_manifest_list(t, s5->delta_manifest_list, &v, &n, &e) == PAIMON_OK && n == 1);
+    if (s5 && n == 1) {
+        /* the f1=20 manifest of snapshot 5 is not "must change" (size >= target) and
+         * cannot hold the deleted f1=10 files: kept; the 4 Java manifests are rewritten */
+        char *m5 = pm_strdup(v[0].name);
+        o.manifest_target_size = v[0].size;
+        o.full_compaction_threshold = 1;
+        int rc = pm_commit(t, &y.m, 1, &o, &id, &e);
+        if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+        CHECK_EQ_INT(rc, PAIMON_OK);
+        CHECK_EQ_INT(id, 6);
+        pm_snapshot *s6 = read_snap(t, 6);
+        pm_mfile *w = NULL;
+        size_t nw = 0;
+        CHECK(s6 && pm_read_manifest_list(t, s6->base_manifest_list, &w, &nw, &e) == PAIMON_OK);
+        CHECK_EQ_INT(nw, 2);
+        if (nw == 2) {
+            CHECK_EQ_STR(w[0].name, m5);
+            CHECK(strstr(w[1].name, "manifest-") == w[1].name && strcmp(w[1].name, m5));
+            CHECK_EQ_INT(w[1].added, 3);
+            CHECK_EQ_INT(w[1].deleted, 0);
+        }
+        pm_mfiles_free(w, nw);
+        pm_snapshot_free(s6);
+        free(m5);
+        CHECK_EQ_INT(live_names(t, 6, &names, NULL), 5);
+        CHECK(has_line(&names, "data-full-0.parquet") && has_line(&names, "data-full-1.parquet"));
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 6 2>&1", c.table);
+        int st = -1;
+        char *out = run(cmd, &st);
+        CHECK_EQ_INT(st, 0);
+        CHECK(out && strstr(out, "data-full-0.parquet") && strstr(out, "data-full-1.parquet") &&
+              strstr(out, "data-f8754699-0c43-4e53-be00-7e8af1754913-0.parquet"));
+        free(out);
+    }
+    pm_mfiles_free(v, n);
+    pm_snapshot_free(s5);
+    tentry_free(&x);
+    tentry_free(&y);
+    pm_buf_free(&p10);
+    pm_buf_free(&p20);
+    pm_buf_free(&names);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+
+static int first_partition(paimon_table *t, pm_buf *out) {
+    pm_snapshot *s;
+    pm_scan *sc = NULL;
+    const pm_manifest_entry *m = first_live(t, &s, &sc);
+    int rc = -1;
+    if (m) {
+        out->len = 0;
+        pm_buf_append(out, m->partition.ptr, m->partition.len);
+        rc = 0;
+    }
+    pm_scan_close(sc);
+    pm_snapshot_free(s);
+    return rc;
+}
+
+TEST(commit_unpartitioned_table) {
+    tcopy c;
+    CHECK(copy_fixture_of(&c, UNPART) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    CHECK_EQ_INT(t->n_part, 0);
+    pm_buf part = {0};
+    CHECK(first_partition(t, &part) == 0);
+    CHECK_EQ_INT(part.len, 12);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-unpart.parquet", 4);
+    x.m.total_buckets = -1;
+    pm_commit_opts o;
+    opts_for(t, &o, "u");
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 2);
+    pm_snapshot *s1 = read_snap(t, 1), *s2 = read_snap(t, 2);
+    CHECK(s1 && s2);
+    if (s1 && s2) {
+        CHECK_EQ_INT(s2->total_record_count.v, s1->total_record_count.v + 4);
+        /* partition stats equal Java's for an unpartitioned manifest */
+        pm_manifest_reader *r1, *r2;
+        const pm_manifest_meta *m;
+        CHECK_EQ_INT(pm_table_open_manifest(t, s1->delta_manifest_list, PM_MANIFEST_LIST, &r1, &e), PAIMON_OK);
+        CHECK_EQ_INT(pm_table_open_manifest(t, s2->delta_manifest_list, PM_MANIFEST_LIST, &r2, &e), PAIMON_OK);
+        CHECK_EQ_INT(pm_manifest_next_meta(r1, &m, &e), PAIMON_OK);
+        pm_buf jmin = {0}, jmax = {0};
+        pm_buf_append(&jmin, m->partition_stats.min_values.ptr, m->partition_stats.min_values.len);
+        pm_buf_append(&jmax, m->partition_stats.max_values.ptr, m->partition_stats.max_values.len);
+        size_t jn = m->partition_stats.n_null_counts;
+        CHECK_EQ_INT(pm_manifest_next_meta(r2, &m, &e), PAIMON_OK);
+        CHECK(m->partition_stats.min_values.len == jmin.len &&
+              !memcmp(m->partition_stats.min_values.ptr, jmin.data, jmin.len));
+        CHECK(m->partition_stats.max_values.len == jmax.len &&
+              !memcmp(m->partition_stats.max_values.ptr, jmax.data, jmax.len));
+        CHECK_EQ_INT(m->partition_stats.n_null_counts, jn);
+        pm_buf_free(&jmin);
+        pm_buf_free(&jmax);
+        pm_manifest_close(r1);
+        pm_manifest_close(r2);
+    }
+    pm_snapshot_free(s1);
+    pm_snapshot_free(s2);
+    CHECK(py_check(c.table, 1, 2, "verbatim") == 0);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 2 2>&1", c.table);
+    int st = -1;
+    char *out = run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "data-unpart.parquet"));
+    free(out);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+TEST(commit_on_branch) {
+    tcopy c;
+    CHECK(copy_fixture_of(&c, BRANCHED) == 0);
+    paimon_table *t = NULL;
+    pm_err e = {0};
+    CHECK_EQ_INT(pm_table_open(c.table, "test", &t, &e), PAIMON_OK);
+    if (!t) { remove_copy(&c); return; }
+    char sdir[600];
+    snprintf(sdir, sizeof sdir, "%s/snapshot", c.table);
+    char *main0 = listing(sdir);
+    int64_t lid = latest_id(t);
+    CHECK(lid >= 1);
+    pm_buf part = {0};
+    CHECK(first_partition(t, &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-branch.parquet", 1);
+    x.m.total_buckets = -1;
+    pm_commit_opts o;
+    opts_for(t, &o, "b");
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, lid + 1);
+    char path[700];
+    snprintf(path, sizeof path, "%s/branch/branch-test/snapshot/snapshot-%lld", c.table, (long long)id);
+    struct stat st;
+    CHECK(stat(path, &st) == 0);
+    char *main1 = listing(sdir);
+    CHECK(main0 && main1 && !strcmp(main0, main1));
+    pm_snapshot *s = read_snap(t, id);
+    int64_t *sids = NULL;
+    size_t ns = 0;
+    CHECK_EQ_INT(pm_schema_list_ids(t->io, t->branch_root, &sids, &ns, &e), PAIMON_OK);
+    CHECK(s && ns && s->schema_id == sids[ns - 1]);
+    free(sids);
+    pm_snapshot_free(s);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --branch test --snapshot %lld 2>&1",
+             c.table, (long long)id);
+    int rs = -1;
+    char *out = run(cmd, &rs);
+    CHECK_EQ_INT(rs, 0);
+    CHECK(out && strstr(out, "data-branch.parquet"));
+    free(out);
+    free(main0);
+    free(main1);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+/* indexManifest, watermark, statistics and nextRowId come from the latest snapshot */
+TEST(commit_copies_snapshot_fields) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_snapshot *s4 = read_snap(t, 4);
+    CHECK(s4 != NULL);
+    if (s4) {
+        s4->index_manifest = pm_strdup("index-manifest-abc-0");
+        s4->statistics = pm_strdup("stat-abc-0");
+        s4->watermark = (pm_opt_i64){1, INT64_MIN};
+        s4->next_row_id = (pm_opt_i64){1, 77};
+        pm_buf j = {0};
+        pm_err e;
+        char path[600];
+        snprintf(path, sizeof path, "%s/snapshot/snapshot-4", c.table);
+        CHECK(pm_snapshot_to_json(s4, &j) == 0);
+        CHECK_EQ_INT(pm_io_write_atomic(t->io, path, j.data, j.len, &e), PAIMON_OK);
+        pm_buf_free(&j);
+        pm_snapshot_free(s4);
+    }
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-fields.parquet", 1);
+    pm_commit_opts o;
+    opts_for(t, &o, "f");
+    o.identifier = 5;
+    pm_err e = {0};
+    int64_t id = 0;
+    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    pm_snapshot *s = read_snap(t, id);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_EQ_STR(s->index_manifest, "index-manifest-abc-0");
+        CHECK_EQ_STR(s->statistics, "stat-abc-0");
+        CHECK(s->watermark.has && s->watermark.v == INT64_MIN);
+        CHECK(s->next_row_id.has && s->next_row_id.v == 77);
+        CHECK_EQ_INT(s->commit_identifier, 5);
+        CHECK(!s->changelog_manifest_list && !s->has_properties && !s->operation);
+    }
+    pm_snapshot_free(s);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+
+TEST(commit_first_snapshot) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    /* a table with only its schema */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir '%s/e' && cp -R '%s/schema' '%s/e/'", c.dir, c.table, c.dir);
+    CHECK(system(cmd) == 0);
+    pm_buf part = {0};
+    paimon_table *src = open_copy(&c);
+    CHECK(src && partition_bytes(src, "f1=10/", &part) == 0);
+    pm_table_free(src);
+    char tdir[400];
+    snprintf(tdir, sizeof tdir, "%s/e", c.dir);
+    paimon_table *t = NULL;
+    pm_err e = {0};
+    CHECK_EQ_INT(pm_table_open(tdir, NULL, &t, &e), PAIMON_OK);
+    if (!t) { pm_buf_free(&part); remove_copy(&c); return; }
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-first.parquet", 3);
+    pm_commit_opts o;
+    opts_for(t, &o, "first");
+    /* deleting from an empty table */
+    x.m.kind = PM_FILE_DELETE;
+    int64_t id = 0;
+    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "no snapshot"));
+    /* wrong partition arity */
+    x.m.kind = PM_FILE_ADD;
+    pm_bytes saved = x.m.partition;
+    x.m.partition = (pm_bytes){x.empty.data, x.empty.len};
+    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_MISUSE);
+    x.m.partition = saved;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 1);
+    pm_snapshot *s = read_snap(t, 1);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_EQ_INT(s->total_record_count.v, 3);
+        CHECK_EQ_INT(s->delta_record_count.v, 3);
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        CHECK_EQ_INT(pm_read_manifest_list(t, s->base_manifest_list, &v, &n, &e), PAIMON_OK);
+        CHECK_EQ_INT(n, 0);   /* an empty base list file */
+        pm_mfiles_free(v, n);
+    }
+    pm_snapshot_free(s);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files 2>&1", tdir);
+    int st = -1;
+    char *out = run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "data-first.parquet"));
+    free(out);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+
+TEST(commit_options_from_table) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd,
+             "sed -i 's|\"bucket\" : \"2\",|\"bucket\" : \"2\", \"commit.max-retries\" : \"3\", "
+             "\"commit.min-retry-wait\" : \"5 ms\", \"commit.max-retry-wait\" : \"2 s\", "
+             "\"manifest.target-file-size\" : \"2 mb\", \"manifest.full-compaction-threshold-size\" : \"3mb\", "
+             "\"manifest.merge-min-count\" : \"7\", \"manifest.compression\" : \"none\",|' '%s/schema/schema-0'",
+             c.table);
+    CHECK(system(cmd) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_commit_opts o;
+    pm_commit_opts_from_table(t, &o);
+    CHECK(o.commit_user == NULL);
+    CHECK(o.identifier == INT64_MAX);
+    CHECK_EQ_STR(o.kind, "APPEND");
+    CHECK_EQ_INT(o.max_retries, 3);
+    CHECK_EQ_INT(o.min_retry_wait_ms, 5);
+    CHECK_EQ_INT(o.max_retry_wait_ms, 2000);
+    CHECK_EQ_INT(o.manifest_target_size, 2 << 20);
+    CHECK_EQ_INT(o.full_compaction_threshold, 3 << 20);
+    CHECK_EQ_INT(o.merge_min_count, 7);
+    CHECK_EQ_STR(o.codec, "null");
+    pm_commit_opts_from_table(NULL, &o);
+    CHECK_EQ_INT(o.max_retries, 10);
+    CHECK_EQ_INT(o.min_retry_wait_ms, 10);
+    CHECK_EQ_INT(o.max_retry_wait_ms, 10000);
+    CHECK_EQ_INT(o.manifest_target_size, 8 << 20);
+    CHECK_EQ_INT(o.full_compaction_threshold, 16 << 20);
+    CHECK_EQ_INT(o.merge_min_count, 30);
+    CHECK_EQ_STR(o.codec, "zstandard");
+    CHECK_EQ_INT(o.level, 1);
+    /* manifests are written with the table's codec */
+    pm_commit_opts_from_table(t, &o);
+    o.commit_user = "codec";
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-codec.parquet", 1);
+    pm_err e = {0};
+    int64_t id = 0;
+    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    pm_snapshot *s = read_snap(t, id);
+    if (s) {
+        pm_manifest_reader *r;
+        CHECK_EQ_INT(pm_table_open_manifest(t, s->delta_manifest_list, PM_MANIFEST_LIST, &r, &e), PAIMON_OK);
+        CHECK_EQ_STR(pm_manifest_codec(r), "null");
+        pm_manifest_close(r);
+    }
+    pm_snapshot_free(s);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 TEST(commit_misuse) {
     tcopy c;
     CHECK(copy_fixture(&c) == 0);
@@ -975,9 +1420,16 @@ int main(void) {
     RUN(commit_retries_when_id_taken);
     RUN(commit_uncertain_failure);
     RUN(commit_concurrent_processes);
+    RUN(commit_concurrent_deletes_conflict);
     RUN(commit_last_identifier);
     RUN(commit_partition_stats_span);
     RUN(commit_merges_small_manifests);
+    RUN(commit_full_compaction);
+    RUN(commit_unpartitioned_table);
+    RUN(commit_on_branch);
+    RUN(commit_copies_snapshot_fields);
+    RUN(commit_first_snapshot);
+    RUN(commit_options_from_table);
     RUN(commit_misuse);
     return TEST_SUMMARY();
 }

@@ -863,12 +863,35 @@ static int conflict_at(paimon_table *t, const pm_manifest_entry *m, pm_err *e, c
     return rc;
 }
 
-/* Java ConflictDetection: the delta must merge on its own, and base + delta
+/* Total-bucket consistency (not for OVERWRITE): within a partition every
+ * entry with _TOTAL_BUCKETS > 0 agrees. 0 if fine, else the conflict. */
+static int check_buckets(paimon_table *t, idmap *tb, const pm_manifest_entry *m, pm_err *e) {
+    if (m->total_buckets <= 0) return PAIMON_OK;
+    idslot *s = idmap_find(tb, m->partition.ptr, m->partition.len);
+    if (!s) {
+        if (idmap_put(tb, m->partition.ptr, m->partition.len, m->total_buckets, 0))
+            return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        return PAIMON_OK;
+    }
+    if (s->val == m->total_buckets) return PAIMON_OK;
+    pm_buf d = {0};
+    describe_file(t, m, &d);
+    int rc = pm_fail(e, PAIMON_CONFLICT,
+                     "commit conflict in %s: total buckets of the partition of %s changed from %lld to %d "
+                     "without overwrite",
+                     t->root, d.data ? (char *)d.data : "?", (long long)s->val, (int)m->total_buckets);
+    pm_buf_free(&d);
+    return rc;
+}
+
+/* Java ConflictDetection: the delta must merge on its own, base + delta
  * must merge leaving no DELETE (every deleted file live in latest, no added
- * file already live). */
+ * file already live), and (unless overwriting) total buckets agree within
+ * each changed partition. */
 static int check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_manifest_entry *ents, size_t n,
-                           pm_err *e) {
-    idmap map = {0};
+                           int overwrite, pm_err *e) {
+    idmap map = {0}, tb = {0};
+    pm_set *touched = NULL;
     pm_buf key = {0};
     int rc = PAIMON_OK;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -886,40 +909,54 @@ static int check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_
         }
         if (idmap_put(&map, key.data, key.len, (int64_t)i, ents[i].kind)) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
     }
-    if (!rc && map.n) {
-        size_t deletes = 0;
-        for (size_t i = 0; i < map.cap; i++) if (map.s[i].state == 1 && map.s[i].kind == PM_FILE_DELETE) deletes++;
-        if (latest) {
-            pm_scan *sc;
-            if (!(rc = pm_scan_open(t, latest, NULL, &sc, e))) {
-                const pm_manifest_entry *m;
-                while ((rc = pm_scan_next(sc, &m, e)) == PAIMON_OK) {
-                    if (pm_file_identifier(m, &key)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
-                    idslot *s = idmap_find(&map, key.data, key.len);
-                    if (!s) continue;
-                    if (s->kind == PM_FILE_ADD) {
-                        rc = conflict_at(t, &ents[s->val], e, "is already live in snapshot", (long long)latest->id);
-                        break;
-                    }
-                    if (s->kind != PM_FILE_DELETE) continue;
+    int buckets = !overwrite && n > 0;
+    if (!rc && buckets) {
+        touched = pm_set_new();
+        if (!touched) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+        for (size_t i = 0; i < n && !rc; i++)
+            if (pm_set_add(touched, ents[i].partition.ptr, ents[i].partition.len) < 0)
+                rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+    }
+    size_t deletes = 0;
+    for (size_t i = 0; i < map.cap; i++) if (map.s[i].state == 1 && map.s[i].kind == PM_FILE_DELETE) deletes++;
+    if (!rc && latest && (map.n || buckets)) {
+        pm_scan *sc;
+        if (!(rc = pm_scan_open(t, latest, NULL, &sc, e))) {
+            const pm_manifest_entry *m;
+            while ((rc = pm_scan_next(sc, &m, e)) == PAIMON_OK) {
+                if (pm_file_identifier(m, &key)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+                idslot *s = idmap_find(&map, key.data, key.len);
+                if (s && s->kind == PM_FILE_ADD) {
+                    rc = conflict_at(t, &ents[s->val], e, "is already live in snapshot", (long long)latest->id);
+                    break;
+                }
+                if (s && s->kind == PM_FILE_DELETE) {
                     s->kind = -1;   /* matched */
                     deletes--;
+                    continue;       /* removed by this commit */
                 }
-                pm_scan_close(sc);
-                if (rc == PAIMON_DONE) rc = PAIMON_OK;
+                if (buckets && pm_set_contains(touched, m->partition.ptr, m->partition.len) &&
+                    (rc = check_buckets(t, &tb, m, e)))
+                    break;
             }
-        }
-        if (!rc && deletes) {
-            /* Report the first unmatched DELETE in commit order. */
-            size_t first = n;
-            for (size_t i = 0; i < map.cap; i++)
-                if (map.s[i].state == 1 && map.s[i].kind == PM_FILE_DELETE && (size_t)map.s[i].val < first)
-                    first = (size_t)map.s[i].val;
-            if (latest) rc = conflict_at(t, &ents[first], e, "is not live in snapshot", (long long)latest->id);
-            else rc = conflict_at(t, &ents[first], e, "is not live (the table has no snapshot)", 0);
+            pm_scan_close(sc);
+            if (rc == PAIMON_DONE) rc = PAIMON_OK;
         }
     }
+    /* Java order: live entries of the changed partitions, then the delta. */
+    for (size_t i = 0; i < n && !rc && buckets; i++) rc = check_buckets(t, &tb, &ents[i], e);
+    if (!rc && deletes) {
+        /* Report the first unmatched DELETE in commit order. */
+        size_t first = n;
+        for (size_t i = 0; i < map.cap; i++)
+            if (map.s[i].state == 1 && map.s[i].kind == PM_FILE_DELETE && (size_t)map.s[i].val < first)
+                first = (size_t)map.s[i].val;
+        if (latest) rc = conflict_at(t, &ents[first], e, "is not live in snapshot", (long long)latest->id);
+        else rc = conflict_at(t, &ents[first], e, "is not live (the table has no snapshot)", 0);
+    }
     idmap_free(&map);
+    idmap_free(&tb);
+    pm_set_free(touched);
     pm_buf_free(&key);
     return rc;
 }
@@ -971,7 +1008,7 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     if ((rc = pm_schema_list_ids(t->io, t->branch_root, &sids, &n_sids, e))) goto done;
     int64_t schema_id = n_sids ? sids[n_sids - 1] : (t->schema ? t->schema->id : 0);
 
-    if (need_check && (rc = check_conflicts(t, latest, ents, n, e))) goto done;
+    if (need_check && (rc = check_conflicts(t, latest, ents, n, !strcmp(kind, "OVERWRITE"), e))) goto done;
 
     /* Base manifest list = merged manifests of latest. */
     if (latest) {
@@ -1095,8 +1132,10 @@ int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const
             return pm_fail(e, PAIMON_MISUSE, "commit: entry %zu has invalid kind %d", i, (int)m->kind);
         if (!m->file.file_name || !*m->file.file_name || strchr(m->file.file_name, '/'))
             return pm_fail(e, PAIMON_MISUSE, "commit: entry %zu has an invalid file name", i);
-        if (!m->partition.ptr && m->partition.len)
-            return pm_fail(e, PAIMON_MISUSE, "commit: entry %zu has no partition bytes", i);
+        if (!m->partition.ptr || pm_binrow_arity(m->partition.ptr, m->partition.len) != (int32_t)t->n_part)
+            return pm_fail(e, PAIMON_MISUSE,
+                           "commit: entry %zu (%s) has partition bytes of the wrong arity (the table has %zu "
+                           "partition fields)", i, m->file.file_name, t->n_part);
         if (m->kind == PM_FILE_DELETE) has_delete = 1;
     }
     /* Java 2.0: an append carrying deletions becomes an OVERWRITE commit

@@ -760,13 +760,7 @@ static int snap_manifests(lua_State *L) {
                                                                   : ud->s->changelog_manifest_list;
     /* iterator owner is the table: stack slot 1 is the snapshot; use its owner */
     lua_settop(L, 1);
-#if LUA_VERSION_NUM == 504
-    lua_getiuservalue(L, 1, 1);
-#else
-    lua_getfenv(L, 1);
-    lua_rawgeti(L, -1, 1);
-    lua_remove(L, -2);
-#endif
+    lp_getowner(L, 1);
     lua_replace(L, 1);          /* slot 1 = table userdata */
     return open_list_iter(L, ud, list, PM_MANIFEST_LIST, IT_META);
 }
@@ -774,13 +768,7 @@ static int snap_manifests(lua_State *L) {
 static int snap_index_entries(lua_State *L) {
     lp_snap *ud = lp_check_snap(L, 1);
     lua_settop(L, 1);
-#if LUA_VERSION_NUM == 504
-    lua_getiuservalue(L, 1, 1);
-#else
-    lua_getfenv(L, 1);
-    lua_rawgeti(L, -1, 1);
-    lua_remove(L, -2);
-#endif
+    lp_getowner(L, 1);
     lua_replace(L, 1);
     return open_list_iter(L, ud, ud->s->index_manifest, PM_INDEX_MANIFEST, IT_INDEX);
 }
@@ -790,13 +778,7 @@ static int snap_entries(lua_State *L) {
     lp_snap *ud = lp_check_snap(L, 1);
     const char *name = luaL_checkstring(L, 2);
     lua_settop(L, 1);
-#if LUA_VERSION_NUM == 504
-    lua_getiuservalue(L, 1, 1);
-#else
-    lua_getfenv(L, 1);
-    lua_rawgeti(L, -1, 1);
-    lua_remove(L, -2);
-#endif
+    lp_getowner(L, 1);
     lua_replace(L, 1);
     return open_list_iter(L, ud, name, PM_MANIFEST_FILE, IT_ENTRY);
 }
@@ -835,13 +817,7 @@ static int snap_files(lua_State *L) {
         lua_pop(L, 1);
     }
     lua_settop(L, 1);
-#if LUA_VERSION_NUM == 504
-    lua_getiuservalue(L, 1, 1);
-#else
-    lua_getfenv(L, 1);
-    lua_rawgeti(L, -1, 1);
-    lua_remove(L, -2);
-#endif
+    lp_getowner(L, 1);
     lua_replace(L, 1);
     {
         lp_iter *it = new_iter(L, IT_SCAN, 1);

@@ -18,6 +18,8 @@ static inline void lp_setowner(lua_State *L, int ud_idx, int owner_idx) {
     lua_pushvalue(L, owner_idx);
     lua_setiuservalue(L, ud_idx, 1);
 }
+/* Push the owner stored by lp_setowner (nil when none). */
+static inline void lp_getowner(lua_State *L, int ud_idx) { lua_getiuservalue(L, ud_idx, 1); }
 static inline void lp_pushint64(lua_State *L, int64_t v) { lua_pushinteger(L, (lua_Integer)v); }
 static inline int lp_isinteger(lua_State *L, int i) { return lua_isinteger(L, i); }
 static inline int lp_toint64(lua_State *L, int i, int64_t *out) {
@@ -47,6 +49,16 @@ static inline void lp_setowner(lua_State *L, int ud_idx, int owner_idx) {
     lua_rawseti(L, -2, 1);
     lua_setfenv(L, ud_idx);
 }
+static inline void lp_getowner(lua_State *L, int ud_idx) {
+    lua_getfenv(L, ud_idx);
+    if (lua_istable(L, -1)) lua_rawgeti(L, -1, 1);
+    else lua_pushnil(L);
+    lua_remove(L, -2);
+}
+/* Doubles convert to int64_t only inside the range (else the cast is UB). */
+static inline int lp_num_is_int64(lua_Number n) {
+    return n >= -9223372036854775808.0 && n < 9223372036854775808.0 && n == (lua_Number)(int64_t)n;
+}
 /* LuaJIT numbers are doubles: exact to 2^53; larger values become strings. */
 static inline void lp_pushint64(lua_State *L, int64_t v) {
     if (v > -(INT64_C(1) << 53) && v < (INT64_C(1) << 53)) lua_pushnumber(L, (lua_Number)v);
@@ -54,13 +66,12 @@ static inline void lp_pushint64(lua_State *L, int64_t v) {
 }
 static inline int lp_isinteger(lua_State *L, int i) {
     if (lua_type(L, i) != LUA_TNUMBER) return 0;
-    lua_Number n = lua_tonumber(L, i);
-    return n == (lua_Number)(int64_t)n;
+    return lp_num_is_int64(lua_tonumber(L, i));
 }
 static inline int lp_toint64(lua_State *L, int i, int64_t *out) {
     if (lua_type(L, i) == LUA_TNUMBER) {
         lua_Number n = lua_tonumber(L, i);
-        if (n != (lua_Number)(int64_t)n) return 0;
+        if (!lp_num_is_int64(n)) return 0;
         *out = (int64_t)n;
         return 1;
     }
@@ -74,7 +85,36 @@ static inline int lp_toint64(lua_State *L, int i, int64_t *out) {
 }
 #define lp_setfuncs(L, l) luaL_register((L), NULL, (l))
 #define lp_pushfail(L) lua_pushnil(L)
-#define lp_tolstring(L, i, len) (luaL_callmeta((L), (i), "__tostring") ? lua_tolstring((L), -1, (len)) : (lua_pushstring((L), luaL_typename((L), (i))), lua_tolstring((L), -1, (len))))
+/* luaL_tolstring of 5.2+: pushes the string form of any value. Integral
+ * numbers print without exponent ("10", not "1e+15"), as 5.4 integers do. */
+static inline const char *lp_tolstring(lua_State *L, int i, size_t *len) {
+    if (i < 0 && i > LUA_REGISTRYINDEX) i = lua_gettop(L) + i + 1;
+    if (luaL_callmeta(L, i, "__tostring")) {
+        if (!lua_isstring(L, -1)) luaL_error(L, "'__tostring' must return a string");
+    } else {
+        switch (lua_type(L, i)) {
+        case LUA_TNUMBER: {
+            lua_Number n = lua_tonumber(L, i);
+            if (lp_num_is_int64(n)) {
+                char b[24];
+                snprintf(b, sizeof b, "%lld", (long long)n);
+                lua_pushstring(L, b);
+            } else {
+                lua_pushvalue(L, i);
+                lua_tolstring(L, -1, NULL);   /* converts the copy in place */
+            }
+            break;
+        }
+        case LUA_TSTRING: lua_pushvalue(L, i); break;
+        case LUA_TBOOLEAN: lua_pushstring(L, lua_toboolean(L, i) ? "true" : "false"); break;
+        case LUA_TNIL: lua_pushliteral(L, "nil"); break;
+        default:
+            lua_pushfstring(L, "%s: %p", luaL_typename(L, i), lua_topointer(L, i));
+            break;
+        }
+    }
+    return lua_tolstring(L, -1, len);
+}
 #else
 #error "paimon-lua builds for Lua 5.4 or LuaJIT 2.1 (Lua 5.1 ABI) only"
 #endif
