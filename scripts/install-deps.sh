@@ -1,17 +1,33 @@
 #!/bin/sh
-# Idempotent install of every Debian package paimon-lua builds and tests with.
-# Runs apt-get update only when a package is missing.
+# Idempotent install of every Debian 12 package paimon-lua builds and tests
+# with. Runs apt-get update only when a package is missing.
+#  - LuaJIT: luajit2 + libluajit2-5.1-dev (OpenResty's branch; pkg-config
+#    name luajit). Not luajit/libluajit-5.1-dev: libnginx-mod-http-lua
+#    depends on libluajit2-5.1-2, which conflicts with them.
+#  - nginx + libnginx-mod-http-lua (+ ndk, lua-resty-core) and curl for the
+#    real-nginx test; luarocks for the rockspec test. luarocks pulls in
+#    lua5.1, whose `lua` alternative outranks lua5.4's: it is set back to 5.4
+#    (the scripts call interpreters by full name; people type `lua`/`busted`).
 set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev lua-busted \
-libjansson-dev libzstd-dev zlib1g-dev libsnappy-dev python3-avro python3-zstandard python3-snappy clang libclang-rt-14-dev"
-[ "${WITH_OPENRESTY:-0}" = 1 ] && PKGS="$PKGS luajit2 libluajit2-5.1-dev nginx libnginx-mod-http-lua curl"
+libjansson-dev libzstd-dev zlib1g-dev libsnappy-dev python3-avro python3-zstandard python3-snappy \
+clang libclang-rt-14-dev \
+luajit2 libluajit2-5.1-dev nginx libnginx-mod-http-lua curl luarocks"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+lua54_default() {
+  [ -x /usr/bin/lua5.4 ] || return 0
+  [ "$(readlink -f /usr/bin/lua 2>/dev/null)" = /usr/bin/lua5.4 ] && return 0
+  $SUDO update-alternatives --set lua-interpreter /usr/bin/lua5.4 >/dev/null 2>&1 || true
+  [ -x /usr/bin/luac5.4 ] && $SUDO update-alternatives --set lua-compiler /usr/bin/luac5.4 >/dev/null 2>&1
+  return 0
+}
+if [ -z "$missing" ]; then lua54_default; exit 0; fi
 echo "install-deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+lua54_default

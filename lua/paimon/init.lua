@@ -5,6 +5,7 @@ local M = {
   _VERSION = core._VERSION,
   null = core.null,           -- same value as cjson.null: a NULL lightuserdata
   open = core.open,
+  create_table = core.create_table,
   version = core.version,
 }
 

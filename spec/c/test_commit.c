@@ -699,15 +699,17 @@ TEST(commit_uncertain_failure) {
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 5);
-    /* not written and an error: the error, files kept */
+    /* never written and always an error: retried, then the error; files kept */
     char *m0 = listing(mdir);
+    o.max_retries = 2;
+    o.min_retry_wait_ms = 1;
     race_install(t, c.table, 0, 2);
     tentry_free(&x);
     tentry_init(&x, part.data, part.len, 0, "data-uncertain-2.parquet", 2);
     rc = pm_commit(t, &x.m, 1, &o, &id, &e);
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_IO);
-    CHECK(strstr(e.msg, "simulated"));
+    CHECK(strstr(e.msg, "simulated") && strstr(e.msg, "gave up after 2 retries"));
     CHECK_EQ_INT(latest_id(t), 5);
     char *m1 = listing(mdir);
     CHECK(m0 && m1 && strlen(m1) > strlen(m0));
@@ -719,7 +721,9 @@ TEST(commit_uncertain_failure) {
     remove_copy(&c);
 }
 
-TEST(commit_concurrent_processes) {
+/* NP processes x NC commits: exactly NP*NC new snapshots with contiguous
+ * ids, every committed file live, every (user, identifier) exactly once. */
+static void concurrent_commits(int NP, int NC) {
     tcopy c;
     CHECK(copy_fixture(&c) == 0);
     paimon_table *t = open_copy(&c);
@@ -727,8 +731,7 @@ TEST(commit_concurrent_processes) {
     if (!t) { remove_copy(&c); return; }
     pm_buf part = {0};
     CHECK(partition_bytes(t, "f1=20/", &part) == 0);
-    enum { NP = 4, NC = 10 };
-    pid_t pids[NP];
+    pid_t pids[8];
     fflush(stdout);
     fflush(stderr);
     for (int p = 0; p < NP; p++) {
@@ -740,8 +743,9 @@ TEST(commit_concurrent_processes) {
             snprintf(user, sizeof user, "proc-%d", p);
             pm_commit_opts o;
             opts_for(ct, &o, user);
-            o.max_retries = 200;
-            o.max_retry_wait_ms = 200;
+            o.max_retries = 1000;
+            o.min_retry_wait_ms = 1;
+            o.max_retry_wait_ms = 50;
             for (int i = 0; i < NC; i++) {
                 char name[64];
                 snprintf(name, sizeof name, "data-fork-%d-%d.parquet", p, i);
@@ -784,6 +788,22 @@ TEST(commit_concurrent_processes) {
     pm_snapshot *s = read_snap(t, 4 + NP * NC);
     CHECK(s && s->total_record_count.v == 8 + NP * NC);
     pm_snapshot_free(s);
+    /* each (user, identifier) committed exactly once, each snapshot adds one file */
+    int seen[8][64];
+    memset(seen, 0, sizeof seen);
+    for (int64_t id = 5; id <= 4 + NP * NC; id++) {
+        pm_snapshot *si = read_snap(t, id);
+        int p = -1;
+        if (si && si->commit_user && sscanf(si->commit_user, "proc-%d", &p) == 1 && p >= 0 && p < NP &&
+            si->commit_identifier >= 1 && si->commit_identifier <= NC)
+            seen[p][si->commit_identifier - 1]++;
+        else
+            CHECK(!"unexpected snapshot");
+        CHECK(si && si->delta_record_count.v == 1);
+        pm_snapshot_free(si);
+    }
+    for (int p = 0; p < NP; p++)
+        for (int i = 0; i < NC; i++) CHECK_EQ_INT(seen[p][i], 1);
     /* every commit of a process found its identifier */
     for (int p = 0; p < NP; p++) {
         char user[32];
@@ -797,6 +817,10 @@ TEST(commit_concurrent_processes) {
     pm_table_free(t);
     remove_copy(&c);
 }
+
+TEST(commit_concurrent_processes) { concurrent_commits(4, 10); }
+
+TEST(commit_concurrent_processes_4x50) { concurrent_commits(4, 50); }
 
 
 /* Two processes delete the same live file: exactly one wins, the other sees
@@ -1413,6 +1437,293 @@ TEST(commit_misuse) {
     remove_copy(&c);
 }
 
+
+/* manifest.target-file-size rolls new and merged manifests (checked every
+ * 1000 records, like Java's RollingFileWriter), so a later minor compaction
+ * keeps the full-size files instead of rewriting them again. */
+static pm_manifest_entry *many_entries(const pm_buf *part, const char *prefix, int n, tentry **store) {
+    *store = calloc((size_t)n, sizeof **store);
+    pm_manifest_entry *v = calloc((size_t)n, sizeof *v);
+    for (int i = 0; i < n; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "data-%s-%05d.parquet", prefix, i);
+        tentry_init(&(*store)[i], part->data, part->len, i % 2, name, 1);
+        v[i] = (*store)[i].m;
+    }
+    return v;
+}
+
+static void many_free(tentry *store, pm_manifest_entry *v, int n) {
+    for (int i = 0; i < n; i++) tentry_free(&store[i]);
+    free(store);
+    free(v);
+}
+
+static int list_of(paimon_table *t, int64_t id, int base, pm_mfile **v, size_t *n) {
+    pm_snapshot *s = read_snap(t, id);
+    pm_err e;
+    *v = NULL;
+    *n = 0;
+    int rc = s ? pm_read_manifest_list(t, base ? s->base_manifest_list : s->delta_manifest_list, v, n, &e) : -1;
+    pm_snapshot_free(s);
+    return rc;
+}
+
+TEST(commit_rolls_manifests) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_buf part = {0}, names = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    enum { N = 2500 };
+    tentry *store;
+    pm_manifest_entry *ents = many_entries(&part, "roll", N, &store);
+    pm_commit_opts o;
+    opts_for(t, &o, "roller");
+    pm_err e = {0};
+    int64_t id = 0;
+    /* default target: one delta manifest */
+    o.codec = "null";
+    CHECK_EQ_INT(pm_commit(t, ents, 1200, &o, &id, &e), PAIMON_OK);
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    CHECK(list_of(t, id, 0, &v, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    int64_t big = n ? v[0].size : 0;
+    pm_mfiles_free(v, n);
+    /* a tiny target: the delta rolls every 1000 records */
+    o.codec = "zstandard";
+    o.manifest_target_size = 1;
+    int rc = pm_commit(t, ents + 1200, N - 1200, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK(list_of(t, id, 0, &v, &n) == 0);
+    CHECK_EQ_INT(n, 2);
+    if (n == 2) {
+        CHECK_EQ_INT(v[0].added, 1000);
+        CHECK_EQ_INT(v[1].added, N - 1200 - 1000);
+        for (size_t i = 0; i < n; i++) {
+            char path[800];
+            struct stat st;
+            snprintf(path, sizeof path, "%s/manifest/%s", c.table, v[i].name);
+            CHECK(stat(path, &st) == 0 && st.st_size == v[i].size);
+        }
+    }
+    pm_mfiles_free(v, n);
+    CHECK_EQ_INT(live_names(t, id, &names, NULL), 3 + N);
+    /* Minor compaction, uncompressed manifests so that sizes follow the
+     * entry counts, target = a third of the 1200-entry manifest: the 4 small
+     * Java manifests and that one are merged and rolled at 1000 records */
+    o.codec = "null";
+    o.manifest_target_size = big / 3;
+    o.merge_min_count = 2;
+    tentry one;
+    tentry_init(&one, part.data, part.len, 0, "data-roll-extra-0.parquet", 1);
+    rc = pm_commit(t, &one.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK(list_of(t, id, 1, &v, &n) == 0);
+    CHECK(n >= 3);
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += v[i].added;
+        CHECK_EQ_INT(v[i].deleted, 0);
+    }
+    CHECK_EQ_INT(total, 3 + N);
+    char *first = NULL;
+    if (n) {
+        CHECK_EQ_INT(v[0].added, 1000);
+        CHECK(v[0].size >= o.manifest_target_size);
+        first = pm_strdup(v[0].name);
+    }
+    pm_mfiles_free(v, n);
+    CHECK(py_check(c.table, id - 1, id, "merged") == 0);
+    /* the next merge keeps that full-size rolled file */
+    tentry_free(&one);
+    tentry_init(&one, part.data, part.len, 0, "data-roll-extra-1.parquet", 1);
+    CHECK_EQ_INT(pm_commit(t, &one.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK(list_of(t, id, 1, &v, &n) == 0);
+    CHECK(n >= 2 && first && !strcmp(v[0].name, first));
+    total = 0;
+    for (size_t i = 0; i < n; i++) total += v[i].added;
+    CHECK_EQ_INT(total, 3 + N + 1);
+    free(first);
+    pm_mfiles_free(v, n);
+    CHECK_EQ_INT(live_names(t, id, &names, NULL), 3 + N + 2);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot %lld 2>&1 | grep -c '\"file_name\": \"data-roll-'",
+             c.table, (long long)id);
+    char *out = run(cmd, NULL);
+    CHECK(out && atoi(out) == N + 2);
+    free(out);
+    tentry_free(&one);
+    many_free(store, ents, N);
+    pm_buf_free(&part);
+    pm_buf_free(&names);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+
+/* Full compaction writes its output through the rolling writer too. */
+TEST(commit_full_compaction_rolls) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    pm_buf part = {0}, names = {0};
+    CHECK(partition_bytes(t, "f1=20/", &part) == 0);
+    enum { B = 6, PER = 400 };
+    tentry *store;
+    pm_manifest_entry *ents = many_entries(&part, "fullroll", B * PER, &store);
+    pm_commit_opts o;
+    opts_for(t, &o, "fullroll");
+    o.codec = "null";
+    o.merge_min_count = 1000;   /* no merging while the manifests pile up */
+    pm_err e = {0};
+    int64_t id = 0;
+    for (int b = 0; b < B; b++) CHECK_EQ_INT(pm_commit(t, ents + b * PER, PER, &o, &id, &e), PAIMON_OK);
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    CHECK(list_of(t, id, 1, &v, &n) == 0);
+    CHECK_EQ_INT(n, 4 + B - 1);
+    for (size_t i = 0; i < n; i++) CHECK(v[i].size < 100000);
+    pm_mfiles_free(v, n);
+    /* every manifest is below the 100 kB target: all rewritten, rolled */
+    o.manifest_target_size = 100000;
+    o.full_compaction_threshold = 1;
+    tentry one;
+    tentry_init(&one, part.data, part.len, 0, "data-fullroll-extra.parquet", 1);
+    int rc = pm_commit(t, &one.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK(list_of(t, id, 1, &v, &n) == 0);
+    CHECK_EQ_INT(n, 3);
+    if (n == 3) {
+        CHECK_EQ_INT(v[0].added, 1000);
+        CHECK_EQ_INT(v[1].added, 1000);
+        CHECK_EQ_INT(v[2].added, 3 + B * PER - 2000);
+        for (size_t i = 0; i < n; i++) {
+            CHECK_EQ_INT(v[i].deleted, 0);
+            CHECK(strstr(v[i].name, "manifest-") == v[i].name);
+        }
+    }
+    pm_mfiles_free(v, n);
+    CHECK(py_check(c.table, id - 1, id, "merged") == 0);
+    CHECK_EQ_INT(live_names(t, id, &names, NULL), 3 + B * PER + 1);
+    tentry_free(&one);
+    many_free(store, ents, B * PER);
+    pm_buf_free(&part);
+    pm_buf_free(&names);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+/* A snapshot write that fails without writing is retried and commits once;
+ * one that wrote the snapshot but reported an error (and whose check read
+ * failed too) is found by the retry: no second snapshot. */
+static int flaky_left;          /* snapshot creates still to fail */
+static int flaky_write;         /* 1: write the snapshot before failing */
+static int flaky_reads;         /* snapshot reads still to fail after a failed create */
+
+static int flaky_create(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
+    if (strstr(path, "/snapshot/snapshot-") && flaky_left > 0) {
+        flaky_left--;
+        if (flaky_write) race_orig->create_no_replace(io, path, p, n, e);
+        return pm_fail(e, PAIMON_IO, "%s: simulated uncertain failure", path);
+    }
+    return race_orig->create_no_replace(io, path, p, n, e);
+}
+
+static int flaky_read(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
+    if (strstr(path, "/snapshot/snapshot-") && flaky_reads > 0 && flaky_left == 0) {
+        flaky_reads--;
+        return pm_fail(e, PAIMON_IO, "%s: simulated read failure", path);
+    }
+    return race_orig->read_all(io, path, out, e);
+}
+
+TEST(commit_uncertain_retry_is_idempotent) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    char sdir[600];
+    snprintf(sdir, sizeof sdir, "%s/snapshot", c.table);
+    pm_buf part = {0}, names = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    pm_commit_opts o;
+    opts_for(t, &o, "flaky");
+    o.min_retry_wait_ms = 1;
+    o.identifier = 9;
+    race_orig = t->io->ops;
+    race_ops = *race_orig;
+    race_ops.create_no_replace = flaky_create;
+    race_ops.read_all = flaky_read;
+    /* not written: the retry commits it (snapshot 5), exactly once */
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-flaky-0.parquet", 2);
+    flaky_left = 2;
+    flaky_write = 0;
+    flaky_reads = 0;
+    t->io->ops = &race_ops;
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    t->io->ops = race_orig;
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 5);
+    CHECK_EQ_INT(latest_id(t), 5);
+    /* written, reported as failed, and the check read failed: the retry
+     * finds snapshot 6 by (commitUser, commitIdentifier, commitKind) */
+    tentry_free(&x);
+    tentry_init(&x, part.data, part.len, 0, "data-flaky-1.parquet", 3);
+    flaky_left = 1;
+    flaky_write = 1;
+    flaky_reads = 1;
+    o.identifier = 10;
+    t->io->ops = &race_ops;
+    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    t->io->ops = race_orig;
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 6);
+    CHECK_EQ_INT(flaky_reads, 0);
+    CHECK_EQ_INT(latest_id(t), 6);
+    int64_t *ids = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, &e), PAIMON_OK);
+    CHECK_EQ_INT(n, 6);
+    free(ids);
+    CHECK_EQ_INT(live_names(t, 6, &names, NULL), 5);
+    CHECK(has_line(&names, "data-flaky-0.parquet") && has_line(&names, "data-flaky-1.parquet"));
+    pm_snapshot *s = read_snap(t, 6);
+    CHECK(s && s->commit_identifier == 10 && !strcmp(s->commit_user, "flaky"));
+    pm_snapshot_free(s);
+    /* a same-identifier snapshot of another kind is not taken for ours */
+    tentry_free(&x);
+    tentry_init(&x, part.data, part.len, 0, "data-flaky-2.parquet", 1);
+    flaky_left = 1;
+    flaky_write = 0;
+    flaky_reads = 0;
+    o.kind = "COMPACT";
+    t->io->ops = &race_ops;
+    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    t->io->ops = race_orig;
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 7);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_buf_free(&names);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 int main(void) {
     RUN(commit_add_new_file);
     RUN(commit_delete_live_file);
@@ -1420,6 +1731,7 @@ int main(void) {
     RUN(commit_retries_when_id_taken);
     RUN(commit_uncertain_failure);
     RUN(commit_concurrent_processes);
+    RUN(commit_concurrent_processes_4x50);
     RUN(commit_concurrent_deletes_conflict);
     RUN(commit_last_identifier);
     RUN(commit_partition_stats_span);
@@ -1431,5 +1743,8 @@ int main(void) {
     RUN(commit_first_snapshot);
     RUN(commit_options_from_table);
     RUN(commit_misuse);
+    RUN(commit_rolls_manifests);
+    RUN(commit_full_compaction_rolls);
+    RUN(commit_uncertain_retry_is_idempotent);
     return TEST_SUMMARY();
 }

@@ -99,6 +99,10 @@ int pm_avro_writer_end_datum(pm_avro_writer *w, pm_err *e);
  * pm_buf_free). The writer is freed whatever the result. */
 int pm_avro_writer_finish(pm_avro_writer *w, pm_buf *file_out, pm_err *e);
 void pm_avro_writer_abort(pm_avro_writer *w);  /* NULL-safe */
+/* Bytes of the file so far: header + flushed blocks (the records of the
+ * current block are not counted until it is flushed), like the position of
+ * Java's output stream that RollingFileWriter checks. */
+int64_t pm_avro_writer_bytes(const pm_avro_writer *w);
 
 /* Binary encoding primitives (Avro spec: zigzag varints, little-endian
  * floats, length-prefixed bytes). */

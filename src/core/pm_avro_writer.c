@@ -252,6 +252,8 @@ int pm_avro_writer_finish(pm_avro_writer *w, pm_buf *file_out, pm_err *e) {
     return rc;
 }
 
+int64_t pm_avro_writer_bytes(const pm_avro_writer *w) { return w ? (int64_t)w->file.len : 0; }
+
 void pm_avro_writer_abort(pm_avro_writer *w) {
     if (!w) return;
     pm_buf_free(&w->file);

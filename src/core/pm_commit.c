@@ -278,6 +278,13 @@ typedef struct attempt {
     int n_manifest, n_list;
     char **written;                    /* full paths */
     size_t n_written, cap_written;
+    /* Set once an attempt failed uncertainly (the snapshot may or may not
+     * have been created): later attempts first look for it among the
+     * snapshots after `scan_from` (Java tryCommitOnce, retryResult). */
+    int uncertain;
+    int64_t scan_from;
+    int last_uncertain;                /* the last attempt ended uncertainly */
+    int write_hint;                    /* success: write LATEST */
 } attempt;
 
 static void attempt_forget(attempt *a) {
@@ -287,11 +294,13 @@ static void attempt_forget(attempt *a) {
     a->n_written = a->cap_written = 0;
 }
 
-/* Delete every file this attempt wrote (errors ignored: orphans at worst). */
+/* Delete every file this attempt wrote (or tried to write). A failed remove
+ * is tried once more; after that it is ignored (an orphan at worst). */
 static void attempt_cleanup(attempt *a) {
     for (size_t i = 0; i < a->n_written; i++) {
         pm_err e2;
-        pm_io_remove(a->t->io, a->written[i], &e2);
+        int rc = pm_io_remove(a->t->io, a->written[i], &e2);
+        if (rc != PAIMON_OK && rc != PAIMON_NOTFOUND) pm_io_remove(a->t->io, a->written[i], &e2);
     }
     attempt_forget(a);
 }
@@ -317,14 +326,15 @@ static int write_manifest_file(attempt *a, int is_list, const pm_buf *bytes, cha
         *name = NULL;
         return pm_fail(e, PAIMON_NOMEM, "out of memory");
     }
+    /* Recorded before writing: a failed write may still have left the file
+     * (the error can come after the rename), and cleanup must remove it. */
+    a->written[a->n_written++] = path;
     int rc = pm_io_write_atomic(a->t->io, path, bytes->data ? bytes->data : (const uint8_t *)"", bytes->len, e);
     if (rc) {
-        free(path);
         free(*name);
         *name = NULL;
         return rc;
     }
-    a->written[a->n_written++] = path;
     return PAIMON_OK;
 }
 
@@ -517,6 +527,68 @@ static int write_list(attempt *a, const own_meta *v, size_t n, char **name, int6
     return rc;
 }
 
+/* ---- rolling manifest writer (Java RollingFileWriter) ------------------- */
+
+/* Java checks the written size every CHECK_ROLLING_RECORD_CNT records
+ * (counted over all files of the writer). */
+#define ROLL_CHECK_RECORDS 1000
+
+typedef struct mroll {
+    attempt *a;
+    mbuild mb;
+    int open;
+    int64_t records;
+    own_meta **out;       /* finished files are appended here */
+    size_t *n_out, *cap;
+} mroll;
+
+static void mr_init(mroll *r, attempt *a, own_meta **out, size_t *n_out, size_t *cap) {
+    memset(r, 0, sizeof *r);
+    r->a = a;
+    r->out = out;
+    r->n_out = n_out;
+    r->cap = cap;
+}
+
+static int mr_close_current(mroll *r, pm_err *e) {
+    if (!r->open) return PAIMON_OK;
+    r->open = 0;
+    if (r->mb.n == 0) {
+        mb_free(&r->mb);
+        return PAIMON_OK;
+    }
+    own_meta *slot;
+    if (metas_push(r->out, r->n_out, r->cap, &slot)) {
+        mb_free(&r->mb);
+        return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    }
+    int rc = mb_finish(&r->mb, slot, e);
+    if (rc) (*r->n_out)--;
+    return rc;
+}
+
+/* Add an entry; rolls to a new file once the current one (header + flushed
+ * blocks) reached manifest.target-file-size. */
+static int mr_add(mroll *r, const pm_manifest_entry *m, pm_err *e) {
+    int rc;
+    if (!r->open) {
+        if ((rc = mb_open(&r->mb, r->a, e))) return rc;
+        r->open = 1;
+    }
+    if ((rc = mb_add(&r->mb, m, e))) return rc;
+    r->records++;
+    if (r->records % ROLL_CHECK_RECORDS == 0 && pm_avro_writer_bytes(r->mb.w) >= r->a->o->manifest_target_size)
+        return mr_close_current(r, e);
+    return PAIMON_OK;
+}
+
+static int mr_finish(mroll *r, pm_err *e) { return mr_close_current(r, e); }
+
+static void mr_abort(mroll *r) {
+    if (r->open) mb_free(&r->mb);
+    r->open = 0;
+}
+
 /* ---- messages ------------------------------------------------------------ */
 
 /* "file X in partition P" into buf (NUL-terminated). */
@@ -556,7 +628,7 @@ typedef struct merge_ctx {
     idmap map;
     pm_buf key;
     int64_t seq;
-    mbuild *mb;
+    mroll *mr;
 } merge_ctx;
 
 static int merge_pass1(void *p, const pm_manifest_entry *m, pm_err *e) {
@@ -586,7 +658,7 @@ static int merge_pass2(void *p, const pm_manifest_entry *m, pm_err *e) {
     if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     idslot *s = idmap_find(&c->map, c->key.data, c->key.len);
     int64_t seq = c->seq++;
-    if (s && s->val == seq) return mb_add(c->mb, m, e);
+    if (s && s->val == seq) return mr_add(c->mr, m, e);
     return PAIMON_OK;
 }
 
@@ -606,18 +678,13 @@ static int merge_group(attempt *a, const own_meta *g, size_t n, own_meta **out, 
     c.t = a->t;
     int rc = for_each_entry(a->t, g, n, merge_pass1, &c, e);
     if (!rc && c.map.n) {
-        mbuild mb;
-        if (!(rc = mb_open(&mb, a, e))) {
-            c.mb = &mb;
-            c.seq = 0;
-            rc = for_each_entry(a->t, g, n, merge_pass2, &c, e);
-            if (!rc && !(rc = metas_push(out, n_out, cap, &slot) ? pm_fail(e, PAIMON_NOMEM, "out of memory") : 0)) {
-                rc = mb_finish(&mb, slot, e);
-                if (rc) (*n_out)--;
-            } else {
-                mb_free(&mb);
-            }
-        }
+        mroll r;
+        mr_init(&r, a, out, n_out, cap);
+        c.mr = &r;
+        c.seq = 0;
+        rc = for_each_entry(a->t, g, n, merge_pass2, &c, e);
+        if (!rc) rc = mr_finish(&r, e);
+        else mr_abort(&r);
     }
     idmap_free(&c.map);
     pm_buf_free(&c.key);
@@ -665,7 +732,7 @@ typedef struct full_ctx {
     paimon_table *t;
     pm_set *dels, *parts;
     mbuild *pstats;          /* partition stats of the deleted files (no writer) */
-    mbuild *mb;              /* output */
+    mroll *mr;               /* output */
     pm_buf key;
     int require;
 } full_ctx;
@@ -701,7 +768,7 @@ static int full_write(void *p, const pm_manifest_entry *m, pm_err *e) {
     if (m->kind == PM_FILE_DELETE) return PAIMON_OK;
     if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     if (pm_set_contains(c->dels, c->key.data, c->key.len)) return PAIMON_OK;
-    return mb_add(c->mb, m, e);
+    return mr_add(c->mr, m, e);
 }
 
 /* Java's MultiplePartitionPredicate over a manifest's partition stats: per
@@ -749,8 +816,11 @@ static int merge_full(attempt *a, const own_meta *in, size_t n, own_meta **out, 
     full_ctx c;
     memset(&c, 0, sizeof c);
     c.t = t;
-    mbuild pstats, mb;
-    int have_pstats = 0, have_mb = 0;
+    mbuild pstats;
+    mroll roll;
+    own_meta *rolled = NULL;
+    size_t n_rolled = 0, cap_rolled = 0;
+    int have_pstats = 0, have_roll = 0;
     uint8_t *keep = calloc(n ? n : 1, 1);     /* 1: left untouched up front */
     size_t cap = 0;
     pm_datum dmin[16], dmax[16];
@@ -795,9 +865,9 @@ static int merge_full(attempt *a, const own_meta *in, size_t n, own_meta **out, 
             }
         }
     if (rc) goto out;
-    if ((rc = mb_open(&mb, a, e))) goto out;
-    have_mb = 1;
-    c.mb = &mb;
+    mr_init(&roll, a, &rolled, &n_rolled, &cap_rolled);
+    have_roll = 1;
+    c.mr = &roll;
     for (size_t i = 0; i < n && !rc; i++) {
         if (keep[i]) continue;
         c.require = must_change(a, &in[i]);
@@ -814,15 +884,19 @@ static int merge_full(attempt *a, const own_meta *in, size_t n, own_meta **out, 
         }
     }
     if (rc) goto out;
-    if (mb.n) {
-        if ((rc = metas_push(out, n_out, &cap, &slot))) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto out; }
-        have_mb = 0;
-        rc = mb_finish(&mb, slot, e);
-        if (rc) { (*n_out)--; goto out; }
+    have_roll = 0;
+    if ((rc = mr_finish(&roll, e))) goto out;
+    /* Java: the rewritten manifests come after the kept ones. */
+    for (size_t i = 0; i < n_rolled && !rc; i++) {
+        if (metas_push(out, n_out, &cap, &slot)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+        *slot = rolled[i];
+        memset(&rolled[i], 0, sizeof rolled[i]);
     }
+    if (rc) goto out;
     *done = 1;
 out:
-    if (have_mb) mb_free(&mb);
+    if (have_roll) mr_abort(&roll);
+    own_metas_free(rolled, n_rolled);
     if (have_pstats) mb_free(&pstats);
     pm_set_free(c.dels);
     pm_set_free(c.parts);
@@ -987,7 +1061,7 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     paimon_table *t = a->t;
     pm_snapshot *latest = NULL;
     own_meta *before = NULL, *after = NULL, *delta = NULL;
-    size_t n_before = 0, cap_before = 0, n_after = 0, n_delta = 0;
+    size_t n_before = 0, cap_before = 0, n_after = 0, n_delta = 0, cap_delta = 0;
     char *base_name = NULL, *delta_name = NULL, *path = NULL;
     int64_t base_size = 0, delta_size = 0;
     int64_t *sids = NULL;
@@ -997,11 +1071,32 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
 
     pm_uuid4(a->uuid);
     a->n_manifest = a->n_list = 0;
+    a->last_uncertain = 0;
+    a->write_hint = 1;
 
     int64_t lid = 0;
     int rc = pm_snapshot_latest_id(t->io, t->branch_root, &lid, e);
-    if (rc == PAIMON_NOTFOUND) { lid = 0; rc = PAIMON_OK; }
+    if (rc == PAIMON_NOTFOUND) { lid = 0; rc = PAIMON_OK; pm_err_clear(e); }
     if (rc) goto done;
+
+    /* Retry after an uncertain failure: did that attempt commit after all? */
+    if (a->uncertain) {
+        for (int64_t i = a->scan_from + 1; i <= lid; i++) {
+            pm_snapshot *got = NULL;
+            rc = pm_snapshot_read(t->io, t->branch_root, i, &got, e);
+            if (rc == PAIMON_NOTFOUND) { rc = PAIMON_OK; pm_err_clear(e); continue; }
+            if (rc) goto done;
+            int same = got->commit_user && !strcmp(got->commit_user, a->o->commit_user) &&
+                       got->commit_identifier == a->o->identifier && got->commit_kind &&
+                       !strcmp(got->commit_kind, kind);
+            pm_snapshot_free(got);
+            if (same) {
+                *out_id = i;
+                a->write_hint = i == lid;
+                goto done;
+            }
+        }
+    }
     if (lid > 0 && (rc = pm_snapshot_read(t->io, t->branch_root, lid, &latest, e))) goto done;
     int64_t id = lid + 1;
 
@@ -1023,17 +1118,15 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     /* Delta manifest + list. */
     int64_t delta_rows = 0;
     if (n) {
-        mbuild mb;
-        if ((rc = mb_open(&mb, a, e))) goto done;
+        mroll r;
+        mr_init(&r, a, &delta, &n_delta, &cap_delta);
         for (size_t i = 0; i < n && !rc; i++) {
-            rc = mb_add(&mb, &ents[i], e);
+            rc = mr_add(&r, &ents[i], e);
             delta_rows += ents[i].kind == PM_FILE_ADD ? ents[i].file.row_count : -ents[i].file.row_count;
         }
-        if (rc) { mb_free(&mb); goto done; }
-        delta = calloc(1, sizeof *delta);
-        if (!delta) { mb_free(&mb); rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
-        if ((rc = mb_finish(&mb, delta, e))) goto done;
-        n_delta = 1;
+        if (!rc) rc = mr_finish(&r, e);
+        else mr_abort(&r);
+        if (rc) goto done;
     }
     if ((rc = write_list(a, delta, n_delta, &delta_name, &delta_size, e))) goto done;
 
@@ -1083,6 +1176,13 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
         }
         pm_snapshot_free(got);
         published = 1;   /* keep files either way */
+        if (rc) {
+            a->last_uncertain = 1;
+            if (!a->uncertain) {
+                a->uncertain = 1;
+                a->scan_from = lid;
+            }
+        }
     }
     if (rc == PAIMON_OK) *out_id = id;
 
@@ -1150,20 +1250,32 @@ int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const
     int64_t id = 0;
     for (int retry = 0;; retry++) {
         rc = try_commit_once(&a, entries, n, kind, need_check, &id, e);
-        if (rc != PAIMON_EXISTS) break;
+        if (rc == PAIMON_OK) break;
+        /* Preparation failures and conflicts are final; a lost race and an
+         * uncertain snapshot write are retried. */
+        if (rc != PAIMON_EXISTS && !a.last_uncertain) break;
         if (retry >= o->max_retries) {
-            rc = pm_fail(e, PAIMON_CONFLICT,
-                         "commit to %s gave up after %d retries: snapshot ids were taken by concurrent commits",
-                         t->root, retry);
+            if (rc == PAIMON_EXISTS)
+                rc = pm_fail(e, PAIMON_CONFLICT,
+                             "commit to %s gave up after %d retries: snapshot ids were taken by concurrent commits",
+                             t->root, retry);
+            else
+                pm_err_prefix(e, "commit to %s gave up after %d retries; the outcome of the last snapshot write "
+                              "is unknown (its manifests are kept)", t->root, retry);
             break;
         }
         retry_sleep(o, retry);
     }
     attempt_forget(&a);
+    if (rc && a.uncertain && !a.last_uncertain)
+        pm_err_prefix(e, "commit to %s: an earlier snapshot write failed with an unknown outcome (its manifests "
+                      "are kept) and the retry failed", t->root);
     if (rc) return rc;
     if (snapshot_id) *snapshot_id = id;
-    pm_err e2;
-    pm_hint_write(t->io, t->branch_root, "LATEST", id, &e2);   /* advisory only */
+    if (a.write_hint) {
+        pm_err e2;
+        pm_hint_write(t->io, t->branch_root, "LATEST", id, &e2);   /* advisory only */
+    }
     return PAIMON_OK;
 }
 

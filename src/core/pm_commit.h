@@ -30,8 +30,14 @@ void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o);
  * order) as one new snapshot; *snapshot_id receives its id. Conflict
  * detection runs when an entry is a DELETE or kind != APPEND; a conflict
  * returns PAIMON_CONFLICT without retrying. Losing the race for the snapshot
- * id retries (up to max_retries, then PAIMON_CONFLICT). Files written by a
- * failed attempt are removed, except after an uncertain snapshot write. */
+ * id retries (up to max_retries, then PAIMON_CONFLICT). An uncertain
+ * snapshot write (an error other than "exists", and the file is not ours) is
+ * retried too: the retry first looks among the snapshots after the latest
+ * the failed attempt saw for one with the same (commit_user, identifier,
+ * kind) and then reports that one (a commit never happens twice). Files
+ * written by a failed attempt are removed, except after an uncertain
+ * snapshot write. New and merged manifests roll at manifest_target_size
+ * (checked every 1000 entries, like Java's RollingFileWriter). */
 int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const pm_commit_opts *o,
               int64_t *snapshot_id, pm_err *e);
 

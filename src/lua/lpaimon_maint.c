@@ -1,8 +1,185 @@
-/* paimon.core, maintenance: snapshot expiration, partition drop/expiry,
- * orphan-file cleaning. */
+/* paimon.core, maintenance: snapshot expiration.
+ *   t:expire_range(opts)      -> the range Java's rules would expire (for policies)
+ *   t:expire_snapshots(opts)  -> result table, or nil, message, code
+ * opts: retain_min, retain_max, older_than (epoch ms), max_deletes, until
+ * (exclusive end chosen by a policy), threads, dry_run, now (epoch ms),
+ * progress = function(phase, done, total). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "lpaimon.h"
+#include "pm_expire.h"
+
+/* Shared with lpaimon_orphan.c. */
+void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
+int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
+int lp_opt_bool(lua_State *L, int idx, const char *k);
+void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
+
+typedef struct lp_progress { lua_State *L; int ref; } lp_progress;
+
+void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total) {
+    lp_progress *p = ud;
+    lua_State *L = p->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+    lua_pushstring(L, phase);
+    lua_pushinteger(L, (lua_Integer)done);
+    lua_pushinteger(L, (lua_Integer)total);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);   /* a broken progress callback never stops a cleanup */
+}
+
+/* Integer field k of the options table at idx; 1 if present. */
+int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out) {
+    if (lua_isnoneornil(L, idx)) return 0;
+    lua_getfield(L, idx, k);
+    if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
+    if (!lp_toint64(L, -1, out)) luaL_error(L, "option '%s' must be an integer", k);
+    lua_pop(L, 1);
+    return 1;
+}
+
+int lp_opt_bool(lua_State *L, int idx, const char *k) {
+    if (lua_isnoneornil(L, idx)) return 0;
+    lua_getfield(L, idx, k);
+    int v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static void push_items(lua_State *L, const char *k, const pm_clean_item *v, size_t n, int with_size) {
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_createtable(L, 0, 4);
+        lp_set_str(L, "path", v[i].path);
+        lp_set_str(L, "kind", pm_file_kind_names[v[i].kind]);
+        if (with_size) lp_set_int(L, "size", v[i].size);
+        lp_set_str(L, "message", v[i].msg);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+    lua_setfield(L, -2, k);
+}
+
+void lp_push_clean_result(lua_State *L, const pm_clean_result *r) {
+    lua_createtable(L, 0, 12);
+    int64_t files = 0, bytes = 0;
+    lua_createtable(L, 0, PM_K__N);
+    for (int k = 0; k < PM_K__N; k++) { lp_set_int(L, pm_file_kind_names[k], r->count[k]); files += r->count[k]; }
+    lua_setfield(L, -2, "deleted");
+    lua_createtable(L, 0, PM_K__N);
+    for (int k = 0; k < PM_K__N; k++) { lp_set_int(L, pm_file_kind_names[k], r->bytes[k]); bytes += r->bytes[k]; }
+    lua_setfield(L, -2, "bytes");
+    lp_set_int(L, "files", files);
+    lp_set_int(L, "total_bytes", bytes);
+    lp_set_int(L, "missing", r->missing);
+    lp_set_int(L, "protected", r->protected_files);
+    lp_set_bool(L, "dry_run", r->dry_run);
+    if (r->dry_run) push_items(L, "paths", r->paths, r->n_paths, 1);
+    push_items(L, "failures", r->failures, r->n_failures, 0);
+    push_items(L, "skipped", r->skipped, r->n_skipped, 0);
+    lp_set_int(L, "duration_ms", r->duration_ms);
+}
+
+static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, lp_progress *pr) {
+    memset(o, 0, sizeof *o);
+    if (!lua_isnoneornil(L, idx)) luaL_checktype(L, idx, LUA_TTABLE);
+    int64_t v;
+    if (lp_opt_int(L, idx, "retain_min", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "retain_min must be between 1 and 2147483647"); o->retain_min = (int)v; }
+    if (lp_opt_int(L, idx, "retain_max", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "retain_max must be between 1 and 2147483647"); o->retain_max = (int)v; }
+    if (lp_opt_int(L, idx, "max_deletes", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "max_deletes must be between 1 and 2147483647"); o->max_deletes = (int)v; }
+    if (lp_opt_int(L, idx, "older_than", &v)) { o->has_older_than = 1; o->older_than_ms = v; }
+    if (lp_opt_int(L, idx, "until", &v)) { if (v < 1) luaL_error(L, "until must be a snapshot id"); o->until = v; }
+    if (lp_opt_int(L, idx, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o->threads = (int)v; }
+    if (lp_opt_int(L, idx, "now", &v)) o->now_ms = v;
+    o->dry_run = lp_opt_bool(L, idx, "dry_run");
+    pr->L = L;
+    pr->ref = LUA_NOREF;
+    if (!lua_isnoneornil(L, idx)) {
+        lua_getfield(L, idx, "progress");
+        if (lua_isfunction(L, -1)) {
+            pr->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+            o->progress = lp_progress_cb;
+            o->progress_ud = pr;
+        } else {
+            if (!lua_isnil(L, -1)) luaL_error(L, "option 'progress' must be a function");
+            lua_pop(L, 1);
+        }
+    }
+}
+
+static void push_range(lua_State *L, const pm_expire_range *r) {
+    lua_createtable(L, 0, 14);
+    lp_set_int(L, "earliest", r->earliest);
+    lp_set_int(L, "latest", r->latest);
+    lp_set_int(L, "retain_min", r->retain_min);
+    lp_set_int(L, "retain_max", r->retain_max);
+    lp_set_int(L, "max_deletes", r->max_deletes);
+    lp_set_int(L, "older_than", r->older_than_ms);
+    lp_set_int(L, "now", r->now_ms);
+    if (r->consumer_min) lp_set_int(L, "consumer_min", r->consumer_min);
+    lp_set_int(L, "hard_end", r->hard_end);
+    lp_set_int(L, "begin", r->begin);
+    lp_set_int(L, "end", r->end);
+    lp_set_str(L, "capped_by", r->capped_by);
+}
+
+static int tbl_expire_range(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    pm_expire_opts o;
+    lp_progress pr;
+    read_expire_opts(L, 2, &o, &pr);
+    if (pr.ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, pr.ref);
+    pm_expire_range r;
+    pm_err e;
+    pm_err_clear(&e);
+    int rc = pm_expire_compute_range(t, &o, &r, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
+    push_range(L, &r);
+    return 1;
+}
+
+static int tbl_expire_snapshots(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    pm_expire_opts o;
+    lp_progress pr;
+    read_expire_opts(L, 2, &o, &pr);
+    pm_expire_result res;
+    pm_err e;
+    pm_err_clear(&e);
+    int rc = pm_expire_snapshots(t, &o, &res, &e);
+    if (pr.ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, pr.ref);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_clean_result(L, &res.clean);
+    lp_set_int(L, "expired", res.expired);
+    if (res.expired > 0) {
+        lua_createtable(L, 2, 0);
+        lp_pushint64(L, res.range.begin);
+        lua_rawseti(L, -2, 1);
+        lp_pushint64(L, res.range.end - 1);
+        lua_rawseti(L, -2, 2);
+        lua_setfield(L, -2, "range");
+    }
+    push_range(L, &res.range);
+    lua_setfield(L, -2, "plan");
+    lp_set_str(L, "capped_by", res.range.capped_by);
+    if (res.refused[0]) lp_set_str(L, "refused", res.refused);
+    pm_clean_result_free(&res.clean);
+    return 1;
+}
+
+/* paimon.core.now_ms(): the clock in epoch milliseconds (os.time has seconds). */
+static int core_now_ms(lua_State *L) {
+    lp_pushint64(L, pm_now_millis());
+    return 1;
+}
+
+static const luaL_Reg maint_methods[] = {
+    {"expire_range", tbl_expire_range},
+    {"expire_snapshots", tbl_expire_snapshots},
+    {NULL, NULL},
+};
 
 void lp_open_maint(lua_State *L, int module_idx) {
-    (void)L;
-    (void)module_idx;
+    lp_add_table_methods(L, maint_methods);
+    lua_pushcfunction(L, core_now_ms);
+    lua_setfield(L, module_idx, "now_ms");
 }

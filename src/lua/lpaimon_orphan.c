@@ -1,7 +1,62 @@
-/* paimon.core, orphan-file cleaning. */
+/* paimon.core, orphan-file cleaning:
+ *   t:remove_orphan_files(opts) -> result table, or nil, message, code
+ * opts: older_than (epoch ms, default now - 1 day, never in the future),
+ * threads, dry_run, now (epoch ms), progress = function(phase, done, total). */
+#include <string.h>
+
 #include "lpaimon.h"
+#include "pm_orphan.h"
+
+/* From lpaimon_maint.c. */
+void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
+int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
+int lp_opt_bool(lua_State *L, int idx, const char *k);
+void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
+
+typedef struct lp_progress { lua_State *L; int ref; } lp_progress;
+
+static int tbl_remove_orphan_files(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    pm_orphan_opts o;
+    memset(&o, 0, sizeof o);
+    int64_t v;
+    if (lp_opt_int(L, 2, "older_than", &v)) { o.has_older_than = 1; o.older_than_ms = v; }
+    if (lp_opt_int(L, 2, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o.threads = (int)v; }
+    if (lp_opt_int(L, 2, "now", &v)) o.now_ms = v;
+    o.dry_run = lp_opt_bool(L, 2, "dry_run");
+    lp_progress pr = {L, LUA_NOREF};
+    if (!lua_isnoneornil(L, 2)) {
+        lua_getfield(L, 2, "progress");
+        if (lua_isfunction(L, -1)) {
+            pr.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+            o.progress = lp_progress_cb;
+            o.progress_ud = &pr;
+        } else {
+            if (!lua_isnil(L, -1)) luaL_error(L, "option 'progress' must be a function");
+            lua_pop(L, 1);
+        }
+    }
+    pm_orphan_result res;
+    pm_err e;
+    pm_err_clear(&e);
+    int rc = pm_remove_orphan_files(t, &o, &res, &e);
+    if (pr.ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, pr.ref);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_clean_result(L, &res.clean);
+    lp_set_int(L, "older_than", res.older_than_ms);
+    lp_set_int(L, "candidates", res.candidates);
+    lp_set_int(L, "used", res.used);
+    pm_clean_result_free(&res.clean);
+    return 1;
+}
+
+static const luaL_Reg orphan_methods[] = {
+    {"remove_orphan_files", tbl_remove_orphan_files},
+    {NULL, NULL},
+};
 
 void lp_open_orphan(lua_State *L, int module_idx) {
-    (void)L;
     (void)module_idx;
+    lp_add_table_methods(L, orphan_methods);
 }

@@ -1,7 +1,391 @@
-/* paimon.core, partition drop and expiry. */
+/* paimon.core, partition drop and expiry:
+ *   t:partition_entries([snapshot_id])   live partitions with counts
+ *   t:drop_partitions(specs [, opts])    OVERWRITE snapshot of DELETE entries
+ *   t:expire_partitions([opts])          paimon.policy.partition_expire.run
+ *   paimon.core.wall_clock_ms()          local wall clock as epoch millis
+ *   paimon.core.parse_duration_ms(text)  Paimon's duration syntax ("7 d", "1h")
+ * (the clock Paimon uses for _CREATION_TIME and partition times). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/time.h>
+
 #include "lpaimon.h"
+#include "pm_partition_ops.h"
+
+static int64_t wall_clock_ms(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    time_t secs = tv.tv_sec;
+    struct tm lt;
+    int64_t off = 0;
+    if (localtime_r(&secs, &lt)) off = (int64_t)lt.tm_gmtoff;
+    return ((int64_t)tv.tv_sec + off) * 1000 + tv.tv_usec / 1000;
+}
+
+static int l_wall_clock_ms(lua_State *L) {
+    lp_pushint64(L, wall_clock_ms());
+    return 1;
+}
+
+/* paimon.core.parse_duration_ms("7 d") -> millis | nil, message (Paimon's
+ * TimeUtils.parseDuration) */
+static int l_parse_duration_ms(lua_State *L) {
+    pm_err e = {0};
+    int64_t ms = 0;
+    int rc = pm_parse_duration_ms(luaL_checkstring(L, 1), &ms, &e);
+    if (rc) {
+        lp_pushfail(L);
+        lua_pushstring(L, e.msg[0] ? e.msg : "invalid duration");
+        return 2;
+    }
+    lp_pushint64(L, ms);
+    return 1;
+}
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- partition specs --------------------------------------------------------- */
+
+typedef struct specs {
+    pm_partition_filter *v;
+    size_t n;
+    pm_bytes *exact;
+    size_t n_exact;
+} specs;
+
+static void specs_free(specs *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        for (size_t k = 0; k < s->v[i].n; k++) { free((char *)s->v[i].keys[k]); free((char *)s->v[i].values[k]); }
+        free(s->v[i].keys);
+        free(s->v[i].values);
+    }
+    free(s->v);
+    for (size_t i = 0; i < s->n_exact; i++) free((void *)s->exact[i].ptr);
+    free(s->exact);
+    memset(s, 0, sizeof *s);
+}
+
+/* The spec {col = value} at idx appended to s. Returns NULL or an error text. */
+static const char *spec_from_table(lua_State *L, int idx, specs *s) {
+    pm_partition_filter *nv = realloc(s->v, (s->n + 1) * sizeof *nv);
+    if (!nv) return "out of memory";
+    s->v = nv;
+    pm_partition_filter *f = &s->v[s->n++];
+    memset(f, 0, sizeof *f);
+    size_t cap = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING) { lua_pop(L, 2); return "partition spec keys must be column names"; }
+        if (f->n == cap) {
+            cap = cap ? cap * 2 : 4;
+            const char **k = realloc((void *)f->keys, cap * sizeof *k);
+            if (k) f->keys = k;
+            const char **v = realloc((void *)f->values, cap * sizeof *v);
+            if (v) f->values = v;
+            if (!k || !v) { lua_pop(L, 2); return "out of memory"; }
+        }
+        const char *val = NULL;
+        int t = lua_type(L, -1);
+        if (t == LUA_TLIGHTUSERDATA && !lua_touserdata(L, -1)) val = NULL;
+        else if (t == LUA_TBOOLEAN) val = lua_toboolean(L, -1) ? "true" : "false";
+        else if (t == LUA_TSTRING || t == LUA_TNUMBER) {
+            int64_t iv;
+            char nb[32];
+            lua_pushvalue(L, -1);
+            val = lua_tostring(L, -1);
+            if (t == LUA_TNUMBER && lp_toint64(L, -2, &iv)) {   /* 10.0 matches f1=10 */
+                snprintf(nb, sizeof nb, "%lld", (long long)iv);
+                val = nb;
+            }
+            f->keys[f->n] = pm_strdup(lua_tostring(L, -3));
+            f->values[f->n] = pm_strdup(val);
+            f->n++;
+            lua_pop(L, 2);
+            continue;
+        } else {
+            lua_pop(L, 2);
+            return "partition values must be strings, numbers, booleans or paimon.null";
+        }
+        f->keys[f->n] = pm_strdup(lua_tostring(L, -2));
+        f->values[f->n] = val ? pm_strdup(val) : NULL;
+        f->n++;
+        lua_pop(L, 1);
+    }
+    if (f->n == 0) return "an empty partition spec would drop every partition";
+    return NULL;
+}
+
+/* specs: {col = v} or an array of them. */
+static void check_specs(lua_State *L, int idx, specs *s) {
+    if (lua_isnoneornil(L, idx)) return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_rawgeti(L, idx, 1);
+    int is_list = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    const char *err = NULL;
+    if (!is_list) {
+        if (lua_next(L, (lua_pushnil(L), idx))) {
+            lua_pop(L, 2);
+            err = spec_from_table(L, idx, s);
+        }
+    } else {
+        size_t n = lp_rawlen(L, idx);
+        for (size_t i = 1; i <= n && !err; i++) {
+            lua_rawgeti(L, idx, (int)i);
+            if (!lua_istable(L, -1)) err = "each partition spec must be a table {column = value}";
+            else err = spec_from_table(L, lua_gettop(L), s);
+            lua_pop(L, 1);
+        }
+    }
+    if (err) {
+        specs_free(s);
+        luaL_argerror(L, idx, err);
+    }
+}
+
+/* opts.exact: array of BinaryRow byte strings (entry.binary_row). */
+static int check_exact(lua_State *L, int opts, specs *s) {
+    int given = 0;
+    lua_getfield(L, opts, "exact");
+    if (lua_istable(L, -1)) {
+        given = 1;
+        size_t n = lp_rawlen(L, -1);
+        s->exact = calloc(n ? n : 1, sizeof *s->exact);
+        for (size_t i = 1; s->exact && i <= n; i++) {
+            lua_rawgeti(L, -1, (int)i);
+            size_t len;
+            const char *b = lua_tolstring(L, -1, &len);
+            if (b) {
+                uint8_t *p = malloc(len ? len : 1);
+                if (p) {
+                    if (len) memcpy(p, b, len);
+                    s->exact[s->n_exact++] = (pm_bytes){p, len};
+                }
+            }
+            lua_pop(L, 1);
+        }
+    } else if (!lua_isnil(L, -1)) {
+        specs_free(s);
+        luaL_argerror(L, opts, "exact must be an array of partition byte strings");
+    }
+    lua_pop(L, 1);
+    return given;
+}
+
+/* ---- results ----------------------------------------------------------------- */
+
+static int push_stat(lua_State *L, const paimon_table *t, const pm_part_stat *x, pm_err *e) {
+    lua_createtable(L, 0, 10);
+    int rc = lp_push_partition(L, t, (pm_bytes){x->part, x->part_len}, e);
+    if (rc) return rc;
+    lua_setfield(L, -2, "partition");
+    lp_set_str(L, "path", x->path);
+    lp_set_lstr(L, "binary_row", x->part, x->part_len);
+    /* Java's toString of the internal values, in key order (values-time input) */
+    pm_datum vals[32];
+    if (t->n_part > 32) return pm_fail(e, PAIMON_UNSUPPORTED, "more than 32 partition keys");
+    if ((rc = pm_table_partition_decode(t, (pm_bytes){x->part, x->part_len}, vals, e))) return rc;
+    lua_createtable(L, (int)t->n_part, 0);
+    pm_buf b = {0};
+    for (size_t i = 0; i < t->n_part; i++) {
+        if (vals[i].is_null) lua_pushlightuserdata(L, NULL);
+        else {
+            b.len = 0;
+            if (pm_datum_to_string(t->part_types[i], &vals[i], 1, &b)) { pm_buf_free(&b); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+            lua_pushlstring(L, b.data ? (const char *)b.data : "", b.len);
+        }
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+    pm_buf_free(&b);
+    lua_setfield(L, -2, "values");
+    lp_set_int(L, "file_count", x->file_count);
+    lp_set_int(L, "record_count", x->record_count);
+    lp_set_int(L, "file_size_in_bytes", x->file_size);
+    if (x->has_creation_time) lp_set_int(L, "last_file_creation_time", x->last_creation_time);
+    return PAIMON_OK;
+}
+
+static void push_keys(lua_State *L, const paimon_table *t) {
+    lua_createtable(L, (int)t->n_part, 0);
+    for (size_t i = 0; i < t->n_part; i++) {
+        lua_pushstring(L, t->part_keys[i]);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+}
+
+/* t:partition_entries([snapshot_id]) -> array, snapshot_id | nil, msg, code */
+static int tbl_partition_entries(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    pm_err e = {0};
+    pm_snapshot *s = NULL;
+    int rc;
+    if (lua_isnoneornil(L, 2)) {
+        int64_t id = 0;
+        rc = pm_snapshot_latest_id(t->io, t->branch_root, &id, &e);
+        if (rc == PAIMON_NOTFOUND) {
+            lua_newtable(L);
+            lua_pushnil(L);
+            return 2;
+        }
+        if (!rc) rc = pm_snapshot_read(t->io, t->branch_root, id, &s, &e);
+    } else {
+        rc = pm_snapshot_read(t->io, t->branch_root, (int64_t)luaL_checknumber(L, 2), &s, &e);
+    }
+    if (rc) return lp_push_fail(L, rc, &e);
+    pm_part_stat *v = NULL;
+    size_t n = 0;
+    rc = pm_partition_entries(t, s, NULL, &v, &n, &e);
+    int64_t sid = s->id;
+    pm_snapshot_free(s);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = push_stat(L, t, &v[i], &e);
+        if (!rc) lua_rawseti(L, -2, (int)i + 1);
+    }
+    pm_part_stats_free(v, n);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_pushint64(L, sid);
+    return 2;
+}
+
+static int opt_bool(lua_State *L, int opts, const char *k) {
+    if (!opts) return 0;
+    lua_getfield(L, opts, k);
+    int v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static int opt_int(lua_State *L, int opts, const char *k, int dflt) {
+    if (!opts) return dflt;
+    lua_getfield(L, opts, k);
+    int v = lua_isnumber(L, -1) ? (int)lua_tonumber(L, -1) : dflt;
+    lua_pop(L, 1);
+    return v;
+}
+
+typedef struct retry_ud { lua_State *L; int fn; } retry_ud;
+
+static void on_retry(void *ud, int attempt, const pm_err *why) {
+    retry_ud *r = ud;
+    if (!r->fn) return;
+    lua_pushvalue(r->L, r->fn);
+    lua_pushinteger(r->L, attempt);
+    lua_pushstring(r->L, why->msg);
+    if (lua_pcall(r->L, 2, 0, 0)) lua_pop(r->L, 1);
+}
+
+/* t:drop_partitions(specs [, opts]) -> result | nil, msg, code
+ * opts: dry_run, max_attempts, commit_user, exact (byte strings),
+ *       on_retry = function(attempt, message). */
+static int tbl_drop_partitions(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    int64_t t0 = mono_ms();
+    int opts = 0;
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        opts = 3;
+    }
+    specs s;
+    memset(&s, 0, sizeof s);
+    check_specs(L, 2, &s);
+    int exact_given = opts ? check_exact(L, opts, &s) : 0;
+    pm_drop_opts o;
+    memset(&o, 0, sizeof o);
+    o.dry_run = opt_bool(L, opts, "dry_run");
+    o.max_attempts = opt_int(L, opts, "max_attempts", 3);
+    retry_ud ru = {L, 0};
+    if (opts) {
+        lua_getfield(L, opts, "commit_user");
+        if (lua_type(L, -1) == LUA_TSTRING) o.commit_user = lua_tostring(L, -1);   /* stays on the stack */
+        lua_getfield(L, opts, "on_retry");
+        if (lua_isfunction(L, -1)) ru.fn = lua_gettop(L);
+        o.on_retry = on_retry;
+        o.ud = &ru;
+    }
+    pm_part_select sel = {s.n, s.v, s.n_exact, s.exact, 0};
+    pm_drop_result r;
+    pm_err e = {0};
+    int rc;
+    if (s.n == 0 && s.n_exact == 0 && exact_given) {
+        /* an empty exact list (nothing expired): an empty result */
+        memset(&r, 0, sizeof r);
+        rc = PAIMON_OK;
+    } else {
+        rc = pm_drop_partitions(t, &sel, &o, &r, &e);
+    }
+    specs_free(&s);
+    if (rc) { pm_drop_result_free(&r); return lp_push_fail(L, rc, &e); }
+    lua_createtable(L, 0, 16);
+    lp_set_str(L, "table", t->root);
+    lp_set_bool(L, "dry_run", o.dry_run);
+    if (r.snapshot_id) lp_set_int(L, "snapshot_id", r.snapshot_id);
+    if (r.base_snapshot_id) lp_set_int(L, "base_snapshot_id", r.base_snapshot_id);
+    lp_set_int(L, "attempts", r.attempts);
+    lp_set_int(L, "commits", r.commits);
+    lp_set_int(L, "files", r.files);
+    lp_set_int(L, "rows", r.rows);
+    lp_set_int(L, "bytes", r.bytes);
+    push_keys(L, t);
+    lua_setfield(L, -2, "partition_keys");
+    lua_createtable(L, (int)r.n_parts, 0);
+    for (size_t i = 0; i < r.n_parts && !rc; i++) {
+        rc = push_stat(L, t, &r.parts[i], &e);
+        if (rc) break;
+        /* the script's JSON names, for the same result table everywhere */
+        lp_set_int(L, "files", r.parts[i].file_count);
+        lp_set_int(L, "rows", r.parts[i].record_count);
+        lp_set_int(L, "bytes", r.parts[i].file_size);
+        lua_rawseti(L, -2, (int)i + 1);
+    }
+    if (rc) { pm_drop_result_free(&r); return lp_push_fail(L, rc, &e); }
+    lua_setfield(L, -2, "partitions");
+    lua_newtable(L);
+    if (r.refused) {
+        lua_createtable(L, 0, 2);
+        lp_set_str(L, "kind", "refused");
+        lp_set_str(L, "reason", r.refused);
+        lua_rawseti(L, -2, 1);
+    }
+    lua_setfield(L, -2, "failures");
+    lp_set_str(L, "refused", r.refused);
+    lp_set_int(L, "duration_ms", mono_ms() - t0);
+    pm_drop_result_free(&r);
+    return 1;
+}
+
+/* t:expire_partitions([opts]) = require("paimon.policy.partition_expire").run(t, opts) */
+static int tbl_expire_partitions(lua_State *L) {
+    lp_check_table(L, 1);
+    lua_settop(L, 2);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "paimon.policy.partition_expire");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "run");
+    if (!lua_isfunction(L, -1)) return luaL_error(L, "paimon.policy.partition_expire has no run function");
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_call(L, 2, LUA_MULTRET);
+    return lua_gettop(L) - 3;
+}
+
+static const luaL_Reg methods[] = {
+    {"drop_partitions", tbl_drop_partitions},
+    {"expire_partitions", tbl_expire_partitions},
+    {"partition_entries", tbl_partition_entries},
+    {NULL, NULL}};
 
 void lp_open_partition(lua_State *L, int module_idx) {
-    (void)L;
-    (void)module_idx;
+    lp_add_table_methods(L, methods);
+    lua_pushcfunction(L, l_wall_clock_ms);
+    lua_setfield(L, module_idx, "wall_clock_ms");
+    lua_pushcfunction(L, l_parse_duration_ms);
+    lua_setfield(L, module_idx, "parse_duration_ms");
 }

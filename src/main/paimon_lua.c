@@ -3,6 +3,7 @@
  *   paimon-lua [-e stat] [-l mod] [SCRIPT [args...]]
  * SCRIPT is looked up in the current directory first, then in the scripts
  * folder (the source tree's scripts/ or the installed one). */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -45,12 +46,22 @@ static void find_dirs(void) {
     char *slash = strrchr(exe, '/');
     if (!slash) return;
     *slash = '\0';                       /* exe = directory of the binary */
+    slash = strrchr(exe, '/');
+    if (!slash) return;
+    *slash = '\0';                       /* exe = its parent: tree root or PREFIX */
+    const char *root = exe[0] ? exe : "/";
     char probe[PATH_MAX + 64];
-    snprintf(probe, sizeof probe, "%s/../lua/paimon/init.lua", exe);
-    if (is_file(probe)) {
-        snprintf(lua_dir, sizeof lua_dir, "%s/../lua", exe);
-        snprintf(scripts_dir, sizeof scripts_dir, "%s/../scripts", exe);
+    snprintf(probe, sizeof probe, "%s/lua/paimon/init.lua", root);
+    if (is_file(probe)) {                /* build/paimon-lua in a source tree */
+        snprintf(lua_dir, sizeof lua_dir, "%s/lua", root);
+        snprintf(scripts_dir, sizeof scripts_dir, "%s/scripts", root);
+        return;
     }
+    /* installed as PREFIX/bin/paimon-lua, possibly moved (or under DESTDIR) */
+    snprintf(probe, sizeof probe, "%s/share/lua/5.4/paimon/init.lua", root);
+    if (is_file(probe)) snprintf(lua_dir, sizeof lua_dir, "%s/share/lua/5.4", root);
+    snprintf(probe, sizeof probe, "%s/share/paimon-lua/scripts/inspect.lua", root);
+    if (is_file(probe)) snprintf(scripts_dir, sizeof scripts_dir, "%s/share/paimon-lua/scripts", root);
 }
 
 static void print_usage(FILE *f) {
@@ -65,14 +76,36 @@ static void print_usage(FILE *f) {
             progname, scripts_dir);
 }
 
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every *.lua in the scripts folder, sorted. */
 static void list_scripts(FILE *f) {
-    static const char *const scripts[] = {"inspect.lua", NULL};
-    fprintf(f, "bundled scripts (run with `%s SCRIPT --help`):\n", progname);
-    for (int i = 0; scripts[i]; i++) {
-        char p[PATH_MAX + 64];
-        snprintf(p, sizeof p, "%s/%s", scripts_dir, scripts[i]);
-        if (is_file(p)) fprintf(f, "  %s\n", scripts[i]);
+    fprintf(f, "bundled scripts in %s (run with `%s SCRIPT --help`):\n", scripts_dir, progname);
+    DIR *d = opendir(scripts_dir);
+    if (!d) { fprintf(f, "  (none: %s)\n", strerror(errno)); return; }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len <= 4 || de->d_name[0] == '.' || strcmp(de->d_name + len - 4, ".lua")) continue;
+        if (n == cap) {
+            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *names);
+            if (!nn) break;
+            names = nn;
+        }
+        if (!(names[n] = malloc(len + 1))) break;
+        memcpy(names[n++], de->d_name, len + 1);
     }
+    closedir(d);
+    if (n) qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "  %s\n", names[i]);
+        free(names[i]);
+    }
+    free(names);
 }
 
 static int msghandler(lua_State *L) {

@@ -1,0 +1,221 @@
+-- Shared helpers of the destructive scripts (expire.lua,
+-- remove_orphan_files.lua): durations and timestamps, policies, progress on
+-- stderr, the human and --json result printers and exit codes.
+local cli = require "paimon.cli"
+local json = require "paimon.json"
+
+local M = {}
+
+-- Portable between Lua 5.4 and LuaJIT (OpenResty): floor division and
+-- integer checks through these helpers.
+local floor = math.floor
+local function toint(x)
+  x = tonumber(x)
+  if x and x == floor(x) and x > -2^63 and x < 2^63 then return x end
+  return nil
+end
+M.toint = toint
+
+local UNITS = {
+  ms = 1, millis = 1, milli = 1, millisecond = 1, milliseconds = 1,
+  s = 1000, sec = 1000, secs = 1000, second = 1000, seconds = 1000,
+  m = 60000, min = 60000, mins = 60000, minute = 60000, minutes = 60000,
+  h = 3600000, hour = 3600000, hours = 3600000,
+  d = 86400000, day = 86400000, days = 86400000,
+}
+
+-- "90s", "30m", "30 min", "1h", "7d", "100ms" -> milliseconds, or nil.
+function M.parse_duration(s)
+  if type(s) ~= "string" then return nil end
+  local num, unit = s:match("^%s*(%d+)%s*(%a*)%s*$")
+  if not num then return nil end
+  local n = toint(num)
+  if not n then return nil end
+  if unit == "" then return n end          -- Paimon: a bare number is milliseconds
+  local f = UNITS[unit:lower()]
+  if not f then return nil end
+  return n * f
+end
+
+-- days since 1970-01-01 of a proleptic Gregorian date (UTC arithmetic)
+local function days_from_civil(y, m, d)
+  y = m <= 2 and y - 1 or y
+  local era = floor((y >= 0 and y or y - 399) / 400)
+  local yoe = y - era * 400
+  local doy = floor((153 * (m + (m > 2 and -3 or 9)) + 2) / 5) + d - 1
+  local doe = yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy
+  return era * 146097 + doe - 719468
+end
+
+-- Timestamp "2026-11-29 10:00:00", "2026-11-29T10:00:00[.123][Z|+01:00]" or
+-- "2026-11-29" -> epoch milliseconds. Without a zone: local time.
+function M.parse_timestamp(s)
+  if type(s) ~= "string" then return nil end
+  local y, mo, d, rest = s:match("^%s*(%d%d%d%d)%-(%d%d)%-(%d%d)(.-)%s*$")
+  if not y then return nil end
+  local h, mi, sec, frac, zone = 0, 0, 0, "", ""
+  if rest ~= "" then
+    local hh, mm, tail = rest:match("^[T ](%d%d):(%d%d)(.*)$")
+    if not hh then return nil end
+    h, mi = tonumber(hh), tonumber(mm)
+    local ss, tail2 = tail:match("^:(%d%d)(.*)$")
+    if ss then sec, tail = tonumber(ss), tail2 end
+    local fr, tail3 = tail:match("^%.(%d+)(.*)$")
+    if fr then frac, tail = fr, tail3 end
+    zone = tail
+  end
+  y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
+  if mo < 1 or mo > 12 or d < 1 or d > 31 or h > 23 or mi > 59 or sec > 60 then return nil end
+  local ms = frac ~= "" and toint((frac .. "00"):sub(1, 3)) or 0
+  if zone == "" then
+    local t = os.time{year = y, month = mo, day = d, hour = h, min = mi, sec = sec, isdst = nil}
+    if not t then return nil end
+    return t * 1000 + ms
+  end
+  local off
+  if zone == "Z" or zone == "z" then off = 0
+  else
+    local sign, oh, om = zone:match("^([+-])(%d%d):?(%d%d)$")
+    if not sign then return nil end
+    off = (tonumber(oh) * 60 + tonumber(om)) * 60 * (sign == "-" and -1 or 1)
+  end
+  local secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off
+  return secs * 1000 + ms
+end
+
+-- --older-than value: a duration (now minus it) or a timestamp.
+function M.parse_cutoff(s, now_ms)
+  local d = M.parse_duration(s)
+  if d then return now_ms - d end
+  local t = M.parse_timestamp(s)
+  if t then return t end
+  cli.usage_error("--older-than expects a duration (90s, 30m, 1h, 7d) or a timestamp " ..
+                  "(2026-11-29 10:00:00 or ISO 8601), got '" .. tostring(s) .. "'")
+end
+
+function M.now_ms()
+  local core = require "paimon.core"
+  if core.now_ms then return core.now_ms() end
+  return os.time() * 1000
+end
+
+-- Load a policy: a Lua file returning function(snapshots, ctx).
+function M.load_policy(file, default_module)
+  if not file then return require(default_module) end
+  local chunk, err = loadfile(file)
+  if not chunk then cli.usage_error("cannot load policy " .. file .. ": " .. err) end
+  local ok, pol = pcall(chunk)
+  if not ok then error("policy " .. file .. " failed: " .. tostring(pol), 0) end
+  if type(pol) ~= "function" then
+    cli.usage_error("policy " .. file .. " must return a function(snapshots, ctx)")
+  end
+  return pol
+end
+
+-- Turn a policy answer into an exclusive end id: a number, {until = id} or
+-- {keep = {ids}} (only the prefix below the first kept snapshot can go).
+function M.policy_end(answer, ctx)
+  if answer == nil then return ctx.earliest end
+  if type(answer) == "number" then
+    local u = toint(answer)
+    if not u then error("policy returned a non-integer id", 0) end
+    return u
+  end
+  if type(answer) ~= "table" then error("policy returned a " .. type(answer) .. ", expected a table or an id", 0) end
+  if answer["until"] ~= nil then
+    local u = toint(answer["until"])
+    if not u then error("policy returned a non-integer 'until'", 0) end
+    return u
+  end
+  if answer.keep then
+    local first = ctx.hard_end
+    for _, id in ipairs(answer.keep) do
+      if toint(id) and id >= ctx.earliest and id < first then first = id end
+    end
+    return first
+  end
+  error("policy must return {until = id} or {keep = {ids}}", 0)
+end
+
+-- Progress on stderr when stderr is a terminal.
+function M.progress_fn(enabled)
+  if not enabled then return nil end
+  local r = os.execute("[ -t 2 ]")
+  if not (r == true or r == 0) then return nil end
+  return function(phase, done, total)
+    io.stderr:write(string.format("\r%-16s %d/%d", phase, done, total))
+    if done == total then io.stderr:write("\n") end
+    io.stderr:flush()
+  end
+end
+
+local KINDS = {"data_files", "changelog_files", "manifests", "manifest_lists", "index_manifests",
+               "index_files", "statistics", "snapshots", "temp_files"}
+M.KINDS = KINDS
+
+local function human_bytes(n)
+  if n < 1024 then return n .. " B" end
+  local units = {"KiB", "MiB", "GiB", "TiB"}
+  local v, i = n / 1024, 1
+  while v >= 1024 and i < #units do v = v / 1024; i = i + 1 end
+  return string.format("%.1f %s", v, units[i])
+end
+
+-- Exit code for a core failure code name.
+function M.exit_code(code)
+  if code == "conflict" then return cli.EXIT_CONFLICT end
+  if code == "misuse" then return cli.EXIT_USAGE end
+  return cli.EXIT_FAILED
+end
+
+-- Call a core method. The core raises only for misuse (bad arguments, a
+-- cut-off in the future): that is a usage error (exit code 2).
+function M.call(f, ...)
+  local ok, res, msg, code = pcall(f, ...)
+  if not ok then cli.usage_error(tostring(res)) end
+  return res, msg, code
+end
+
+function M.print_json(obj)
+  local function arr(t) return json.array(t or {}) end
+  obj.failures = arr(obj.failures)
+  obj.skipped = arr(obj.skipped)
+  if obj.paths then obj.paths = arr(obj.paths) end
+  io.stdout:write(json.encode(obj, {"expired", "range", "dry_run", "deleted", "bytes", "files",
+                                    "total_bytes", "missing", "protected", "skipped", "failures",
+                                    "paths", "duration_ms"}), "\n")
+end
+
+-- Human output of a cleanup result.
+function M.print_human(title, r)
+  local out = io.stdout
+  out:write(title, "\n")
+  local verb = r.dry_run and "would delete" or "deleted"
+  local rows = {}
+  for _, k in ipairs(KINDS) do
+    if (r.deleted[k] or 0) > 0 then
+      rows[#rows + 1] = {kind = k, files = r.deleted[k], bytes = human_bytes(r.bytes[k])}
+    end
+  end
+  if #rows > 0 then
+    out:write(verb, ":\n")
+    cli.print_table(rows, {"kind", "files", "bytes"})
+  else
+    out:write("nothing to delete\n")
+  end
+  if (r.missing or 0) > 0 then out:write(r.missing, " file(s) were already gone\n") end
+  if (r.protected or 0) > 0 then out:write(r.protected, " candidate file(s) kept: still used by a retained snapshot, tag or branch\n") end
+  for _, s in ipairs(r.skipped or {}) do
+    out:write("skipped ", s.path, ": ", s.message or "", "\n")
+  end
+  for _, f in ipairs(r.failures or {}) do
+    io.stderr:write("failed to delete ", f.path, ": ", f.message or "", "\n")
+  end
+  if r.dry_run and r.paths then
+    out:write("plan:\n")
+    for _, p in ipairs(r.paths) do out:write("  ", p.kind, "  ", p.path, "\n") end
+  end
+  out:write(string.format("done in %d ms\n", r.duration_ms or 0))
+end
+
+return M

@@ -1,0 +1,150 @@
+-- drop_partition.lua TABLE --partition k=v[,k2=v2] ... [--branch B] [--dry-run] [--json]
+-- Drop partitions the way Java Paimon does (mark-delete): one OVERWRITE
+-- snapshot whose delta marks every live data file of the partitions DELETE.
+-- No file is removed here; snapshot expiration removes them later.
+-- See docs/partitions.md.
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local json = require "paimon.json"
+
+local spec = {
+  name = "drop_partition.lua",
+  positional = {"TABLE"},
+  flags = {partition = "string", branch = "string", max_attempts = "integer", dry_run = "boolean",
+           json = "boolean"},
+  multi = {partition = true},
+  usage = [[
+usage: paimon-lua drop_partition.lua TABLE --partition k=v[,k2=v2] ... [options]
+  --partition SPEC   partition to drop: all partition columns (exact) or some of
+                     them (every partition matching); values as in the partition
+                     path (e.g. dt=2026-11-01,hr=10; __DEFAULT_PARTITION__ = null).
+                     Repeat to drop several partitions in one snapshot.
+  --branch B         drop on branch B instead of main
+  --max-attempts N   scan + commit attempts on conflicts (default 3)
+  --dry-run          print the plan, change nothing
+  --json             print one JSON object
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
+}
+
+-- "k=v,k2=v2" -> {k = "v", k2 = "v2"}. A comma belongs to the value unless a
+-- partition column name and "=" follow it (values may contain commas).
+local function parse_spec(text, keys)
+  local is_key = {}
+  for _, k in ipairs(keys) do is_key[k] = true end
+  local out, order = {}, {}
+  local cur
+  for piece in (text .. ","):gmatch("(.-),") do
+    local k, v = piece:match("^([^=]+)=(.*)$")
+    if k and (is_key[k] or not cur) then
+      if out[k] ~= nil then cli.usage_error("--partition " .. text .. ": column '" .. k .. "' given twice") end
+      cur = k
+      out[k] = v
+      order[#order + 1] = k
+    elseif cur then
+      out[cur] = out[cur] .. "," .. piece
+    else
+      cli.usage_error("--partition expects k=v[,k2=v2], got '" .. text .. "'")
+    end
+  end
+  for _, k in ipairs(order) do
+    if k == "" or k:match("^%s") or k:match("%s$") then
+      cli.usage_error("--partition " .. text .. ": empty or blank column name")
+    end
+    if not is_key[k] then
+      cli.usage_error("--partition " .. text .. ": '" .. k .. "' is not a partition column (partition columns: " ..
+                      (#keys > 0 and table.concat(keys, ", ") or "none, the table is not partitioned") .. ")")
+    end
+    if out[k] == "" then cli.usage_error("--partition " .. text .. ": no value for '" .. k .. "'") end
+  end
+  if #order == 0 then cli.usage_error("--partition expects k=v[,k2=v2], got '" .. text .. "'") end
+  return out
+end
+
+local function is_tty()
+  local ok = os.execute("[ -t 2 ]")
+  return ok == true or ok == 0
+end
+
+local function human_bytes(n)
+  if n < 1024 then return n .. " B" end
+  local units = {"KiB", "MiB", "GiB", "TiB"}
+  local v, i = n / 1024, 1
+  while v >= 1024 and i < #units do v = v / 1024; i = i + 1 end
+  return string.format("%.1f %s", v, units[i])
+end
+
+local function partition_rows(r)
+  local rows = {}
+  for i, p in ipairs(r.partitions) do
+    rows[i] = {partition = p.partition, path = p.path, files = p.file_count, rows = p.record_count,
+               bytes = p.file_size_in_bytes}
+  end
+  return rows
+end
+
+local function print_result(r, as_json)
+  if as_json then
+    local obj = {table = r.table, dry_run = r.dry_run, snapshot_id = r.snapshot_id or json.null,
+                 base_snapshot_id = r.base_snapshot_id or json.null, partitions = json.array(partition_rows(r)),
+                 files = r.files, rows = r.rows, bytes = r.bytes, failures = json.array(r.failures),
+                 attempts = r.attempts, commits = r.commits, duration_ms = r.duration_ms}
+    io.stdout:write(json.encode(obj, {"table", "dry_run", "snapshot_id", "base_snapshot_id", "files", "rows",
+                                      "bytes", "partitions", "path", "partition", "failures", "attempts",
+                                      "commits", "duration_ms"}), "\n")
+    return
+  end
+  local out = io.stdout
+  out:write("drop partitions of ", r.table, r.dry_run and " (dry run)" or "", "\n")
+  if #r.partitions > 0 then
+    cli.print_table(partition_rows(r), {"path", "files", "rows", "bytes"})
+  end
+  local what = string.format("%d partition(s): %d file(s), %d rows, %s", #r.partitions, r.files, r.rows,
+                             human_bytes(r.bytes))
+  if r.files == 0 then
+    out:write("nothing to drop: no live file in the given partitions",
+              r.base_snapshot_id and (" (snapshot " .. r.base_snapshot_id .. ")") or "", "\n")
+  elseif r.dry_run then
+    out:write("would drop ", what, " with one OVERWRITE snapshot on top of snapshot ", r.base_snapshot_id, "\n")
+  else
+    out:write("dropped ", what, ": OVERWRITE snapshot ", r.snapshot_id,
+              r.commits > 1 and (" (" .. r.commits .. " commits)") or "", "\n")
+    out:write("the data files stay until snapshot expiration removes them\n")
+  end
+  out:write(string.format("done in %d ms\n", r.duration_ms or 0))
+end
+
+local function main(opts, pos)
+  if not opts.partition or #opts.partition == 0 then cli.usage_error("missing --partition k=v") end
+  if opts.max_attempts and opts.max_attempts < 1 then cli.usage_error("--max-attempts must be at least 1") end
+  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  if not t then io.stderr:write("drop_partition.lua: ", msg, "\n"); return cli.EXIT_FAILED end
+  local keys = t:schema().partition_keys
+  if #keys == 0 then
+    io.stderr:write("drop_partition.lua: ", t:path(), ": the table is not partitioned\n")
+    return cli.EXIT_FAILED
+  end
+  local specs = {}
+  for i, s in ipairs(opts.partition) do specs[i] = parse_spec(s, keys) end
+  local tty = not opts.json and is_tty()
+  if tty then io.stderr:write("scanning the latest snapshot...\n") end
+  local ok, r, m2, c2 = pcall(t.drop_partitions, t, specs, {
+    dry_run = opts.dry_run, max_attempts = opts.max_attempts,
+    on_retry = function(attempt, why)
+      io.stderr:write("drop_partition.lua: attempt ", attempt, " conflicted, retrying: ", why, "\n")
+    end})
+  if not ok then cli.usage_error(tostring(r)) end
+  if not r then
+    io.stderr:write("drop_partition.lua: ", m2, "\n")
+    t:close()
+    return c2 == "conflict" and cli.EXIT_CONFLICT or cli.EXIT_FAILED
+  end
+  print_result(r, opts.json)
+  t:close()
+  if r.refused then
+    io.stderr:write("drop_partition.lua: ", r.refused, "\n")
+    return cli.EXIT_FAILED
+  end
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})

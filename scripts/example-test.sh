@@ -1,0 +1,85 @@
+#!/bin/sh
+# The public C API without Lua: BUILD/examples/table_info (examples/c/,
+# paimon.h only, linked against libpaimon.so) run against the bundled sample
+# and the Java-written fixtures; its latest snapshot and live files must be
+# what `paimon-lua inspect.lua ... --json` reports.
+#
+#   sh scripts/example-test.sh [BUILD_DIR]
+#
+# Prints "ok N - ..." / "not ok N - ..." lines, last "N passed, N failed".
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+case $BUILD in /*) B=$BUILD ;; *) B=$ROOT/$BUILD ;; esac
+FIXTURES=${PAIMON_FIXTURES:-$ROOT/../shared/fixtures}
+PY=/usr/bin/python3
+EX=$B/examples/table_info
+
+n=0 pass=0 fail=0
+ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/#   /' | head -30; }
+check() { d=$1; shift; if out=$("$@" 2>&1); then ok "$d"; else notok "$d" "$out"; fi; }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+
+TMP=$(mktemp -d /tmp/paimon-example.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+if [ ! -x "$EX" ]; then notok "$BUILD/examples/table_info is built (make)"; finish; fi
+ok "$BUILD/examples/table_info is built"
+
+check "it needs libpaimon.so, not Lua" sh -c "
+  readelf -d '$EX' | grep -q 'NEEDED.*libpaimon.so' && ! readelf -d '$EX' | grep -q 'NEEDED.*lua'"
+check "libpaimon.so exports paimon_* only" sh -c "
+  syms=\$(nm -D --defined-only '$B/libpaimon.so' | awk '{print \$3}')
+  [ -n \"\$syms\" ] && ! printf '%s\n' \"\$syms\" | grep -v -E '^(paimon_|_init\$|_fini\$)'"
+check "table_info --help exits 0" "$EX" --help
+"$EX" >/dev/null 2>&1; rc=$?
+if [ $rc = 2 ]; then ok "table_info without arguments exits 2"; else notok "table_info without arguments exits 2 (got $rc)"; fi
+"$EX" "$TMP/no-such-table" >/dev/null 2>"$TMP/err"; rc=$?
+if [ $rc = 1 ] && grep -q "$TMP/no-such-table" "$TMP/err"; then
+  ok "a missing table exits 1 naming the path"
+else
+  notok "a missing table exits 1 naming the path (exit $rc)" "$(cat "$TMP/err")"
+fi
+
+# compare TABLE: table_info's output against inspect.lua (latest snapshot + files)
+compare() {
+  "$EX" "$1" >"$TMP/ex.out" 2>"$TMP/ex.err" || { cat "$TMP/ex.err"; return 1; }
+  "$B/paimon-lua" inspect.lua "$1" snapshots --json >"$TMP/snaps.json" || return 1
+  "$B/paimon-lua" inspect.lua "$1" files --json >"$TMP/files.json" || return 1
+  $PY - "$TMP/ex.out" "$TMP/snaps.json" "$TMP/files.json" <<'EOF'
+import json, sys
+lines = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+snaps = json.load(open(sys.argv[2]))
+files = json.load(open(sys.argv[3]))
+kinds = {}
+for l in lines:
+    kinds.setdefault(l[0], []).append(l[1:])
+if not snaps:
+    sys.exit(0 if "snapshot" not in kinds and kinds.get("files") == [["0", "0"]] else "expected no snapshot: %r" % lines)
+latest = snaps[-1]
+s = kinds["snapshot"][0]
+want = [str(latest["snapshot_id"]), latest["commit_kind"], str(latest["total_record_count"]), str(latest["commit_time"])]
+if s != want:
+    sys.exit("snapshot %r != %r" % (s, want))
+got = sorted((f[2], int(f[1]), int(f[3]), int(f[4]), int(f[5])) for f in kinds.get("file", []))
+exp = sorted((f["file_path"], f["bucket"], f["record_count"], f["file_size_in_bytes"], f["level"]) for f in files)
+if got != exp:
+    sys.exit("files differ:\n C:   %r\n Lua: %r" % (got[:5], exp[:5]))
+if kinds["files"] != [[str(len(exp)), str(sum(f[2] for f in exp))]]:
+    sys.exit("totals %r" % kinds["files"])
+EOF
+}
+
+check "bundled sample: latest snapshot and files equal inspect.lua" compare examples/sample/warehouse/demo.db/orders
+for t in "$FIXTURES"/paimon-java/*/*.db/*; do
+  [ -d "$t" ] || continue
+  name=${t#"$FIXTURES"/paimon-java/}; name=${name%%/*}
+  if [ -n "$(find "$t" -maxdepth 2 -name 'manifest.format*' 2>/dev/null)" ] || grep -q '"manifest.format" *: *"orc"' "$t"/schema/schema-* 2>/dev/null; then
+    "$EX" "$t" >/dev/null 2>"$TMP/err"; rc=$?
+    if [ $rc = 1 ] && grep -q 'manifest.format' "$TMP/err"; then ok "$name: refused (ORC manifests), exit 1"; else notok "$name: refused (ORC manifests) (exit $rc)" "$(cat "$TMP/err")"; fi
+    continue
+  fi
+  check "$name: latest snapshot and files equal inspect.lua" compare "$t"
+done
+finish

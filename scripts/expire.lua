@@ -1,0 +1,105 @@
+-- expire.lua TABLE [--retain-min N] [--retain-max N] [--older-than T]
+--   [--max-deletes N] [--branch B] [--policy FILE.lua] [--threads N]
+--   [--dry-run] [--json]
+-- Expire old snapshots and delete the files only they used (Java Paimon's
+-- rules; see docs/maintenance.md).
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local maint = require "paimon.maint"
+
+local spec = {
+  name = "expire.lua",
+  positional = {"TABLE"},
+  flags = {retain_min = "integer", retain_max = "integer", older_than = "string", max_deletes = "integer",
+           branch = "string", policy = "string", threads = "integer", dry_run = "boolean", json = "boolean"},
+  usage = [[
+usage: paimon-lua expire.lua TABLE [options]
+  --retain-min N     keep at least N snapshots (snapshot.num-retained.min, default 10, >= 1)
+  --retain-max N     keep at most N snapshots (snapshot.num-retained.max, default 2147483647)
+  --older-than T     expire snapshots whose successor is older than T: a duration
+                     (90s, 30m, 1h, 7d: now minus it) or a timestamp (2026-11-29 10:00:00,
+                     local time, or ISO 8601); default now - snapshot.time-retained (1 h)
+  --max-deletes N    expire at most N snapshots in this run (snapshot.expire.limit, default 10)
+  --branch B         expire branch B instead of main
+  --policy FILE.lua  a policy function(snapshots, ctx) choosing what to keep
+                     (default: lua/paimon/policy/expire.lua, Java's rule)
+  --threads N        delete with N threads (default 4)
+  --dry-run          print the plan, change nothing
+  --json             print one JSON object
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
+}
+
+local function main(opts, pos)
+  for _, k in ipairs{"retain_min", "retain_max", "max_deletes", "threads"} do
+    if opts[k] and opts[k] < 1 then cli.usage_error("--" .. k:gsub("_", "-") .. " must be at least 1") end
+  end
+  if opts.retain_min and opts.retain_max and opts.retain_max < opts.retain_min then
+    cli.usage_error("--retain-max must be at least --retain-min")
+  end
+  local now = maint.now_ms()
+  local older_than
+  if opts.older_than then
+    older_than = maint.parse_cutoff(opts.older_than, now)
+    if older_than > now then cli.usage_error("--older-than " .. opts.older_than .. " is in the future") end
+  end
+  local policy = maint.load_policy(opts.policy, "paimon.policy.expire")
+  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  if not t then io.stderr:write("expire.lua: ", msg, "\n"); return maint.exit_code(code) end
+  local base = {retain_min = opts.retain_min, retain_max = opts.retain_max, max_deletes = opts.max_deletes,
+                older_than = older_than, now = now}
+  local range
+  range, msg, code = maint.call(t.expire_range, t, base)
+  if not range then io.stderr:write("expire.lua: ", msg, "\n"); return maint.exit_code(code) end
+  -- the policy sees the snapshots and the resolved options
+  local snapshots = {}
+  if range.latest > 0 then
+    for id = range.earliest, range.latest do
+      local s = t:snapshot(id)
+      if s then
+        snapshots[#snapshots + 1] = {id = s.id, time_millis = s.time_millis, commit_kind = s.commit_kind,
+                                     total_record_count = s.total_record_count}
+      end
+    end
+  end
+  local ctx = {earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,
+               retain_max = range.retain_max, max_deletes = range.max_deletes, older_than = range.older_than,
+               now = range.now, consumer_min = range.consumer_min, hard_end = range.hard_end,
+               java_end = range["end"]}
+  local stop, reason = range.earliest, nil
+  if range.latest > 0 then
+    local ok, answer = pcall(policy, snapshots, ctx)
+    if not ok then error("policy failed: " .. tostring(answer), 0) end
+    stop = maint.policy_end(answer, ctx)
+    reason = type(answer) == "table" and answer.reason or nil
+  end
+  local run = {}
+  for k, v in pairs(base) do run[k] = v end
+  run["until"] = math.max(stop, 1)
+  run.threads = opts.threads or 4
+  run.dry_run = opts.dry_run
+  run.progress = maint.progress_fn(true)
+  local r
+  r, msg, code = maint.call(t.expire_snapshots, t, run)
+  t:close()
+  if not r then io.stderr:write("expire.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if r.capped_by == "policy" and type(reason) == "string" then r.capped_by = reason end
+  if opts.json then
+    maint.print_json(r)
+  else
+    local title
+    if r.expired > 0 then
+      title = string.format("%s %d snapshot(s): %d..%d (stopped by %s)", r.dry_run and "would expire" or "expired",
+                            r.expired, r.range[1], r.range[2], r.capped_by)
+    elseif r.plan.latest == 0 then
+      title = "no snapshot to expire: the table has no snapshot"
+    else
+      title = string.format("no snapshot to expire (stopped by %s)", r.capped_by)
+    end
+    maint.print_human(title, r)
+  end
+  if r.refused then io.stderr:write("expire.lua: ", r.refused, "\n"); return cli.EXIT_FAILED end
+  if #r.failures > 0 then return cli.EXIT_FAILED end
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})

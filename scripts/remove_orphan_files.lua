@@ -1,0 +1,52 @@
+-- remove_orphan_files.lua TABLE [--older-than T] [--threads N] [--dry-run] [--json]
+-- Delete Paimon files that no snapshot, tag, branch or changelog uses and
+-- that are older than the cut-off (Java Paimon's rules; docs/maintenance.md).
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local maint = require "paimon.maint"
+
+local spec = {
+  name = "remove_orphan_files.lua",
+  positional = {"TABLE"},
+  flags = {older_than = "string", threads = "integer", dry_run = "boolean", json = "boolean"},
+  usage = [[
+usage: paimon-lua remove_orphan_files.lua TABLE [options]
+  --older-than T   only files last modified before T: a duration (90s, 30m, 1h, 7d: now
+                   minus it) or a timestamp (2026-11-29 10:00:00, local time, or ISO 8601);
+                   default 1d; never in the future
+  --threads N      list, read and delete with N threads (default 4)
+  --dry-run        print the plan, change nothing
+  --json           print one JSON object
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
+}
+
+local function main(opts, pos)
+  if opts.threads and opts.threads < 1 then cli.usage_error("--threads must be at least 1") end
+  local now = maint.now_ms()
+  local older_than = maint.parse_cutoff(opts.older_than or "1d", now)
+  if older_than > now then
+    cli.usage_error("--older-than " .. opts.older_than .. " is in the future: files being written would be deleted")
+  end
+  if now - older_than < 3600000 and not opts.dry_run then
+    io.stderr:write("remove_orphan_files.lua: warning: a cut-off less than 1 hour ago may delete files ",
+                    "of commits still in progress\n")
+  end
+  local t, msg, code = paimon.open(pos[1])
+  if not t then io.stderr:write("remove_orphan_files.lua: ", msg, "\n"); return maint.exit_code(code) end
+  local r
+  r, msg, code = maint.call(t.remove_orphan_files, t, {older_than = older_than, now = now,
+                           threads = opts.threads or 4, dry_run = opts.dry_run,
+                           progress = maint.progress_fn(true)})
+  t:close()
+  if not r then io.stderr:write("remove_orphan_files.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if opts.json then
+    maint.print_json(r)
+  else
+    maint.print_human(string.format("%d candidate file(s) older than the cut-off, %d file names in use",
+                                    r.candidates, r.used), r)
+  end
+  if #r.failures > 0 then return cli.EXIT_FAILED end
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})

@@ -1,0 +1,106 @@
+-- write.lua TABLE [--input ROWS.jsonl] [--commit-user U] [--identifier N] [--json]
+-- Appends rows (one JSON object per line, column -> value) to an append-only
+-- Avro table as one commit (one new snapshot).
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local json = require "paimon.json"
+local cjson = require "cjson"
+
+local spec = {
+  name = "write.lua",
+  positional = {"TABLE"},
+  flags = {input = "string", commit_user = "string", identifier = "string", branch = "string", json = "boolean"},
+  usage = [[
+usage: paimon-lua write.lua TABLE [--input ROWS.jsonl] [--commit-user USER] [--identifier N]
+                 [--branch NAME] [--json]
+  Reads one JSON object per line (stdin by default), {"column": value, ...}, and
+  commits all rows as one APPEND snapshot. Values: numbers, strings, true/false,
+  null; DECIMAL as "12.34" (exact) or a number; DATE "yyyy-MM-dd"; TIMESTAMP
+  "yyyy-MM-dd HH:mm:ss[.fff]"; BINARY/BYTES base64 (top-level columns); ARRAY
+  a JSON array, MAP/ROW a JSON object. Integers beyond 2^53 must be
+  given as strings ("9223372036854775807"): the JSON decoder keeps doubles.
+  --input FILE       read the rows from FILE instead of stdin
+  --commit-user U    commit user (default: a random UUID)
+  --identifier N     commit identifier (default 9223372036854775807, Java batch)
+  --json             print {"snapshot_id", "rows", "files"} as JSON
+exit codes: 0 committed (or nothing to commit), 1 failed, 2 usage, 3 conflict]],
+}
+
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local B64_INDEX = {}
+for i = 1, 64 do B64_INDEX[B64:sub(i, i)] = i - 1 end
+
+local function unbase64(s, col)
+  s = s:gsub("%s", "")
+  if #s % 4 ~= 0 or s:find("[^%w%+/=]") then error("column '" .. col .. "': not base64: " .. s, 0) end
+  local out = {}
+  for i = 1, #s, 4 do
+    local a, b, c, d = B64_INDEX[s:sub(i, i)], B64_INDEX[s:sub(i + 1, i + 1)], B64_INDEX[s:sub(i + 2, i + 2)],
+                       B64_INDEX[s:sub(i + 3, i + 3)]
+    local n = (a << 18) | (b << 12) | ((c or 0) << 6) | (d or 0)
+    out[#out + 1] = string.char((n >> 16) & 255)
+    if c then out[#out + 1] = string.char((n >> 8) & 255) end
+    if d then out[#out + 1] = string.char(n & 255) end
+  end
+  return table.concat(out)
+end
+
+local function main(opts, pos)
+  local t, msg = paimon.open(pos[1], {branch = opts.branch})
+  if not t then error(msg, 0) end
+  local identifier
+  if opts.identifier then
+    identifier = math.tointeger(tonumber(opts.identifier))
+    if not identifier then cli.usage_error("--identifier expects an integer") end
+  end
+  local binary = {}
+  for _, f in ipairs(t:schema().fields) do
+    local ty = f.type:upper()
+    if ty:match("^BINARY") or ty:match("^VARBINARY") or ty:match("^BYTES") then binary[f.name] = true end
+  end
+  local input = io.stdin
+  if opts.input then
+    local err
+    input, err = io.open(opts.input, "rb")
+    if not input then error("cannot read " .. opts.input .. ": " .. tostring(err), 0) end
+  end
+  local w, wmsg = t:new_write{}
+  if not w then error(wmsg, 0) end
+  local n, lineno = 0, 0
+  for line in input:lines() do
+    lineno = lineno + 1
+    if line:match("%S") then
+      local ok, row = pcall(cjson.decode, line)
+      if not ok or type(row) ~= "table" then error(string.format("line %d: not a JSON object", lineno), 0) end
+      for col in pairs(binary) do
+        if type(row[col]) == "string" then row[col] = unbase64(row[col], col) end
+      end
+      local wok, werr = pcall(w.write, w, row)
+      if not wok then error(string.format("line %d: %s", lineno, tostring(werr)), 0) end
+      n = n + 1
+    end
+  end
+  if input ~= io.stdin then input:close() end
+  local msgs, pmsg = w:prepare_commit()
+  if not msgs then error(pmsg, 0) end
+  local c = t:new_commit{commit_user = opts.commit_user}
+  local id, committed, code = c:commit(msgs, {identifier = identifier})
+  if not id then
+    c:abort(msgs)
+    if code == "conflict" then io.stderr:write("write.lua: ", committed, "\n"); return cli.EXIT_CONFLICT end
+    error(committed, 0)
+  end
+  w:close()
+  if opts.json then
+    cli.print_json({snapshot_id = committed and id or json.null, rows = n, files = #msgs},
+                   {"snapshot_id", "rows", "files"})
+  elseif committed then
+    io.stdout:write(string.format("committed snapshot %d: %d rows in %d files\n", id, n, #msgs))
+  else
+    io.stdout:write("nothing to commit\n")
+  end
+  t:close()
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})

@@ -1,0 +1,222 @@
+/* Orphan file cleaning in C, on temp copies of Java-written tables: the
+ * fixture's known orphans go and nothing else; a cut-off in the future is
+ * refused; an empty used set with data files present aborts; a dry run
+ * changes nothing; fault injection at every I/O operation (once, or as a
+ * crash) followed by a clean re-run leaves exactly the tree of an
+ * undisturbed run. */
+#include "test.h"
+#include "pm_fileio_fault.h"
+#include "pm_orphan.h"
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BITMAP "cpp-parquet-append_with_bitmap/append_with_bitmap.db/append_with_bitmap"
+#define TAGGED "cpp-parquet-pk_btree_partitioned_e2e/pk_btree_partitioned_e2e.db/pk_btree_partitioned_e2e"
+
+typedef struct tdir { char dir[128]; char table[200]; } tdir;
+
+static int run(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
+
+static int tdir_make(tdir *d, const char *fixture) {
+    strcpy(d->dir, "/tmp/pm_test_orphan.XXXXXX");
+    if (!mkdtemp(d->dir)) return -1;
+    snprintf(d->table, sizeof d->table, "%s/t", d->dir);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp -R '%s/paimon-java/%s' '%s'", fixtures_dir(), fixture, d->table);
+    int rc = run(cmd);
+    usleep(20000);    /* every copied file is now older than "now" */
+    return rc;
+}
+
+static void tdir_remove(tdir *d) {
+    char cmd[300];
+    if (strncmp(d->dir, "/tmp/pm_test_orphan.", 20)) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
+    run(cmd);
+}
+
+static char *tree(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f -exec cksum {} + | LC_ALL=C sort -k3", dir);
+    FILE *p = popen(cmd, "r");
+    if (!p) return pm_strdup("");
+    pm_buf b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, n);
+    pclose(p);
+    pm_buf_cstr(&b);
+    return b.data ? (char *)b.data : pm_strdup("");
+}
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static int clean(paimon_table *t, int threads, int dry_run, pm_orphan_result *r, pm_err *e) {
+    pm_orphan_opts o;
+    memset(&o, 0, sizeof o);
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis();
+    o.threads = threads;
+    o.dry_run = dry_run;
+    return pm_remove_orphan_files(t, &o, r, e);
+}
+
+TEST(removes_the_known_orphans) {
+    tdir d;
+    CHECK(tdir_make(&d, BITMAP) == 0);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_orphan_result r;
+    CHECK_EQ_INT(clean(t, 4, 0, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.clean.count[PM_K_DATA], 1);
+    CHECK_EQ_INT(r.clean.count[PM_K_MANIFEST], 1);
+    CHECK_EQ_INT(r.clean.count[PM_K_MANIFEST_LIST], 2);
+    char p[400];
+    snprintf(p, sizeof p, "%s/bucket-0/data-5816f838-a213-4d34-89c3-2cab0fa8c0cb-0.parquet", d.table);
+    CHECK(!file_exists(p));
+    snprintf(p, sizeof p, "%s/manifest/manifest-list-9661d22b-a0de-419b-8d2b-cae55816f507-1", d.table);
+    CHECK(!file_exists(p));
+    pm_clean_result_free(&r.clean);
+    /* a second run finds nothing */
+    CHECK_EQ_INT(clean(t, 1, 0, &r, &e), PAIMON_OK);
+    int64_t n = 0;
+    for (int k = 0; k < PM_K__N; k++) n += r.clean.count[k];
+    CHECK_EQ_INT(n, 0);
+    pm_clean_result_free(&r.clean);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
+TEST(future_cutoff_is_refused) {
+    tdir d;
+    CHECK(tdir_make(&d, BITMAP) == 0);
+    char *before = tree(d.table);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_orphan_opts o;
+    memset(&o, 0, sizeof o);
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis() + 60000;
+    pm_orphan_result r;
+    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "future") != NULL);
+    char *after = tree(d.table);
+    CHECK_EQ_STR(after, before);
+    free(before);
+    free(after);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
+TEST(empty_used_set_aborts) {
+    tdir d;
+    CHECK(tdir_make(&d, BITMAP) == 0);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -f '%s'/snapshot/*", d.table);
+    CHECK(run(cmd) == 0);
+    char *before = tree(d.table);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_orphan_result r;
+    CHECK_EQ_INT(clean(t, 2, 0, &r, &e), PAIMON_CONFLICT);
+    char *after = tree(d.table);
+    CHECK_EQ_STR(after, before);
+    free(before);
+    free(after);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
+TEST(dry_run_changes_nothing) {
+    tdir d;
+    CHECK(tdir_make(&d, TAGGED) == 0);
+    char *before = tree(d.table);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_orphan_result r;
+    CHECK_EQ_INT(clean(t, 4, 1, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.clean.n_paths, 2);
+    char *after = tree(d.table);
+    CHECK_EQ_STR(after, before);
+    free(before);
+    free(after);
+    pm_clean_result_free(&r.clean);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
+static char *clean_run(const char *fixture, long *ops) {
+    tdir d;
+    if (tdir_make(&d, fixture)) return NULL;
+    paimon_table *t;
+    pm_err e;
+    char *res = NULL;
+    if (pm_table_open(d.table, NULL, &t, &e) == 0) {
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, 0, 0);
+        pm_orphan_result r;
+        if (clean(t, 1, 0, &r, &e) == 0) {
+            *ops = pm_fileio_fault_count(t->io);
+            pm_clean_result_free(&r.clean);
+            res = tree(d.table);
+        }
+        pm_table_free(t);
+    }
+    tdir_remove(&d);
+    return res;
+}
+
+static void fault_sweep(const char *fixture, int crash) {
+    long ops = 0;
+    char *want = clean_run(fixture, &ops);
+    CHECK(want != NULL);
+    CHECK(ops > 10);
+    if (!want) return;
+    int bad = 0;
+    for (long k = 1; k <= ops && bad < 3; k++) {
+        tdir d;
+        if (tdir_make(&d, fixture)) { CHECK(0); break; }
+        paimon_table *t;
+        pm_err e;
+        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, k, crash);
+        pm_orphan_result r;
+        int rc = clean(t, 1, 0, &r, &e);
+        if (!rc) pm_clean_result_free(&r.clean);
+        t->io = pm_fileio_fault_release(t->io);
+        rc = clean(t, 1, 0, &r, &e);
+        if (rc) { fprintf(stderr, "  fault at op %ld (crash %d): re-run failed: %s\n", k, crash, e.msg); bad++; }
+        else pm_clean_result_free(&r.clean);
+        pm_table_free(t);
+        char *got = tree(d.table);
+        if (strcmp(got, want)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): tree differs\n--- got\n%s--- want\n%s", k, crash, got, want);
+            bad++;
+        }
+        free(got);
+        tdir_remove(&d);
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(want);
+}
+
+TEST(fault_at_every_operation) { fault_sweep(BITMAP, 0); }
+TEST(crash_at_every_operation) { fault_sweep(TAGGED, 1); }
+
+int main(void) {
+    RUN(removes_the_known_orphans);
+    RUN(future_cutoff_is_refused);
+    RUN(empty_used_set_aborts);
+    RUN(dry_run_changes_nothing);
+    RUN(fault_at_every_operation);
+    RUN(crash_at_every_operation);
+    return TEST_SUMMARY();
+}

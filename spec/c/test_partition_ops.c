@@ -1,0 +1,661 @@
+/* Partition entries, drop partitions (mark-delete OVERWRITE commits,
+ * retries on conflicts) and partition expiration through the CLI, on tables
+ * built here by committing ADD entries of fake data files with pm_commit. */
+#include "test.h"
+#include "pm_commit.h"
+#include "pm_partition_ops.h"
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+typedef struct ttable { char dir[256]; char path[300]; paimon_table *t; } ttable;
+
+static char *run(const char *cmd, int *status) {
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    pm_buf b = {0};
+    char chunk[4096];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, k);
+    int st = pclose(p);
+    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    pm_buf_cstr(&b);
+    return b.data ? (char *)b.data : pm_strdup("");
+}
+
+static const char *SCHEMA_ONE =
+    "{\n  \"version\" : 3,\n  \"id\" : 0,\n  \"fields\" : [ {\n    \"id\" : 0,\n    \"name\" : \"id\",\n"
+    "    \"type\" : \"INT\"\n  }, {\n    \"id\" : 1,\n    \"name\" : \"dt\",\n    \"type\" : \"STRING\"\n  } ],\n"
+    "  \"highestFieldId\" : 1,\n  \"partitionKeys\" : [ \"dt\" ],\n  \"primaryKeys\" : [ ],\n"
+    "  \"options\" : {\n    \"bucket\" : \"-1\",\n    \"file.format\" : \"parquet\"\n  },\n"
+    "  \"timeMillis\" : 1764000000000\n}";
+
+static const char *SCHEMA_TWO =
+    "{\n  \"version\" : 3,\n  \"id\" : 0,\n  \"fields\" : [ {\n    \"id\" : 0,\n    \"name\" : \"id\",\n"
+    "    \"type\" : \"INT\"\n  }, {\n    \"id\" : 1,\n    \"name\" : \"dt\",\n    \"type\" : \"STRING\"\n  }, {\n"
+    "    \"id\" : 2,\n    \"name\" : \"hr\",\n    \"type\" : \"INT\"\n  } ],\n"
+    "  \"highestFieldId\" : 2,\n  \"partitionKeys\" : [ \"dt\", \"hr\" ],\n  \"primaryKeys\" : [ ],\n"
+    "  \"options\" : {\n    \"bucket\" : \"-1\",\n    \"file.format\" : \"parquet\"\n  },\n"
+    "  \"timeMillis\" : 1764000000000\n}";
+
+static int make_table(ttable *x, const char *schema) {
+    memset(x, 0, sizeof *x);
+    strcpy(x->dir, "/tmp/pm_test_partops.XXXXXX");
+    if (!mkdtemp(x->dir)) return -1;
+    snprintf(x->path, sizeof x->path, "%s/t", x->dir);
+    char p[400];
+    snprintf(p, sizeof p, "%s/schema", x->path);
+    if (mkdir(x->path, 0755) || mkdir(p, 0755)) return -1;
+    snprintf(p, sizeof p, "%s/schema/schema-0", x->path);
+    FILE *f = fopen(p, "w");
+    if (!f) return -1;
+    fputs(schema, f);
+    fclose(f);
+    pm_err e;
+    if (pm_table_open(x->path, NULL, &x->t, &e)) { fprintf(stderr, "  open: %s\n", e.msg); return -1; }
+    return 0;
+}
+
+static void drop_table(ttable *x) {
+    pm_table_free(x->t);
+    x->t = NULL;
+    if (!strncmp(x->dir, "/tmp/pm_test_partops.", 21)) {
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", x->dir);
+        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", x->dir);
+    }
+}
+
+/* An ADD entry of a fake data file; partition values as text ("dt" or
+ * "dt|hr" for the two-key table; hr is an INT). */
+typedef struct tentry {
+    pm_manifest_entry m;
+    pm_buf part, empty;
+    char name[160];
+} tentry;
+
+static void tentry_init(tentry *x, paimon_table *t, const char *values, const char *name, int64_t rows,
+                        int64_t ctime) {
+    memset(x, 0, sizeof *x);
+    pm_err e;
+    pm_datum v[2];
+    memset(v, 0, sizeof v);
+    char dt[64];
+    snprintf(dt, sizeof dt, "%s", values);
+    char *bar = strchr(dt, '|');
+    if (bar) *bar = '\0';
+    v[0].v.bin.ptr = (const uint8_t *)dt;
+    v[0].v.bin.len = strlen(dt);
+    v[0].is_null = !strcmp(dt, "NULL");
+    if (t->n_part > 1) v[1].v.i = bar ? atoi(bar + 1) : 0;
+    pm_binrow_encode(t->part_types, t->n_part, v, &x->part, &e);
+    pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
+    snprintf(x->name, sizeof x->name, "%s", name);
+    pm_bytes empty = {x->empty.data, x->empty.len};
+    x->m.version = 2;
+    x->m.kind = PM_FILE_ADD;
+    x->m.partition = (pm_bytes){x->part.data, x->part.len};
+    x->m.bucket = 0;
+    x->m.total_buckets = -1;
+    pm_data_file *f = &x->m.file;
+    f->file_name = x->name;
+    f->file_size = 1000 + rows;
+    f->row_count = rows;
+    f->min_key = f->max_key = empty;
+    f->key_stats.min_values = f->key_stats.max_values = empty;
+    f->key_stats.has_null_counts = 1;
+    f->value_stats.min_values = f->value_stats.max_values = empty;
+    f->value_stats.has_null_counts = 1;
+    f->has_value_stats_cols = 1;
+    f->max_sequence_number = rows - 1;
+    f->creation_time = (pm_opt_i64){1, ctime};
+    f->delete_row_count = (pm_opt_i64){1, 0};
+    f->file_source = (pm_opt_i32){1, 0};
+}
+
+static int64_t wall_now(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    time_t s = tv.tv_sec;
+    struct tm lt;
+    int64_t off = localtime_r(&s, &lt) ? (int64_t)lt.tm_gmtoff : 0;
+    return ((int64_t)tv.tv_sec + off) * 1000 + tv.tv_usec / 1000;
+}
+
+/* Commit ADD entries: values[i] / names[i] / rows / creation times. */
+static int commit_adds(paimon_table *t, size_t n, const char *const *values, const char *const *names,
+                       const int64_t *ctimes, int64_t *id) {
+    tentry *x = calloc(n, sizeof *x);
+    pm_manifest_entry *m = calloc(n, sizeof *m);
+    for (size_t i = 0; i < n; i++) {
+        tentry_init(&x[i], t, values[i], names[i], (int64_t)(i + 1), ctimes ? ctimes[i] : wall_now());
+        m[i] = x[i].m;
+    }
+    pm_commit_opts o;
+    pm_commit_opts_from_table(t, &o);
+    o.commit_user = "builder";
+    pm_err e = {0};
+    int rc = pm_commit(t, m, n, &o, id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    for (size_t i = 0; i < n; i++) { pm_buf_free(&x[i].part); pm_buf_free(&x[i].empty); }
+    free(x);
+    free(m);
+    return rc;
+}
+
+static int64_t latest_id(paimon_table *t) {
+    int64_t id = -1;
+    pm_err e;
+    if (pm_snapshot_latest_id(t->io, t->branch_root, &id, &e)) return -1;
+    return id;
+}
+
+/* "path name\n" lines of the live files of a snapshot, sorted by scan order. */
+static int live(paimon_table *t, int64_t id, pm_buf *out) {
+    out->len = 0;
+    pm_snapshot *s = NULL;
+    pm_err e;
+    if (pm_snapshot_read(t->io, t->branch_root, id, &s, &e)) return -1;
+    pm_scan *sc;
+    int n = 0;
+    if (pm_scan_open(t, s, NULL, &sc, &e)) { pm_snapshot_free(s); return -1; }
+    const pm_manifest_entry *m;
+    pm_buf p = {0};
+    int rc;
+    while ((rc = pm_scan_next(sc, &m, &e)) == PAIMON_OK) {
+        p.len = 0;
+        pm_table_file_path(t, m, &p, &e);
+        pm_buf_printf(out, "%s\n", (char *)p.data);
+        n++;
+    }
+    pm_buf_free(&p);
+    pm_scan_close(sc);
+    pm_snapshot_free(s);
+    pm_buf_cstr(out);
+    return rc == PAIMON_DONE ? n : -1;
+}
+
+static const char *snap_kind(paimon_table *t, int64_t id, char *buf, size_t cap) {
+    pm_snapshot *s = NULL;
+    pm_err e;
+    buf[0] = '\0';
+    if (pm_snapshot_read(t->io, t->branch_root, id, &s, &e) == PAIMON_OK) snprintf(buf, cap, "%s", s->commit_kind);
+    pm_snapshot_free(s);
+    return buf;
+}
+
+static pm_part_select spec1(pm_partition_filter *f, const char **k, const char **v, size_t n) {
+    f->n = n;
+    f->keys = k;
+    f->values = v;
+    pm_part_select s = {1, f, 0, NULL, 0};
+    return s;
+}
+
+static const char *const VALS3[] = {"2026-01-01", "2026-01-01", "2026-11-28", "bogus"};
+static const char *const NAMES3[] = {"data-a-0.parquet", "data-a-1.parquet", "data-b-0.parquet", "data-c-0.parquet"};
+
+/* ---- tests -------------------------------------------------------------------- */
+
+TEST(entries_and_drop) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_ONE) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
+    pm_snapshot *s = NULL;
+    pm_err e = {0};
+    CHECK_EQ_INT(pm_snapshot_read(x.t->io, x.t->branch_root, id, &s, &e), PAIMON_OK);
+    pm_part_stat *v = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(pm_partition_entries(x.t, s, NULL, &v, &n, &e), PAIMON_OK);
+    CHECK_EQ_INT(n, 3);
+    if (n == 3) {
+        CHECK_EQ_STR(v[0].path, "dt=2026-01-01/");
+        CHECK_EQ_INT(v[0].file_count, 2);
+        CHECK_EQ_INT(v[0].record_count, 3);
+        CHECK_EQ_INT(v[0].file_size, 2003);
+        CHECK_EQ_STR(v[1].path, "dt=2026-11-28/");
+        CHECK_EQ_STR(v[2].path, "dt=bogus/");
+        CHECK(v[2].has_creation_time);
+    }
+    pm_part_stats_free(v, n);
+    pm_snapshot_free(s);
+
+    /* dry run: plan, nothing written */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f | sort | xargs md5sum", x.path);
+    char *before = run(cmd, NULL);
+    pm_partition_filter f;
+    const char *k[] = {"dt"}, *val[] = {"2026-01-01"};
+    pm_part_select sel = spec1(&f, k, val, 1);
+    pm_drop_opts o;
+    memset(&o, 0, sizeof o);
+    o.dry_run = 1;
+    pm_drop_result r;
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.files, 2);
+    CHECK_EQ_INT(r.rows, 3);
+    CHECK_EQ_INT(r.snapshot_id, 0);
+    CHECK_EQ_INT(r.base_snapshot_id, id);
+    CHECK_EQ_INT(r.n_parts, 1);
+    pm_drop_result_free(&r);
+    char *after = run(cmd, NULL);
+    CHECK(before && after && !strcmp(before, after));
+    free(after);
+
+    /* the real drop: one OVERWRITE snapshot, the other partitions stay */
+    o.dry_run = 0;
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.snapshot_id, id + 1);
+    CHECK_EQ_INT(r.files, 2);
+    CHECK_EQ_INT(r.attempts, 1);
+    pm_drop_result_free(&r);
+    char kind[32];
+    CHECK_EQ_STR(snap_kind(x.t, id + 1, kind, sizeof kind), "OVERWRITE");
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 1, &names), 2);
+    CHECK(names.data && !strstr((char *)names.data, "dt=2026-01-01/"));
+    CHECK(names.data && strstr((char *)names.data, "dt=bogus/bucket-0/data-c-0.parquet"));
+    /* the independent reader agrees */
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files 2>&1", x.path);
+    int st = -1;
+    char *py = run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(py && !strstr(py, "data-a-0") && !strstr(py, "data-a-1") && strstr(py, "data-b-0") && strstr(py, "data-c-0"));
+    free(py);
+
+    /* again: nothing matches, no snapshot */
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.files, 0);
+    CHECK_EQ_INT(r.snapshot_id, 0);
+    pm_drop_result_free(&r);
+    CHECK_EQ_INT(latest_id(x.t), id + 1);
+
+    /* exact bytes + a spec in one snapshot */
+    tentry te;
+    tentry_init(&te, x.t, "bogus", "x", 1, 0);
+    pm_bytes exact = {te.part.data, te.part.len};
+    const char *val2[] = {"2026-11-28"};
+    f.values = val2;
+    pm_part_select sel2 = {1, &f, 1, &exact, 0};
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel2, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.files, 2);
+    CHECK_EQ_INT(r.n_parts, 2);
+    CHECK_EQ_INT(r.snapshot_id, id + 2);
+    pm_drop_result_free(&r);
+    CHECK_EQ_INT(live(x.t, id + 2, &names), 0);
+    pm_buf_free(&te.part);
+    pm_buf_free(&te.empty);
+
+    /* misuse: unknown column, empty spec */
+    const char *bad[] = {"nope"};
+    f.keys = bad;
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel, &o, &r, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "'nope'") != NULL);
+    f.n = 0;
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel, &o, &r, &e), PAIMON_MISUSE);
+    pm_buf_free(&names);
+    free(before);
+    drop_table(&x);
+}
+
+TEST(drop_partial_spec_two_keys) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_TWO) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    static const char *const vals[] = {"2026-01-01|1", "2026-01-01|2", "2026-01-02|1", "2026-01-02|2"};
+    static const char *const nm[] = {"data-11.parquet", "data-12.parquet", "data-21.parquet", "data-22.parquet"};
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, vals, nm, NULL, &id), PAIMON_OK);
+    pm_partition_filter f;
+    const char *k[] = {"hr"}, *v[] = {"1"};
+    pm_part_select sel = spec1(&f, k, v, 1);
+    pm_drop_opts o;
+    memset(&o, 0, sizeof o);
+    pm_drop_result r;
+    pm_err e = {0};
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.files, 2);
+    CHECK_EQ_INT(r.n_parts, 2);
+    if (r.n_parts == 2) {
+        CHECK_EQ_STR(r.parts[0].path, "dt=2026-01-01/hr=1/");
+        CHECK_EQ_STR(r.parts[1].path, "dt=2026-01-02/hr=1/");
+    }
+    pm_drop_result_free(&r);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, latest_id(x.t), &names), 2);
+    CHECK(names.data && strstr((char *)names.data, "data-12") && strstr((char *)names.data, "data-22"));
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+/* ---- concurrency: a FileIO that lets another writer commit first ------------- */
+
+static const pm_fileio_ops *orig_ops;
+static pm_fileio_ops hook_ops;
+static const char *hook_table;
+static int hook_mode;        /* 1: delete a file before our first snapshot; 2: always append first;
+                                3: append into the dropped partition before pm_commit reads LATEST */
+static int hook_fired, latest_reads;
+
+static int concurrent_commit(int mode) {
+    paimon_table *o = NULL;
+    pm_err e;
+    if (pm_table_open(hook_table, NULL, &o, &e)) return -1;
+    int rc;
+    int64_t id;
+    if (mode == 1) {
+        /* delete data-a-0 of dt=2026-01-01 (the ADD entry repeated as DELETE) */
+        tentry d;
+        tentry_init(&d, o, "2026-01-01", "data-a-0.parquet", 1, 0);
+        /* the same identifier as the builder's entry: identical partition, bucket, level, name */
+        d.m.kind = PM_FILE_DELETE;
+        pm_commit_opts co;
+        pm_commit_opts_from_table(o, &co);
+        co.commit_user = "other";
+        rc = pm_commit(o, &d.m, 1, &co, &id, &e);
+        if (rc) fprintf(stderr, "  concurrent delete: %s\n", e.msg);
+        pm_buf_free(&d.part);
+        pm_buf_free(&d.empty);
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "data-late-%d.parquet", hook_fired);
+        const char *vals[] = {mode == 3 ? "2026-01-01" : "2026-11-28"};
+        const char *names[] = {name};
+        rc = commit_adds(o, 1, vals, names, NULL, &id);
+    }
+    pm_table_free(o);
+    return rc;
+}
+
+static int hook_create(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
+    if (strstr(path, "/snapshot/snapshot-") && (hook_mode == 2 || (hook_mode == 1 && !hook_fired))) {
+        hook_fired++;
+        concurrent_commit(hook_mode);
+    }
+    return orig_ops->create_no_replace(io, path, p, n, e);
+}
+
+static int hook_read(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
+    size_t l = strlen(path);
+    if (hook_mode == 3 && l >= 16 && !strcmp(path + l - 16, "/snapshot/LATEST")) {
+        /* read 1: the drop's attempt; read 2: pm_commit's own latest */
+        if (++latest_reads == 2 && !hook_fired) {
+            hook_fired++;
+            concurrent_commit(3);
+        }
+    }
+    return orig_ops->read_all(io, path, out, e);
+}
+
+static void hook_install(paimon_table *t, const char *table, int mode) {
+    orig_ops = t->io->ops;
+    hook_ops = *orig_ops;
+    hook_ops.create_no_replace = hook_create;
+    hook_ops.read_all = hook_read;
+    t->io->ops = &hook_ops;
+    hook_table = table;
+    hook_mode = mode;
+    hook_fired = latest_reads = 0;
+}
+
+static void hook_remove(paimon_table *t) { t->io->ops = orig_ops; }
+
+TEST(drop_retries_after_concurrent_delete) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_ONE) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
+    pm_partition_filter f;
+    const char *k[] = {"dt"}, *v[] = {"2026-01-01"};
+    pm_part_select sel = spec1(&f, k, v, 1);
+    pm_drop_opts o;
+    memset(&o, 0, sizeof o);
+    pm_drop_result r;
+    pm_err e = {0};
+    hook_install(x.t, x.path, 1);
+    int rc = pm_drop_partitions(x.t, &sel, &o, &r, &e);
+    hook_remove(x.t);
+    if (rc) fprintf(stderr, "  drop: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(hook_fired, 1);
+    CHECK_EQ_INT(r.attempts, 2);            /* the first attempt lost: re-scanned */
+    CHECK_EQ_INT(r.files, 1);               /* only data-a-1 was still live */
+    CHECK_EQ_INT(r.snapshot_id, id + 2);    /* id + 1 is the concurrent delete */
+    pm_drop_result_free(&r);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 2, &names), 2);
+    CHECK(names.data && !strstr((char *)names.data, "2026-01-01"));
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+TEST(drop_conflict_exhausted) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_ONE) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
+    pm_partition_filter f;
+    const char *k[] = {"dt"}, *v[] = {"2026-01-01"};
+    pm_part_select sel = spec1(&f, k, v, 1);
+    pm_drop_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_attempts = 3;
+    o.retry_wait_ms = 1;
+    pm_drop_result r;
+    pm_err e = {0};
+    hook_install(x.t, x.path, 2);
+    int rc = pm_drop_partitions(x.t, &sel, &o, &r, &e);
+    hook_remove(x.t);
+    CHECK_EQ_INT(rc, PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "after 3 attempts") != NULL);
+    CHECK_EQ_INT(hook_fired, 3);
+    pm_drop_result_free(&r);
+    /* consistent: the three concurrent appends, no drop */
+    CHECK_EQ_INT(latest_id(x.t), id + 3);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 3, &names), 7);
+    CHECK(names.data && strstr((char *)names.data, "data-a-0"));
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+TEST(drop_chases_concurrent_append) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_ONE) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
+    pm_partition_filter f;
+    const char *k[] = {"dt"}, *v[] = {"2026-01-01"};
+    pm_part_select sel = spec1(&f, k, v, 1);
+    pm_drop_opts o;
+    memset(&o, 0, sizeof o);
+    pm_drop_result r;
+    pm_err e = {0};
+    hook_install(x.t, x.path, 3);
+    int rc = pm_drop_partitions(x.t, &sel, &o, &r, &e);
+    hook_remove(x.t);
+    if (rc) fprintf(stderr, "  drop: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(hook_fired, 1);
+    CHECK_EQ_INT(r.commits, 2);             /* the late file needed a second snapshot */
+    CHECK_EQ_INT(r.files, 3);
+    CHECK_EQ_INT(r.snapshot_id, id + 3);
+    pm_drop_result_free(&r);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, latest_id(x.t), &names), 2);
+    CHECK(names.data && !strstr((char *)names.data, "2026-01-01"));
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+/* ---- expiration through the CLI ------------------------------------------------ */
+
+static char *cli(const char *table, const char *args, int *status) {
+    const char *b = getenv("PAIMON_BUILD");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "'%s/paimon-lua' expire_partitions.lua '%s' %s 2>/dev/null", b ? b : "build", table, args);
+    return run(cmd, status);
+}
+
+static void ymd(int64_t wall_ms, int dashes, char *out, size_t cap) {
+    time_t s = (time_t)(wall_ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    snprintf(out, cap, dashes ? "%04d-%02d-%02d" : "%04d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+TEST(expire_values_time) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_ONE) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    char recent[32];
+    ymd(wall_now() - 86400000LL, 1, recent, sizeof recent);   /* 2026-11-28 on 2026-11-29 */
+    const char *vals[] = {"2026-01-01", "2026-01-01", recent, "bogus"};
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, vals, NAMES3, NULL, &id), PAIMON_OK);
+    int st = -1;
+    char *out = cli(x.path, "--expiration-time 30d --dry-run --json", &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "\"path\":\"dt=2026-01-01/\"") && strstr(out, "\"files\":2"));
+    CHECK(out && strstr(out, "\"kind\":\"unparseable\"") && strstr(out, "dt=bogus/"));
+    CHECK(out && strstr(out, "\"snapshot_id\":null"));
+    free(out);
+    CHECK_EQ_INT(latest_id(x.t), id);
+    out = cli(x.path, "--expiration-time 30d --json", &st);
+    CHECK_EQ_INT(st, 0);
+    char want[64];
+    snprintf(want, sizeof want, "\"snapshot_id\":%lld", (long long)id + 1);
+    CHECK(out && strstr(out, want) && strstr(out, "\"unparseable\":1") && strstr(out, "\"candidates\":1"));
+    free(out);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 1, &names), 2);
+    CHECK(names.data && !strstr((char *)names.data, "2026-01-01") && strstr((char *)names.data, recent));
+    /* decided from table state on every run: nothing more to expire */
+    out = cli(x.path, "--expiration-time 30d --json", &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "\"files\":0"));
+    free(out);
+    CHECK_EQ_INT(latest_id(x.t), id + 1);
+    /* the table option gives the default */
+    out = cli(x.path, "--json", &st);
+    CHECK_EQ_INT(st, 2);
+    free(out);
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+TEST(expire_formatter_and_max) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_ONE) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    char recent[32];
+    ymd(wall_now() - 86400000LL, 0, recent, sizeof recent);
+    const char *vals[] = {"20251201", "20260101", "20260201", recent, "2026-01-01"};
+    const char *nm[] = {"d1.parquet", "d2.parquet", "d3.parquet", "d4.parquet", "d5.parquet"};
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 5, vals, nm, NULL, &id), PAIMON_OK);
+    int st = -1;
+    char *out = cli(x.path, "--expiration-time 30d --timestamp-formatter yyyyMMdd --max-expires 2 --json", &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "\"candidates\":3") && strstr(out, "\"limited\":true") && strstr(out, "\"files\":2"));
+    CHECK(out && strstr(out, "dt=20251201/") && strstr(out, "dt=20260101/"));
+    CHECK(out && strstr(out, "\"unparseable\":1"));   /* 2026-01-01 does not match yyyyMMdd */
+    free(out);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 1, &names), 3);
+    CHECK(names.data && strstr((char *)names.data, "dt=20260201/") && !strstr((char *)names.data, "dt=20251201/"));
+    /* a bad formatter is a usage error */
+    out = cli(x.path, "--expiration-time 30d --timestamp-formatter 'yyyy-MMM-dd'", &st);
+    CHECK_EQ_INT(st, 2);
+    free(out);
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+TEST(expire_update_time) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_ONE) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    int64_t now = wall_now();
+    const char *vals[] = {"a", "a", "b", "c"};
+    const char *nm[] = {"a0.parquet", "a1.parquet", "b0.parquet", "c0.parquet"};
+    /* a: newest file 40 days old; b: 1 day old; c: 31 days old */
+    const int64_t ct[] = {now - 50 * 86400000LL, now - 40 * 86400000LL, now - 86400000LL, now - 31 * 86400000LL};
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, vals, nm, ct, &id), PAIMON_OK);
+    int st = -1;
+    char *out = cli(x.path, "--expiration-time 30d --strategy update-time --json", &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "\"files\":3") && strstr(out, "dt=a/") && strstr(out, "dt=c/") && !strstr(out, "dt=b/"));
+    free(out);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 1, &names), 1);
+    CHECK(names.data && strstr((char *)names.data, "b0.parquet"));
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+TEST(null_partition_and_pattern) {
+    ttable x;
+    CHECK(make_table(&x, SCHEMA_TWO) == 0);
+    if (!x.t) { drop_table(&x); return; }
+    char recent[32];
+    ymd(wall_now() - 86400000LL, 1, recent, sizeof recent);
+    char r10[48];
+    snprintf(r10, sizeof r10, "%s|10", recent);
+    const char *vals[] = {"2026-01-01|10", r10, "NULL|3"};
+    const char *nm[] = {"old.parquet", "new.parquet", "null.parquet"};
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 3, vals, nm, NULL, &id), PAIMON_OK);
+    /* values-time with a pattern over two columns; the null value is reported */
+    int st = -1;
+    char *out = cli(x.path, "--expiration-time 30d --timestamp-pattern '$dt $hr:00:00' --json", &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "\"candidates\":1") && strstr(out, "dt=2026-01-01/hr=10/"));
+    CHECK(out && strstr(out, "\"unparseable\":1") && strstr(out, "is null"));
+    free(out);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 1, &names), 2);
+    CHECK(names.data && !strstr((char *)names.data, "old.parquet"));
+    /* the null partition is addressed by the default partition name */
+    pm_partition_filter f;
+    const char *k[] = {"dt"}, *v[] = {"__DEFAULT_PARTITION__"};
+    pm_part_select sel = spec1(&f, k, v, 1);
+    pm_drop_opts o;
+    memset(&o, 0, sizeof o);
+    pm_drop_result r;
+    pm_err e = {0};
+    CHECK_EQ_INT(pm_drop_partitions(x.t, &sel, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.files, 1);
+    CHECK(r.n_parts == 1 && !strcmp(r.parts[0].path, "dt=__DEFAULT_PARTITION__/hr=3/"));
+    pm_drop_result_free(&r);
+    CHECK_EQ_INT(live(x.t, id + 2, &names), 1);
+    CHECK(names.data && strstr((char *)names.data, "new.parquet"));
+    pm_buf_free(&names);
+    drop_table(&x);
+}
+
+int main(void) {
+    RUN(entries_and_drop);
+    RUN(drop_partial_spec_two_keys);
+    RUN(drop_retries_after_concurrent_delete);
+    RUN(drop_conflict_exhausted);
+    RUN(drop_chases_concurrent_append);
+    RUN(expire_values_time);
+    RUN(expire_formatter_and_max);
+    RUN(expire_update_time);
+    RUN(null_partition_and_pattern);
+    return TEST_SUMMARY();
+}

@@ -1,0 +1,591 @@
+-- Snapshot expiration: every Java-written fixture expired down to its latest
+-- snapshot on a temp copy, checked with the independent python3-avro reader
+-- (spec/support/pyref.py): what retained snapshots, tags and branches use
+-- still exists, what only expired snapshots used is gone. Plus safety
+-- (consumers, corrupt tags/consumers, files outside the table), dry runs,
+-- policies, the CLI and the option parsers.
+local H = require "helper"
+local paimon = require "paimon"
+local maint = require "paimon.maint"
+
+local ORC = "cpp-parquet-append_10-orc-manifests"
+
+-- pyref-based walk: {branch = {snapshots = {id = {paths}}, tags = {name = {paths}}}}
+local REFS_PY = [==[
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import pyref
+
+table = sys.argv[2].rstrip("/")
+
+def rel(p):
+    if p.startswith("file:") or p.startswith("FILE:"):
+        p = p[5:]
+        while p.startswith("//"): p = p[1:]
+    return p
+
+def data_path(tbl, e, info):
+    keys, types, dname, legacy = info
+    f = e["_FILE"]
+    ext = f.get("_EXTERNAL_PATH")
+    if ext is not None:
+        return rel(ext)
+    vals = pyref.decode_binrow(bytes(e["_PARTITION"]), types, "partition")
+    pp = pyref.partition_path(keys, types, vals, dname, legacy)
+    b = e["_BUCKET"]
+    bd = "bucket-postpone" if b == -2 else "bucket-%d" % b
+    pdir = tbl.options.get("data-file.path-directory")
+    p = pp + bd + "/" + f["_FILE_NAME"]
+    if pdir: p = pdir.strip("/") + "/" + p
+    return p
+
+def snap_refs(tbl, snap):
+    info = tbl.partition_info()
+    out = set()
+    for key in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
+        n = snap.get(key)
+        if n:
+            out.add("manifest/" + n)
+            for m in pyref.read_avro(tbl.manifest_path(n)):
+                out.add("manifest/" + m["_FILE_NAME"])
+    for e in tbl.live_files(snap):
+        p = data_path(tbl, e, info)
+        out.add(p)
+        d = p.rsplit("/", 1)[0]
+        for x in e["_FILE"].get("_EXTRA_FILES") or []:
+            out.add(d + "/" + x)
+    n = snap.get("changelogManifestList")
+    if n:
+        for m in pyref.read_avro(tbl.manifest_path(n)):
+            for e in pyref.read_avro(tbl.manifest_path(m["_FILE_NAME"])):
+                if e["_KIND"] == 0:
+                    out.add(data_path(tbl, e, info))
+    im = snap.get("indexManifest")
+    if im:
+        out.add("manifest/" + im)
+        in_data = str(tbl.options.get("index-file-in-data-file-dir", "false")).lower() == "true"
+        for e in pyref.read_avro(tbl.manifest_path(im)):
+            ext = e.get("_EXTERNAL_PATH")
+            if ext:
+                out.add(rel(ext))
+            elif in_data:
+                keys, types, dname, legacy = info
+                vals = pyref.decode_binrow(bytes(e["_PARTITION"]), types, "partition")
+                pp = pyref.partition_path(keys, types, vals, dname, legacy)
+                out.add(pp + "bucket-%d/" % e["_BUCKET"] + e["_FILE_NAME"])
+            else:
+                out.add("index/" + e["_FILE_NAME"])
+    if snap.get("statistics"):
+        out.add("statistics/" + snap["statistics"])
+    return sorted(out)
+
+def branch_refs(branch):
+    tbl = pyref.Table(table, branch)
+    res = {"snapshots": {}, "tags": {}}
+    files = pyref.snapshot_files(tbl.broot)
+    for sid in sorted(files):
+        s = pyref.read_json(os.path.join(tbl.broot, "snapshot", files[sid]))
+        res["snapshots"][str(sid)] = snap_refs(tbl, s)
+    tdir = os.path.join(tbl.broot, "tag")
+    if os.path.isdir(tdir):
+        for n in sorted(os.listdir(tdir)):
+            if n.startswith("tag-"):
+                res["tags"][n[4:]] = snap_refs(tbl, pyref.read_json(os.path.join(tdir, n)))
+    return res
+
+out = {"main": branch_refs(None)}
+bdir = os.path.join(table, "branch")
+if os.path.isdir(bdir):
+    for n in sorted(os.listdir(bdir)):
+        if n.startswith("branch-"):
+            out[n[7:]] = branch_refs(n[7:])
+json.dump(out, sys.stdout)
+]==]
+
+local function refs(table_path)
+  local refs_script = os.tmpname()
+  H.write_file(refs_script, REFS_PY)
+  local out, err, code = H.run("/usr/bin/python3 " .. H.sh_quote(refs_script) .. " " ..
+                               H.sh_quote(H.spec_dir .. "support") .. " " .. H.sh_quote(table_path))
+  os.remove(refs_script)
+  assert(code == 0, "refs.py failed: " .. err)
+  return H.cjson.decode(out)
+end
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+local function abs(root, p)
+  if p:sub(1, 1) == "/" then return p end
+  return root .. "/" .. p
+end
+
+local function inside(root, p) return p:sub(1, #root + 1) == root .. "/" or p:sub(1, 1) ~= "/" end
+
+-- Every file named by the walk (snapshot ids restricted by keep(id)).
+local function used_set(r, root, keep)
+  local set = {}
+  for _, b in pairs(r) do
+    for id, paths in pairs(b.snapshots) do
+      if not keep or keep(tonumber(id)) then for _, p in ipairs(paths) do set[abs(root, p)] = true end end
+    end
+    for _, paths in pairs(b.tags) do for _, p in ipairs(paths) do set[abs(root, p)] = true end end
+  end
+  return set
+end
+
+-- "relative path size checksum" of every file below dir
+local function tree(dir)
+  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -type f -o -type l | sort | " ..
+                    "while read f; do printf '%s ' \"$f\"; cksum < \"$f\"; done")
+  return out
+end
+
+local function read_hint(root, which)
+  local f = io.open(root .. "/snapshot/" .. which, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function expire_cli(args)
+  local all = {"expire.lua"}
+  for _, a in ipairs(args) do all[#all + 1] = a end
+  return H.paimon_lua(all)
+end
+
+describe("expire.lua on every Java fixture", function()
+  for _, fx in ipairs(H.fixture_tables()) do
+    if fx.name == ORC then
+      it("refuses " .. fx.name .. " (ORC manifests) and changes nothing", function()
+        local copy, dir = H.copy_table(fx.path)
+        local before = tree(copy)
+        local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
+        assert.equals(1, rc)
+        assert.matches("manifest.format", err, 1, true)
+        assert.equals(before, tree(copy))
+        H.rmdir(dir)
+      end)
+    else
+      it("expires " .. fx.name .. " down to its latest snapshot, keeping what is still used", function()
+        local copy, dir = H.copy_table(fx.path)
+        local before = refs(copy)
+        local ids = {}
+        for id in pairs(before.main.snapshots) do ids[#ids + 1] = tonumber(id) end
+        table.sort(ids)
+        local latest = ids[#ids]
+        local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s",
+                                         "--max-deletes", "1000", "--json"})
+        assert.equals(0, rc, err)
+        local res = H.cjson.decode(out)
+        assert.equals(#ids - 1, res.expired)
+        local after = refs(copy)
+        -- only the latest snapshot is left; EARLIEST points at it
+        local left = {}
+        for id in pairs(after.main.snapshots) do left[#left + 1] = tonumber(id) end
+        assert.same({latest}, left)
+        for _, id in ipairs(ids) do
+          assert.equals(id == latest, exists(copy .. "/snapshot/snapshot-" .. id))
+        end
+        if #ids > 1 then assert.equals(tostring(latest), read_hint(copy, "EARLIEST")) end
+        -- every file a retained snapshot, tag or branch uses exists
+        local retained = used_set(after, copy)
+        local n_checked = 0
+        for p in pairs(retained) do
+          if inside(copy, p) then
+            assert.is_true(exists(p), "retained file deleted: " .. p)
+            n_checked = n_checked + 1
+          end
+        end
+        assert.is_true(n_checked > 0)
+        -- every file only expired snapshots used is gone
+        local all_before = used_set(before, copy)
+        local gone = 0
+        for p in pairs(all_before) do
+          if not retained[p] and inside(copy, p) then
+            assert.is_false(exists(p), "file used only by expired snapshots survived: " .. p)
+            gone = gone + 1
+          end
+        end
+        local deleted = 0
+        for k, n in pairs(res.deleted) do if k ~= "snapshots" then deleted = deleted + n end end
+        assert.equals(gone, deleted)
+        H.rmdir(dir)
+      end)
+    end
+  end
+end)
+
+local PK = "cpp-parquet-pk_table_scan_and_read_dv"        -- 6 snapshots, deletion vectors
+local TAGGED = "cpp-parquet-pk_btree_partitioned_e2e"       -- tag + branch
+local EXTERNAL = "cpp-parquet-pk_dv_index_in_data_with_external"
+
+describe("expiration safety", function()
+  it("a dry run changes nothing and prints the plan", function()
+    local copy, dir = H.copy_table(H.fixture(TAGGED))
+    local before = tree(copy)
+    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(before, tree(copy))
+    local res = H.cjson.decode(out)
+    assert.is_true(res.dry_run)
+    assert.equals(4, res.expired)
+    assert.is_true(#res.paths > 0)
+    for _, p in ipairs(res.paths) do assert.is_true(exists(p.path), p.path) end
+    -- the same plan is what a real run deletes
+    local out2, err2, rc2 = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
+    assert.equals(0, rc2, err2)
+    local real = H.cjson.decode(out2)
+    assert.same(res.deleted, real.deleted)
+    for _, p in ipairs(res.paths) do assert.is_false(exists(p.path), p.path) end
+    -- human dry run
+    H.rmdir(dir)
+    copy, dir = H.copy_table(H.fixture(PK))
+    before = tree(copy)
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
+    assert.equals(0, rc, err)
+    assert.matches("would expire 5 snapshot", out, 1, true)
+    assert.matches("snapshot/snapshot-1", out, 1, true)
+    assert.equals(before, tree(copy))
+    H.rmdir(dir)
+  end)
+
+  it("consumers cap the range", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))
+    H.write_file(copy .. "/consumer/consumer-reader", '{\n  "nextSnapshot" : 3\n}')
+    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
+    assert.equals(0, rc, err)
+    local res = H.cjson.decode(out)
+    assert.equals(2, res.expired)
+    assert.equals("consumer", res.capped_by)
+    assert.is_true(exists(copy .. "/snapshot/snapshot-3"))
+    assert.is_false(exists(copy .. "/snapshot/snapshot-2"))
+    assert.equals("3", read_hint(copy, "EARLIEST"))
+    -- what snapshot 3.. use is intact
+    local after = refs(copy)
+    for p in pairs(used_set(after, copy)) do assert.is_true(exists(p), p) end
+    H.rmdir(dir)
+  end)
+
+  it("refuses when a consumer file is corrupt, naming it, and deletes nothing", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))
+    H.write_file(copy .. "/consumer/consumer-broken", '{"nextSnap')
+    local before = tree(copy)
+    local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
+    assert.equals(1, rc)
+    assert.matches("consumer-broken", err, 1, true)
+    assert.equals(before, tree(copy))
+    H.rmdir(dir)
+  end)
+
+  it("refuses when a tag file is corrupt, naming it, and deletes nothing", function()
+    local copy, dir = H.copy_table(H.fixture(TAGGED))
+    H.write_file(copy .. "/tag/tag-fallback-base", '{ "id" : 1, "schemaId" ')
+    local before = tree(copy)
+    local t = assert(paimon.open(copy))
+    local r, msg, code = t:expire_snapshots{retain_min = 1, older_than = maint.now_ms(), max_deletes = 100}
+    t:close()
+    assert.is_nil(r)
+    assert.matches("tag-fallback-base", msg, 1, true)
+    assert.equals("corrupt", code)
+    assert.equals(before, tree(copy))
+    H.rmdir(dir)
+  end)
+
+  it("refuses when a tag's manifest is missing (cannot build its protection)", function()
+    local copy, dir = H.copy_table(H.fixture(TAGGED))
+    local tag = H.cjson.decode(H.read_file(copy .. "/tag/tag-fallback-base"))
+    os.remove(copy .. "/manifest/" .. tag.baseManifestList)
+    local before = tree(copy)
+    local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
+    assert.equals(1, rc)
+    assert.matches("fallback-base", err, 1, true)
+    assert.equals(before, tree(copy))
+    H.rmdir(dir)
+  end)
+
+  it("never deletes external files outside the table directory", function()
+    local copy, dir = H.copy_table(H.fixture(EXTERNAL))
+    -- the fixture's external paths point at /tmp/external/...: put a sentinel there
+    local ext = "/tmp/external/f1=10/bucket-1"
+    local created = not exists("/tmp/external")
+    local sentinels = {}
+    if created then
+      finally(function() os.execute("rm -rf /tmp/external") end)
+      os.execute("mkdir -p " .. H.sh_quote(ext) .. " " .. H.sh_quote("/tmp/external/f1=20/bucket-0") .. " " ..
+                 H.sh_quote("/tmp/external/f1=10/bucket-0") .. " " .. H.sh_quote("/tmp/external/f1=20/bucket-1"))
+      local r = refs(copy)
+      for _, b in pairs(r) do for _, paths in pairs(b.snapshots) do for _, p in ipairs(paths) do
+        if p:sub(1, 14) == "/tmp/external/" then sentinels[p] = true end
+      end end end
+      for p in pairs(sentinels) do
+        os.execute("mkdir -p " .. H.sh_quote(p:match("(.*)/")))
+        H.write_file(p, "sentinel")
+      end
+    end
+    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
+    assert.equals(0, rc, err)
+    local res = H.cjson.decode(out)
+    assert.is_true(#res.skipped > 0)
+    for _, s in ipairs(res.skipped) do assert.matches("table directory", s.message or "", 1, true) end
+    if created then
+      assert.is_true(next(sentinels) ~= nil)
+      for p in pairs(sentinels) do assert.is_true(exists(p), "external file deleted: " .. p) end
+    end
+    H.rmdir(dir)
+  end)
+
+  it("refuses a decoupled changelog lifecycle; a dry run still prints the plan", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local sp = copy .. "/schema/schema-0"
+    local s = H.read_file(sp)
+    s = s:gsub('"options" : {', '"options" : {\n    "changelog.num-retained.min" : "100",', 1)
+    H.write_file(sp, s)
+    local before = tree(copy)
+    local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
+    assert.equals(1, rc)
+    assert.matches("decoupled", err, 1, true)
+    assert.equals(before, tree(copy))
+    local out
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
+    assert.equals(1, rc)
+    assert.matches("would expire 5", out, 1, true)
+    assert.matches("decoupled", err, 1, true)
+    assert.equals(before, tree(copy))
+    H.rmdir(dir)
+  end)
+
+  it("re-running after everything expired is a no-op; a missing EARLIEST is rewritten", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
+    assert.equals(0, rc, err)
+    os.remove(copy .. "/snapshot/EARLIEST")
+    local before = tree(copy)
+    local out
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(0, H.cjson.decode(out).expired)
+    assert.equals("6", read_hint(copy, "EARLIEST"))
+    H.rmdir(dir)
+  end)
+
+  it("finishes a half-done expiration (a crash in the manifest phase)", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local full, fdir = H.copy_table(H.fixture(PK))
+    local _, err, rc = expire_cli({full, "--retain-min", "1", "--older-than", "0s"})
+    assert.equals(0, rc, err)
+    -- the state a crash leaves: data files and index files gone, half of the lists gone
+    local out
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    local n = 0
+    for _, p in ipairs(H.cjson.decode(out).paths) do
+      if p.kind ~= "snapshots" and p.kind ~= "manifest_lists" then os.remove(p.path) end
+      if p.kind == "manifest_lists" then
+        n = n + 1
+        if n % 2 == 0 then os.remove(p.path) end
+      end
+    end
+    assert.is_true(n > 1)
+    _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
+    assert.equals(0, rc, err)
+    assert.equals(tree(full), tree(copy))
+    H.rmdir(dir)
+    H.rmdir(fdir)
+  end)
+end)
+
+describe("expiration limits and policies", function()
+  it("follows retain-min, max-deletes and the time rule", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local out, err, rc = expire_cli({copy, "--retain-min", "4", "--older-than", "0s", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.equals(2, r.expired)
+    assert.same({1, 2}, r.range)
+    assert.equals("retain-min", r.capped_by)
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--max-deletes", "1", "--older-than", "0s", "--json"})
+    assert.equals(0, rc, err)
+    r = H.cjson.decode(out)
+    assert.equals(1, r.expired)
+    assert.same({3, 3}, r.range)
+    assert.equals("expire-limit", r.capped_by)
+    -- snapshots written in 2025 are older than any cut-off after them, younger than one before
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "2000-01-01 00:00:00", "--json"})
+    assert.equals(0, rc, err)
+    r = H.cjson.decode(out)
+    assert.equals(0, r.expired)
+    assert.equals("time-retained", r.capped_by)
+    -- defaults: retain-min 10 keeps everything
+    out, err, rc = expire_cli({copy, "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(0, H.cjson.decode(out).expired)
+    H.rmdir(dir)
+  end)
+
+  it("the default Lua policy agrees with the core's built-in Java rule", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local t = assert(paimon.open(copy))
+    local policy = require "paimon.policy.expire"
+    local s1 = assert(t:snapshot(3))
+    for _, cut in ipairs{s1.time_millis - 1, s1.time_millis, s1.time_millis + 1, maint.now_ms()} do
+      for _, rmin in ipairs{1, 2, 5, 10} do
+        local opts = {retain_min = rmin, older_than = cut, now = maint.now_ms()}
+        local range = assert(t:expire_range(opts))
+        local snaps = {}
+        for id = range.earliest, range.latest do
+          local s = t:snapshot(id)
+          snaps[#snaps + 1] = {id = s.id, time_millis = s.time_millis}
+        end
+        local ctx = {earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,
+                     retain_max = range.retain_max, older_than = range.older_than, hard_end = range.hard_end}
+        local e = maint.policy_end(policy(snaps, ctx), ctx)
+        assert.equals(range["end"], math.min(e, range.hard_end), "cut " .. cut .. " retain_min " .. rmin)
+      end
+    end
+    t:close()
+    H.rmdir(dir)
+  end)
+
+  it("runs a policy file; only a prefix expires and the core caps it", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local pol = dir .. "/keep4.lua"
+    -- keep snapshot 4 and everything after; ask for 1..3 to go
+    H.write_file(pol, "return function(snaps, ctx) return {keep = {4, 5, 6}} end")
+    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--policy", pol, "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.same({1, 3}, r.range)
+    assert.equals("4", read_hint(copy, "EARLIEST"))
+    -- a greedy policy cannot remove the latest snapshot or go past retain-min
+    H.write_file(pol, "return function(snaps, ctx) return {['until'] = 1000} end")
+    out, err, rc = expire_cli({copy, "--retain-min", "2", "--policy", pol, "--json"})
+    assert.equals(0, rc, err)
+    r = H.cjson.decode(out)
+    assert.same({4, 4}, r.range)
+    assert.is_true(exists(copy .. "/snapshot/snapshot-5"))
+    assert.is_true(exists(copy .. "/snapshot/snapshot-6"))
+    H.write_file(pol, "return 42")
+    local _
+    _, err, rc = expire_cli({copy, "--policy", pol})
+    assert.equals(2, rc)
+    assert.matches("must return a function", err, 1, true)
+    H.rmdir(dir)
+  end)
+
+  it("runs the example policies", function()
+    for _, p in ipairs{"keep_daily.lua", "keep_per_hour.lua"} do
+      local copy, dir = H.copy_table(H.fixture(PK))
+      local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run",
+                                       "--policy", H.root .. "/examples/policies/" .. p, "--json"})
+      assert.equals(0, rc, p .. ": " .. err)
+      local r = H.cjson.decode(out)
+      assert.is_true(r.expired >= 0 and r.expired < 6)
+      H.rmdir(dir)
+    end
+  end)
+end)
+
+describe("Table:expire_snapshots", function()
+  it("returns the result table and reports progress", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local t = assert(paimon.open(copy))
+    local phases = {}
+    local r = assert(t:expire_snapshots{retain_min = 2, older_than = maint.now_ms(), threads = 3, dry_run = true,
+                                        progress = function(phase, done, total) phases[phase] = total end})
+    assert.equals(4, r.expired)
+    assert.same({1, 4}, r.range)
+    assert.is_true(r.dry_run)
+    assert.equals(4, r.deleted.snapshots)
+    assert.is_true(r.bytes.snapshots > 0)
+    assert.equals(#r.paths, r.files)
+    assert.same({}, r.failures)
+    assert.is_number(r.duration_ms)
+    assert.equals(4, phases.snapshots)
+    r = assert(t:expire_snapshots{retain_min = 2, older_than = maint.now_ms()})
+    assert.equals(4, r.expired)
+    assert.is_nil(r.paths)
+    assert.equals(5, t:earliest_snapshot().id)
+    -- nothing left to do
+    r = assert(t:expire_snapshots{retain_min = 2, older_than = maint.now_ms()})
+    assert.equals(0, r.expired)
+    assert.is_nil(r.range)
+    -- misuse raises
+    assert.has_error(function() t:expire_snapshots{retain_min = 0} end)
+    assert.has_error(function() t:expire_snapshots{older_than = maint.now_ms() + 3600000} end)
+    assert.has_error(function() t:expire_snapshots{threads = "many"} end)
+    t:close()
+    H.rmdir(dir)
+  end)
+end)
+
+describe("expire.lua command line", function()
+  it("prints help and rejects bad arguments with exit code 2", function()
+    local out, _, rc = expire_cli({"--help"})
+    assert.equals(0, rc)
+    assert.matches("--retain-min", out, 1, true)
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local before = tree(copy)
+    for _, args in ipairs{{"--retain-min", "0"}, {"--older-than", "2999-01-01 00:00:00"}, {"--older-than", "soon"},
+                          {"--retain-min", "5", "--retain-max", "2"}, {"--bogus"}, {"--threads", "0"}} do
+      local all = {copy}
+      for _, a in ipairs(args) do all[#all + 1] = a end
+      local _, err
+      _, err, rc = expire_cli(all)
+      assert.equals(2, rc, table.concat(args, " ") .. ": " .. err)
+    end
+    assert.equals(before, tree(copy))
+    local _, err
+    _, err, rc = expire_cli({dir .. "/nope"})
+    assert.equals(1, rc)
+    assert.matches("nope", err, 1, true)
+    H.rmdir(dir)
+  end)
+
+  it("expires a branch", function()
+    local copy, dir = H.copy_table(H.fixture("cpp-parquet-append_table_with_append_pt_branch"))
+    local before = refs(copy)
+    local out, err, rc = expire_cli({copy, "--branch", "test", "--retain-min", "1", "--older-than", "0s", "--json"})
+    assert.equals(0, rc, err)
+    local after = refs(copy)
+    assert.same(before.main, after.main)
+    for p in pairs(used_set(after, copy)) do assert.is_true(exists(p), p) end
+    local n = 0
+    for _ in pairs(after.test.snapshots) do n = n + 1 end
+    assert.equals(1, n)
+    assert.is_true(H.cjson.decode(out).expired >= 0)
+    H.rmdir(dir)
+  end)
+end)
+
+describe("paimon.maint parsers", function()
+  it("parses durations", function()
+    assert.equals(90000, maint.parse_duration("90s"))
+    assert.equals(1800000, maint.parse_duration("30m"))
+    assert.equals(1800000, maint.parse_duration("30 min"))
+    assert.equals(3600000, maint.parse_duration("1h"))
+    assert.equals(7 * 86400000, maint.parse_duration("7d"))
+    assert.equals(0, maint.parse_duration("0s"))
+    assert.equals(100, maint.parse_duration("100ms"))
+    assert.is_nil(maint.parse_duration("7x"))
+    assert.is_nil(maint.parse_duration("-1h"))
+  end)
+
+  it("parses timestamps (local time without a zone)", function()
+    assert.equals(0, maint.parse_timestamp("1970-01-01T00:00:00Z"))
+    assert.equals(1704067200000, maint.parse_timestamp("2024-01-01T00:00:00Z"))
+    assert.equals(1704067200123, maint.parse_timestamp("2024-01-01T00:00:00.123Z"))
+    assert.equals(1704067200000 - 3600000, maint.parse_timestamp("2024-01-01T00:00:00+01:00"))
+    local lt = os.time{year = 2024, month = 1, day = 2, hour = 3, min = 4, sec = 5} * 1000
+    assert.equals(lt, maint.parse_timestamp("2024-01-02 03:04:05"))
+    assert.equals(lt, maint.parse_timestamp("2024-01-02T03:04:05"))
+    assert.is_nil(maint.parse_timestamp("2024-13-01 00:00:00"))
+    assert.is_nil(maint.parse_timestamp("yesterday"))
+  end)
+end)

@@ -1,0 +1,30 @@
+/* Create a table: schema/schema-0 as Java's SchemaManager.createTable writes
+ * it (field ids from one depth-first counter, primary-key columns NOT NULL,
+ * highestFieldId, version 3, options in Java HashMap order), created without
+ * replacing. See paimon-format.md §1.1, §3 and docs/writing.md. */
+#ifndef PM_CREATE_H
+#define PM_CREATE_H
+
+#include "pm_common.h"
+#include "pm_meta.h"
+
+/* Parse a column type as users write it: every atomic type string
+ * (pm_type_parse_atomic) plus ARRAY<T>, MULTISET<T>, MAP<K, V> and
+ * ROW<name T, ...> (names plain or `quoted`), each with an optional
+ * NOT NULL. */
+int pm_type_parse_sql(const char *s, pm_type **out, pm_err *e);
+
+/* Normalize a caller-built schema for a new table in place: version 3,
+ * id 0, field ids (nested ROW fields included) from 0 depth-first,
+ * highestFieldId, primary-key columns NOT NULL, options reordered as
+ * Java's HashMap iterates them, timeMillis = now when 0. Validates names
+ * (non-empty, unique), partition/primary keys (existing, unique, primary
+ * key includes the partition keys and differs from them) and the bucket
+ * option; PAIMON_MISUSE with a message otherwise. */
+int pm_create_normalize(pm_schema *s, pm_err *e);
+
+/* Normalize s and write <uri>/schema/schema-0 (create-no-replace).
+ * PAIMON_EXISTS when the table already has a schema. */
+int pm_create_table(const char *uri, pm_schema *s, pm_err *e);
+
+#endif

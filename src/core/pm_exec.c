@@ -1,0 +1,328 @@
+/* Parallel executor on the libuv thread pool and the cleanup deleter. */
+#include "pm_exec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "pm_set.h"
+
+const char *const pm_file_kind_names[PM_K__N] = {
+    "data_files", "changelog_files", "manifests", "manifest_lists", "index_manifests",
+    "index_files", "statistics", "snapshots", "temp_files",
+};
+
+/* ---- executor ------------------------------------------------------------ */
+
+typedef struct exec_ctx {
+    size_t n;
+    size_t next, done;            /* __atomic */
+    pm_task_fn fn;
+    void *ctx;
+    int active;                   /* workers not yet finished (loop thread only) */
+    uv_timer_t timer;
+    const char *phase;
+    pm_progress_fn progress;
+    void *progress_ud;
+} exec_ctx;
+
+typedef struct exec_worker {
+    uv_work_t req;
+    exec_ctx *x;
+} exec_worker;
+
+static void worker_cb(uv_work_t *req) {
+    exec_ctx *x = ((exec_worker *)req->data)->x;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED);
+        if (i >= x->n) break;
+        x->fn(x->ctx, i);
+        __atomic_fetch_add(&x->done, 1, __ATOMIC_RELEASE);
+    }
+}
+
+static void after_cb(uv_work_t *req, int status) {
+    (void)status;
+    exec_ctx *x = ((exec_worker *)req->data)->x;
+    if (--x->active == 0) uv_close((uv_handle_t *)&x->timer, NULL);
+}
+
+static void timer_cb(uv_timer_t *tm) {
+    exec_ctx *x = tm->data;
+    if (x->progress)
+        x->progress(x->progress_ud, x->phase, __atomic_load_n(&x->done, __ATOMIC_ACQUIRE), x->n);
+}
+
+/* libuv sizes its pool from UV_THREADPOOL_SIZE at first use (default 4). */
+static void size_pool(int threads) {
+    static int sized;
+    if (sized) return;
+    sized = 1;
+    if (getenv("UV_THREADPOOL_SIZE")) return;
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", threads < 4 ? 4 : threads);
+    setenv("UV_THREADPOOL_SIZE", buf, 0);
+}
+
+int pm_exec_run(int threads, size_t n, pm_task_fn fn, void *ctx, const char *phase,
+                pm_progress_fn progress, void *progress_ud, pm_err *e) {
+    if (n == 0) return PAIMON_OK;
+    if (threads > 64) threads = 64;
+    if ((size_t)threads > n) threads = (int)n;
+    if (threads <= 1) {
+        int64_t last = pm_now_millis();
+        for (size_t i = 0; i < n; i++) {
+            fn(ctx, i);
+            if (progress && pm_now_millis() - last >= 100) {
+                last = pm_now_millis();
+                progress(progress_ud, phase, i + 1, n);
+            }
+        }
+        if (progress) progress(progress_ud, phase, n, n);
+        return PAIMON_OK;
+    }
+    size_pool(threads);
+    uv_loop_t loop;
+    int rc = uv_loop_init(&loop);
+    if (rc) return pm_fail(e, PAIMON_IO, "cannot start the thread pool: %s", uv_strerror(rc));
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.n = n;
+    x.fn = fn;
+    x.ctx = ctx;
+    x.phase = phase;
+    x.progress = progress;
+    x.progress_ud = progress_ud;
+    exec_worker *w = calloc((size_t)threads, sizeof *w);
+    if (!w) { uv_loop_close(&loop); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    uv_timer_init(&loop, &x.timer);
+    x.timer.data = &x;
+    uv_timer_start(&x.timer, timer_cb, 100, 100);
+    for (int i = 0; i < threads; i++) {
+        w[i].req.data = &w[i];
+        w[i].x = &x;
+        if (uv_queue_work(&loop, &w[i].req, worker_cb, after_cb) == 0) x.active++;
+    }
+    if (x.active == 0) {
+        uv_close((uv_handle_t *)&x.timer, NULL);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        free(w);
+        /* no worker could be queued: do the work here */
+        return pm_exec_run(1, n, fn, ctx, phase, progress, progress_ud, e);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    free(w);
+    if (progress) progress(progress_ud, phase, n, n);
+    return PAIMON_OK;
+}
+
+/* ---- results ------------------------------------------------------------- */
+
+int pm_clean_result_add(pm_clean_item **v, size_t *n, const char *path, int kind, int64_t size,
+                        const char *msg) {
+    if ((*n & (*n - 1)) == 0) {   /* grow at powers of two */
+        size_t cap = *n ? *n * 2 : 8;
+        pm_clean_item *nv = realloc(*v, cap * sizeof *nv);
+        if (!nv) return PAIMON_NOMEM;
+        *v = nv;
+    }
+    pm_clean_item *it = &(*v)[*n];
+    it->path = pm_strdup(path);
+    it->kind = kind;
+    it->size = size;
+    it->msg = msg ? pm_strdup(msg) : NULL;
+    if (!it->path || (msg && !it->msg)) { free(it->path); free(it->msg); return PAIMON_NOMEM; }
+    (*n)++;
+    return PAIMON_OK;
+}
+
+static void items_free(pm_clean_item *v, size_t n) {
+    for (size_t i = 0; i < n; i++) { free(v[i].path); free(v[i].msg); }
+    free(v);
+}
+
+void pm_clean_result_free(pm_clean_result *r) {
+    if (!r) return;
+    items_free(r->paths, r->n_paths);
+    items_free(r->failures, r->n_failures);
+    items_free(r->skipped, r->n_skipped);
+    r->paths = r->failures = r->skipped = NULL;
+    r->n_paths = r->n_failures = r->n_skipped = 0;
+}
+
+/* ---- path safety --------------------------------------------------------- */
+
+static int lexically_inside(const char *root, const char *path, char *why, size_t wl) {
+    size_t rl = strlen(root);
+    while (rl > 1 && root[rl - 1] == '/') rl--;
+    if (strncmp(path, root, rl) != 0 || path[rl] != '/') {
+        snprintf(why, wl, "not inside the table directory %.*s", (int)rl, root);
+        return 0;
+    }
+    const char *p = path + rl + 1;
+    if (!*p) { snprintf(why, wl, "is the table directory itself"); return 0; }
+    for (;;) {
+        const char *s = strchr(p, '/');
+        size_t cl = s ? (size_t)(s - p) : strlen(p);
+        if (cl == 0 || (cl == 1 && p[0] == '.') || (cl == 2 && p[0] == '.' && p[1] == '.')) {
+            snprintf(why, wl, "has an empty, '.' or '..' path component");
+            return 0;
+        }
+        if (!s) break;
+        p = s + 1;
+    }
+    return 1;
+}
+
+int pm_path_inside(pm_fileio *io, const char *root, const char *path, char *why, size_t wl) {
+    const char *lroot = pm_local_path(root), *lpath = pm_local_path(path);
+    if (!lexically_inside(lroot, lpath, why, wl)) return 0;
+    if (strcmp(io->ops->scheme, "file") != 0) return 1;
+    /* Resolve symlinks: the parent directory must still be inside. */
+    char rroot[PATH_MAX], rdir[PATH_MAX];
+    if (!realpath(lroot, rroot)) {
+        snprintf(why, wl, "cannot resolve the table directory: %s", strerror(errno));
+        return 0;
+    }
+    char *dir = pm_strdup(lpath);
+    if (!dir) { snprintf(why, wl, "out of memory"); return 0; }
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    int ok = realpath(dir, rdir) != NULL;
+    int err = errno;
+    free(dir);
+    if (!ok) {
+        snprintf(why, wl, "cannot resolve its directory: %s", strerror(err));
+        return err == ENOENT || err == ENOTDIR ? -1 : 0;   /* -1: does not exist */
+    }
+    size_t rl = strlen(rroot);
+    if (strcmp(rdir, rroot) == 0 || (strncmp(rdir, rroot, rl) == 0 && rdir[rl] == '/')) return 1;
+    snprintf(why, wl, "its directory resolves to %s, outside the table directory %s", rdir, rroot);
+    return 0;
+}
+
+/* ---- deleter ------------------------------------------------------------- */
+
+typedef struct del_item {
+    char *path;
+    int kind;
+    int status;          /* 0 deleted/planned, 1 missing, 2 failed, 3 skipped (outside) */
+    int64_t size;
+    char *msg;
+} del_item;
+
+struct pm_deleter {
+    del_item *v;
+    size_t n, cap;
+    pm_set *seen;
+    pm_fileio *io;       /* during run */
+    const char *root;
+    int dry_run;
+    int stop_on_failure;
+    int failed;          /* __atomic */
+};
+
+pm_deleter *pm_deleter_new(void) {
+    pm_deleter *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->seen = pm_set_new();
+    if (!d->seen) { free(d); return NULL; }
+    return d;
+}
+
+void pm_deleter_free(pm_deleter *d) {
+    if (!d) return;
+    for (size_t i = 0; i < d->n; i++) { free(d->v[i].path); free(d->v[i].msg); }
+    free(d->v);
+    pm_set_free(d->seen);
+    free(d);
+}
+
+size_t pm_deleter_count(const pm_deleter *d) { return d->n; }
+
+int pm_deleter_contains(const pm_deleter *d, const char *path) {
+    return pm_set_contains(d->seen, path, strlen(path));
+}
+
+int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
+    int added = pm_set_add(d->seen, path, strlen(path));
+    if (added < 0) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (added == 0) return PAIMON_OK;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        del_item *nv = realloc(d->v, cap * sizeof *nv);
+        if (!nv) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        d->v = nv;
+        d->cap = cap;
+    }
+    del_item *it = &d->v[d->n];
+    memset(it, 0, sizeof *it);
+    it->path = pm_strdup(path);
+    it->kind = kind;
+    if (!it->path) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    d->n++;
+    return PAIMON_OK;
+}
+
+static void delete_one(void *ctx, size_t i) {
+    pm_deleter *d = ctx;
+    del_item *it = &d->v[i];
+    if (d->stop_on_failure && __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) { it->status = 4; return; }
+    char why[700];
+    int in = pm_path_inside(d->io, d->root, it->path, why, sizeof why);
+    if (in < 0) { it->status = 1; return; }          /* its directory is gone: nothing to delete */
+    if (in == 0) { it->status = 3; it->msg = pm_strdup(why); return; }
+    pm_err e;
+    pm_stat st;
+    int rc = pm_io_stat(d->io, it->path, &st, &e);
+    if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
+    if (rc) { it->status = 2; it->msg = pm_strdup(e.msg); __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE); return; }
+    if (st.is_dir) { it->status = 2; it->msg = pm_strdup("is a directory; cleanup never removes directories"); return; }
+    it->size = st.size;
+    if (d->dry_run) return;
+    rc = pm_io_remove(d->io, it->path, &e);
+    if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
+    if (rc) { it->status = 2; it->msg = pm_strdup(e.msg); __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE); }
+}
+
+int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clean_opts *o,
+                   const char *phase, pm_clean_result *r, pm_err *e) {
+    d->io = io;
+    d->root = root;
+    d->dry_run = o->dry_run;
+    d->stop_on_failure = o->stop_on_failure;
+    d->failed = 0;
+    int rc = pm_exec_run(o->threads, d->n, delete_one, d, phase, o->progress, o->progress_ud, e);
+    if (rc) return rc;
+    for (size_t i = 0; i < d->n; i++) {
+        del_item *it = &d->v[i];
+        switch (it->status) {
+        case 0:
+            r->count[it->kind]++;
+            r->bytes[it->kind] += it->size;
+            if (o->dry_run && pm_clean_result_add(&r->paths, &r->n_paths, it->path, it->kind, it->size, NULL))
+                return pm_fail(e, PAIMON_NOMEM, "out of memory");
+            break;
+        case 1:
+            r->missing++;
+            break;
+        case 4:              /* not attempted after an earlier failure */
+            break;
+        case 2:
+            if (pm_clean_result_add(&r->failures, &r->n_failures, it->path, it->kind, 0,
+                                    it->msg ? it->msg : "cannot delete"))
+                return pm_fail(e, PAIMON_NOMEM, "out of memory");
+            break;
+        default:
+            if (pm_clean_result_add(&r->skipped, &r->n_skipped, it->path, it->kind, 0, it->msg))
+                return pm_fail(e, PAIMON_NOMEM, "out of memory");
+            break;
+        }
+    }
+    return PAIMON_OK;
+}

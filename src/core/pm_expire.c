@@ -1,0 +1,848 @@
+/* Snapshot expiration: Java's range rule and deletion steps (§8.1), with
+ * protection sets computed before anything is deleted. */
+#include "pm_expire.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+
+static int safe_name(const char *n) {
+    return n && *n && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
+}
+
+/* ---- shared path helpers -------------------------------------------------- */
+
+int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e) {
+    pm_buf rel = {0};
+    int rc = pm_table_file_path(t, m, &rel, e);
+    out->len = 0;
+    if (!rc) {
+        if (m->file.external_path) rc = pm_buf_printf(out, "%s", pm_local_path((char *)rel.data));
+        else rc = pm_buf_printf(out, "%s/%s", t->root, (char *)rel.data);
+        if (rc) rc = nomem(e);
+    }
+    pm_buf_free(&rel);
+    return rc;
+}
+
+/* <dir of data file>/<extra> */
+static int extra_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e) {
+    if (!safe_name(extra))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: manifest names an invalid extra file '%s' of %s", root, extra,
+                       data_path);
+    const char *slash = strrchr(data_path, '/');
+    size_t dl = slash ? (size_t)(slash - data_path) : 0;
+    out->len = 0;
+    if (pm_buf_append(out, data_path, dl) || pm_buf_printf(out, "/%s", extra)) return nomem(e);
+    return PAIMON_OK;
+}
+
+int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *out, pm_err *e) {
+    out->len = 0;
+    if (ie->external_path && *ie->external_path) {
+        if (pm_buf_printf(out, "%s", pm_local_path(ie->external_path))) return nomem(e);
+        return PAIMON_OK;
+    }
+    if (!safe_name(ie->file_name))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: index manifest names an invalid index file '%s'", t->root,
+                       ie->file_name ? ie->file_name : "(null)");
+    const char *in_data = pm_schema_option_or_default(t->schema, "index-file-in-data-file-dir");
+    if (in_data && !strcasecmp(in_data, "true")) {
+        pm_buf part = {0};
+        int rc = pm_table_partition_path(t, ie->partition, &part, e);
+        if (!rc) {
+            if (t->data_dir && *t->data_dir)
+                rc = pm_buf_printf(out, "%s/%s%s%s", t->root, t->data_dir,
+                                   t->data_dir[strlen(t->data_dir) - 1] == '/' ? "" : "/", (char *)part.data);
+            else
+                rc = pm_buf_printf(out, "%s/%s", t->root, (char *)part.data);
+            if (!rc) rc = ie->bucket == -2 ? pm_buf_printf(out, "bucket-postpone/%s", ie->file_name)
+                                           : pm_buf_printf(out, "bucket-%d/%s", (int)ie->bucket, ie->file_name);
+            if (rc) rc = nomem(e);
+        }
+        pm_buf_free(&part);
+        return rc;
+    }
+    if (pm_buf_printf(out, "%s/index/%s", t->root, ie->file_name)) return nomem(e);
+    return PAIMON_OK;
+}
+
+int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e) {
+    int rc = pm_table_open(t->root, branch, out, e);
+    if (rc) return rc;
+    pm_fileio_destroy((*out)->io);
+    (*out)->io = t->io;
+    return PAIMON_OK;
+}
+
+void pm_table_free_shared(paimon_table *bt) {
+    if (!bt) return;
+    bt->io = NULL;
+    pm_table_free(bt);
+}
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static int snapshot_path(const char *broot, int64_t id, pm_buf *out) {
+    out->len = 0;
+    return pm_buf_printf(out, "%s/snapshot/snapshot-%lld", broot, (long long)id);
+}
+
+static int snap_exists(paimon_table *t, int64_t id, int *ex, pm_err *e) {
+    pm_buf p = {0};
+    if (snapshot_path(t->branch_root, id, &p)) return nomem(e);
+    int rc = pm_io_exists(t->io, (char *)p.data, ex, e);
+    pm_buf_free(&p);
+    return rc;
+}
+
+static int int_option(const paimon_table *t, const char *key, const char *dflt, int64_t lo, int64_t *out,
+                      pm_err *e) {
+    const char *v = pm_schema_option(t->schema, key);
+    if (!v) v = dflt ? dflt : pm_schema_option_or_default(t->schema, key);
+    if (!v) return pm_fail(e, PAIMON_CORRUPT, "%s: option %s has no value", t->root, key);
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    while (*end == ' ') end++;
+    if (errno || end == v || *end || x < lo || x > INT32_MAX)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: table option %s='%s' is not an integer >= %lld", t->root, key, v,
+                       (long long)lo);
+    *out = x;
+    return PAIMON_OK;
+}
+
+static int duration_option(const paimon_table *t, const char *key, int64_t *ms, int *has, pm_err *e) {
+    const char *v = pm_schema_option(t->schema, key);
+    *has = v != NULL;
+    if (!v) v = pm_schema_option_or_default(t->schema, key);
+    if (!v) { *ms = 0; return PAIMON_OK; }
+    int rc = pm_parse_duration_ms(v, ms, e);
+    if (rc) pm_err_prefix(e, "%s: table option %s", t->root, key);
+    return rc;
+}
+
+/* Java isChangelogDecoupled: any changelog.* retention above the snapshot's. */
+static int changelog_decoupled(const paimon_table *t, char *why, size_t wl, pm_err *e) {
+    static const char *pairs[][2] = {
+        {"changelog.num-retained.min", "snapshot.num-retained.min"},
+        {"changelog.num-retained.max", "snapshot.num-retained.max"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        if (!pm_schema_option(t->schema, pairs[i][0])) continue;
+        int64_t c, s;
+        int rc = int_option(t, pairs[i][0], NULL, 0, &c, e);
+        if (!rc) rc = int_option(t, pairs[i][1], NULL, 0, &s, e);
+        if (rc) return -rc;
+        if (c > s) {
+            snprintf(why, wl, "%s=%lld is larger than %s=%lld (decoupled changelog lifecycle)", pairs[i][0],
+                     (long long)c, pairs[i][1], (long long)s);
+            return 1;
+        }
+    }
+    if (pm_schema_option(t->schema, "changelog.time-retained")) {
+        int64_t c, s;
+        int h, rc = duration_option(t, "changelog.time-retained", &c, &h, e);
+        if (!rc) rc = duration_option(t, "snapshot.time-retained", &s, &h, e);
+        if (rc) return -rc;
+        if (c > s) {
+            snprintf(why, wl, "changelog.time-retained is longer than snapshot.time-retained (decoupled changelog lifecycle)");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- range ----------------------------------------------------------------- */
+
+int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e) {
+    memset(r, 0, sizeof *r);
+    r->capped_by = "none";
+    int64_t v;
+    int rc;
+    r->now_ms = o->now_ms > 0 ? o->now_ms : pm_now_millis();
+    if (o->retain_min > 0) r->retain_min = o->retain_min;
+    else if ((rc = int_option(t, "snapshot.num-retained.min", NULL, 1, &v, e))) return rc;
+    else r->retain_min = (int)v;
+    if (o->retain_max > 0) r->retain_max = o->retain_max;
+    else if ((rc = int_option(t, "snapshot.num-retained.max", NULL, 1, &v, e))) return rc;
+    else r->retain_max = (int)v;
+    if (o->max_deletes > 0) r->max_deletes = o->max_deletes;
+    else if ((rc = int_option(t, "snapshot.expire.limit", "10", 1, &v, e))) return rc;
+    else r->max_deletes = (int)v;
+    if (o->retain_min < 0 || o->retain_max < 0 || o->max_deletes < 0)
+        return pm_fail(e, PAIMON_MISUSE, "retain-min, retain-max and max-deletes must be at least 1");
+    if (r->retain_max < r->retain_min)
+        return pm_fail(e, PAIMON_MISUSE, "retain-max (%d) must be at least retain-min (%d)", r->retain_max,
+                       r->retain_min);
+    if (o->has_older_than) {
+        r->older_than_ms = o->older_than_ms;
+        if (r->older_than_ms > r->now_ms)
+            return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld)",
+                           (long long)r->older_than_ms, (long long)r->now_ms);
+    } else {
+        int has;
+        if ((rc = duration_option(t, "snapshot.time-retained", &v, &has, e))) return rc;
+        r->older_than_ms = r->now_ms - v;
+    }
+    rc = pm_snapshot_latest_id(t->io, t->branch_root, &r->latest, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); r->latest = 0; return PAIMON_OK; }
+    if (rc) return rc;
+    if ((rc = pm_snapshot_earliest_id(t->io, t->branch_root, &r->earliest, e))) return rc;
+    /* consumers: any unreadable consumer file refuses the run */
+    char **ids = NULL;
+    size_t n = 0;
+    if ((rc = pm_consumer_list(t->io, t->branch_root, &ids, &n, e))) return rc;
+    for (size_t i = 0; i < n; i++) {
+        pm_consumer c;
+        rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e);
+        if (rc) {
+            pm_err_prefix(e, "refusing to expire: cannot read consumer '%s' (it may protect snapshots)", ids[i]);
+            pm_strv_free(ids, n);
+            return rc == PAIMON_NOTFOUND ? PAIMON_CONFLICT : rc;
+        }
+        if (r->consumer_min == 0 || c.next_snapshot < r->consumer_min) r->consumer_min = c.next_snapshot;
+    }
+    pm_strv_free(ids, n);
+
+    int64_t earliest = r->earliest, latest = r->latest;
+    int64_t min = latest - r->retain_max + 1;
+    if (min < earliest) min = earliest;
+    int64_t max_excl = latest - r->retain_min + 1;
+    r->capped_by = "retain-min";
+    if (n > 0 && r->consumer_min < max_excl) { max_excl = r->consumer_min; r->capped_by = "consumer"; }
+    if (earliest + r->max_deletes < max_excl) { max_excl = earliest + r->max_deletes; r->capped_by = "expire-limit"; }
+    if (max_excl > latest) max_excl = latest;            /* never the latest */
+    if (max_excl < earliest) max_excl = earliest;
+    r->hard_end = max_excl;
+    r->begin = earliest;
+    int64_t end = max_excl;
+    if (o->until > 0) {
+        if (o->until < end) { end = o->until; r->capped_by = "policy"; }
+    } else {
+        for (int64_t id = min; id < max_excl; id++) {
+            int ex;
+            if ((rc = snap_exists(t, id + 1, &ex, e))) return rc;
+            if (!ex) continue;
+            pm_snapshot *s;
+            if ((rc = pm_snapshot_read(t->io, t->branch_root, id + 1, &s, e))) return rc;
+            int64_t tm = s->time_millis;
+            pm_snapshot_free(s);
+            if (tm >= r->older_than_ms) { end = id; r->capped_by = "time-retained"; break; }
+        }
+    }
+    if (end < earliest) end = earliest;
+    r->end = end;
+    /* continuity: a missing snapshot means everything below it is gone */
+    for (int64_t id = end - 1; id >= earliest; id--) {
+        int ex;
+        if ((rc = snap_exists(t, id, &ex, e))) return rc;
+        if (!ex) { r->begin = id + 1; break; }
+    }
+    return PAIMON_OK;
+}
+
+/* ---- protection sets -------------------------------------------------------- */
+
+typedef struct protect {
+    pm_set *paths;        /* full paths of data / changelog / extra files still used */
+    pm_set *names;        /* names of manifest lists, manifests, index manifests, index files, statistics */
+    pm_set *lists_done;   /* manifest lists already read into names */
+    pm_set *live_done;    /* "base\0delta" pairs whose live set is in paths */
+    int threads;          /* manifest reads in parallel */
+} protect;
+
+static int set_add_str(pm_set *s, const char *v, pm_err *e) {
+    if (v && pm_set_add(s, v, strlen(v)) < 0) return nomem(e);
+    return PAIMON_OK;
+}
+
+static int add_entry_paths(const paimon_table *t, const pm_manifest_entry *m, pm_set *paths, pm_buf *b,
+                           pm_buf *x, pm_err *e) {
+    int rc = pm_data_file_full_path(t, m, b, e);
+    if (rc) return rc;
+    if ((rc = set_add_str(paths, (char *)b->data, e))) return rc;
+    for (size_t i = 0; i < m->file.extra_files.n; i++) {
+        if ((rc = extra_path((char *)b->data, m->file.extra_files.v[i], t->root, x, e))) return rc;
+        if ((rc = set_add_str(paths, (char *)x->data, e))) return rc;
+    }
+    return PAIMON_OK;
+}
+
+/* Names of a snapshot's metadata files. */
+static int protect_meta(paimon_table *t, const pm_snapshot *s, protect *p, pm_err *e) {
+    const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
+    int rc;
+    for (int i = 0; i < 3; i++) {
+        if (!lists[i]) continue;
+        if ((rc = set_add_str(p->names, lists[i], e))) return rc;
+        if (pm_set_contains(p->lists_done, lists[i], strlen(lists[i]))) continue;
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        rc = pm_read_manifest_list(t, lists[i], &v, &n, e);
+        for (size_t k = 0; !rc && k < n; k++) rc = set_add_str(p->names, v[k].name, e);
+        pm_mfiles_free(v, n);
+        if (rc) return rc;
+        if ((rc = set_add_str(p->lists_done, lists[i], e))) return rc;
+    }
+    if (s->index_manifest) {
+        if ((rc = set_add_str(p->names, s->index_manifest, e))) return rc;
+        if (!pm_set_contains(p->lists_done, s->index_manifest, strlen(s->index_manifest))) {
+            pm_manifest_reader *r;
+            if ((rc = pm_table_open_manifest(t, s->index_manifest, PM_INDEX_MANIFEST, &r, e))) return rc;
+            const pm_index_entry *ie;
+            while ((rc = pm_manifest_next_index(r, &ie, e)) == PAIMON_OK)
+                if ((rc = set_add_str(p->names, ie->file_name, e))) break;
+            pm_manifest_close(r);
+            if (rc != PAIMON_DONE) return rc;
+            if ((rc = set_add_str(p->lists_done, s->index_manifest, e))) return rc;
+        }
+    }
+    if (s->statistics && (rc = set_add_str(p->names, s->statistics, e))) return rc;
+    return PAIMON_OK;
+}
+
+/* One manifest read by a worker: pass 1 collects DELETE identifiers,
+ * pass 2 the paths (+ extra files) of ADD entries not deleted. Results are
+ * length-prefixed records in out, merged on the calling thread. */
+typedef struct live_task {
+    const char *name;
+    pm_buf out;
+    int rc;
+    pm_err err;
+} live_task;
+
+typedef struct live_ctx {
+    paimon_table *t;
+    live_task *tasks;
+    const pm_set *deleted;   /* pass 2 only (read-only there) */
+    int pass;
+} live_ctx;
+
+static int put_rec(pm_buf *b, const void *p, size_t n) {
+    uint32_t l = (uint32_t)n;
+    return pm_buf_append(b, &l, 4) || pm_buf_append(b, p, n);
+}
+
+static void live_one(void *ctx, size_t i) {
+    live_ctx *x = ctx;
+    live_task *tk = &x->tasks[i];
+    pm_manifest_reader *r;
+    tk->rc = pm_table_open_manifest(x->t, tk->name, PM_MANIFEST_FILE, &r, &tk->err);
+    if (tk->rc) return;
+    pm_buf id = {0}, b = {0}, xb = {0};
+    const pm_manifest_entry *m;
+    int rc;
+    while ((rc = pm_manifest_next_entry(r, &m, &tk->err)) == PAIMON_OK) {
+        if (x->pass == 1) {
+            if (m->kind != PM_FILE_DELETE) continue;
+            if (pm_file_identifier(m, &id) || put_rec(&tk->out, id.data, id.len)) { rc = nomem(&tk->err); break; }
+            continue;
+        }
+        if (m->kind != PM_FILE_ADD) continue;
+        if (pm_file_identifier(m, &id)) { rc = nomem(&tk->err); break; }
+        if (pm_set_contains(x->deleted, id.data, id.len)) continue;
+        if ((rc = pm_data_file_full_path(x->t, m, &b, &tk->err))) break;
+        if (put_rec(&tk->out, b.data, b.len)) { rc = nomem(&tk->err); break; }
+        for (size_t k = 0; k < m->file.extra_files.n; k++) {
+            if ((rc = extra_path((char *)b.data, m->file.extra_files.v[k], x->t->root, &xb, &tk->err))) break;
+            if (put_rec(&tk->out, xb.data, xb.len)) { rc = nomem(&tk->err); break; }
+        }
+        if (rc != PAIMON_OK) break;
+    }
+    pm_manifest_close(r);
+    pm_buf_free(&id);
+    pm_buf_free(&b);
+    pm_buf_free(&xb);
+    tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+/* Run one pass over every manifest and merge the records into set. */
+static int live_pass(live_ctx *x, size_t n, int threads, pm_set *set, pm_err *e) {
+    for (size_t i = 0; i < n; i++) { x->tasks[i].out.len = 0; x->tasks[i].rc = 0; }
+    int rc = pm_exec_run(threads, n, live_one, x, "reading manifests", NULL, NULL, e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        live_task *tk = &x->tasks[i];
+        if (tk->rc) { *e = tk->err; return tk->rc; }
+        for (size_t off = 0; off + 4 <= tk->out.len;) {
+            uint32_t l;
+            memcpy(&l, tk->out.data + off, 4);
+            if (pm_set_add(set, tk->out.data + off + 4, l) < 0) return nomem(e);
+            off += 4 + l;
+        }
+    }
+    return rc;
+}
+
+/* Live files of a snapshot (ADD not deleted, every manifest read, counts in
+ * the manifest list not trusted) into p->paths, manifests read in parallel. */
+static int protect_live(paimon_table *t, const pm_snapshot *s, protect *p, pm_err *e) {
+    pm_buf key = {0};
+    if (pm_buf_printf(&key, "%s", s->base_manifest_list ? s->base_manifest_list : "") || pm_buf_putc(&key, 0) ||
+        pm_buf_printf(&key, "%s", s->delta_manifest_list ? s->delta_manifest_list : ""))
+        return nomem(e);
+    if (pm_set_contains(p->live_done, key.data, key.len)) { pm_buf_free(&key); return PAIMON_OK; }
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = PAIMON_OK;
+    if (s->base_manifest_list) rc = pm_read_manifest_list(t, s->base_manifest_list, &v, &n, e);
+    if (!rc && s->delta_manifest_list) rc = pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, e);
+    pm_set *deleted = pm_set_new();
+    live_task *tasks = calloc(n ? n : 1, sizeof *tasks);
+    if (!deleted || !tasks) rc = rc ? rc : nomem(e);
+    for (size_t i = 0; !rc && i < n; i++) tasks[i].name = v[i].name;
+    live_ctx x = {t, tasks, deleted, 1};
+    if (!rc) rc = live_pass(&x, n, p->threads, deleted, e);
+    x.pass = 2;
+    if (!rc) rc = live_pass(&x, n, p->threads, p->paths, e);
+    if (!rc && pm_set_add(p->live_done, key.data, key.len) < 0) rc = nomem(e);
+    for (size_t i = 0; tasks && i < n; i++) pm_buf_free(&tasks[i].out);
+    free(tasks);
+    pm_set_free(deleted);
+    pm_buf_free(&key);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
+/* ADD entries of every manifest of a list into paths. */
+static int protect_list_adds(paimon_table *t, const char *list, pm_set *paths, pm_err *e) {
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = pm_read_manifest_list(t, list, &v, &n, e);
+    pm_buf b = {0}, x = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_manifest_reader *r;
+        if ((rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e))) break;
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK)
+            if (m->kind == PM_FILE_ADD && (rc = add_entry_paths(t, m, paths, &b, &x, e))) break;
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
+/* A chain of snapshots of one branch, ascending: the first (and any after a
+ * gap) by its live set, the others by their delta additions (the files of
+ * snapshot N+1 are those of N plus its delta's ADDs). */
+static int protect_chain(paimon_table *t, pm_snapshot **s, size_t n, protect *p, pm_err *e) {
+    int rc;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || s[i]->id != s[i - 1]->id + 1) rc = protect_live(t, s[i], p, e);
+        else rc = s[i]->delta_manifest_list ? protect_list_adds(t, s[i]->delta_manifest_list, p->paths, e) : 0;
+        if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(t, s[i]->changelog_manifest_list, p->paths, e);
+        if (!rc) rc = protect_meta(t, s[i], p, e);
+        if (rc) {
+            pm_err_prefix(e, "refusing to expire: cannot read %s snapshot %lld (it protects files)",
+                          t->branch, (long long)s[i]->id);
+            return rc;
+        }
+    }
+    return PAIMON_OK;
+}
+
+static int protect_tags(paimon_table *t, protect *p, pm_err *e) {
+    char **names = NULL;
+    size_t n = 0;
+    int rc = pm_tag_list(t->io, t->branch_root, &names, &n, e);
+    if (rc) { pm_err_prefix(e, "refusing to expire: cannot list tags"); return rc; }
+    for (size_t i = 0; i < n && !rc; i++) {
+        pm_snapshot *s = NULL;
+        rc = pm_tag_read(t->io, t->branch_root, names[i], &s, e);
+        if (!rc) rc = protect_live(t, s, p, e);
+        if (!rc && s->changelog_manifest_list) rc = protect_list_adds(t, s->changelog_manifest_list, p->paths, e);
+        if (!rc) rc = protect_meta(t, s, p, e);
+        if (rc) {
+            pm_err_prefix(e, "refusing to expire: cannot read tag '%s' of branch %s (%s/tag/tag-%s) which protects files",
+                          names[i], t->branch, t->branch_root, names[i]);
+            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CORRUPT;
+        }
+        pm_snapshot_free(s);
+    }
+    pm_strv_free(names, n);
+    return rc;
+}
+
+static void snaps_free(pm_snapshot **v, size_t n) {
+    for (size_t i = 0; i < n; i++) pm_snapshot_free(v[i]);
+    free(v);
+}
+
+/* Snapshots of branch t with id >= from (all existing ones). */
+static int load_snapshots_from(paimon_table *t, int64_t from, pm_snapshot ***out, size_t *nout, pm_err *e) {
+    int64_t *ids = NULL;
+    size_t n = 0;
+    *out = NULL;
+    *nout = 0;
+    int rc = pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, e);
+    if (rc) return rc;
+    pm_snapshot **v = calloc(n ? n : 1, sizeof *v);
+    if (!v) { free(ids); return nomem(e); }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] < from) continue;
+        rc = pm_snapshot_read(t->io, t->branch_root, ids[i], &v[k], e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; continue; }
+        if (rc) {
+            pm_err_prefix(e, "refusing to expire: cannot read snapshot %lld of branch %s", (long long)ids[i], t->branch);
+            break;
+        }
+        k++;
+    }
+    free(ids);
+    if (rc) { snaps_free(v, k); return rc; }
+    *out = v;
+    *nout = k;
+    return PAIMON_OK;
+}
+
+/* Everything used by other branches (all their snapshots and tags). */
+static int protect_other_branches(paimon_table *t, protect *p, pm_err *e) {
+    char **names = NULL;
+    size_t n = 0;
+    int rc = pm_branch_list(t->io, t->root, &names, &n, e);
+    if (rc) { pm_err_prefix(e, "refusing to expire: cannot list branches"); return rc; }
+    for (size_t i = 0; i <= n && !rc; i++) {
+        const char *b = i < n ? names[i] : "main";
+        if (!strcmp(b, t->branch)) continue;
+        paimon_table *bt = NULL;
+        rc = pm_table_open_shared(t, b, &bt, e);
+        if (rc) { pm_err_prefix(e, "refusing to expire: cannot open branch '%s' (it may use files)", b); break; }
+        pm_snapshot **v = NULL;
+        size_t k = 0;
+        rc = load_snapshots_from(bt, INT64_MIN, &v, &k, e);
+        if (!rc) rc = protect_chain(bt, v, k, p, e);
+        if (!rc) rc = protect_tags(bt, p, e);
+        snaps_free(v, k);
+        pm_table_free_shared(bt);
+    }
+    pm_strv_free(names, n);
+    return rc;
+}
+
+/* ---- candidates ------------------------------------------------------------- */
+
+typedef struct plan {
+    pm_deleter *data, *meta_a, *meta_b;
+    int64_t protected_files;
+} plan;
+
+typedef struct op_rec { char *path; int del; size_t n_extra; char **extra; } op_rec;
+
+static void ops_free(op_rec *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].path);
+        for (size_t k = 0; k < v[i].n_extra; k++) free(v[i].extra[k]);
+        free(v[i].extra);
+    }
+    free(v);
+}
+
+/* Data files deleted by snapshot s's delta (last operation on a path wins:
+ * ADD then DELETE deletes, DELETE then ADD keeps). A delta that is already
+ * gone (an earlier run deleted it) contributes nothing. */
+static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, plan *pl, pm_err *e) {
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
+    if (rc) return rc;
+    op_rec *ops = NULL;
+    size_t nops = 0, cap = 0;
+    pm_buf b = {0}, x = {0};
+    int gone = 0;
+    for (size_t i = 0; !rc && i < n && !gone; i++) {
+        pm_manifest_reader *r;
+        rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; gone = 1; break; }
+        if (rc) break;
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK) {
+            if ((rc = pm_data_file_full_path(t, m, &b, e))) break;
+            if (nops == cap) {
+                cap = cap ? cap * 2 : 64;
+                op_rec *nv = realloc(ops, cap * sizeof *nv);
+                if (!nv) { rc = nomem(e); break; }
+                ops = nv;
+            }
+            op_rec *o = &ops[nops++];
+            memset(o, 0, sizeof *o);
+            o->path = pm_strdup((char *)b.data);
+            o->del = m->kind == PM_FILE_DELETE;
+            if (!o->path) { rc = nomem(e); break; }
+            if (o->del && m->file.extra_files.n) {
+                o->extra = calloc(m->file.extra_files.n, sizeof *o->extra);
+                if (!o->extra) { rc = nomem(e); break; }
+                for (size_t k = 0; k < m->file.extra_files.n; k++) {
+                    if ((rc = extra_path(o->path, m->file.extra_files.v[k], t->root, &x, e))) break;
+                    o->extra[o->n_extra] = pm_strdup((char *)x.data);
+                    if (!o->extra[o->n_extra++]) { rc = nomem(e); break; }
+                }
+                if (rc) break;
+            }
+        }
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    if (!rc && !gone) {
+        pm_set *seen = pm_set_new();
+        if (!seen) rc = nomem(e);
+        for (size_t i = nops; !rc && i-- > 0;) {
+            op_rec *o = &ops[i];
+            int added = pm_set_add(seen, o->path, strlen(o->path));
+            if (added < 0) { rc = nomem(e); break; }
+            if (!added || !o->del) continue;
+            if (pm_set_contains(p->paths, o->path, strlen(o->path))) { pl->protected_files++; continue; }
+            if ((rc = pm_deleter_add(pl->data, o->path, PM_K_DATA, e))) break;
+            for (size_t k = 0; !rc && k < o->n_extra; k++)
+                if (!pm_set_contains(p->paths, o->extra[k], strlen(o->extra[k])))
+                    rc = pm_deleter_add(pl->data, o->extra[k], PM_K_DATA, e);
+        }
+        pm_set_free(seen);
+    }
+    if (rc) pm_err_prefix(e, "snapshot %lld, delta manifest list %s", (long long)s->id, s->delta_manifest_list);
+    ops_free(ops, nops);
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
+/* Changelog files added by an expiring snapshot. */
+static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *p, plan *pl, pm_err *e) {
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = pm_read_manifest_list(t, s->changelog_manifest_list, &v, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
+    pm_buf b = {0}, x = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_manifest_reader *r;
+        rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; continue; }
+        if (rc) break;
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK) {
+            if (m->kind != PM_FILE_ADD) continue;
+            if ((rc = pm_data_file_full_path(t, m, &b, e))) break;
+            if (pm_set_contains(p->paths, b.data, b.len)) { pl->protected_files++; continue; }
+            if ((rc = pm_deleter_add(pl->data, (char *)b.data, PM_K_CHANGELOG, e))) break;
+            for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
+                if ((rc = extra_path((char *)b.data, m->file.extra_files.v[k], t->root, &x, e))) break;
+                if (!pm_set_contains(p->paths, x.data, x.len)) rc = pm_deleter_add(pl->data, (char *)x.data, PM_K_CHANGELOG, e);
+            }
+        }
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
+static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, pm_err *e) {
+    if (!safe_name(name))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: metadata names an invalid file '%s'", t->root, name);
+    pm_buf b = {0};
+    int rc = pm_buf_printf(&b, "%s/%s/%s", t->root, sub, name) ? nomem(e) : pm_deleter_add(d, (char *)b.data, kind, e);
+    pm_buf_free(&b);
+    return rc;
+}
+
+/* Manifest lists, manifests, index manifest, index files and statistics
+ * of an expiring snapshot that nothing retained uses. */
+static int plan_meta(paimon_table *t, const pm_snapshot *s, const protect *p, plan *pl, pm_err *e) {
+    const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
+    int rc;
+    for (int i = 0; i < 3; i++) {
+        const char *l = lists[i];
+        if (!l || pm_set_contains(p->names, l, strlen(l))) continue;
+        if ((rc = add_meta_file(t, pl->meta_b, "manifest", l, PM_K_MANIFEST_LIST, e))) return rc;
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        rc = pm_read_manifest_list(t, l, &v, &n, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; }
+        for (size_t k = 0; !rc && k < n; k++)
+            if (!pm_set_contains(p->names, v[k].name, strlen(v[k].name)))
+                rc = add_meta_file(t, pl->meta_a, "manifest", v[k].name, PM_K_MANIFEST, e);
+        pm_mfiles_free(v, n);
+        if (rc) return rc;
+    }
+    const char *im = s->index_manifest;
+    if (im && !pm_set_contains(p->names, im, strlen(im))) {
+        if ((rc = add_meta_file(t, pl->meta_b, "manifest", im, PM_K_INDEX_MANIFEST, e))) return rc;
+        pm_manifest_reader *r;
+        rc = pm_table_open_manifest(t, im, PM_INDEX_MANIFEST, &r, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; r = NULL; }
+        if (rc) return rc;
+        if (r) {
+            const pm_index_entry *ie;
+            pm_buf b = {0};
+            while ((rc = pm_manifest_next_index(r, &ie, e)) == PAIMON_OK) {
+                if (!ie->file_name || pm_set_contains(p->names, ie->file_name, strlen(ie->file_name))) continue;
+                if ((rc = pm_index_file_path(t, ie, &b, e))) break;
+                if ((rc = pm_deleter_add(pl->meta_a, (char *)b.data, PM_K_INDEX, e))) break;
+            }
+            pm_buf_free(&b);
+            pm_manifest_close(r);
+            if (rc != PAIMON_DONE) return rc;
+        }
+    }
+    if (s->statistics && !pm_set_contains(p->names, s->statistics, strlen(s->statistics)))
+        if ((rc = add_meta_file(t, pl->meta_a, "statistics", s->statistics, PM_K_STATISTICS, e))) return rc;
+    return PAIMON_OK;
+}
+
+/* Names of the tags, branches and consumers that exist now: compared right
+ * before deleting, so one created while we planned aborts the run. */
+static int refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
+    char **v = NULL;
+    size_t n = 0;
+    out->len = 0;
+    int rc = pm_tag_list(t->io, t->branch_root, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "t:%s\n", v[i]) ? nomem(e) : 0;
+    pm_strv_free(v, n);
+    v = NULL;
+    n = 0;
+    if (!rc) rc = pm_branch_list(t->io, t->root, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "b:%s\n", v[i]) ? nomem(e) : 0;
+    pm_strv_free(v, n);
+    v = NULL;
+    n = 0;
+    if (!rc) rc = pm_consumer_list(t->io, t->branch_root, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "c:%s\n", v[i]) ? nomem(e) : 0;
+    pm_strv_free(v, n);
+    if (!rc && pm_buf_cstr(out)) rc = nomem(e);
+    return rc;
+}
+
+/* ---- expire ------------------------------------------------------------------- */
+
+int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e) {
+    int64_t t0 = pm_now_millis();
+    memset(res, 0, sizeof *res);
+    res->clean.dry_run = o->dry_run;
+    int rc = pm_table_check_manifest_format(t, e);
+    if (rc) return rc;
+    char why[400];
+    int dec = changelog_decoupled(t, why, sizeof why, e);
+    if (dec < 0) return -dec;
+    if (dec) {
+        snprintf(res->refused, sizeof res->refused,
+                 "%s: expiration of tables with a decoupled changelog lifecycle is not implemented: %s", t->root, why);
+        if (!o->dry_run) return pm_fail(e, PAIMON_UNSUPPORTED, "%s", res->refused);
+    }
+    pm_expire_range *r = &res->range;
+    if ((rc = pm_expire_compute_range(t, o, r, e))) return rc;
+    int64_t begin = r->begin, end = r->end;
+    if (r->latest == 0 || end <= begin) {
+        if (r->latest && !o->dry_run) {
+            int64_t h;
+            pm_err e2;
+            /* Java writes a missing hint; we also repair one that points
+             * below the real earliest (a crash right before the write). */
+            int hr = pm_hint_read(t->io, t->branch_root, "EARLIEST", &h, &e2);
+            if (hr == PAIMON_NOTFOUND || hr == PAIMON_CORRUPT || (hr == PAIMON_OK && h != r->earliest))
+                pm_hint_write(t->io, t->branch_root, "EARLIEST", r->earliest, &e2);
+        }
+        res->clean.duration_ms = pm_now_millis() - t0;
+        return PAIMON_OK;
+    }
+
+    pm_buf fp0 = {0}, fp1 = {0};
+    if ((rc = refs_fingerprint(t, &fp0, e))) { pm_buf_free(&fp0); return rc; }
+    protect p = {pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads};
+    plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0};
+    pm_deleter *snaps_del = pm_deleter_new();
+    pm_snapshot **exp = NULL, **kept = NULL;   /* [begin, end] and [end, latest] */
+    size_t n_exp = 0, n_kept = 0;
+    if (!p.paths || !p.names || !p.lists_done || !p.live_done || !pl.data || !pl.meta_a || !pl.meta_b || !snaps_del) {
+        rc = nomem(e);
+        goto done;
+    }
+    /* snapshots [begin, latest] */
+    pm_snapshot **all = NULL;
+    size_t n_all = 0;
+    if ((rc = load_snapshots_from(t, begin, &all, &n_all, e))) goto done;
+    exp = all;
+    for (n_exp = 0; n_exp < n_all && all[n_exp]->id < end; n_exp++) {}
+    kept = all + n_exp;
+    n_kept = n_all - n_exp;
+    /* protection: retained snapshots, tags, other branches */
+    if ((rc = protect_chain(t, kept, n_kept, &p, e))) goto done_all;
+    if ((rc = protect_tags(t, &p, e))) goto done_all;
+    if ((rc = protect_other_branches(t, &p, e))) goto done_all;
+    if (n_kept == 0 || kept[0]->id != end) {
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
+                     t->branch_root, (long long)end);
+        goto done_all;
+    }
+    /* candidates: data files deleted in (begin, end] */
+    for (size_t i = 0; i < n_all && all[i]->id <= end; i++)
+        if (all[i]->id > begin && (rc = plan_data(t, all[i], &p, &pl, e))) goto done_all;
+    for (size_t i = 0; i < n_exp; i++)
+        if (exp[i]->changelog_manifest_list && (rc = plan_changelog(t, exp[i], &p, &pl, e))) goto done_all;
+    for (size_t i = 0; i < n_exp; i++)
+        if ((rc = plan_meta(t, exp[i], &p, &pl, e))) goto done_all;
+    for (size_t i = 0; i < n_exp; i++) {
+        pm_buf b = {0};
+        if (snapshot_path(t->branch_root, exp[i]->id, &b)) { rc = nomem(e); goto done_all; }
+        rc = pm_deleter_add(snaps_del, (char *)b.data, PM_K_SNAPSHOT, e);
+        pm_buf_free(&b);
+        if (rc) goto done_all;
+    }
+    res->clean.protected_files = pl.protected_files;
+    res->expired = end - begin;
+
+    /* a tag, branch or consumer created while we planned: start over */
+    if ((rc = refs_fingerprint(t, &fp1, e))) goto done_all;
+    if (fp0.len != fp1.len || memcmp(fp0.data, fp1.data, fp0.len)) {
+        rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the expiration; nothing deleted, run again",
+                     t->root);
+        goto done_all;
+    }
+    /* deletions, in Java's order */
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    /* snapshot files one by one, ascending, so a crash leaves no gap */
+    pm_clean_opts seq = co;
+    seq.threads = 1;
+    seq.stop_on_failure = 1;
+    pm_deleter *phases[4] = {pl.data, pl.meta_a, pl.meta_b, snaps_del};
+    static const char *const names[4] = {"data files", "manifests", "manifest lists", "snapshots"};
+    for (int ph = 0; ph < 4; ph++) {
+        if ((rc = pm_deleter_run(phases[ph], t->io, t->root, ph == 3 ? &seq : &co, names[ph], &res->clean, e)))
+            goto done_all;
+        /* a failed deletion stops here: the next phase would forget the file */
+        if (!o->dry_run && res->clean.n_failures) {
+            rc = pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); stopped after the %s, re-run to finish",
+                         t->root, res->clean.n_failures, res->clean.failures[0].path, res->clean.failures[0].msg,
+                         names[ph]);
+            goto done_all;
+        }
+    }
+    if (!o->dry_run && (rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", end, e))) goto done_all;
+done_all:
+    snaps_free(all, n_all);
+done:
+    pm_buf_free(&fp0);
+    pm_buf_free(&fp1);
+    pm_set_free(p.paths);
+    pm_set_free(p.names);
+    pm_set_free(p.lists_done);
+    pm_set_free(p.live_done);
+    pm_deleter_free(pl.data);
+    pm_deleter_free(pl.meta_a);
+    pm_deleter_free(pl.meta_b);
+    pm_deleter_free(snaps_del);
+    res->clean.duration_ms = pm_now_millis() - t0;
+    if (rc) pm_clean_result_free(&res->clean);
+    return rc;
+}

@@ -1,0 +1,71 @@
+/* Snapshot expiration (Java ExpireSnapshotsImpl + SnapshotDeletion, 2.0;
+ * paimon-format.md §8.1) with fail-closed protection: files used by any
+ * retained snapshot, tag or other branch are never deleted; consumers cap
+ * the range; the latest snapshot always stays; nothing outside the table
+ * directory is touched. All reads happen before the first deletion; a tag,
+ * branch or consumer created meanwhile aborts with PAIMON_CONFLICT. */
+#ifndef PM_EXPIRE_H
+#define PM_EXPIRE_H
+
+#include "pm_exec.h"
+#include "pm_table.h"
+
+typedef struct pm_expire_opts {
+    int retain_min;               /* <= 0: snapshot.num-retained.min (10) */
+    int retain_max;               /* <= 0: snapshot.num-retained.max (int32 max) */
+    int has_older_than;
+    int64_t older_than_ms;        /* cut-off (epoch ms); else now - snapshot.time-retained */
+    int max_deletes;              /* <= 0: snapshot.expire.limit (10 when the table does not set it) */
+    int64_t until;                /* > 0: the policy's exclusive end (still capped, see below) */
+    int threads;                  /* delete parallelism (<= 1: inline) */
+    int dry_run;
+    int64_t now_ms;               /* 0: the clock */
+    pm_progress_fn progress;
+    void *progress_ud;
+} pm_expire_opts;
+
+typedef struct pm_expire_range {
+    int64_t earliest, latest;     /* 0 when the branch has no snapshot */
+    int retain_min, retain_max, max_deletes;
+    int64_t older_than_ms, now_ms;
+    int64_t consumer_min;         /* smallest consumer nextSnapshot, 0 if none */
+    int64_t hard_end;             /* no policy can expire this id or later */
+    int64_t begin, end;           /* [begin, end) expires; end <= begin: nothing */
+    const char *capped_by;        /* rule that set end: "retain-min", "consumer", "expire-limit",
+                                     "time-retained", "policy", "none" */
+} pm_expire_range;
+
+/* The range Java would expire (or the policy's `until`, capped by
+ * retain-min, consumers and the expire limit). Reads hints, consumers and
+ * the snapshots it needs; an unreadable consumer file is an error. */
+int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e);
+
+typedef struct pm_expire_result {
+    pm_clean_result clean;
+    pm_expire_range range;
+    int64_t expired;              /* snapshots expired (dry run: that would expire) */
+    char refused[512];            /* dry run on a table a real run refuses: why */
+} pm_expire_result;
+
+/* Expire snapshots of t's branch. Deletion order: data files (+ extra
+ * files), changelog files, manifests / index files / statistics, manifest
+ * lists / index manifests, snapshot files (ascending), EARLIEST. A re-run
+ * after a crash anywhere finishes the job. Tables with a decoupled
+ * changelog lifecycle or non-Avro manifests: PAIMON_UNSUPPORTED (a dry run
+ * still returns the plan and sets refused). Free with
+ * pm_clean_result_free(&res->clean). */
+int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e);
+
+/* Shared with orphan cleaning: full path of an index file of entry ie
+ * (external path, bucket directory with index-file-in-data-file-dir, or
+ * index/). */
+int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *out, pm_err *e);
+/* Full path of a data file of entry m (root + pm_table_file_path, or the
+ * external path). */
+int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e);
+/* Open branch `name` of t's table sharing t's FileIO; free with
+ * pm_table_free_shared. */
+int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e);
+void pm_table_free_shared(paimon_table *bt);
+
+#endif

@@ -1,0 +1,95 @@
+/* Fault-injecting FileIO wrapper (tests). */
+#include "pm_fileio_fault.h"
+
+#include <stdlib.h>
+
+typedef struct fault_ctx {
+    pm_fileio *inner;
+    unsigned kinds;
+    long fail_at;
+    int crash;
+    long count;          /* __atomic */
+    int crashed;         /* __atomic */
+    pm_fileio_ops ops;
+} fault_ctx;
+
+static int hit(pm_fileio *io, unsigned kind, const char *path, pm_err *e) {
+    fault_ctx *c = io->ctx;
+    if (__atomic_load_n(&c->crashed, __ATOMIC_ACQUIRE))
+        return pm_fail(e, PAIMON_IO, "%s: injected fault (after crash)", path);
+    if (!(c->kinds & kind)) return PAIMON_OK;
+    long k = __atomic_add_fetch(&c->count, 1, __ATOMIC_ACQ_REL);
+    if (c->fail_at > 0 && k == c->fail_at) {
+        if (c->crash) __atomic_store_n(&c->crashed, 1, __ATOMIC_RELEASE);
+        return pm_fail(e, PAIMON_IO, "%s: injected fault (operation %ld)", path, k);
+    }
+    return PAIMON_OK;
+}
+
+#define INNER(io) (((fault_ctx *)(io)->ctx)->inner)
+
+static int f_read_all(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) {
+    int rc = hit(io, PM_FAULT_READ, p, e);
+    return rc ? rc : pm_io_read_all(INNER(io), p, o, e);
+}
+static int f_list(pm_fileio *io, const char *p, pm_dirent **o, size_t *n, pm_err *e) {
+    int rc = hit(io, PM_FAULT_LIST, p, e);
+    return rc ? rc : pm_io_list(INNER(io), p, o, n, e);
+}
+static int f_stat(pm_fileio *io, const char *p, pm_stat *s, pm_err *e) {
+    int rc = hit(io, PM_FAULT_STAT, p, e);
+    return rc ? rc : pm_io_stat(INNER(io), p, s, e);
+}
+static int f_exists(pm_fileio *io, const char *p, int *x, pm_err *e) {
+    int rc = hit(io, PM_FAULT_EXISTS, p, e);
+    return rc ? rc : pm_io_exists(INNER(io), p, x, e);
+}
+static int f_write_atomic(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) {
+    int rc = hit(io, PM_FAULT_WRITE, p, e);
+    return rc ? rc : pm_io_write_atomic(INNER(io), p, d, n, e);
+}
+static int f_create(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) {
+    int rc = hit(io, PM_FAULT_CREATE, p, e);
+    return rc ? rc : pm_io_create_no_replace(INNER(io), p, d, n, e);
+}
+static int f_remove(pm_fileio *io, const char *p, pm_err *e) {
+    int rc = hit(io, PM_FAULT_REMOVE, p, e);
+    return rc ? rc : pm_io_remove(INNER(io), p, e);
+}
+static int f_mkdirs(pm_fileio *io, const char *p, pm_err *e) {
+    int rc = hit(io, PM_FAULT_MKDIRS, p, e);
+    return rc ? rc : pm_io_mkdirs(INNER(io), p, e);
+}
+static void f_destroy(pm_fileio *io) {
+    fault_ctx *c = io->ctx;
+    pm_fileio_destroy(c->inner);
+    free(c);
+    free(io);
+}
+
+pm_fileio *pm_fileio_fault_new(pm_fileio *inner, unsigned kinds, long fail_at, int crash) {
+    pm_fileio *io = malloc(sizeof *io);
+    fault_ctx *c = calloc(1, sizeof *c);
+    if (!io || !c) { free(io); free(c); return NULL; }
+    c->inner = inner;
+    c->kinds = kinds;
+    c->fail_at = fail_at;
+    c->crash = crash;
+    c->ops = (pm_fileio_ops){inner->ops->scheme, f_read_all, f_list, f_stat, f_exists, f_write_atomic,
+                             f_create, f_remove, f_mkdirs, f_destroy};
+    io->ops = &c->ops;
+    io->ctx = c;
+    return io;
+}
+
+long pm_fileio_fault_count(const pm_fileio *io) {
+    return __atomic_load_n(&((fault_ctx *)io->ctx)->count, __ATOMIC_ACQUIRE);
+}
+
+pm_fileio *pm_fileio_fault_release(pm_fileio *io) {
+    fault_ctx *c = io->ctx;
+    pm_fileio *inner = c->inner;
+    free(c);
+    free(io);
+    return inner;
+}

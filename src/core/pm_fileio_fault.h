@@ -1,0 +1,24 @@
+/* A FileIO wrapper for tests: fails the k-th operation of the chosen kinds
+ * (PAIMON_IO, "injected fault"), optionally every later one too (a crash:
+ * the process stops doing I/O). Thread-safe counters. */
+#ifndef PM_FILEIO_FAULT_H
+#define PM_FILEIO_FAULT_H
+
+#include "pm_fileio.h"
+
+enum {
+    PM_FAULT_READ = 1 << 0, PM_FAULT_LIST = 1 << 1, PM_FAULT_STAT = 1 << 2, PM_FAULT_EXISTS = 1 << 3,
+    PM_FAULT_WRITE = 1 << 4, PM_FAULT_CREATE = 1 << 5, PM_FAULT_REMOVE = 1 << 6, PM_FAULT_MKDIRS = 1 << 7,
+    PM_FAULT_ALL = 0xff
+};
+
+/* Wraps (and owns) inner. fail_at: 1-based index among operations whose
+ * kind is in `kinds`; 0 never fails. crash: after the fault, every
+ * operation of any kind fails. */
+pm_fileio *pm_fileio_fault_new(pm_fileio *inner, unsigned kinds, long fail_at, int crash);
+/* Operations of the chosen kinds seen so far. */
+long pm_fileio_fault_count(const pm_fileio *io);
+/* Give back the inner FileIO and free the wrapper. */
+pm_fileio *pm_fileio_fault_release(pm_fileio *io);
+
+#endif

@@ -1,0 +1,471 @@
+/* Orphan file cleaning: list candidates, then build the used set from every
+ * branch, then delete old candidates nobody uses. */
+#include "pm_orphan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pm_expire.h"
+
+static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+static int ends(const char *s, const char *p) {
+    size_t a = strlen(s), b = strlen(p);
+    return a >= b && !strcmp(s + a - b, p);
+}
+
+typedef struct strv { char **v; size_t n, cap; } strv;
+
+static int strv_push(strv *s, const char *x) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        char **nv = realloc(s->v, cap * sizeof *nv);
+        if (!nv) return PAIMON_NOMEM;
+        s->v = nv;
+        s->cap = cap;
+    }
+    if (!(s->v[s->n] = pm_strdup(x))) return PAIMON_NOMEM;
+    s->n++;
+    return PAIMON_OK;
+}
+
+static void strv_free(strv *s) {
+    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}
+
+/* ---- listing ------------------------------------------------------------------ */
+
+typedef enum { DIR_MANIFEST, DIR_INDEX, DIR_STATS, DIR_BUCKET, DIR_META } dir_kind;
+
+typedef struct cand { char *path; const char *name; int kind; int64_t size; } cand;
+
+typedef struct list_task {
+    char *dir;
+    dir_kind kind;
+    cand *c;
+    size_t n;
+    int rc;
+    pm_err err;
+} list_task;
+
+typedef struct list_ctx {
+    pm_fileio *io;
+    list_task *tasks;
+    int64_t cutoff;
+    const char *data_prefix, *changelog_prefix;
+} list_ctx;
+
+/* Kind of a file found in a directory of kind dk, or -1: not ours. */
+static int classify(const list_ctx *x, dir_kind dk, const char *name) {
+    switch (dk) {
+    case DIR_MANIFEST:
+        if (starts(name, "manifest-list-")) return PM_K_MANIFEST_LIST;
+        if (starts(name, "index-manifest-")) return PM_K_INDEX_MANIFEST;
+        if (starts(name, "manifest-")) return PM_K_MANIFEST;
+        return -1;
+    case DIR_INDEX: return starts(name, "index-") ? PM_K_INDEX : -1;
+    case DIR_STATS: return starts(name, "stat-") ? PM_K_STATISTICS : -1;
+    case DIR_BUCKET:
+        if (*x->data_prefix && starts(name, x->data_prefix)) return PM_K_DATA;
+        if (*x->changelog_prefix && starts(name, x->changelog_prefix)) return PM_K_CHANGELOG;
+        if (starts(name, "index-")) return PM_K_INDEX;
+        return -1;
+    case DIR_META:
+        /* stale temp files of atomic writes: .<name>.<uuid>.tmp, old snapshot-1<uuid>.tmp */
+        if (name[0] == '.' && ends(name, ".tmp")) return PM_K_TEMP;
+        if ((starts(name, "snapshot-") || starts(name, "changelog-")) && ends(name, ".tmp")) return PM_K_TEMP;
+        return -1;
+    }
+    return -1;
+}
+
+static void list_one(void *ctx, size_t i) {
+    list_ctx *x = ctx;
+    list_task *tk = &x->tasks[i];
+    pm_dirent *d = NULL;
+    size_t n = 0;
+    tk->rc = pm_io_list(x->io, tk->dir, &d, &n, &tk->err);
+    if (tk->rc == PAIMON_NOTFOUND) { tk->rc = 0; return; }
+    if (tk->rc) return;
+    tk->c = calloc(n ? n : 1, sizeof *tk->c);
+    if (!tk->c) { tk->rc = nomem(&tk->err); goto out; }
+    for (size_t k = 0; k < n; k++) {
+        if (d[k].is_dir) continue;
+        int kind = classify(x, tk->kind, d[k].name);
+        if (kind < 0) continue;
+        char *p = pm_path_join(tk->dir, d[k].name);
+        if (!p) { tk->rc = nomem(&tk->err); break; }
+        pm_stat st;
+        int rc = pm_io_stat(x->io, p, &st, &tk->err);
+        if (rc == PAIMON_NOTFOUND) { free(p); continue; }
+        if (rc) { tk->rc = rc; free(p); break; }
+        if (st.is_dir || st.mtime_ms >= x->cutoff) { free(p); continue; }
+        cand *c = &tk->c[tk->n++];
+        c->path = p;
+        c->name = strrchr(p, '/') + 1;
+        c->kind = kind;
+        c->size = st.size;
+    }
+out:
+    pm_dirents_free(d, n);
+}
+
+static int add_dir(list_task **v, size_t *n, size_t *cap, const char *dir, dir_kind k, pm_err *e) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        list_task *nv = realloc(*v, c * sizeof *nv);
+        if (!nv) return nomem(e);
+        *v = nv;
+        *cap = c;
+    }
+    list_task *t = &(*v)[*n];
+    memset(t, 0, sizeof *t);
+    t->dir = pm_strdup(dir);
+    t->kind = k;
+    if (!t->dir) return nomem(e);
+    (*n)++;
+    return PAIMON_OK;
+}
+
+static int is_bucket_dir(const char *name) {
+    if (!strcmp(name, "bucket-postpone")) return 1;
+    if (!starts(name, "bucket-") || !name[7]) return 0;
+    for (const char *p = name + 7; *p; p++) if (*p < '0' || *p > '9') return 0;
+    return 1;
+}
+
+/* Walk k1=v1/k2=v2/ levels down to bucket-N directories. */
+static int walk_partitions(paimon_table *t, const char *dir, size_t level, list_task **v, size_t *n, size_t *cap,
+                           pm_err *e) {
+    pm_dirent *d = NULL;
+    size_t nd = 0;
+    int rc = pm_io_list(t->io, dir, &d, &nd, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
+    if (rc) return rc;
+    for (size_t i = 0; i < nd && !rc; i++) {
+        if (!d[i].is_dir) continue;
+        const char *nm = d[i].name;
+        if (level == t->n_part) {
+            if (!is_bucket_dir(nm)) continue;
+            char *p = pm_path_join(dir, nm);
+            rc = p ? add_dir(v, n, cap, p, DIR_BUCKET, e) : nomem(e);
+            free(p);
+        } else {
+            size_t kl = strlen(t->part_keys[level]);
+            if (strncmp(nm, t->part_keys[level], kl) || nm[kl] != '=') continue;
+            char *p = pm_path_join(dir, nm);
+            rc = p ? walk_partitions(t, p, level + 1, v, n, cap, e) : nomem(e);
+            free(p);
+        }
+    }
+    pm_dirents_free(d, nd);
+    return rc;
+}
+
+/* ---- used set ----------------------------------------------------------------- */
+
+typedef struct read_task {
+    const char *name;
+    int index;           /* index manifest */
+    strv out;
+    int rc;
+    pm_err err;
+} read_task;
+
+typedef struct read_ctx { paimon_table *t; read_task *tasks; } read_ctx;
+
+static void read_one(void *ctx, size_t i) {
+    read_ctx *x = ctx;
+    read_task *tk = &x->tasks[i];
+    pm_manifest_reader *r;
+    tk->rc = pm_table_open_manifest(x->t, tk->name, tk->index ? PM_INDEX_MANIFEST : PM_MANIFEST_FILE, &r, &tk->err);
+    if (tk->rc) return;
+    int rc;
+    if (tk->index) {
+        const pm_index_entry *ie;
+        while ((rc = pm_manifest_next_index(r, &ie, &tk->err)) == PAIMON_OK)
+            if (ie->file_name && strv_push(&tk->out, ie->file_name)) { rc = nomem(&tk->err); break; }
+    } else {
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, &tk->err)) == PAIMON_OK) {
+            if (m->file.file_name && strv_push(&tk->out, m->file.file_name)) { rc = nomem(&tk->err); break; }
+            for (size_t k = 0; k < m->file.extra_files.n; k++)
+                if (strv_push(&tk->out, m->file.extra_files.v[k])) { rc = nomem(&tk->err); break; }
+            if (rc != PAIMON_OK) break;
+        }
+    }
+    pm_manifest_close(r);
+    tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+typedef struct used {
+    pm_set *names;       /* every used file name */
+    pm_set *lists;       /* manifest lists to read */
+    pm_set *index;       /* index manifests to read */
+    strv list_v, index_v;
+    int64_t data_names;  /* data / extra / changelog file names seen */
+} used;
+
+static int use_name(used *u, const char *n, pm_err *e) {
+    if (n && pm_set_add(u->names, n, strlen(n)) < 0) return nomem(e);
+    return PAIMON_OK;
+}
+
+static int use_snapshot(used *u, const pm_snapshot *s, pm_err *e) {
+    const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
+    for (int i = 0; i < 3; i++) {
+        if (!lists[i]) continue;
+        if (use_name(u, lists[i], e)) return PAIMON_NOMEM;
+        int a = pm_set_add(u->lists, lists[i], strlen(lists[i]));
+        if (a < 0 || (a && strv_push(&u->list_v, lists[i]))) return nomem(e);
+    }
+    if (s->index_manifest) {
+        if (use_name(u, s->index_manifest, e)) return PAIMON_NOMEM;
+        int a = pm_set_add(u->index, s->index_manifest, strlen(s->index_manifest));
+        if (a < 0 || (a && strv_push(&u->index_v, s->index_manifest))) return nomem(e);
+    }
+    return use_name(u, s->statistics, e);
+}
+
+/* Snapshots, tags and long-lived changelogs of one branch. */
+static int use_branch(paimon_table *bt, used *u, pm_err *e) {
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_snapshot *s;
+        rc = pm_snapshot_read(bt->io, bt->branch_root, ids[i], &s, e);
+        if (rc) {
+            pm_err_prefix(e, "refusing to clean: cannot read snapshot %lld of branch %s", (long long)ids[i], bt->branch);
+            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
+            break;
+        }
+        rc = use_snapshot(u, s, e);
+        pm_snapshot_free(s);
+    }
+    free(ids);
+    if (rc) return rc;
+    char **names = NULL;
+    size_t nt = 0;
+    if ((rc = pm_tag_list(bt->io, bt->branch_root, &names, &nt, e))) return rc;
+    for (size_t i = 0; !rc && i < nt; i++) {
+        pm_snapshot *s;
+        rc = pm_tag_read(bt->io, bt->branch_root, names[i], &s, e);
+        if (rc) {
+            pm_err_prefix(e, "refusing to clean: cannot read tag '%s' of branch %s (%s/tag/tag-%s)", names[i],
+                          bt->branch, bt->branch_root, names[i]);
+            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
+            break;
+        }
+        rc = use_snapshot(u, s, e);
+        pm_snapshot_free(s);
+    }
+    pm_strv_free(names, nt);
+    if (rc) return rc;
+    /* changelog/changelog-<id> (decoupled changelog lifecycle) */
+    char *dir = pm_path_join(bt->branch_root, "changelog");
+    if (!dir) return nomem(e);
+    pm_dirent *d = NULL;
+    size_t nd = 0;
+    rc = pm_io_list(bt->io, dir, &d, &nd, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; }
+    for (size_t i = 0; !rc && i < nd; i++) {
+        const char *nm = d[i].name;
+        if (!starts(nm, "changelog-") || !nm[10]) continue;
+        const char *p = nm + 10;
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p) continue;
+        char *path = pm_path_join(dir, nm);
+        pm_buf b = {0};
+        pm_snapshot *s = NULL;
+        rc = path ? pm_io_read_all(bt->io, path, &b, e) : nomem(e);
+        if (!rc) rc = pm_snapshot_parse((char *)b.data, b.len, path, &s, e);
+        if (!rc) rc = use_snapshot(u, s, e);
+        else pm_err_prefix(e, "refusing to clean: cannot read changelog of branch %s", bt->branch);
+        pm_snapshot_free(s);
+        pm_buf_free(&b);
+        free(path);
+    }
+    pm_dirents_free(d, nd);
+    free(dir);
+    return rc;
+}
+
+static int latest_or_zero(paimon_table *bt, int64_t *id, pm_err *e) {
+    int rc = pm_snapshot_latest_id(bt->io, bt->branch_root, id, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); *id = 0; return PAIMON_OK; }
+    return rc;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_result *res, pm_err *e) {
+    int64_t t0 = pm_now_millis();
+    memset(res, 0, sizeof *res);
+    res->clean.dry_run = o->dry_run;
+    int64_t now = o->now_ms > 0 ? o->now_ms : pm_now_millis();
+    int64_t cutoff = o->has_older_than ? o->older_than_ms : now - 86400000LL;
+    if (cutoff > now)
+        return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld): files being written would be deleted",
+                       (long long)cutoff, (long long)now);
+    res->older_than_ms = cutoff;
+
+    int rc;
+    paimon_table *main_t = NULL;
+    paimon_table **bts = NULL;
+    int64_t *latest = NULL;
+    char **bnames = NULL;
+    size_t nb = 0, n_tasks = 0, cap_tasks = 0, n_reads = 0;
+    list_task *tasks = NULL;
+    read_task *reads = NULL;
+    used u = {pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}, 0};
+    pm_deleter *del = pm_deleter_new();
+    if (!u.names || !u.lists || !u.index || !del) { rc = nomem(e); goto done; }
+
+    /* every branch must have a schema (Java aborts otherwise) */
+    if ((rc = pm_table_open_shared(t, "main", &main_t, e))) goto done;
+    if ((rc = pm_branch_list(t->io, t->root, &bnames, &nb, e))) goto done;
+    bts = calloc(nb + 1, sizeof *bts);
+    latest = calloc(nb + 1, sizeof *latest);
+    if (!bts || !latest) { rc = nomem(e); goto done; }
+    bts[0] = main_t;
+    for (size_t i = 0; i < nb; i++) {
+        if ((rc = pm_table_open_shared(t, bnames[i], &bts[i + 1], e))) {
+            pm_err_prefix(e, "refusing to clean: branch '%s' cannot be opened", bnames[i]);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i <= nb; i++) {
+        if ((rc = pm_table_check_manifest_format(bts[i], e))) goto done;
+        if ((rc = latest_or_zero(bts[i], &latest[i], e))) goto done;
+    }
+
+    /* 1. list candidates (before reading what is used) */
+    char *p;
+#define ADD_DIR(base, sub, k) do { p = pm_path_join(base, sub); \
+        rc = p ? add_dir(&tasks, &n_tasks, &cap_tasks, p, k, e) : nomem(e); free(p); if (rc) goto done; } while (0)
+    ADD_DIR(t->root, "manifest", DIR_MANIFEST);
+    ADD_DIR(t->root, "index", DIR_INDEX);
+    ADD_DIR(t->root, "statistics", DIR_STATS);
+    for (size_t i = 0; i <= nb; i++) {
+        ADD_DIR(bts[i]->branch_root, "snapshot", DIR_META);
+        ADD_DIR(bts[i]->branch_root, "changelog", DIR_META);
+    }
+#undef ADD_DIR
+    {
+        char *droot = main_t->data_dir && *main_t->data_dir ? pm_path_join(t->root, main_t->data_dir) : pm_strdup(t->root);
+        if (!droot) { rc = nomem(e); goto done; }
+        rc = walk_partitions(main_t, droot, 0, &tasks, &n_tasks, &cap_tasks, e);
+        free(droot);
+        if (rc) goto done;
+    }
+    list_ctx lx = {t->io, tasks, cutoff, pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
+                   pm_schema_option_or_default(main_t->schema, "changelog-file.prefix")};
+    if (!lx.data_prefix) lx.data_prefix = "data-";
+    if (!lx.changelog_prefix) lx.changelog_prefix = "changelog-";
+    if ((rc = pm_exec_run(o->threads, n_tasks, list_one, &lx, "listing", o->progress, o->progress_ud, e))) goto done;
+    int64_t data_cands = 0;
+    for (size_t i = 0; i < n_tasks; i++) {
+        if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
+        res->candidates += (int64_t)tasks[i].n;
+        for (size_t k = 0; k < tasks[i].n; k++)
+            if (tasks[i].c[k].kind == PM_K_DATA || tasks[i].c[k].kind == PM_K_CHANGELOG) data_cands++;
+    }
+
+    /* 2. used set over all branches: snapshots, tags, changelogs */
+    for (size_t i = 0; i <= nb; i++)
+        if ((rc = use_branch(bts[i], &u, e))) goto done;
+    /* manifest lists -> manifests */
+    strv manifests = {0};
+    pm_set *mseen = pm_set_new();
+    if (!mseen) { rc = nomem(e); goto done; }
+    for (size_t i = 0; i < u.list_v.n && !rc; i++) {
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        rc = pm_read_manifest_list(main_t, u.list_v.v[i], &v, &n, e);
+        if (rc) pm_err_prefix(e, "refusing to clean: cannot read the used set");
+        for (size_t k = 0; !rc && k < n; k++) {
+            if (use_name(&u, v[k].name, e)) { rc = PAIMON_NOMEM; break; }
+            int a = pm_set_add(mseen, v[k].name, strlen(v[k].name));
+            if (a < 0 || (a && strv_push(&manifests, v[k].name))) rc = nomem(e);
+        }
+        pm_mfiles_free(v, n);
+    }
+    pm_set_free(mseen);
+    if (rc) { strv_free(&manifests); goto done; }
+    n_reads = manifests.n + u.index_v.n;
+    reads = calloc(n_reads ? n_reads : 1, sizeof *reads);
+    if (!reads) { strv_free(&manifests); rc = nomem(e); goto done; }
+    for (size_t i = 0; i < manifests.n; i++) reads[i].name = manifests.v[i];
+    for (size_t i = 0; i < u.index_v.n; i++) { reads[manifests.n + i].name = u.index_v.v[i]; reads[manifests.n + i].index = 1; }
+    read_ctx rx = {main_t, reads};
+    rc = pm_exec_run(o->threads, n_reads, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
+    for (size_t i = 0; !rc && i < n_reads; i++) {
+        if (reads[i].rc) {
+            rc = reads[i].rc;
+            *e = reads[i].err;
+            pm_err_prefix(e, "refusing to clean: cannot read the used set");
+            break;
+        }
+        for (size_t k = 0; k < reads[i].out.n; k++) {
+            if (use_name(&u, reads[i].out.v[k], e)) { rc = PAIMON_NOMEM; break; }
+            if (!reads[i].index) u.data_names++;
+        }
+    }
+    for (size_t i = 0; i < n_reads; i++) strv_free(&reads[i].out);
+    strv_free(&manifests);
+    if (rc) goto done;
+    res->used = (int64_t)pm_set_size(u.names);
+    if (data_cands > 0 && u.data_names == 0) {
+        rc = pm_fail(e, PAIMON_CONFLICT,
+                     "%s: refusing to clean: no snapshot, tag or changelog uses any data file, yet data files exist", t->root);
+        goto done;
+    }
+    /* 3. nothing committed meanwhile */
+    for (size_t i = 0; i <= nb; i++) {
+        int64_t now_latest;
+        if ((rc = latest_or_zero(bts[i], &now_latest, e))) goto done;
+        if (now_latest != latest[i]) {
+            rc = pm_fail(e, PAIMON_CONFLICT, "%s: branch %s changed while cleaning (latest snapshot %lld -> %lld); nothing deleted",
+                         t->root, bts[i]->branch, (long long)latest[i], (long long)now_latest);
+            goto done;
+        }
+    }
+    /* 4. delete unused candidates */
+    for (size_t i = 0; i < n_tasks; i++)
+        for (size_t k = 0; k < tasks[i].n; k++) {
+            cand *c = &tasks[i].c[k];
+            if (c->kind != PM_K_TEMP && pm_set_contains(u.names, c->name, strlen(c->name))) continue;
+            if ((rc = pm_deleter_add(del, c->path, c->kind, e))) goto done;
+        }
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    rc = pm_deleter_run(del, t->io, t->root, &co, "deleting", &res->clean, e);
+
+done:
+    for (size_t i = 0; i < n_tasks; i++) {
+        for (size_t k = 0; k < tasks[i].n; k++) free(tasks[i].c[k].path);
+        free(tasks[i].c);
+        free(tasks[i].dir);
+    }
+    free(tasks);
+    free(reads);
+    if (bts) for (size_t i = 0; i <= nb; i++) pm_table_free_shared(bts[i]);
+    else pm_table_free_shared(main_t);
+    free(bts);
+    free(latest);
+    pm_strv_free(bnames, nb);
+    pm_set_free(u.names);
+    pm_set_free(u.lists);
+    pm_set_free(u.index);
+    strv_free(&u.list_v);
+    strv_free(&u.index_v);
+    pm_deleter_free(del);
+    res->clean.duration_ms = pm_now_millis() - t0;
+    if (rc) pm_clean_result_free(&res->clean);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* Orphan file cleaning (Java OrphanFilesClean / LocalOrphanFilesClean;
+ * paimon-format.md §8.5) with Java's safety rules: only Paimon's own
+ * directories and file-name patterns, candidates listed before the used set
+ * is read, matching by file name, a cut-off that is not in the future, and
+ * abort when the used set cannot be built completely (any unreadable
+ * snapshot, tag, changelog or manifest of any branch) or is empty while
+ * data files exist. */
+#ifndef PM_ORPHAN_H
+#define PM_ORPHAN_H
+
+#include "pm_exec.h"
+#include "pm_table.h"
+
+typedef struct pm_orphan_opts {
+    int has_older_than;
+    int64_t older_than_ms;        /* cut-off (epoch ms); default now - 1 day; must not be in the future */
+    int threads;                  /* listing / reading / deleting parallelism */
+    int dry_run;
+    int64_t now_ms;               /* 0: the clock */
+    pm_progress_fn progress;
+    void *progress_ud;
+} pm_orphan_opts;
+
+typedef struct pm_orphan_result {
+    pm_clean_result clean;
+    int64_t older_than_ms;
+    int64_t candidates;           /* old enough Paimon files listed */
+    int64_t used;                 /* distinct file names in use */
+} pm_orphan_result;
+
+/* Clean the whole table directory of t (every branch). Free with
+ * pm_clean_result_free(&res->clean). */
+int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_result *res, pm_err *e);
+
+#endif

@@ -1,0 +1,497 @@
+/* Partition entries and drop partitions (paimon-format.md §7.8, §8.4). */
+#include "pm_partition_ops.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "pm_commit.h"
+
+/* ---- selection ------------------------------------------------------------ */
+
+int pm_part_select_check(const paimon_table *t, const pm_part_select *sel, pm_err *e) {
+    if (!sel) return PAIMON_OK;
+    for (size_t i = 0; i < sel->n_specs; i++) {
+        int rc = pm_partition_filter_check(t, &sel->specs[i], e);
+        if (rc) return rc;
+    }
+    return PAIMON_OK;
+}
+
+int pm_part_selected(const paimon_table *t, const pm_part_select *sel, pm_bytes part, pm_err *e) {
+    if (!sel || sel->all) return 1;
+    for (size_t i = 0; i < sel->n_exact; i++)
+        if (sel->exact[i].len == part.len && (!part.len || !memcmp(sel->exact[i].ptr, part.ptr, part.len)))
+            return 1;
+    for (size_t i = 0; i < sel->n_specs; i++) {
+        int m = pm_partition_matches(t, &sel->specs[i], part, e);
+        if (m != 0) return m;
+    }
+    return 0;
+}
+
+/* ---- partition aggregation (bytes -> index) ------------------------------------ */
+
+typedef struct pagg {
+    pm_part_stat *v;
+    size_t n, cap;
+    size_t *slots;                   /* index + 1, 0 empty */
+    size_t n_slots;
+} pagg;
+
+static uint64_t fnv1a(const uint8_t *p, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+void pm_part_stats_free(pm_part_stat *v, size_t n) {
+    for (size_t i = 0; i < n; i++) { free(v[i].part); free(v[i].path); }
+    free(v);
+}
+
+static void pagg_free(pagg *a) {
+    pm_part_stats_free(a->v, a->n);
+    free(a->slots);
+    memset(a, 0, sizeof *a);
+}
+
+static int pagg_rehash(pagg *a) {
+    size_t ns = a->n_slots ? a->n_slots * 2 : 64;
+    size_t *s = calloc(ns, sizeof *s);
+    if (!s) return -1;
+    for (size_t i = 0; i < a->n; i++) {
+        size_t j = (size_t)fnv1a(a->v[i].part, a->v[i].part_len) & (ns - 1);
+        while (s[j]) j = (j + 1) & (ns - 1);
+        s[j] = i + 1;
+    }
+    free(a->slots);
+    a->slots = s;
+    a->n_slots = ns;
+    return 0;
+}
+
+/* The stat record of a partition, created if new. NULL on OOM. */
+static pm_part_stat *pagg_get(pagg *a, const paimon_table *t, pm_bytes part, pm_err *e, int *rc) {
+    *rc = PAIMON_OK;
+    if ((a->n + 1) * 2 > a->n_slots && pagg_rehash(a)) { *rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); return NULL; }
+    size_t j = (size_t)fnv1a(part.ptr, part.len) & (a->n_slots - 1);
+    while (a->slots[j]) {
+        pm_part_stat *s = &a->v[a->slots[j] - 1];
+        if (s->part_len == part.len && (!part.len || !memcmp(s->part, part.ptr, part.len))) return s;
+        j = (j + 1) & (a->n_slots - 1);
+    }
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 16;
+        pm_part_stat *nv = realloc(a->v, nc * sizeof *nv);
+        if (!nv) { *rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); return NULL; }
+        a->v = nv;
+        a->cap = nc;
+    }
+    pm_part_stat *s = &a->v[a->n];
+    memset(s, 0, sizeof *s);
+    s->part = malloc(part.len ? part.len : 1);
+    if (!s->part) { *rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); return NULL; }
+    if (part.len) memcpy(s->part, part.ptr, part.len);
+    s->part_len = part.len;
+    pm_buf path = {0};
+    *rc = pm_table_partition_path(t, part, &path, e);
+    if (*rc) { free(s->part); pm_buf_free(&path); return NULL; }
+    s->path = path.data ? (char *)path.data : pm_strdup("");
+    a->n++;
+    a->slots[j] = a->n;
+    return s;
+}
+
+static void stat_add(pm_part_stat *s, const pm_manifest_entry *m) {
+    s->file_count++;
+    s->record_count += m->file.row_count;
+    s->file_size += m->file.file_size;
+    if (m->file.creation_time.has &&
+        (!s->has_creation_time || m->file.creation_time.v > s->last_creation_time)) {
+        s->has_creation_time = 1;
+        s->last_creation_time = m->file.creation_time.v;
+    }
+}
+
+static int cmp_stat_path(const void *a, const void *b) {
+    const pm_part_stat *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    if (c) return c;
+    size_t l = x->part_len < y->part_len ? x->part_len : y->part_len;
+    c = l ? memcmp(x->part, y->part, l) : 0;
+    return c ? c : (x->part_len < y->part_len ? -1 : x->part_len > y->part_len);
+}
+
+/* Scan snapshot s; calls fn for every live entry of a selected partition. */
+typedef int (*entry_fn)(void *ud, const pm_manifest_entry *m, pm_err *e);
+
+static int scan_selected(paimon_table *t, const pm_snapshot *s, const pm_part_select *sel, entry_fn fn,
+                         void *ud, pm_err *e) {
+    /* One spec and nothing else: let the scan prune manifests by it. */
+    const pm_partition_filter *f = NULL;
+    if (sel && !sel->all && sel->n_specs == 1 && sel->n_exact == 0) f = &sel->specs[0];
+    pm_scan *sc;
+    int rc = pm_scan_open(t, s, f, &sc, e);
+    if (rc) return rc;
+    const pm_manifest_entry *m;
+    while ((rc = pm_scan_next(sc, &m, e)) == PAIMON_OK) {
+        if (!f) {
+            int mt = pm_part_selected(t, sel, m->partition, e);
+            if (mt < 0) { rc = -mt; break; }
+            if (!mt) continue;
+        }
+        if ((rc = fn(ud, m, e))) break;
+    }
+    pm_scan_close(sc);
+    return rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+typedef struct list_ctx { paimon_table *t; pagg agg; } list_ctx;
+
+static int list_one(void *ud, const pm_manifest_entry *m, pm_err *e) {
+    list_ctx *c = ud;
+    int rc;
+    pm_part_stat *s = pagg_get(&c->agg, c->t, m->partition, e, &rc);
+    if (!s) return rc;
+    stat_add(s, m);
+    return PAIMON_OK;
+}
+
+int pm_partition_entries(paimon_table *t, const pm_snapshot *s, const pm_part_select *sel,
+                         pm_part_stat **out, size_t *n, pm_err *e) {
+    *out = NULL;
+    *n = 0;
+    int rc = pm_part_select_check(t, sel, e);
+    if (rc) return rc;
+    list_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    rc = scan_selected(t, s, sel, list_one, &c, e);
+    if (rc) { pagg_free(&c.agg); return rc; }
+    if (c.agg.n) qsort(c.agg.v, c.agg.n, sizeof *c.agg.v, cmp_stat_path);
+    free(c.agg.slots);
+    *out = c.agg.v;
+    *n = c.agg.n;
+    return PAIMON_OK;
+}
+
+/* ---- deep copies of manifest entries ---------------------------------------- */
+
+typedef struct plan {
+    paimon_table *t;
+    pm_arena *arena;
+    pm_manifest_entry *v;
+    size_t n, cap;
+    pagg agg;
+    int drop_stats;
+    pm_bytes empty_row;
+} plan;
+
+static int dup_bytes(pm_arena *a, pm_bytes *b) {
+    if (!b->ptr) return 0;
+    uint8_t *p = pm_arena_alloc(a, b->len ? b->len : 1);
+    if (!p) return -1;
+    if (b->len) memcpy(p, b->ptr, b->len);
+    b->ptr = p;
+    return 0;
+}
+
+static int dup_str(pm_arena *a, const char **s) {
+    if (!*s) return 0;
+    char *p = pm_arena_strndup(a, *s, strlen(*s));
+    if (!p) return -1;
+    *s = p;
+    return 0;
+}
+
+static int dup_strs(pm_arena *a, pm_strs *s) {
+    if (!s->v) return 0;
+    const char **v = pm_arena_alloc(a, (s->n ? s->n : 1) * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < s->n; i++) {
+        v[i] = s->v[i];
+        if (dup_str(a, &v[i])) return -1;
+    }
+    s->v = v;
+    return 0;
+}
+
+static int dup_stats(pm_arena *a, pm_stats *st) {
+    if (dup_bytes(a, &st->min_values) || dup_bytes(a, &st->max_values)) return -1;
+    size_t n = st->n_null_counts;
+    if (st->null_counts) {
+        int64_t *c = pm_arena_alloc(a, (n ? n : 1) * sizeof *c);
+        if (!c) return -1;
+        if (n) memcpy(c, st->null_counts, n * sizeof *c);
+        st->null_counts = c;
+    }
+    if (st->null_count_is_null) {
+        uint8_t *z = pm_arena_alloc(a, n ? n : 1);
+        if (!z) return -1;
+        if (n) memcpy(z, st->null_count_is_null, n);
+        st->null_count_is_null = z;
+    }
+    return 0;
+}
+
+/* A DELETE entry equal to the ADD entry m in every field (Java copies the
+ * ManifestEntry with kind DELETE), stats dropped when
+ * manifest.delete-file-drop-stats is true (DataFileMeta.copyWithoutStats). */
+static int copy_as_delete(plan *p, const pm_manifest_entry *m, pm_manifest_entry *d) {
+    pm_arena *a = p->arena;
+    *d = *m;
+    d->kind = PM_FILE_DELETE;
+    pm_data_file *f = &d->file;
+    if (dup_bytes(a, &d->partition) || dup_str(a, &f->file_name) || dup_bytes(a, &f->min_key) ||
+        dup_bytes(a, &f->max_key) || dup_stats(a, &f->key_stats) || dup_strs(a, &f->extra_files) ||
+        dup_bytes(a, &f->embedded_index) || dup_str(a, &f->external_path) || dup_strs(a, &f->write_cols))
+        return -1;
+    if (p->drop_stats) {
+        memset(&f->value_stats, 0, sizeof f->value_stats);
+        f->value_stats.min_values = f->value_stats.max_values = p->empty_row;
+        f->value_stats.has_null_counts = 1;
+        f->has_value_stats_cols = 1;
+        f->value_stats_cols = (pm_strs){0, NULL};
+    } else if (dup_stats(a, &f->value_stats) || dup_strs(a, &f->value_stats_cols)) {
+        return -1;
+    }
+    if (f->write_cols_sequences) {
+        size_t n = f->n_write_cols_sequences;
+        int64_t *w = pm_arena_alloc(a, (n ? n : 1) * sizeof *w);
+        if (!w) return -1;
+        if (n) memcpy(w, f->write_cols_sequences, n * sizeof *w);
+        f->write_cols_sequences = w;
+    }
+    return 0;
+}
+
+static int plan_one(void *ud, const pm_manifest_entry *m, pm_err *e) {
+    plan *p = ud;
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 64;
+        pm_manifest_entry *nv = realloc(p->v, nc * sizeof *nv);
+        if (!nv) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        p->v = nv;
+        p->cap = nc;
+    }
+    if (copy_as_delete(p, m, &p->v[p->n])) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    p->n++;
+    int rc;
+    pm_part_stat *s = pagg_get(&p->agg, p->t, m->partition, e, &rc);
+    if (!s) return rc;
+    stat_add(s, m);
+    return PAIMON_OK;
+}
+
+static void plan_reset(plan *p) {
+    p->n = 0;
+    pagg_free(&p->agg);
+    pm_arena_reset(p->arena);
+}
+
+/* Index manifest entries (deletion vectors, hash index, global index) in a
+ * selected partition: Java drops them with the data files; pm_commit cannot
+ * change the index manifest yet, so such drops are refused. */
+static int check_index(paimon_table *t, const pm_snapshot *s, const pm_part_select *sel, char **why,
+                       pm_err *e) {
+    *why = NULL;
+    if (!s->index_manifest) return PAIMON_OK;
+    pm_manifest_reader *r;
+    int rc = pm_table_open_manifest(t, s->index_manifest, PM_INDEX_MANIFEST, &r, e);
+    if (rc) return rc;
+    const pm_index_entry *x;
+    size_t hits = 0;
+    char first[400] = "";
+    while ((rc = pm_manifest_next_index(r, &x, e)) == PAIMON_OK) {
+        if (x->kind != PM_FILE_ADD) continue;
+        int mt = pm_part_selected(t, sel, x->partition, e);
+        if (mt < 0) { rc = -mt; break; }
+        if (!mt) continue;
+        if (!hits++) {
+            pm_buf p = {0};
+            pm_table_partition_path(t, x->partition, &p, e);
+            snprintf(first, sizeof first, "%s index file %s in partition %s", x->index_type ? x->index_type : "?",
+                     x->file_name ? x->file_name : "?", p.data ? (char *)p.data : "?");
+            pm_buf_free(&p);
+        }
+    }
+    pm_manifest_close(r);
+    if (rc != PAIMON_DONE) return rc;
+    if (hits) {
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "%s: dropping partitions that have index files is not implemented (snapshot %lld, index "
+                 "manifest %s: %zu entr%s in the dropped partitions, e.g. %s); Java also removes them from "
+                 "the index manifest",
+                 t->root, (long long)s->id, s->index_manifest, hits, hits == 1 ? "y" : "ies", first);
+        *why = pm_strdup(msg);
+        if (!*why) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    }
+    return PAIMON_OK;
+}
+
+void pm_drop_result_free(pm_drop_result *r) {
+    if (!r) return;
+    pm_part_stats_free(r->parts, r->n_parts);
+    free(r->refused);
+    memset(r, 0, sizeof *r);
+}
+
+/* Fold this attempt's plan into the result (follow-up commits add up). */
+static int result_add(pm_drop_result *r, const plan *p, pm_err *e) {
+    pagg acc;
+    memset(&acc, 0, sizeof acc);
+    acc.v = r->parts;
+    acc.n = acc.cap = r->n_parts;
+    r->parts = NULL;
+    r->n_parts = 0;
+    if (acc.n && pagg_rehash(&acc)) { pagg_free(&acc); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    int rc = PAIMON_OK;
+    for (size_t i = 0; i < p->agg.n && !rc; i++) {
+        const pm_part_stat *x = &p->agg.v[i];
+        pm_part_stat *s = pagg_get(&acc, p->t, (pm_bytes){x->part, x->part_len}, e, &rc);
+        if (!s) break;
+        s->file_count += x->file_count;
+        s->record_count += x->record_count;
+        s->file_size += x->file_size;
+        if (x->has_creation_time && (!s->has_creation_time || x->last_creation_time > s->last_creation_time)) {
+            s->has_creation_time = 1;
+            s->last_creation_time = x->last_creation_time;
+        }
+        r->files += x->file_count;
+        r->rows += x->record_count;
+        r->bytes += x->file_size;
+    }
+    if (acc.n) qsort(acc.v, acc.n, sizeof *acc.v, cmp_stat_path);
+    free(acc.slots);
+    r->parts = acc.v;
+    r->n_parts = acc.n;
+    return rc;
+}
+
+static void sleep_ms(int64_t ms) {
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+typedef struct any_ctx { int found; } any_ctx;
+static int any_one(void *ud, const pm_manifest_entry *m, pm_err *e) {
+    (void)m;
+    (void)e;
+    ((any_ctx *)ud)->found = 1;
+    return PAIMON_DONE;   /* stop */
+}
+
+int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o, pm_drop_result *r,
+                       pm_err *e) {
+    memset(r, 0, sizeof *r);
+    if (!t || !sel || !o) return pm_fail(e, PAIMON_MISUSE, "drop partitions: NULL argument");
+    if (t->n_part == 0) return pm_fail(e, PAIMON_MISUSE, "%s: the table is not partitioned", t->root);
+    if (!sel->all && sel->n_specs == 0 && sel->n_exact == 0)
+        return pm_fail(e, PAIMON_MISUSE, "drop partitions: no partition given");
+    for (size_t i = 0; i < sel->n_specs; i++)
+        if (sel->specs[i].n == 0)
+            return pm_fail(e, PAIMON_MISUSE, "drop partitions: an empty partition spec would drop every partition");
+    int rc = pm_part_select_check(t, sel, e);
+    if (rc) return rc;
+    if ((rc = pm_table_check_manifest_format(t, e))) return rc;
+
+    char user[64];
+    if (!o->commit_user) {
+        char u[37];
+        pm_uuid4(u);
+        snprintf(user, sizeof user, "paimon-lua-drop-%s", u);
+    }
+    pm_commit_opts co;
+    pm_commit_opts_from_table(t, &co);
+    co.commit_user = o->commit_user ? o->commit_user : user;
+    co.kind = "OVERWRITE";
+    co.max_retries = 0;       /* a lost snapshot id comes back as a conflict: re-scan */
+    int max_attempts = o->max_attempts > 0 ? o->max_attempts : 3;
+    int64_t wait = o->retry_wait_ms > 0 ? o->retry_wait_ms : 10;
+
+    plan p;
+    memset(&p, 0, sizeof p);
+    p.t = t;
+    p.arena = pm_arena_new(1 << 16);
+    pm_buf empty = {0};
+    if (!p.arena || pm_binrow_encode(NULL, 0, NULL, &empty, e)) {
+        pm_arena_free(p.arena);
+        pm_buf_free(&empty);
+        return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    }
+    p.empty_row = (pm_bytes){empty.data, empty.len};
+    const char *ds = pm_schema_option(t->schema, "manifest.delete-file-drop-stats");
+    p.drop_stats = ds && !strcasecmp(ds, "true");
+
+    pm_snapshot *latest = NULL;
+    for (int attempt = 1;; attempt++) {
+        r->attempts = attempt;
+        plan_reset(&p);
+        pm_snapshot_free(latest);
+        latest = NULL;
+        int64_t lid = 0;
+        rc = pm_snapshot_latest_id(t->io, t->branch_root, &lid, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; break; }   /* empty table */
+        if (rc) break;
+        if ((rc = pm_snapshot_read(t->io, t->branch_root, lid, &latest, e))) break;
+        r->base_snapshot_id = lid;
+        if ((rc = scan_selected(t, latest, sel, plan_one, &p, e))) break;
+        if (p.n == 0) break;                                 /* nothing (left) to drop */
+        char *why = NULL;
+        if ((rc = check_index(t, latest, sel, &why, e))) break;
+        if (why) {
+            if (o->dry_run) {
+                r->refused = why;
+                rc = result_add(r, &p, e);
+            } else {
+                rc = pm_fail(e, PAIMON_UNSUPPORTED, "%s", why);
+                free(why);
+            }
+            break;
+        }
+        if (o->dry_run) { rc = result_add(r, &p, e); break; }
+        int64_t id = 0;
+        pm_err ce = {0};
+        rc = pm_commit(t, p.v, p.n, &co, &id, &ce);
+        if (rc == PAIMON_OK) {
+            r->snapshot_id = id;
+            r->commits++;
+            if ((rc = result_add(r, &p, e))) break;
+            if (id == lid + 1) break;
+            /* Our commit landed on a newer snapshot than the one scanned:
+             * files appended in between may still be live in the dropped
+             * partitions. */
+            pm_snapshot *mine = NULL;
+            if ((rc = pm_snapshot_read(t->io, t->branch_root, id, &mine, e))) break;
+            any_ctx ac = {0};
+            rc = scan_selected(t, mine, sel, any_one, &ac, e);
+            pm_snapshot_free(mine);
+            if (rc == PAIMON_DONE) rc = PAIMON_OK;
+            if (rc || !ac.found) break;
+            pm_fail(&ce, PAIMON_CONFLICT, "%s: files were appended to the dropped partitions between snapshot "
+                    "%lld and %lld", t->root, (long long)lid, (long long)id);
+        } else if (rc != PAIMON_CONFLICT) {
+            *e = ce;
+            break;
+        }
+        if (o->on_retry) o->on_retry(o->ud, attempt, &ce);
+        if (attempt >= max_attempts) {
+            rc = pm_fail(e, PAIMON_CONFLICT, "drop partitions of %s: still conflicting after %d attempts (%s)",
+                         t->root, attempt, ce.msg);
+            break;
+        }
+        sleep_ms(wait);
+        if (wait < 10000) wait *= 2;
+    }
+    pm_snapshot_free(latest);
+    plan_reset(&p);
+    free(p.v);
+    pm_arena_free(p.arena);
+    pm_buf_free(&empty);
+    return rc;
+}
