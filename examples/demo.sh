@@ -53,5 +53,40 @@ for f in assert(s:files{partition = {dt = "2026-11-02"}}) do
   print(f.file_path, f.file.row_count .. " rows", f.file.file_size .. " bytes")
 end'
 
+# ---- the main job, on a temp copy (the bundled table stays as it is) ----
+WORK=$(mktemp -d /tmp/paimon-demo.XXXXXX) || exit 1
+trap 'rm -rf "$WORK"' EXIT
+cp -R "$ROOT/$TABLE" "$WORK/orders"
+TABLE=$WORK/orders
+echo
+echo "== working on a copy: $TABLE"
+
+printf '%s\n' \
+  '{"order_id": 1001, "customer": "ada", "amount": "19.90", "dt": "2026-11-04"}' \
+  '{"order_id": 1002, "customer": "grace", "amount": "5.00", "dt": "2026-11-04"}' \
+  '{"order_id": 1003, "customer": null, "amount": "120.50", "dt": "2026-11-05"}' > "$WORK/rows.jsonl"
+step write.lua "$TABLE" --input "$WORK/rows.jsonl" --json
+step read.lua "$TABLE" --partition dt=2026-11-04
+for i in 1 2 3; do
+  echo "{\"order_id\": $((2000 + i)), \"customer\": \"batch$i\", \"amount\": \"1.00\", \"dt\": \"2026-11-05\"}" |
+    "$PAIMON_LUA" write.lua "$TABLE" >/dev/null || { echo "demo: write failed" >&2; exit 1; }
+done
+step inspect.lua "$TABLE" snapshots
+step drop_partition.lua "$TABLE" --partition dt=2026-11-03 --json
+step inspect.lua "$TABLE" partitions
+step expire.lua "$TABLE" --retain-min 3 --older-than 0s --dry-run
+step expire.lua "$TABLE" --retain-min 3 --older-than 0s --json
+echo
+echo "== the consumer 'dashboard' capped that run; once it is gone, expiration goes further"
+rm "$TABLE/consumer/consumer-dashboard"
+step expire.lua "$TABLE" --retain-min 3 --older-than 0s
+step inspect.lua "$TABLE" snapshots
+# a stale file nobody references, two days old
+printf 'junk' > "$TABLE/dt=2026-11-02/bucket-0/data-00000000-0000-4000-8000-000000000000-0.avro"
+touch -d '2 days ago' "$TABLE/dt=2026-11-02/bucket-0/data-00000000-0000-4000-8000-000000000000-0.avro"
+step remove_orphan_files.lua "$TABLE" --dry-run
+step remove_orphan_files.lua "$TABLE" --json
+step inspect.lua "$TABLE" files
+
 echo
 echo "demo: all steps passed"

@@ -5,6 +5,7 @@
 #define LPAIMON_H
 
 #include "lpaimon_compat.h"
+#include "pm_exec.h"
 #include "pm_table.h"
 
 #define TABLE_MT "paimon.Table"
@@ -43,6 +44,14 @@ void lp_push_datum(lua_State *L, const pm_type *ty, const pm_datum *d);
 int lp_push_partition(lua_State *L, const paimon_table *t, pm_bytes part, pm_err *e);
 void lp_push_stats(lua_State *L, const pm_stats *st);
 void lp_push_data_file(lua_State *L, const pm_data_file *d);
+
+/* Maintenance helpers (lpaimon_maint.c), shared by the destructive
+ * operations: option readers, progress callback, result tables. */
+typedef struct lp_progress { lua_State *L; int ref; } lp_progress;
+void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
+int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
+int lp_opt_bool(lua_State *L, int idx, const char *k);
+void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
 
 /* Each part registers its functions: Table methods go into the Table
  * metatable's __index, Snapshot methods into its __methods, module

@@ -10,13 +10,6 @@
 #include "lpaimon.h"
 #include "pm_expire.h"
 
-/* Shared with lpaimon_orphan.c. */
-void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
-int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
-int lp_opt_bool(lua_State *L, int idx, const char *k);
-void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
-
-typedef struct lp_progress { lua_State *L; int ref; } lp_progress;
 
 void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total) {
     lp_progress *p = ud;

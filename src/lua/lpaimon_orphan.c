@@ -7,13 +7,6 @@
 #include "lpaimon.h"
 #include "pm_orphan.h"
 
-/* From lpaimon_maint.c. */
-void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
-int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
-int lp_opt_bool(lua_State *L, int idx, const char *k);
-void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
-
-typedef struct lp_progress { lua_State *L; int ref; } lp_progress;
 
 static int tbl_remove_orphan_files(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);

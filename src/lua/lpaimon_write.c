@@ -29,13 +29,7 @@ static int is_null_value(lua_State *L, int i) {
 
 /* Push the owner (uservalue 1) of the userdata at idx. */
 static void push_owner(lua_State *L, int idx) {
-#if LUA_VERSION_NUM == 504
-    lua_getiuservalue(L, idx, 1);
-#else
-    lua_getfenv(L, idx);
-    lua_rawgeti(L, -1, 1);
-    lua_remove(L, -2);
-#endif
+    lp_getowner(L, idx);
 }
 
 /* ---- text -> values ---------------------------------------------------------- */
