@@ -4,7 +4,7 @@
 #   sh bench/run.sh [BUILD_DIR]
 #
 # Environment:
-#   BENCHMARKS     benchmarks to run, in order (default: manifest_decode commit)
+#   BENCHMARKS     benchmarks to run, in order (default: manifest_decode commit expire orphan)
 #   BENCH_ENTRIES  ManifestEntry records in the generated manifest (300000)
 #   BENCH_REPS     C repetitions (7; best and median reported)
 #   PY_REPS        python3-avro repetitions (1; it is slow: ~2 min at 300000)
@@ -12,6 +12,9 @@
 #   BENCH_MERGE_MANIFESTS commit: small manifests merged by full compaction (200)
 #   BENCH_MERGE_ENTRIES   commit: entries per small manifest (500)
 #   BENCH_MERGE_REPS      commit: merge repetitions (5)
+#   BENCH_EXPIRE_SNAPSHOTS expire/orphan: snapshots of the generated table (1000)
+#   BENCH_EXPIRE_FILES     expire/orphan: data files added (and deleted) per snapshot (20)
+#   BENCH_EXPIRE_REPS      expire: repetitions on fresh copies (3)
 #   BENCH_RESULTS  report file (bench/RESULTS.md)
 #   BENCH_STRICT   1 = exit 1 when a benchmark misses its target
 #
@@ -26,7 +29,10 @@ BUILD=${1:-build}
 OUT=$BUILD/bench
 PY=/usr/bin/python3
 CC=${CC:-cc}
-BENCHMARKS=${BENCHMARKS:-manifest_decode commit}
+BENCHMARKS=${BENCHMARKS:-manifest_decode commit expire orphan}
+BENCH_EXPIRE_SNAPSHOTS=${BENCH_EXPIRE_SNAPSHOTS:-1000}
+BENCH_EXPIRE_FILES=${BENCH_EXPIRE_FILES:-20}
+BENCH_EXPIRE_REPS=${BENCH_EXPIRE_REPS:-3}
 BENCH_SNAPSHOTS=${BENCH_SNAPSHOTS:-1000}
 BENCH_MERGE_MANIFESTS=${BENCH_MERGE_MANIFESTS:-200}
 BENCH_MERGE_ENTRIES=${BENCH_MERGE_ENTRIES:-500}
@@ -198,6 +204,193 @@ writing the same output files as above.
 EOF
 }
 
+# ---- shared by expire and orphan: the generated maintenance table -------------
+# now_s: wall clock seconds (fractional)
+now_s() { date +%s.%N; }
+# maint_table: path of a table of $BENCH_EXPIRE_SNAPSHOTS snapshots built by
+# bench_expire (on /dev/shm when available: the commits' fsyncs are not what
+# is measured; built once per run, removed at exit)
+MAINT_BASE=
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then MAINT_BASE=/dev/shm/paimon-lua-bench.$$; else MAINT_BASE=$OUT/maint-src; fi
+maint_cleanup() { case "$MAINT_BASE" in /dev/shm/paimon-lua-bench.*) rm -rf "$MAINT_BASE" ;; esac; }
+trap maint_cleanup EXIT
+maint_table() {
+  if [ ! -f "$MAINT_BASE/.done" ]; then
+    rm -rf "$MAINT_BASE"; mkdir -p "$MAINT_BASE"
+    build_c bench_expire bench/bench_expire.c
+    log "building $MAINT_BASE/t: $BENCH_EXPIRE_SNAPSHOTS snapshots x $BENCH_EXPIRE_FILES files"
+    "$OUT/bench_expire" build "$MAINT_BASE/t" --snapshots "$BENCH_EXPIRE_SNAPSHOTS" --files "$BENCH_EXPIRE_FILES" \
+      > "$MAINT_BASE/build.txt"
+    touch "$MAINT_BASE/.done"
+  fi
+}
+# stats <file of numbers>: "best median"
+stats() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%s %s", v[1], v[int((NR + 1) / 2)] }'; }
+# elapsed <start> <end> >> file
+elapsed() { awk -v s="$1" -v e="$2" 'BEGIN { printf "%.6f\n", e - s }'; }
+
+# ---- benchmark: snapshot expiration vs xargs rm of the same files -------------
+bench_expire() {
+  maint_table
+  src=$MAINT_BASE/t
+  build_c bench_expire bench/bench_expire.c
+  a=$OUT/expire-a; b=$OUT/expire-b; c=$OUT/expire-c
+  list=$OUT/expire-list.txt
+  : > "$OUT/expire_ours.txt"; : > "$OUT/expire_rm.txt"; : > "$OUT/expire_rmp.txt"
+  r=1
+  while [ "$r" -le "$BENCH_EXPIRE_REPS" ]; do
+    log "expire rep $r: copying $src to $a, $b and $c"
+    rm -rf "$a" "$b" "$c"
+    cp -a "$src" "$a"; cp -a "$src" "$b"; cp -a "$src" "$c"
+    # the exact list of files our expire deletes, from a dry run on copy a
+    "$OUT/bench_expire" expire "$a" --list "$list" > "$OUT/expire_dry.txt"
+    sed "s|^$a/|$b/|" "$list" > "$list.b"
+    sed "s|^$a/|$c/|" "$list" > "$list.c"
+    sync
+    # alternate the order between repetitions
+    if [ $((r % 2)) -eq 1 ]; then order="ours rm rmp"; else order="rm rmp ours"; fi
+    for what in $order; do
+      case $what in
+        ours)
+          log "expire rep $r: bench_expire expire $a"
+          "$OUT/bench_expire" expire "$a" > "$OUT/expire_run.txt"
+          result_field "$OUT/expire_run.txt" seconds >> "$OUT/expire_ours.txt" ;;
+        rm)
+          log "expire rep $r: xargs rm -f < $list.b"
+          s=$(now_s); xargs rm -f < "$list.b"; e=$(now_s)
+          elapsed "$s" "$e" >> "$OUT/expire_rm.txt" ;;
+        rmp)
+          log "expire rep $r: xargs -P4 -n 1000 rm -f < $list.c"
+          s=$(now_s); xargs -P4 -n 1000 rm -f < "$list.c"; e=$(now_s)
+          elapsed "$s" "$e" >> "$OUT/expire_rmp.txt" ;;
+      esac
+      sync
+    done
+    # copies a and b end up with the same files (ours also rewrites EARLIEST)
+    na=$(cd "$a" && find . -type f ! -name EARLIEST | LC_ALL=C sort | cksum)
+    nb=$(cd "$b" && find . -type f ! -name EARLIEST | LC_ALL=C sort | cksum)
+    [ "$na" = "$nb" ] || { log "expire: trees differ after our expire and xargs rm"; exit 1; }
+    r=$((r + 1))
+  done
+  rm -rf "$a" "$b" "$c" "$list" "$list.b" "$list.c"
+  d=$OUT/expire_dry.txt
+  expired=$(result_field "$d" expired)
+  files=$(result_field "$d" files)
+  dataf=$(result_field "$d" data_files)
+  manf=$(result_field "$d" manifests)
+  lists=$(result_field "$d" lists)
+  snapf=$(result_field "$d" snapshot_files)
+  dry_s=$(result_field "$d" seconds)
+  # shellcheck disable=SC2046
+  set -- $(stats "$OUT/expire_ours.txt"); o_best=$1 o_med=$2
+  # shellcheck disable=SC2046
+  set -- $(stats "$OUT/expire_rm.txt"); r_best=$1 r_med=$2
+  # shellcheck disable=SC2046
+  set -- $(stats "$OUT/expire_rmp.txt"); p_best=$1 p_med=$2
+  ratio=$(awk -v a="$o_best" -v b="$r_best" 'BEGIN { printf "%.2f", a / b }')
+  ratio_med=$(awk -v a="$o_med" -v b="$r_med" 'BEGIN { printf "%.2f", a / b }')
+  verdict="meets the <= 1.5x target"
+  if awk -v r="$ratio" 'BEGIN { exit !(r > 1.5) }'; then
+    verdict="MISSES the <= 1.5x target"
+    below_target "expire: ${ratio}x of xargs rm"
+  fi
+  row() {  # label best median
+    printf '| %s | %s | %s | %s | %s |\n' "$1" "$(fmt %.3f "$2")" "$(fmt %.3f "$3")" \
+      "$(fmt %.0f "$(awk -v n="$expired" -v t="$2" 'BEGIN { print n / t }')")" \
+      "$(fmt %.0f "$(awk -v n="$files" -v t="$2" 'BEGIN { print n / t }')")"
+  }
+  cat <<EOF
+## Snapshot expiration vs \`xargs rm\` of the same files
+
+Table: generated by \`$OUT/bench_expire build\` (\`bench/bench_expire.c\`, pm_commit, default manifest options):
+$BENCH_EXPIRE_SNAPSHOTS snapshots; each commit deletes the $BENCH_EXPIRE_FILES data files the previous one added and adds
+$BENCH_EXPIRE_FILES new ones (compaction-like), 10 partitions, real small data files. Built once (on /dev/shm when
+available), then copied with \`cp -a\` to three copies under \`$OUT\` (the local disk) for every repetition.
+
+- Plan: a dry run of our expiration on copy a (\`bench_expire expire --list\`: retain-min 1, cut-off now, no expire
+  limit) gives the exact list of files it deletes: $files files ($dataf data files, $manf manifests, $lists manifest
+  lists, $snapf snapshot files) of $expired expired snapshots. The dry run alone (every read and check, no
+  deletion) took $(fmt %.3f "$dry_s") s.
+- ours: \`bench_expire expire\` on copy a — \`pm_expire_snapshots\` with 4 threads: reads the snapshots, manifest
+  lists and manifests it needs, builds the protection set, checks every path (lexically and by realpath), then
+  deletes; timed around the call.
+- \`xargs rm -f\`: the same paths (rewritten to copy b), deletion only, no reading.
+- \`xargs -P4 -n 1000 rm -f\`: the same with 4 parallel \`rm\` (copy c; the parallelism ours uses), for reference.
+- $BENCH_EXPIRE_REPS repetitions on fresh copies, alternating which runs first, \`sync\` between runs; afterwards
+  copies a and b hold exactly the same files (checked).
+
+| deleting $files files | best s | median s | snapshots/s (best) | files deleted/s (best) |
+|---|---|---|---|---|
+$(row "paimon-lua pm_expire_snapshots (plan + delete)" "$o_best" "$o_med")
+$(row "xargs rm -f (delete only)" "$r_best" "$r_med")
+$(row "xargs -P4 -n 1000 rm -f (delete only)" "$p_best" "$p_med")
+
+Our expiration takes **${ratio}x** the time of \`xargs rm -f\` (best; ${ratio_med}x on medians) — $verdict.
+
+EOF
+}
+
+# ---- benchmark: orphan scan vs find ---------------------------------------------
+bench_orphan() {
+  maint_table
+  build_c bench_orphan bench/bench_orphan.c
+  t=$OUT/orphan-t
+  rm -rf "$t"; cp -a "$MAINT_BASE/t" "$t"; sync
+  n=$(find "$t" -type f | wc -l | tr -d ' ')
+  log "orphan: bench_orphan $t --reps $BENCH_REPS; find x $BENCH_REPS"
+  "$OUT/bench_orphan" "$t" --reps "$BENCH_REPS" > "$OUT/orphan.txt"
+  : > "$OUT/find.txt"; : > "$OUT/findst.txt"
+  i=0
+  while [ "$i" -lt "$BENCH_REPS" ]; do
+    s=$(now_s); find "$t" -type f > /dev/null; e=$(now_s)
+    elapsed "$s" "$e" >> "$OUT/find.txt"
+    s=$(now_s); find "$t" -type f -printf '%T@ %s %p\n' > /dev/null; e=$(now_s)
+    elapsed "$s" "$e" >> "$OUT/findst.txt"
+    i=$((i + 1))
+  done
+  rm -rf "$t"
+  o=$OUT/orphan.txt
+  cand=$(result_field "$o" candidates)
+  used=$(result_field "$o" used)
+  planned=$(result_field "$o" planned)
+  o_best=$(result_field "$o" best_s)
+  o_med=$(result_field "$o" median_s)
+  # shellcheck disable=SC2046
+  set -- $(stats "$OUT/find.txt"); f_best=$1 f_med=$2
+  # shellcheck disable=SC2046
+  set -- $(stats "$OUT/findst.txt"); s_best=$1 s_med=$2
+  ratio=$(awk -v a="$o_best" -v b="$f_best" 'BEGIN { printf "%.1f", a / b }')
+  ratio_st=$(awk -v a="$o_best" -v b="$s_best" 'BEGIN { printf "%.1f", a / b }')
+  verdict="meets the <= 1.5x target"
+  if awk -v r="$ratio" 'BEGIN { exit !(r > 1.5) }'; then
+    verdict="MISSES the <= 1.5x target"
+    below_target "orphan: ${ratio}x of find"
+  fi
+  cat <<EOF
+## Orphan scan vs \`find\`
+
+The same generated table ($BENCH_EXPIRE_SNAPSHOTS snapshots, nothing expired), copied to \`$t\` (local disk, page
+cache warm): $n files. $BENCH_REPS repetitions each.
+
+- ours: \`$OUT/bench_orphan\` (\`bench/bench_orphan.c\`): a \`pm_remove_orphan_files\` dry run, cut-off now, 4
+  threads, timed from opening the table: lists the candidate directories and stats every file for its age
+  ($cand candidates), reads the used set from every snapshot's manifest lists and manifests ($used names),
+  plans $planned deletions.
+- \`find TABLE -type f\`: the listing only (names from readdir; no stat, nothing read).
+- \`find TABLE -type f -printf '%T@ %s %p\n'\`: the listing with every file's mtime and size (what our
+  candidate listing gathers), for reference.
+
+| scan | best s | median s |
+|---|---|---|
+| paimon-lua orphan dry run (list + stat + used set of $BENCH_EXPIRE_SNAPSHOTS snapshots) | $(fmt %.3f "$o_best") | $(fmt %.3f "$o_med") |
+| find -type f | $(fmt %.3f "$f_best") | $(fmt %.3f "$f_med") |
+| find -type f -printf mtime, size, path | $(fmt %.3f "$s_best") | $(fmt %.3f "$s_med") |
+
+Our orphan scan takes **${ratio}x** the time of \`find -type f\` (${ratio_st}x of the stat'ing \`find\`) — $verdict.
+
+EOF
+}
+
 # ---- main ---------------------------------------------------------------------
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
 pyavro=$($PY -c 'import avro; print(getattr(avro, "__version__", "?"))' 2>/dev/null || echo "?")
@@ -214,6 +407,7 @@ Generated by \`sh bench/run.sh $BUILD\` (\`make bench\`); rerun to refresh. MB =
 - Python: $($PY --version 2>&1), python3-avro $pyavro
 - Settings: BENCH_ENTRIES=$BENCH_ENTRIES BENCH_REPS=$BENCH_REPS PY_REPS=$PY_REPS BENCH_SNAPSHOTS=$BENCH_SNAPSHOTS
   BENCH_MERGE_MANIFESTS=$BENCH_MERGE_MANIFESTS BENCH_MERGE_ENTRIES=$BENCH_MERGE_ENTRIES BENCH_MERGE_REPS=$BENCH_MERGE_REPS
+  BENCH_EXPIRE_SNAPSHOTS=$BENCH_EXPIRE_SNAPSHOTS BENCH_EXPIRE_FILES=$BENCH_EXPIRE_FILES BENCH_EXPIRE_REPS=$BENCH_EXPIRE_REPS
 
 EOF
   for b in $BENCHMARKS; do

@@ -86,10 +86,11 @@ local function print_result(r, as_json)
   if as_json then
     local obj = {table = r.table, dry_run = r.dry_run, snapshot_id = r.snapshot_id or json.null,
                  base_snapshot_id = r.base_snapshot_id or json.null, partitions = json.array(partition_rows(r)),
-                 files = r.files, rows = r.rows, bytes = r.bytes, failures = json.array(r.failures),
+                 files = r.files, rows = r.rows, bytes = r.bytes, index_files = r.index_files or 0,
+                 failures = json.array(r.failures),
                  attempts = r.attempts, commits = r.commits, duration_ms = r.duration_ms}
     io.stdout:write(json.encode(obj, {"table", "dry_run", "snapshot_id", "base_snapshot_id", "files", "rows",
-                                      "bytes", "partitions", "path", "partition", "failures", "attempts",
+                                      "bytes", "index_files", "partitions", "path", "partition", "failures", "attempts",
                                       "commits", "duration_ms"}), "\n")
     return
   end
@@ -100,6 +101,7 @@ local function print_result(r, as_json)
   end
   local what = string.format("%d partition(s): %d file(s), %d rows, %s", #r.partitions, r.files, r.rows,
                              human_bytes(r.bytes))
+  if (r.index_files or 0) > 0 then what = what .. string.format(", %d index file(s)", r.index_files) end
   if r.files == 0 then
     out:write("nothing to drop: no live file in the given partitions",
               r.base_snapshot_id and (" (snapshot " .. r.base_snapshot_id .. ")") or "", "\n")

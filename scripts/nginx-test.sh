@@ -4,6 +4,11 @@
 # paths pointed at this tree, on a free loopback port, in a private prefix,
 # against a temp copy of the sample warehouse. Queried with curl, compared
 # with `paimon-lua inspect.lua ... --json`, stopped, error log checked.
+# Two runs: the conf as shipped (read endpoints, traversal, the admin
+# endpoints' 403/405/400/404, the orphan dry run, policy functions crossing
+# into the thread VM, the timer), then with a 3-snapshot policy and
+# `set $paimon_allow_writes on;` (expiry, POST rows read back, bad bodies,
+# concurrent writers, drop_partition).
 #
 #   sh scripts/nginx-test.sh [BUILD_DIR]      (make test-nginx)
 #
@@ -79,6 +84,9 @@ cp -R examples/sample/warehouse "$TMP/warehouse"
 # a table outside the warehouse that traversal attempts would aim at
 mkdir -p "$TMP/outside.db" && cp -R examples/sample/warehouse/demo.db/orders "$TMP/outside.db/orders"
 TABLE=$TMP/warehouse/demo.db/orders
+# an orphan data file (no snapshot names it), two days old: /orphans lists it
+ORPHAN_REL=dt=2026-11-03/bucket-0/data-0a0a0a0a-1b1b-4c4c-8d8d-2e2e2e2e2e2e-0.avro
+printf 'orphan' >"$TABLE/$ORPHAN_REL" && touch -d '2 days ago' "$TABLE/$ORPHAN_REL"
 if [ "$(id -u)" = 0 ]; then
   chmod 755 "$TMP"   # workers run as the user below; the prefix must be theirs to read
   USER_DIRECTIVE="user $(id -un) $(id -gn);"
@@ -96,14 +104,53 @@ make_conf() { # make_conf PORT
       -e "s|listen 127.0.0.1:8080;|listen 127.0.0.1:$1;|" \
       -e "s|^\( *\)lua_package_path .*|\1lua_package_path \"$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;;\";|" \
       -e "s|^\( *\)lua_package_cpath .*|\1lua_package_cpath \"$B/luajit/?.so;;\";|" \
-      -e 's|^\( *\)location / {|\1location = /__test/main-vm { content_by_lua_block { ngx.say(package.loaded["paimon.core"] and "core loaded" or "core not loaded", " ", package.loaded["resty.paimon"] and "resty loaded" or "") } }\n\1location / {|' \
+      -e 's|^\( *\)location / {|\1include test-locations.conf;\n\1location / {|' \
       examples/nginx/nginx.conf >"$TMP/conf/nginx.conf"
   grep -q "listen 127.0.0.1:$1;" "$TMP/conf/nginx.conf" &&
     grep -q "lua_package_cpath \"$B/luajit/" "$TMP/conf/nginx.conf" &&
     grep -q "lua_package_path \"$ROOT/lua/" "$TMP/conf/nginx.conf" &&
     grep -q "load_module $LUAMOD;" "$TMP/conf/nginx.conf" &&
-    grep -q "location = /__test/main-vm" "$TMP/conf/nginx.conf"
+    grep -q "include test-locations.conf;" "$TMP/conf/nginx.conf"
 }
+# Test-only locations (conf/test-locations.conf, included by the adapted
+# conf): which modules a worker's own VM has loaded, and resty.paimon calls
+# that need Lua code on the caller side (policy functions crossing into the
+# thread VM as bytecode).
+cat >"$TMP/conf/test-locations.conf" <<'EOF'
+location = /__test/main-vm {
+    content_by_lua_block {
+        ngx.say(package.loaded["paimon.core"] and "core loaded" or "core not loaded", " ",
+                package.loaded["resty.paimon"] and "resty loaded" or "")
+    }
+}
+location = /__test/policies {
+    content_by_lua_block {
+        local paimon = require "resty.paimon"
+        local path = paimon.table_path(os.getenv("PAIMON_WAREHOUSE"), "demo", "orders")
+        local out = {}
+        -- expire: a policy function without upvalues runs in the thread VM
+        local r, err = paimon.expire(path, { retain_min = 1, dry_run = true,
+            policy = function(snaps, ctx) return { ["until"] = ctx.earliest + 1, reason = "test-policy" } end })
+        out.expire = r and { until_id = r.policy_until, expired = r.expired.expired,
+                             capped_by = r.expired.capped_by, dry_run = r.expired.dry_run } or { error = err }
+        -- a function with upvalues cannot cross: misuse raises in the caller
+        local keep = "2026-11-03"
+        local ok, e = pcall(paimon.expire_partitions, path,
+                            { expiration_time = "1d", dry_run = true, policy = function(p) return p.path ~= keep end })
+        out.upvalue_refused = not ok and tostring(e):find("upvalues", 1, true) ~= nil
+        -- expire_partitions with a dumped policy: only dt=2026-11-03 would go
+        r, err = paimon.expire_partitions(path, { expiration_time = "1d", dry_run = true,
+            policy = { expired = function(p, ctx) return p.partition.dt == "2026-11-03" end } })
+        local parts = {}
+        for i, p in ipairs(r and r.partitions or {}) do parts[i] = p.path end
+        out.expire_partitions = r and { partitions = parts, snapshot_id = r.snapshot_id or "none" } or { error = err }
+        -- remove_orphan_files: a cut-off in the future raises
+        ok = pcall(paimon.remove_orphan_files, path, { older_than_ms = math.floor(ngx.now() * 1000) + 3600000 })
+        out.future_refused = not ok
+        ngx.say(paimon.to_json(out))
+    }
+}
+EOF
 
 export PAIMON_WAREHOUSE="$TMP/warehouse"
 export PAIMON_MAINTENANCE_INTERVAL=1
@@ -170,6 +217,26 @@ URL="http://127.0.0.1:$PORT"
 
 # GET PATH → body in $TMP/body, status echoed
 get() { $CURL -o "$TMP/body" -w '%{http_code}' "$URL$1" 2>"$TMP/curl.err" || echo "curl-failed"; }
+# post PATH [BODY] → body in $TMP/body, status echoed
+post() {
+  printf '%s' "${2:-}" >"$TMP/post"
+  $CURL -o "$TMP/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    --data-binary "@$TMP/post" "$URL$1" 2>"$TMP/curl.err" || echo "curl-failed"
+}
+# expect_status WANT GOT DESCRIPTION
+expect_status() {
+  if [ "$2" = "$1" ]; then ok "$3 is $1"; else notok "$3 is $1 (got $2)" "$(head -c 600 "$TMP/body")"; fi
+}
+# json_check PYTHON-EXPRESSION: true of b (the last body, decoded)
+json_check() {
+  $PY - "$1" "$TMP/body" <<'EOF'
+import json, sys
+expr, body_f = sys.argv[1:3]
+b = json.load(open(body_f))
+if not eval(expr):
+    sys.exit("false: %s\nbody: %s" % (expr, json.dumps(b)[:1200]))
+EOF
+}
 
 # compare_json KIND: nginx's $TMP/body against inspect.lua's $TMP/expect
 compare_json() {
@@ -264,6 +331,43 @@ main_vm() {
 }
 check "paimon.core was never loaded in a worker's main Lua VM (thread pool only)" main_vm
 
+# ---- the admin endpoints as shipped: writes off, orphans a dry run -------
+expect_status 403 "$(post /tables/demo/orders/rows '[{"order_id":1,"dt":"2026-11-30"}]')" \
+  "POST rows with \$paimon_allow_writes off"
+expect_status 403 "$(post '/tables/demo/orders/drop_partition?dt=2026-11-02')" \
+  "POST drop_partition with \$paimon_allow_writes off"
+expect_status 405 "$(get /tables/demo/orders/rows)" "GET rows"
+expect_status 405 "$(get '/tables/demo/orders/drop_partition?dt=2026-11-02')" "GET drop_partition"
+expect_status 405 "$(post /tables/demo/orders/orphans)" "POST orphans"
+check "Allow: POST on a GET of rows" sh -c "$CURL -o /dev/null -D - '$URL/tables/demo/orders/rows' | grep -qi '^allow: POST'"
+expect_status 200 "$(get /tables/demo/orders/orphans)" "GET orphans"
+check "orphans (dry run) lists exactly the planted 2-day-old orphan, by table-relative path" \
+  json_check "[o['path'] for o in b['orphans']] == ['$ORPHAN_REL'] and b['files'] == 1 and b['candidates'] == 1 and not b['truncated']"
+check "the orphan is still there (a dry run deletes nothing)" test -f "$TABLE/$ORPHAN_REL"
+expect_status 200 "$(get '/tables/demo/orders/orphans?older_than=3d')" "GET orphans?older_than=3d"
+check "a 3-day cut-off leaves the 2-day-old orphan out" json_check "b['orphans'] == [] and b['files'] == 0"
+expect_status 400 "$(get '/tables/demo/orders/orphans?older_than=soon')" "GET orphans?older_than=soon"
+expect_status 404 "$(get /tables/demo/nosuch/orphans)" "GET orphans of an unknown table"
+expect_status 404 "$(post /tables/demo/orders/nosuchaction '[]')" "POST to an unknown action"
+for p in '/tables/..%2Foutside/orders/orphans' '/tables/demo/..%2F..%2Foutside.db%2Forders/orphans' \
+         '/tables/demo/.orders/orphans' '/tables/%2e%2e/outside/orphans' '/tables/demo/orders%2F..%2F..%2Foutside.db%2Forders/rows'; do
+  status=$(get "$p")
+  case $status in
+    400|404|405) if grep -q orphans "$TMP/body"; then notok "GET $p refused" "$(head -c 300 "$TMP/body")"; else ok "GET $p is refused ($status)"; fi ;;
+    *) notok "GET $p is 400, 404 or 405 (got $status)" "$(head -c 300 "$TMP/body")" ;;
+  esac
+done
+get /tables/demo/orders/latest >/dev/null
+check "nothing was written: the latest snapshot is still 5" json_check "b['snapshot_id'] == 5"
+expect_status 200 "$(get /__test/policies)" "resty.paimon with policy functions (test location)"
+check "expire: a policy function crossed into the thread VM as bytecode and chose the range (dry run)" \
+  json_check "b['expire'] == {'until_id': 2, 'expired': 1, 'capped_by': 'test-policy', 'dry_run': True}"
+check "expire_partitions: {expired = f} crossed too (dry run, only dt=2026-11-03)" \
+  json_check "b['expire_partitions'] == {'partitions': ['dt=2026-11-03/'], 'snapshot_id': 'none'}"
+check "a policy function with upvalues and a future cut-off are refused in the caller" \
+  json_check "b['upvalue_refused'] is True and b['future_refused'] is True"
+check "the dry runs changed nothing" test -f "$TABLE/snapshot/snapshot-1"
+
 # ---- the maintenance timer (every 1 s here) ------------------------------
 check "maintenance timer ran and logged what it did" wait_log 'paimon maintenance: demo.orders'
 line=$(grep 'paimon maintenance: demo.orders' "$TMP/logs/error.log" | head -1 | sed 's/.*paimon maintenance: //; s/, context:.*//')
@@ -272,22 +376,118 @@ stop_and_check_log "example policy"
 
 # ---- again with a policy that expires: keep exactly 3 snapshots -----------
 # (the sample has 5; its consumer protects snapshot 3 onwards)
-sed -i 's/local RETAIN_MIN, RETAIN_MAX = 10, 100/local RETAIN_MIN, RETAIN_MAX = 3, 3/' "$TMP/conf/nginx.conf"
+sed -i -e 's/local RETAIN_MIN, RETAIN_MAX = 10, 100/local RETAIN_MIN, RETAIN_MAX = 3, 3/' \
+       -e 's/set \$paimon_allow_writes off;/set $paimon_allow_writes on;/' "$TMP/conf/nginx.conf"
 check "policy changed to retain 3 snapshots" grep -q 'RETAIN_MIN, RETAIN_MAX = 3, 3' "$TMP/conf/nginx.conf"
-start_nginx "retain 3"
-has_expire=$("$B/paimon-lua" -e "local p = require 'paimon'; local t = assert(p.open('$TABLE')); io.write(t.expire_snapshots and 'yes' or 'no')" 2>/dev/null)
-if [ "$has_expire" = yes ]; then
-  check "maintenance timer expired snapshots 1 and 2" wait_log 'paimon maintenance: demo.orders expired 2 snapshot'
-  status=$(get /tables/demo/orders/snapshots)
-  inspect snapshots
-  check "after expiry the snapshots endpoint lists 3, 4, 5" $PY -c '
+check "writes enabled (set \$paimon_allow_writes on)" grep -q 'set \$paimon_allow_writes on;' "$TMP/conf/nginx.conf"
+start_nginx "retain 3, writes on"
+check "maintenance timer expired snapshots 1 and 2" wait_log 'paimon maintenance: demo.orders expired 2 snapshot'
+status=$(get /tables/demo/orders/snapshots)
+inspect snapshots
+check "after expiry the snapshots endpoint lists 3, 4, 5" $PY -c '
 import json, sys
 ids = [r["snapshot_id"] for r in json.load(open(sys.argv[1]))]
 sys.exit(0 if ids == [3, 4, 5] else "ids %r" % ids)' "$TMP/body"
-  check "and still equals inspect.lua snapshots --json" compare_json snapshots
+check "and still equals inspect.lua snapshots --json" compare_json snapshots
+
+# ---- writes: POST rows, then read them back -------------------------------
+get /tables/demo/orders/latest >/dev/null
+sid0=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["snapshot_id"])' "$TMP/body")
+rec0=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["total_record_count"])' "$TMP/body")
+sid0=${sid0:-0} rec0=${rec0:-0}
+status=$(post /tables/demo/orders/rows '[{"order_id":101,"customer":"ada","amount":"12.50","dt":"2026-11-30"},
+ {"order_id":102,"customer":"bob","amount":3,"dt":"2026-11-30"},{"order_id":103,"customer":null,"dt":"2026-11-30"}]')
+expect_status 200 "$status" "POST 3 rows"
+check "the commit answer names the new snapshot (rows 3, committed)" \
+  json_check "b['snapshot_id'] == $sid0 + 1 and b['rows'] == 3 and b['committed'] is True and b['files'] >= 1"
+expect_status 200 "$(get /tables/demo/orders/latest)" "GET latest after the write"
+inspect snapshots
+check "latest: the new snapshot, APPEND, total_record_count + 3" \
+  json_check "b['snapshot_id'] == $sid0 + 1 and b['commit_kind'] == 'APPEND' and b['total_record_count'] == $rec0 + 3"
+check "latest equals inspect.lua snapshots --json after the write" compare_json latest
+expect_status 200 "$(get /tables/demo/orders/files)" "GET files after the write"
+inspect files
+check "files equal inspect.lua files --json after the write" compare_json files
+check "files list the new partition dt=2026-11-30 with 3 records" \
+  json_check "sum(f['record_count'] for f in b if f['partition'] == {'dt': '2026-11-30'}) == 3"
+readback() {
+  "$B/paimon-lua" read.lua "$TABLE" --partition dt=2026-11-30 >"$TMP/rows" 2>"$TMP/read.err" || { cat "$TMP/read.err"; return 1; }
+  $PY - "$TMP/rows" <<'EOF'
+import json, sys
+rows = sorted((json.loads(l) for l in open(sys.argv[1]) if l.strip()), key=lambda r: r["order_id"])
+got = [(r["order_id"], r["customer"], r["amount"], r["dt"]) for r in rows]
+want = [(101, "ada", "12.50", "2026-11-30"), (102, "bob", "3.00", "2026-11-30"), (103, None, None, "2026-11-30")]
+if got != want:
+    sys.exit("rows %r != %r" % (got, want))
+EOF
+}
+check "read.lua reads the 3 rows back (decimal, NULL)" readback
+
+for body in 'not json' '{"order_id":1,"dt":"2026-11-30"}' '[{"order_id":1,"nope":2}]' '[{"customer":"no id"}]' \
+            '[[1,2]]' '[1]' '' '[{"order_id":"x"}]'; do
+  expect_status 400 "$(post /tables/demo/orders/rows "$body")" "POST rows with body '$body'"
+done
+check "a refused row says why, without server paths" \
+  sh -c "grep -q 'order_id' '$TMP/body' && ! grep -q '$TMP' '$TMP/body'"
+expect_status 404 "$(post /tables/demo/nosuch/rows '[{"order_id":1}]')" "POST rows to an unknown table"
+if "$B/paimon-lua" create_table.lua "$TMP/warehouse/demo.db/pq" --field id:BIGINT \
+     --option file.format=parquet --option bucket=-1 >/dev/null 2>"$TMP/create.err"; then
+  expect_status 422 "$(post /tables/demo/pq/rows '[{"id":1}]')" "POST rows to a parquet table"
+  check "the parquet table got no snapshot" test ! -e "$TMP/warehouse/demo.db/pq/snapshot"
 else
-  check "maintenance timer logged the latest snapshot (no expire_snapshots yet)" \
-    wait_log 'paimon maintenance: demo.orders latest snapshot 5'
+  notok "create_table.lua made a parquet table" "$(cat "$TMP/create.err")"
 fi
-stop_and_check_log "retain 3"
+status=$(post '/tables/..%2Foutside/orders/rows' '[{"order_id":201,"dt":"x"}]')
+case $status in 400|404) ok "POST rows to a traversal name is refused ($status)" ;; *) notok "POST rows to a traversal name is 400 or 404 (got $status)" ;; esac
+status=$(post '/tables/outside.db%2F..%2F..%2Foutside/orders/rows' '[{"order_id":201,"dt":"x"}]')
+case $status in 400|404) ok "POST rows to an encoded traversal name is refused ($status)" ;; *) notok "POST rows to an encoded traversal name is 400 or 404 (got $status)" ;; esac
+expect_status 200 "$(get /tables/demo/orders/latest)" "GET latest after the refused bodies"
+check "refused bodies committed nothing" json_check "b['snapshot_id'] == $sid0 + 1"
+check "outside.db untouched (still 5 snapshots)" test ! -e "$TMP/outside.db/orders/snapshot/snapshot-6"
+
+# four concurrent writers: the commit protocol orders them, each its own snapshot
+concurrent_writes() {
+  for i in 1 2 3 4; do
+    $CURL -o "$TMP/cw.$i" -w '%{http_code}\n' -X POST --data-binary \
+      "[{\"order_id\":20$i,\"dt\":\"2026-12-01\"},{\"order_id\":21$i,\"dt\":\"2026-12-01\"}]" \
+      "$URL/tables/demo/orders/rows" &
+  done >"$TMP/cw"
+  wait
+  [ "$(grep -c '^200$' "$TMP/cw")" = 4 ] || { cat "$TMP/cw" "$TMP"/cw.*; return 1; }
+  $PY - "$TMP"/cw.1 "$TMP"/cw.2 "$TMP"/cw.3 "$TMP"/cw.4 <<'EOF'
+import json, sys
+ids = sorted(json.load(open(f))["snapshot_id"] for f in sys.argv[1:])
+if len(set(ids)) != 4:
+    sys.exit("snapshot ids %r" % ids)
+EOF
+}
+check "4 concurrent POST rows all commit, each its own snapshot" concurrent_writes
+get /tables/demo/orders/latest >/dev/null
+check "latest after the concurrent writes: + 4 snapshots, + 8 records" \
+  json_check "b['snapshot_id'] == $sid0 + 5 and b['total_record_count'] == $rec0 + 11"
+
+# ---- drop a partition -------------------------------------------------------
+expect_status 200 "$(post '/tables/demo/orders/drop_partition?dt=2026-11-02')" "POST drop_partition?dt=2026-11-02"
+check "the drop answer: one partition, 3 files, 9 rows, a new snapshot" \
+  json_check "b['snapshot_id'] == $sid0 + 6 and b['files'] == 3 and b['rows'] == 9 and [p['path'] for p in b['partitions']] == ['dt=2026-11-02/']"
+expect_status 200 "$(get /tables/demo/orders/files)" "GET files after the drop"
+inspect files
+check "the dropped partition's files are gone from /files" \
+  json_check "b and all(f['partition'] != {'dt': '2026-11-02'} for f in b)"
+check "files equal inspect.lua files --json after the drop" compare_json files
+get /tables/demo/orders/latest >/dev/null
+check "latest after the drop: OVERWRITE, total_record_count - 9" \
+  json_check "b['commit_kind'] == 'OVERWRITE' and b['total_record_count'] == $rec0 + 11 - 9"
+expect_status 200 "$(post '/tables/demo/orders/drop_partition?dt=1999-01-01')" "POST drop_partition of an absent partition"
+check "nothing dropped, no snapshot" json_check "b['snapshot_id'] is None and b['files'] == 0"
+expect_status 400 "$(post '/tables/demo/orders/drop_partition?nope=1')" "POST drop_partition?nope=1 (not a partition column)"
+expect_status 400 "$(post '/tables/demo/orders/drop_partition')" "POST drop_partition without a partition"
+expect_status 400 "$(post '/tables/demo/orders/drop_partition?dt=a&dt=b')" "POST drop_partition?dt=a&dt=b"
+expect_status 404 "$(post '/tables/nosuch/orders/drop_partition?dt=2026-11-03')" "POST drop_partition on an unknown table"
+expect_status 200 "$(get /tables/demo/orders/orphans)" "GET orphans after the writes and the drop"
+check "orphans still lists only the planted file (new and dropped files are young or in use)" \
+  json_check "[o['path'] for o in b['orphans']] == ['$ORPHAN_REL']"
+check "the orphan is still there" test -f "$TABLE/$ORPHAN_REL"
+check "after the writes paimon.core is still only in the thread pool's VMs" main_vm
+stop_and_check_log "retain 3, writes on"
 finish

@@ -32,6 +32,20 @@ local function data_files_on_disk(dir)
   return out
 end
 
+-- spec/support/index_manifest_check.py (python3-avro): decoded JSON, asserts exit 0
+local function index_check(args)
+  local cmd = "/usr/bin/python3 " .. H.sh_quote(H.spec_dir .. "support/index_manifest_check.py")
+  for _, a in ipairs(args) do cmd = cmd .. " " .. H.sh_quote(a) end
+  local out, err, rc = H.run(cmd)
+  assert(rc == 0, err)
+  return cjson.decode(out)
+end
+
+local function latest_snapshot(path)
+  local snaps = py_snapshots(path)
+  return snaps[#snaps]
+end
+
 local function drop(args)
   local a = {"drop_partition.lua"}
   for _, x in ipairs(args) do a[#a + 1] = x end
@@ -124,34 +138,21 @@ describe("drop_partition.lua", function()
     local fp = fingerprint(path)
     -- the plan: key1=1 matches key0=0/key1=1 and key0=1/key1=1
     local out, err, rc = drop({path, "--partition", "key1=1", "--dry-run", "--json"})
-    -- the table has deletion-vector index files in those partitions: refused
-    assert.equals(1, rc)
-    assert.matches("not implemented", err, 1, true)
+    assert.equals(0, rc, err)
     local r = cjson.decode(out)
     assert.equals(2, #r.partitions)
     assert.equals("key0=0/key1=1/", r.partitions[1].path)
     assert.equals("key0=1/key1=1/", r.partitions[2].path)
     assert.equals(#py_files(path), r.files)
-    out, err, rc = drop({path, "--partition", "key0=1"})
-    assert.equals(1, rc)
-    assert.matches("index", err, 1, true)
     assert.equals(fp, fingerprint(path))
-    -- the same table without its index manifest: the drop goes through
-    local snap = path .. "/snapshot/snapshot-6"
-    local text = H.read_file(snap)
-    text = text:gsub('\n  "indexManifest" : "[^"]*",', "")
-    H.write_file(snap, text)
-    local keep = 0
-    for _, f in ipairs(py_files(path)) do if f.partition.key0 == 0 then keep = keep + 1 end end
-    out, err, rc = drop({path, "--partition", "key0=1", "--json"})
+    -- the partial spec drops both partitions and both deletion-vector files
+    out, err, rc = drop({path, "--partition", "key1=1", "--json"})
     assert.equals(0, rc, err)
-    assert.equals(1, #cjson.decode(out).partitions)
-    local files = py_files(path)
-    assert.equals(keep, #files)
-    for _, f in ipairs(files) do assert.equals(0, f.partition.key0) end
-    _, err, rc = drop({path, "--partition", "key1=1"})
-    assert.equals(0, rc, err)
+    assert.equals(2, #cjson.decode(out).partitions)
     assert.equals(0, #py_files(path))
+    local ix = index_check({"drop", path, "6", "7", "key1=1"})
+    assert.equals(2, #ix.dropped)
+    assert.equals(0, ix.new)
     H.rmdir(dir)
   end)
 
@@ -356,5 +357,140 @@ describe("Table:expire_partitions", function()
     assert.is_true(P.expired({values = {"2026-01-01", "10"}}, ctx))
     assert.is_false(P.expired({values = {"2026-01-01", "11"}}, ctx))   -- not strictly before
     assert.is_nil(P.expired({values = {"2026-01-01", paimon.null}}, ctx))
+  end)
+end)
+
+-- Primary-key tables with deletion vectors: the drop also removes the index
+-- files of the dropped partitions from the index manifest (Java drops them
+-- in the same OVERWRITE commit, paimon-format.md §7.8), checked against the
+-- previous index manifest with python3-avro.
+describe("dropping partitions with deletion-vector index files", function()
+  local DV = "cpp-parquet-pk_table_scan_and_read_dv"           -- f1 = 10 (2 DV files), 20
+  local EXT = "cpp-parquet-pk_dv_index_in_data_with_external"  -- f1 = 10 (2 DV files), 20; external paths
+
+  local function exists(p)
+    local f = io.open(p, "rb")
+    if f then f:close() return true end
+    return false
+  end
+
+  -- expire every snapshot but the latest (retain-min 1, cut-off now)
+  local function expire_all_but_latest(path)
+    local maint = require "paimon.maint"
+    local latest = latest_snapshot(path)
+    while maint.now_ms() <= latest.commit_time do H.run("sleep 0.01") end
+    local t = assert(paimon.open(path))
+    local r, msg = t:expire_snapshots{retain_min = 1, older_than = maint.now_ms(), max_deletes = 100}
+    t:close()
+    assert(r, msg)
+    local snaps = py_snapshots(path)
+    assert.equals(1, #snaps)
+    assert.equals(latest.snapshot_id, snaps[1].snapshot_id)
+    return r
+  end
+
+  it("drops one partition of a two-key table and keeps the other's index file", function()
+    local path, dir = H.copy_table(H.fixture(PK2))
+    local before = py_files(path)
+    local keep = 0
+    for _, f in ipairs(before) do if f.partition.key0 == 0 then keep = keep + 1 end end
+    assert.is_true(keep > 0 and keep < #before)
+    local old = index_check({"files", path, "6"})
+    assert.equals(2, #old)
+    local out, err, rc = drop({path, "--partition", "key0=1", "--json"})
+    assert.equals(0, rc, err)
+    local r = cjson.decode(out)
+    assert.equals(7, r.snapshot_id)
+    assert.equals(1, #r.partitions)
+    assert.equals("key0=1/key1=1/", r.partitions[1].path)
+    local snap = latest_snapshot(path)
+    assert.equals(7, snap.snapshot_id)
+    assert.equals("OVERWRITE", snap.commit_kind)
+    -- the new index manifest = the old one minus key0=1's entry
+    local ix = index_check({"drop", path, "6", "7", "key0=1"})
+    assert.same({"index-c93829f3-1a72-4d88-8401-70663ce46426-1"}, ix.dropped)
+    assert.same({"index-c93829f3-1a72-4d88-8401-70663ce46426-0"}, ix.kept)
+    assert.equals(1, ix.new)
+    assert.is_false(ix.same_file)
+    local after = py_files(path)
+    assert.equals(keep, #after)
+    for _, f in ipairs(after) do assert.equals(0, f.partition.key0) end
+    -- nothing deleted from storage yet
+    for _, f in ipairs(old) do assert.is_true(f.exists, f.path) end
+    -- expiration keeps every file of the retained snapshot, drops the rest
+    expire_all_but_latest(path)
+    local kept = index_check({"files", path, "7"})
+    assert.equals(1, #kept)
+    for _, f in ipairs(kept) do assert.is_true(f.exists, f.path) end
+    assert.is_false(exists(path .. "/index/index-c93829f3-1a72-4d88-8401-70663ce46426-1"))
+    assert.is_false(exists(path .. "/index/index-84326ea4-5d74-40a2-8a08-9d43d29f657a-1"))
+    for _, f in ipairs(py_files(path)) do assert.is_true(exists(path .. "/" .. f.file_path), f.file_path) end
+    for _, f in ipairs(before) do
+      if f.partition.key0 == 1 then assert.is_false(exists(path .. "/" .. f.file_path), f.file_path) end
+    end
+    assert.equals(keep, #py_files(path))
+    H.rmdir(dir)
+  end)
+
+  it("reuses the index manifest when the dropped partition has no index file", function()
+    local path, dir = H.copy_table(H.fixture(DV))
+    local n20 = 0
+    for _, f in ipairs(py_files(path)) do if f.partition.f1 == 20 then n20 = n20 + 1 end end
+    assert.is_true(n20 > 0)
+    local _, err, rc = drop({path, "--partition", "f1=20"})
+    assert.equals(0, rc, err)
+    local ix = index_check({"drop", path, "6", "7", "f1=20"})
+    assert.is_true(ix.same_file)
+    assert.equals(0, #ix.dropped)
+    assert.equals(2, ix.new)
+    -- then f1=10: both deletion-vector files go, the table is empty
+    _, err, rc = drop({path, "--partition", "f1=10"})
+    assert.equals(0, rc, err)
+    ix = index_check({"drop", path, "7", "8", "f1=10"})
+    assert.equals(2, #ix.dropped)
+    assert.equals(0, ix.new)
+    assert.is_false(ix.same_file)
+    assert.equals("OVERWRITE", latest_snapshot(path).commit_kind)
+    assert.equals(0, #py_files(path))
+    for _, name in ipairs(ix.dropped) do assert.is_true(exists(path .. "/index/" .. name), name) end
+    expire_all_but_latest(path)
+    assert.equals(0, #index_check({"files", path, "8"}))
+    for _, name in ipairs(ix.dropped) do assert.is_false(exists(path .. "/index/" .. name), name) end
+    H.rmdir(dir)
+  end)
+
+  it("drops the global (btree) index files of the dropped partition", function()
+    local path, dir = H.copy_table(H.fixture("cpp-parquet-append_with_btree_with_partition"))
+    local _, err, rc = drop({path, "--partition", "pt=0"})
+    assert.equals(0, rc, err)
+    local ix = index_check({"drop", path, "3", "4", "pt=0"})
+    assert.equals(16, #ix.dropped)
+    assert.equals(16, ix.new)
+    for _, f in ipairs(index_check({"files", path, "4"})) do
+      assert.equals("pt=1/", f.partition_path)
+      assert.equals("btree", f.index_type)
+    end
+    local files = py_files(path)
+    assert.equals(1, #files)
+    assert.equals(1, files[1].partition.pt)
+    H.rmdir(dir)
+  end)
+
+  it("drops index files with external paths through Table:drop_partitions", function()
+    local path, dir = H.copy_table(H.fixture(EXT))
+    local t = assert(paimon.open(path))
+    local r = assert(t:drop_partitions({f1 = "10"}))
+    t:close()
+    assert.equals(5, r.snapshot_id)
+    assert.equals(1, #r.partitions)
+    assert.equals("f1=10/", r.partitions[1].path)
+    local ix = index_check({"drop", path, "4", "5", "f1=10"})
+    assert.equals(2, #ix.dropped)
+    assert.equals(0, ix.new)
+    local files = py_files(path)
+    assert.equals(1, #files)
+    assert.equals(20, files[1].partition.f1)
+    assert.equals("OVERWRITE", latest_snapshot(path).commit_kind)
+    H.rmdir(dir)
   end)
 end)

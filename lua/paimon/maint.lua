@@ -34,6 +34,10 @@ function M.parse_duration(s)
   if unit == "" then return n end          -- Paimon: a bare number is milliseconds
   local f = UNITS[unit:lower()]
   if not f then return nil end
+  -- beyond 2^53 ms (285 000 years) the product would wrap around (Lua 5.4
+  -- integers) or lose precision (LuaJIT): a huge duration must not turn
+  -- into a small one
+  if n > 9007199254740991 / f then return nil end
   return n * f
 end
 
@@ -65,7 +69,11 @@ function M.parse_timestamp(s)
     zone = tail
   end
   y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
-  if mo < 1 or mo > 12 or d < 1 or d > 31 or h > 23 or mi > 59 or sec > 60 then return nil end
+  if mo < 1 or mo > 12 or d < 1 or h > 23 or mi > 59 or sec > 59 then return nil end
+  -- no silent normalisation (os.time would turn Feb 31 into Mar 2/3)
+  local leap = (y % 4 == 0 and y % 100 ~= 0) or y % 400 == 0
+  local mdays = {31, leap and 29 or 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+  if d > mdays[mo] then return nil end
   local ms = frac ~= "" and toint((frac .. "00"):sub(1, 3)) or 0
   if zone == "" then
     local t = os.time{year = y, month = mo, day = d, hour = h, min = mi, sec = sec, isdst = nil}

@@ -1,27 +1,35 @@
--- resty.paimon: Paimon table metadata for OpenResty without blocking the
--- nginx worker. Every call that touches the file system runs in an nginx
--- thread pool through ngx.run_worker_thread; the job runs in the thread's own
--- Lua VM, requires "paimon" there and hands back plain tables only (strings,
--- numbers, booleans, tables: what may cross between the VMs).
+-- resty.paimon: Paimon table metadata, maintenance and append-only writes
+-- for OpenResty without blocking the nginx worker. Every call that touches
+-- the file system runs in an nginx thread pool through
+-- ngx.run_worker_thread; the job runs in the thread's own Lua VM, requires
+-- "paimon" there and hands back plain tables only (strings, numbers,
+-- booleans, tables: what may cross between the VMs).
 --
 --   thread_pool paimon threads=4;                 # nginx.conf, main context
 --   local paimon = require "resty.paimon"
 --   local snaps, err = paimon.snapshots("/wh/demo.db/orders")
 --   local p = paimon.new{ pool = "paimon", warehouse = "/wh" }
 --   local path, err = p:table_path("demo", "orders")
+--   local id, info = p:commit_rows(path, { { order_id = 1, dt = "2026-11-29" } })
 --
--- Failures return nil, err (err a string; a missing table or snapshot gives
--- err_code "notfound" as third value). Misuse raises. Integers beyond 2^53
--- (e.g. commit_identifier 9223372036854775807) are decimal strings under
--- LuaJIT; _M.to_json prints them as JSON numbers again.
+-- Failures return nil, err, code (err a string; code the core's name:
+-- "notfound" for a missing table or snapshot, "conflict", "unsupported",
+-- "io", ...; "invalid" for rows that cannot be written; "misuse" when the
+-- core refused an option inside the job). Wrong argument types raise in the
+-- caller. Integers beyond 2^53 (e.g. commit_identifier 9223372036854775807)
+-- are decimal strings under LuaJIT; _M.to_json prints them as JSON numbers.
 local _M = { _VERSION = "0.1.0" }
 local mt = { __index = _M }
 
-local type, pairs, ipairs, tostring, pcall, require, setmetatable, error, next =
-      type, pairs, ipairs, tostring, pcall, require, setmetatable, error, next
+local type, pairs, ipairs, tostring, tonumber, pcall, require, setmetatable, error, next =
+      type, pairs, ipairs, tostring, tonumber, pcall, require, setmetatable, error, next
+local load, loadfile = load, loadfile
 local concat, sort = table.concat, table.sort
-local format, byte, find = string.format, string.byte, string.find
-local floor, huge = math.floor, math.huge
+local format, byte, char, find, match, lower, dump =
+      string.format, string.byte, string.char, string.find, string.match, string.lower, string.dump
+local floor, huge, max = math.floor, math.huge, math.max
+local os_time = os.time
+local debug_getinfo = debug and debug.getinfo
 
 local MODULE = "resty.paimon"
 local DEFAULT_POOL = "paimon"
@@ -127,24 +135,241 @@ function jobs.files(path, opts)
   return rows
 end
 
--- One maintenance step: Table:expire_snapshots(policy) when the binding has
--- it, else just a report of the latest snapshot. Always returns a table.
-function jobs.expire(path, policy)
-  local t, err, code = open_table(path, nil)
+-- Runs fn(t, ...) on the opened table and always closes it. A raise inside
+-- (the core raises for options it refuses) becomes nil, message, "misuse".
+local function with_table(path, opts, fn, ...)
+  local t, err, code = open_table(path, opts)
   if not t then return nil, err, code end
+  local ok, res, e2, c2 = pcall(fn, t, ...)
+  t:close()
+  if not ok then return nil, (tostring(res):gsub("^[^:\n]*%.lua:%d+: ", "")), "misuse" end
+  return res, e2, c2
+end
+
+-- A policy as it arrived in the thread: a function (inline mode), a file
+-- name (loaded here), or { bytecode = string.dump(f) } (crossed the VMs).
+local function thread_policy(p)
+  if type(p) == "table" and type(p.bytecode) == "string" then
+    local f, err = load(p.bytecode, "=policy", "b")
+    if not f then error("cannot load the policy function: " .. tostring(err), 0) end
+    return f
+  end
+  return p
+end
+
+-- The expire policy file or function → function(snapshots, ctx)
+local function expire_policy(p)
+  p = thread_policy(p)
+  if type(p) == "string" then
+    local chunk, err = loadfile(p)
+    if not chunk then error("cannot load policy " .. p .. ": " .. tostring(err), 0) end
+    local ok, f = pcall(chunk)
+    if not ok then error("policy " .. p .. " failed: " .. tostring(f), 0) end
+    p = f
+  end
+  if type(p) == "table" and type(p.expire) == "function" then p = p.expire end
+  if type(p) ~= "function" then error("policy must be a function(snapshots, ctx) or a file returning one", 0) end
+  return p
+end
+
+local EXPIRE_OPTS = { "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads",
+                      "until", "now" }
+
+-- Table:expire_snapshots with the options, after asking the policy (if
+-- any) where to stop: the same steps as scripts/expire.lua.
+local function expire_on(t, path, opts, policy)
   local report = { table = path }
   local s = t:latest_snapshot()
   report.latest_snapshot_id = s and s.id or nil
-  if t.expire_snapshots then
-    local ok, res, e2, c2 = pcall(t.expire_snapshots, t, policy)
-    if not ok then t:close(); return nil, "expire_snapshots raised: " .. tostring(res) end
-    if res == nil then t:close(); return nil, e2, c2 end
-    report.expired = plain(res)
-  else
+  if not t.expire_snapshots then
     report.expire = "unavailable (Table:expire_snapshots not in this build)"
+    return report
   end
-  t:close()
+  local run = {}
+  for _, k in ipairs(EXPIRE_OPTS) do run[k] = opts[k] end
+  if policy ~= nil then
+    local pol = expire_policy(policy)
+    local range, err, code = t:expire_range{ retain_min = run.retain_min, retain_max = run.retain_max,
+                                              max_deletes = run.max_deletes, older_than = run.older_than,
+                                              now = run.now }
+    if not range then return nil, err, code end
+    local snaps = {}
+    if range.latest > 0 then
+      for id = range.earliest, range.latest do
+        local sn = t:snapshot(id)
+        if sn then
+          snaps[#snaps + 1] = { id = sn.id, time_millis = sn.time_millis, commit_kind = sn.commit_kind,
+                                total_record_count = sn.total_record_count }
+        end
+      end
+    end
+    local ctx = { earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,
+                  retain_max = range.retain_max, max_deletes = range.max_deletes,
+                  older_than = range.older_than, now = range.now, consumer_min = range.consumer_min,
+                  hard_end = range.hard_end, java_end = range["end"] }
+    local stop, reason = range.earliest, nil
+    if range.latest > 0 then
+      local ok, answer = pcall(pol, snaps, ctx)
+      if not ok then return nil, "policy failed: " .. tostring(answer), "error" end
+      local ok2, e = pcall(require("paimon.maint").policy_end, answer, ctx)
+      if not ok2 then return nil, tostring(e), "error" end
+      stop = e
+      reason = type(answer) == "table" and answer.reason or nil
+    end
+    run["until"] = max(stop, 1)
+    report.policy_until = run["until"]
+    local res, err2, code2 = t:expire_snapshots(run)
+    if res == nil then return nil, err2, code2 end
+    if res.capped_by == "policy" and type(reason) == "string" then res.capped_by = reason end
+    report.expired = plain(res)
+    return report
+  end
+  local res, err, code = t:expire_snapshots(run)
+  if res == nil then return nil, err, code end
+  report.expired = plain(res)
   return report
+end
+
+-- expire(path, opts, policy) → { table, latest_snapshot_id, expired = result }
+function jobs.expire(path, opts, policy)
+  opts = opts or {}
+  return with_table(path, opts, expire_on, path, opts, policy)
+end
+
+function jobs.remove_orphan_files(path, opts)
+  opts = opts or {}
+  return with_table(path, nil, function(t)
+    local res, err, code = t:remove_orphan_files{ older_than = opts.older_than, dry_run = opts.dry_run,
+                                                  threads = opts.threads, now = opts.now }
+    if res == nil then return nil, err, code end
+    res.table = path
+    return plain(res)
+  end)
+end
+
+-- Partition results without the serialized BinaryRow (binary bytes that
+-- to_json cannot print); SQL NULL values are left out by plain().
+local function partition_result(res)
+  for _, p in ipairs(res.partitions or {}) do p.binary_row = nil end
+  return plain(res)
+end
+
+function jobs.drop_partitions(path, specs, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    local res, err, code = t:drop_partitions(specs, { dry_run = opts.dry_run, max_attempts = opts.max_attempts,
+                                                      commit_user = opts.commit_user })
+    if res == nil then return nil, err, code end
+    return partition_result(res)
+  end)
+end
+
+local EXPIRE_PARTITION_OPTS = { "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern",
+                                "max_expires", "dry_run", "now", "max_attempts" }
+
+function jobs.expire_partitions(path, opts, policy)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    local o = {}
+    for _, k in ipairs(EXPIRE_PARTITION_OPTS) do o[k] = opts[k] end
+    o.policy = thread_policy(policy)
+    local res, err, code = t:expire_partitions(o)
+    if res == nil then return nil, err, code end
+    return partition_result(res)
+  end)
+end
+
+-- base64 for BINARY/VARBINARY/BYTES values given as JSON text
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local B64_INDEX = {}
+for i = 1, 64 do B64_INDEX[B64:sub(i, i)] = i - 1 end
+local function unbase64(s)
+  s = s:gsub("%s", "")
+  if #s % 4 ~= 0 or find(s, "[^%w%+/=]") or find(s, "=[^=]") then return nil end
+  local out = {}
+  for i = 1, #s, 4 do
+    local a, b = B64_INDEX[s:sub(i, i)], B64_INDEX[s:sub(i + 1, i + 1)]
+    local c, d = B64_INDEX[s:sub(i + 2, i + 2)], B64_INDEX[s:sub(i + 3, i + 3)]
+    if not (a and b) then return nil end
+    local n = a * 262144 + b * 4096 + (c or 0) * 64 + (d or 0)
+    out[#out + 1] = char(floor(n / 65536) % 256)
+    if c then out[#out + 1] = char(floor(n / 256) % 256) end
+    if d then out[#out + 1] = char(n % 256) end
+  end
+  return concat(out)
+end
+_M.unbase64 = unbase64
+
+-- rows: an array of {column = value} or the text of a JSON array of objects.
+local function decode_rows(t, rows)
+  if type(rows) ~= "string" then return rows end
+  local ok, cjson = pcall(require, "cjson")
+  if not ok then return nil, "cannot decode JSON rows: lua-cjson is not installed", "unsupported" end
+  if not find(rows, "^%s*%[") then return nil, "a JSON array of row objects expected", "invalid" end
+  local ok2, decoded = pcall(cjson.decode, rows)
+  if not ok2 or type(decoded) ~= "table" then
+    return nil, "not valid JSON: " .. tostring(decoded):gsub("^.-: ", ""), "invalid"
+  end
+  local binary = {}
+  for _, f in ipairs(t:schema().fields) do
+    local ty = f.type:upper()
+    if find(ty, "^BINARY") or find(ty, "^VARBINARY") or find(ty, "^BYTES") then binary[f.name] = true end
+  end
+  for i, row in ipairs(decoded) do
+    if type(row) == "table" then
+      for col in pairs(binary) do
+        if type(row[col]) == "string" then
+          local raw = unbase64(row[col])
+          if not raw then return nil, format("row %d: column '%s': not base64", i, col), "invalid" end
+          row[col] = raw
+        end
+      end
+    end
+  end
+  return decoded
+end
+
+-- new_write → write every row → prepare_commit → new_commit → commit.
+-- Returns snapshot_id, { snapshot_id, rows, files, committed }.
+local function commit_rows_on(t, rows, opts)
+  local decoded, derr, dcode = decode_rows(t, rows)
+  if not decoded then return nil, derr, dcode end
+  local n = #decoded
+  for k in pairs(decoded) do
+    if type(k) ~= "number" or k < 1 or k > n or k ~= floor(k) then
+      return nil, "rows must be an array of row objects", "invalid"
+    end
+  end
+  local w, werr, wcode = t:new_write{}
+  if not w then return nil, werr, wcode end
+  for i = 1, n do
+    local row = decoded[i]
+    if type(row) ~= "table" or (row[1] ~= nil and next(row) ~= nil and #row > 0) then
+      w:close()
+      return nil, format("row %d: a row object {column: value} expected", i), "invalid"
+    end
+    local ok, err = pcall(w.write, w, row)
+    if not ok then
+      w:close()
+      return nil, format("row %d: %s", i, tostring(err)), "invalid"
+    end
+  end
+  local msgs, perr, pcode = w:prepare_commit()
+  if not msgs then w:close(); return nil, perr, pcode end
+  local c = t:new_commit{ commit_user = opts.commit_user }
+  local id, committed, code = c:commit(msgs, { identifier = opts.identifier })
+  if not id then
+    c:abort(msgs)
+    w:close()
+    return nil, committed, code
+  end
+  w:close()
+  return id, { snapshot_id = id, rows = n, files = #msgs, committed = committed and true or false }
+end
+
+function jobs.commit_rows(path, rows, opts)
+  opts = opts or {}
+  return with_table(path, opts, commit_rows_on, rows, opts)
 end
 
 -- Entry point called by ngx.run_worker_thread(pool, "resty.paimon", "job", ...).
@@ -152,7 +377,7 @@ function _M.job(name, ...)
   local fn = jobs[name]
   if not fn then return nil, "unknown job " .. tostring(name) end
   local ok, res, err, code = pcall(fn, ...)
-  if not ok then return nil, tostring(res) end
+  if not ok then return nil, tostring(res), "error" end
   return res, err, code
 end
 
@@ -166,7 +391,7 @@ local function run(pool, name, ...)
     return _M.job(name, ...)
   end
   local ok, res, err, code = ngx.run_worker_thread(pool or DEFAULT_POOL, MODULE, "job", name, ...)
-  if not ok then return nil, "worker thread: " .. tostring(res) end
+  if not ok then return nil, "worker thread: " .. tostring(res), "error" end
   return res, err, code
 end
 
@@ -207,13 +432,167 @@ function _M.files(a, b, c)
   return run(pool_of(self, opts), "files", path, plain(opts))
 end
 
--- expire(table_path, policy [, opts]) → report table, or nil, err.
--- policy goes unchanged to Table:expire_snapshots (plain data only).
-function _M.expire(a, b, c, d)
-  local self, path, policy, opts = nil, a, b, c
-  if type(a) == "table" then self, path, policy, opts = a, b, c, d end
+-- The clock, epoch ms (ngx.now() in nginx: cached per event-loop turn).
+local function now_ms()
+  local ngx = ngx
+  if ngx and ngx.now then return floor(ngx.now() * 1000) end
+  return os_time() * 1000
+end
+
+local UNITS = { ms = 1, s = 1000, sec = 1000, m = 60000, min = 60000, h = 3600000, hour = 3600000,
+                hours = 3600000, d = 86400000, day = 86400000, days = 86400000 }
+
+-- "90s", "30m", "30 min", "12h", "7d", "100ms"; a bare number is ms
+-- (Paimon's syntax) → milliseconds, or nil.
+local function parse_duration_ms(s)
+  if type(s) ~= "string" then return nil end
+  local num, unit = match(s, "^%s*(%d+)%s*(%a*)%s*$")
+  if not num or #num > 15 then return nil end
+  if unit == "" then return tonumber(num) end
+  local f = UNITS[lower(unit)]
+  return f and tonumber(num) * f or nil
+end
+_M.parse_duration_ms = parse_duration_ms
+
+-- A cut-off option: epoch ms, or a duration text meaning now minus it.
+-- Never in the future (1 s of slack for the coarse clock outside nginx;
+-- the core checks again against its own clock).
+local function cutoff(v, name, fname)
+  if v == nil then return nil end
+  if type(v) == "string" then
+    local d = parse_duration_ms(v)
+    if not d then
+      error("bad argument to '" .. fname .. "' (" .. name .. ": a duration such as 90s, 30m, 1h, 7d " ..
+            "or epoch milliseconds expected, got '" .. v .. "')", 3)
+    end
+    return now_ms() - d
+  end
+  if type(v) ~= "number" or v ~= floor(v) then
+    error("bad argument to '" .. fname .. "' (" .. name .. ": epoch milliseconds expected, got " ..
+          tostring(v) .. ")", 3)
+  end
+  if v > now_ms() + 1000 then
+    error("bad argument to '" .. fname .. "' (" .. name .. " is in the future)", 3)
+  end
+  return v
+end
+
+local function check_opts(opts, fname, argn)
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #" .. argn .. " to '" .. fname .. "' (table expected, got " .. type(opts) .. ")", 3)
+  end
+  return opts or {}
+end
+
+-- A policy for the worker thread: a file name stays a file name; a function
+-- runs as is inline, and crosses into the thread's VM as its bytecode
+-- (string.dump), so it must not have upvalues (it sees the thread VM's
+-- globals, e.g. require). {expired = f} (partition policies) is unwrapped.
+local function policy_arg(pol, fname)
+  if pol == nil or type(pol) == "string" then return pol end
+  if type(pol) == "table" and type(pol.expired) == "function" then pol = pol.expired end
+  if type(pol) ~= "function" then
+    error("bad argument to '" .. fname .. "' (policy: a function or a file name expected, got " ..
+          type(pol) .. ")", 3)
+  end
+  local ngx = ngx
+  if not (ngx and ngx.run_worker_thread) then return pol end       -- inline: same VM
+  local info = debug_getinfo and debug_getinfo(pol, "u")
+  if info and (info.nups or 0) > 0 then
+    error("bad argument to '" .. fname .. "' (policy: a function with upvalues cannot cross into " ..
+          "the worker thread; use one without upvalues or a policy file)", 3)
+  end
+  local ok, code = pcall(dump, pol)
+  if not ok then
+    error("bad argument to '" .. fname .. "' (policy: cannot serialize the function: " ..
+          tostring(code) .. ")", 3)
+  end
+  return { bytecode = code }
+end
+
+-- Method or function call: (self, path, x, y) or (path, x, y).
+local function args(a, b, c, d)
+  if type(a) == "table" then return a, b, c, d end
+  return nil, a, b, c
+end
+
+-- expire(table_path [, opts]) → { table, latest_snapshot_id, expired =
+-- <Table:expire_snapshots result> }, or nil, err, code.
+-- opts: retain_min, retain_max, older_than (epoch ms or a duration: now
+-- minus it), max_deletes, dry_run, threads, until, now, branch, pool,
+-- policy (function(snapshots, ctx) or a policy file, as expire.lua --policy).
+function _M.expire(...)
+  local self, path, opts, extra = args(...)
   check_path(path, "expire")
-  return run(pool_of(self, opts), "expire", path, plain(policy))
+  opts = check_opts(opts, "expire", 2)
+  local o = plain(opts)
+  o.policy = nil
+  o.older_than = cutoff(opts.older_than, "older_than", "expire")
+  return run(pool_of(self, extra or opts), "expire", path, o, policy_arg(opts.policy, "expire"))
+end
+
+-- remove_orphan_files(table_path [, opts]) → the Table:remove_orphan_files
+-- result (deleted, paths (dry run), candidates, used, older_than, ...) plus
+-- table, or nil, err, code. opts: dry_run, older_than_ms (or older_than:
+-- epoch ms or a duration; default the core's, now - 1 day; never in the
+-- future), threads, pool.
+function _M.remove_orphan_files(...)
+  local self, path, opts = args(...)
+  check_path(path, "remove_orphan_files")
+  opts = check_opts(opts, "remove_orphan_files", 2)
+  local older = opts.older_than_ms
+  if older == nil then older = opts.older_than end
+  local o = { dry_run = opts.dry_run and true or nil, threads = opts.threads, now = opts.now,
+              older_than = cutoff(older, "older_than_ms", "remove_orphan_files") }
+  return run(pool_of(self, opts), "remove_orphan_files", path, o)
+end
+
+-- drop_partitions(table_path, specs [, opts]) → the Table:drop_partitions
+-- result (snapshot_id, files, rows, bytes, partitions, ...), or nil, err,
+-- code. specs: {col = value} or an array of them. opts: dry_run,
+-- max_attempts, commit_user, branch, pool.
+function _M.drop_partitions(...)
+  local self, path, specs, opts = args(...)
+  check_path(path, "drop_partitions")
+  if type(specs) ~= "table" then
+    error("bad argument #2 to 'drop_partitions' (partition spec table expected, got " .. type(specs) .. ")", 2)
+  end
+  opts = check_opts(opts, "drop_partitions", 3)
+  return run(pool_of(self, opts), "drop_partitions", path, plain(specs), plain(opts))
+end
+
+-- expire_partitions(table_path [, opts]) → the Table:expire_partitions
+-- result, or nil, err, code. opts: expiration_time ("7d" or ms),
+-- strategy, timestamp_formatter, timestamp_pattern, max_expires, dry_run,
+-- now, max_attempts, branch, pool, policy (function(p, ctx),
+-- {expired = f} or a policy file).
+function _M.expire_partitions(...)
+  local self, path, opts = args(...)
+  check_path(path, "expire_partitions")
+  opts = check_opts(opts, "expire_partitions", 2)
+  local o = plain(opts)
+  o.policy = nil
+  return run(pool_of(self, opts), "expire_partitions", path, o,
+             policy_arg(opts.policy, "expire_partitions"))
+end
+
+-- commit_rows(table_path, rows [, opts]) → snapshot_id, { snapshot_id,
+-- rows, files, committed }, or nil, err, code. Appends the rows as one
+-- commit (new_write → write → prepare_commit → new_commit → commit) to an
+-- append-only Avro table. rows: an array of {column = value} (SQL NULL:
+-- leave the column out), or the text of a JSON array of objects, decoded in
+-- the worker thread (BINARY columns base64, as write.lua). No rows: nothing
+-- is committed, the latest snapshot id comes back with committed = false.
+-- opts: commit_user, identifier, branch, pool.
+function _M.commit_rows(...)
+  local self, path, rows, opts = args(...)
+  check_path(path, "commit_rows")
+  if type(rows) ~= "table" and type(rows) ~= "string" then
+    error("bad argument #2 to 'commit_rows' (array of rows or JSON text expected, got " .. type(rows) .. ")", 2)
+  end
+  opts = check_opts(opts, "commit_rows", 3)
+  if type(rows) == "table" then rows = plain(rows) end
+  return run(pool_of(self, opts), "commit_rows", path, rows, plain(opts))
 end
 
 -- A database or table name is one plain path component.
@@ -258,6 +637,12 @@ local INT_COLUMNS = {
   creation_time = true, latest_snapshot_id = true,
 }
 
+-- keys whose value is always a JSON array, even when empty
+local ARRAY_KEYS = {
+  failures = true, skipped = true, paths = true, partitions = true, partition_keys = true,
+  values = true, orphans = true, range = true,
+}
+
 local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
                   ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
 local function enc_string(s)
@@ -291,6 +676,7 @@ encode = function(v, key, order)
     if INT_COLUMNS[key] and find(v, "^%-?%d+$") and #v <= 20 then return v end
     return enc_string(v)
   elseif t == "table" then
+    if ARRAY_KEYS[key] and next(v) == nil then return "[]" end
     if is_array(v) then
       local parts = {}
       for i = 1, #v do parts[i] = encode(v[i], nil, order) end

@@ -830,17 +830,22 @@ TEST(commit_concurrent_deletes_conflict) {
     CHECK(copy_fixture(&c) == 0);
     enum { NP = 4 };
     pid_t pids[NP];
+    /* The file is chosen before forking: a child started after the winner
+     * committed would otherwise pick (and delete) another file. */
+    paimon_table *pt = open_copy(&c);
+    pm_snapshot *ps = NULL;
+    pm_scan *psc = NULL;
+    const pm_manifest_entry *live = pt ? first_live(pt, &ps, &psc) : NULL;
+    CHECK(live != NULL);
     fflush(stdout);
     fflush(stderr);
     for (int p = 0; p < NP; p++) {
         pids[p] = fork();
         if (pids[p] == 0) {
             paimon_table *ct = open_copy(&c);
-            if (!ct) _exit(2);
-            pm_snapshot *s;
+            if (!ct || !live) _exit(2);
+            pm_snapshot *s = NULL;
             pm_scan *sc = NULL;
-            const pm_manifest_entry *live = first_live(ct, &s, &sc);
-            if (!live) _exit(2);
             pm_manifest_entry del = *live;
             del.kind = PM_FILE_DELETE;
             char user[32];
@@ -864,6 +869,9 @@ TEST(commit_concurrent_deletes_conflict) {
         if (WIFEXITED(st) && WEXITSTATUS(st) == 0) ok++;
         else if (WIFEXITED(st) && WEXITSTATUS(st) == 10) conflict++;
     }
+    pm_scan_close(psc);
+    pm_snapshot_free(ps);
+    pm_table_free(pt);
     CHECK_EQ_INT(ok, 1);
     CHECK_EQ_INT(conflict, NP - 1);
     paimon_table *t = open_copy(&c);

@@ -24,6 +24,10 @@ describe("resty.paimon", function()
     local p = rp.new{ pool = "io", warehouse = "/wh" }
     assert.equals("io", p.pool)
     assert.equals(rp.snapshots, p.snapshots)
+    for _, f in ipairs{ "commit_rows", "drop_partitions", "expire_partitions", "remove_orphan_files", "expire" } do
+      assert.is_function(rp[f], f)
+      assert.equals(rp[f], p[f])
+    end
   end)
 
   it("maps db/table names inside the warehouse and refuses anything else", function()
@@ -131,6 +135,349 @@ describe("resty.paimon", function()
     H.rmdir(dir)
   end)
 
+  -- the rows of a table copy's latest snapshot, by order_id
+  local function read_rows(path, partition, key)
+    key = key or "order_id"
+    local t = assert(require("paimon").open(path))
+    local out = {}
+    for row in assert(t:latest_snapshot()):read(partition and { partition = partition } or nil) do
+      out[#out + 1] = row
+    end
+    t:close()
+    table.sort(out, function(a, b) return a[key] < b[key] end)
+    return out
+  end
+
+  local function total_records(path)
+    return assert(rp.latest(path)).total_record_count
+  end
+
+  it("commit_rows() appends rows as one commit and returns the snapshot id", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local before = total_records(t)
+    local id, info = rp.commit_rows(t, {
+      { order_id = 101, customer = "ada", amount = "12.50", dt = "2026-11-30" },
+      { order_id = 102, customer = require("paimon").null, amount = 3, dt = "2026-11-30" },
+    }, { commit_user = "resty-spec" })
+    assert.equals(6, id, info)
+    assert.same({ snapshot_id = 6, rows = 2, files = 1, committed = true }, info)
+    local latest = assert(rp.latest(t))
+    assert.equals(6, latest.snapshot_id)
+    assert.equals("APPEND", latest.commit_kind)
+    assert.equals("resty-spec", latest.commit_user)
+    assert.equals(before + 2, latest.total_record_count)
+    local rows = read_rows(t, { dt = "2026-11-30" })
+    assert.equals(2, #rows)
+    assert.equals("ada", rows[1].customer)
+    assert.equals("12.50", rows[1].amount)
+    assert.equals(require("paimon").null, rows[2].customer)
+    assert.equals("3.00", rows[2].amount)
+    -- the new file shows in files(), as inspect.lua files --json sees it
+    local out, err, code = H.paimon_lua({"inspect.lua", t, "files", "--json"})
+    assert.equals(0, code, err)
+    assert.equals(#H.cjson.decode(out), #assert(rp.files(t)))
+    -- JSON text, decoded in the job
+    id, info = rp.commit_rows(t, '[{"order_id":103,"customer":null,"dt":"2026-11-30"},' ..
+                                 '{"order_id":104,"amount":"0.01","dt":"2026-12-01"}]')
+    assert.equals(7, id, info)
+    assert.equals(2, info.rows)
+    assert.equals(2, info.files)                 -- one file per partition
+    assert.equals(before + 4, total_records(t))
+    -- nothing to commit: the latest id, committed = false, no snapshot
+    id, info = rp.commit_rows(t, {})
+    assert.equals(7, id)
+    assert.is_false(info.committed)
+    id, info = rp.commit_rows(t, "[]")
+    assert.equals(7, id)
+    assert.equals(7, assert(rp.latest(t)).snapshot_id)
+    H.rmdir(dir)
+  end)
+
+  local function data_files(path)
+    return (H.run("find " .. H.sh_quote(path) .. " -name 'data-*' | wc -l"))
+  end
+
+  it("commit_rows() refuses bad rows with nil, err, 'invalid' and commits nothing", function()
+    local t, dir = H.copy_table(SAMPLE)
+    for _, bad in ipairs{
+      { { order_id = 1, nope = 2 }, "nope" },
+      { { { customer = "no id", dt = "x" } }, "order_id" },
+      { { { order_id = "x" } }, "order_id" },
+      { { 1, 2 }, "row object" },
+      { { { 1, 2 } }, "row object" },
+      { "not json", "JSON array" },
+      { '{"order_id":1}', "JSON array" },
+      { '[{"order_id":1', "not valid JSON" },
+      { '[{"order_id":1,"dt":"a"},{"order_id":null}]', "row 2" },
+    } do
+      local rows = bad[1]
+      if type(rows) == "table" and rows.order_id then rows = { rows } end
+      local id, err, code = rp.commit_rows(t, rows)
+      assert.is_nil(id)
+      assert.equals("invalid", code, err)
+      assert.matches(bad[2], err, 1, true)
+    end
+    assert.equals(5, assert(rp.latest(t)).snapshot_id)
+    -- no data file was left behind by the refused writes
+    assert.equals(data_files(SAMPLE), data_files(t))
+    local id, err, code = rp.commit_rows(t .. "-missing", { { order_id = 1 } })
+    assert.is_nil(id)
+    assert.equals("notfound", code, err)
+    assert.has_error(function() rp.commit_rows(t, 42) end)
+    assert.has_error(function() rp.commit_rows(nil, {}) end)
+    assert.has_error(function() rp.commit_rows(t, {}, "x") end)
+    H.rmdir(dir)
+  end)
+
+  it("commit_rows() says 'unsupported' for a table it cannot write", function()
+    local dir = H.tmpdir()
+    local path = dir .. "/w/db.db/pq"
+    local create = require("paimon").create_table or require("paimon.core").create_table
+    assert(create(path, { fields = { { name = "id", type = "BIGINT" } },
+                          options = { ["file.format"] = "parquet", bucket = -1 } }))
+    local id, err, code = rp.commit_rows(path, { { id = 1 } })
+    assert.is_nil(id)
+    assert.equals("unsupported", code, err)
+    H.rmdir(dir)
+  end)
+
+  it("commit_rows() decodes BINARY columns of JSON text from base64", function()
+    local dir = H.tmpdir()
+    local path = dir .. "/w/db.db/bin"
+    local create = require("paimon").create_table or require("paimon.core").create_table
+    assert(create(path, { fields = { { name = "id", type = "BIGINT" }, { name = "b", type = "BYTES" } },
+                          options = { ["file.format"] = "avro", bucket = -1 } }))
+    assert(rp.commit_rows(path, '[{"id":1,"b":"AAEC/w=="},{"id":2,"b":"aGk="}]'))
+    local rows = read_rows(path, nil, "id")
+    assert.equals("\0\1\2\255", rows[1].b)
+    assert.equals("hi", rows[2].b)
+    local id, err, code = rp.commit_rows(path, '[{"id":3,"b":"not base64!"}]')
+    assert.is_nil(id)
+    assert.equals("invalid", code, err)
+    assert.equals("hi", rp.unbase64("aGk="))
+    H.rmdir(dir)
+  end)
+
+  it("drop_partitions() drops with one OVERWRITE snapshot; a dry run changes nothing", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local before = total_records(t)
+    local r = assert(rp.drop_partitions(t, { dt = "2026-11-02" }, { dry_run = true }))
+    assert.is_true(r.dry_run)
+    assert.equals(3, r.files)
+    assert.equals(9, r.rows)
+    assert.is_nil(r.snapshot_id)
+    assert.is_nil(r.partitions[1].binary_row)
+    assert.equals("dt=2026-11-02/", r.partitions[1].path)
+    assert.equals(5, assert(rp.latest(t)).snapshot_id)
+    r = assert(rp.drop_partitions(t, { { dt = "2026-11-02" } }, { commit_user = "dropper" }))
+    assert.equals(6, r.snapshot_id)
+    local latest = assert(rp.latest(t))
+    assert.equals("OVERWRITE", latest.commit_kind)
+    assert.equals("dropper", latest.commit_user)
+    assert.equals(before - 9, latest.total_record_count)
+    for _, f in ipairs(assert(rp.files(t))) do assert.not_equals("2026-11-02", f.partition.dt) end
+    -- python3-avro agrees on the live files
+    local out, err, code = H.pyref(t, "files")
+    assert.equals(0, code, err)
+    assert.equals(#H.cjson.decode(out), #assert(rp.files(t)))
+    -- nothing matches: no snapshot
+    r = assert(rp.drop_partitions(t, { dt = "1999-01-01" }))
+    assert.is_nil(r.snapshot_id)
+    assert.equals(0, r.files)
+    -- an unknown column is refused by the core: nil, err, "misuse"
+    local nope, e2, c2 = rp.drop_partitions(t, { nope = "x" })
+    assert.is_nil(nope)
+    assert.equals("misuse", c2)
+    assert.matches("nope", e2)
+    assert.not_matches("%.lua:%d+:", e2)
+    assert.has_error(function() rp.drop_partitions(t, "dt=x") end)
+    H.rmdir(dir)
+  end)
+
+  it("expire_partitions() passes options and policies (function, {expired = f}, file)", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local r = assert(rp.expire_partitions(t, { expiration_time = "1d", dry_run = true }))
+    assert.equals(2, r.candidates)           -- both live partitions are days old
+    assert.is_nil(r.snapshot_id)
+    r = assert(rp.expire_partitions(t, { expiration_time = "1d", dry_run = true, max_expires = 1 }))
+    assert.equals(1, #r.partitions)
+    assert.equals("dt=2026-11-02/", r.partitions[1].path)
+    r = assert(rp.expire_partitions(t, { expiration_time = "1d", dry_run = true,
+                                         policy = function(p) return p.partition.dt == "2026-11-03" end }))
+    assert.equals(1, #r.partitions)
+    assert.equals("dt=2026-11-03/", r.partitions[1].path)
+    r = assert(rp.expire_partitions(t, { expiration_time = "1d", dry_run = true,
+                                         policy = { expired = function() return false end } }))
+    assert.equals(0, #r.partitions)
+    local pol = dir .. "/keep_03.lua"
+    H.write_file(pol, 'return function(p, ctx) if p.partition.dt == "2026-11-03" then return false end ' ..
+                      'return ctx.default(p, ctx) end')
+    r = assert(rp.expire_partitions(t, { expiration_time = "1d", policy = pol }))
+    assert.equals(6, r.snapshot_id)
+    assert.equals(1, #r.partitions)
+    assert.equals("dt=2026-11-02/", r.partitions[1].path)
+    assert.equals("OVERWRITE", assert(rp.latest(t)).commit_kind)
+    local nope, err, code = rp.expire_partitions(t, { expiration_time = "soon" })
+    assert.is_nil(nope)
+    assert.equals("misuse", code, err)
+    assert.has_error(function() rp.expire_partitions(t, { policy = 42 }) end)
+    H.rmdir(dir)
+  end)
+
+  it("remove_orphan_files(): dry run lists an old orphan, the cut-off is honoured, never in the future", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local rel = "dt=2026-11-03/bucket-0/data-0a0a0a0a-1b1b-4c4c-8d8d-2e2e2e2e2e2e-0.avro"
+    H.write_file(t .. "/" .. rel, "orphan")
+    H.run("touch -d '2 days ago' " .. H.sh_quote(t .. "/" .. rel))
+    local r = assert(rp.remove_orphan_files(t, { dry_run = true }))
+    assert.is_true(r.dry_run)
+    assert.equals(1, r.files)
+    assert.equals(t .. "/" .. rel, r.paths[1].path)
+    assert.equals("data_files", r.paths[1].kind)
+    assert.equals(t, r.table)
+    assert.is_true(io.open(t .. "/" .. rel) ~= nil)
+    local now = require("paimon.core").now_ms()
+    assert.is_true(math.abs(r.older_than - (now - 86400000)) < 60000)   -- the core's default: 1 day
+    -- older cut-offs leave it out: epoch ms or a duration
+    r = assert(rp.remove_orphan_files(t, { dry_run = true, older_than_ms = now - 3 * 86400000 }))
+    assert.equals(0, r.files)
+    r = assert(rp.remove_orphan_files(t, { dry_run = true, older_than = "3d" }))
+    assert.equals(0, r.files)
+    r = assert(rp.remove_orphan_files(t, { dry_run = true, older_than = "36h" }))
+    assert.equals(1, r.files)
+    -- a cut-off in the future or a bad one raises
+    assert.has_error(function() rp.remove_orphan_files(t, { older_than_ms = now + 3600000 }) end)
+    assert.has_error(function() rp.remove_orphan_files(t, { older_than = "soon" }) end)
+    assert.has_error(function() rp.remove_orphan_files(t, { older_than_ms = 1.5 }) end)
+    -- for real: only the orphan goes
+    r = assert(rp.remove_orphan_files(t))
+    assert.equals(1, r.files)
+    assert.equals(1, r.deleted.data_files)
+    assert.is_nil(io.open(t .. "/" .. rel))
+    assert.equals(5, #assert(rp.files(t)))
+    local nope, _, code = rp.remove_orphan_files(t .. "-missing")
+    assert.is_nil(nope)
+    assert.equals("notfound", code)
+    H.rmdir(dir)
+  end)
+
+  it("expire() passes retain_min, older_than, max_deletes, dry_run and a policy function or file", function()
+    local t, dir = H.copy_table(SAMPLE)
+    -- older_than = 1 ms after the epoch: no snapshot is that old
+    local r = assert(rp.expire(t, { retain_min = 1, older_than = 1 }))
+    assert.equals(0, r.expired.expired)
+    assert.equals("time-retained", r.expired.capped_by)
+    -- max_deletes = 1, dry run: would expire snapshot 1 only, deletes nothing
+    r = assert(rp.expire(t, { retain_min = 1, max_deletes = 1, dry_run = true }))
+    assert.equals(1, r.expired.expired)
+    assert.is_true(r.expired.dry_run)
+    assert.equals(5, #assert(rp.snapshots(t)))
+    -- a policy function chooses the end (the consumer still caps at 3)
+    r = assert(rp.expire(t, { retain_min = 1, dry_run = true,
+                              policy = function(snaps, ctx) return { ["until"] = ctx.earliest + 1, reason = "mine" } end }))
+    assert.equals(1, r.expired.expired)
+    assert.equals("mine", r.expired.capped_by)
+    assert.equals(2, r.policy_until)
+    -- a policy file, for real
+    local pol = dir .. "/keep_from_2.lua"
+    H.write_file(pol, "return function(snapshots, ctx) return { keep = { 2 } } end")
+    r = assert(rp.expire(t, { retain_min = 1, policy = pol }))
+    assert.equals(1, r.expired.expired)
+    local ids = {}
+    for _, s in ipairs(assert(rp.snapshots(t))) do ids[#ids + 1] = s.snapshot_id end
+    assert.same({ 2, 3, 4, 5 }, ids)
+    -- a policy that raises or a missing file: nil, err
+    local nope, err = rp.expire(t, { retain_min = 1, policy = function() error("boom") end })
+    assert.is_nil(nope)
+    assert.matches("boom", err)
+    nope, err = rp.expire(t, { policy = dir .. "/missing.lua" })
+    assert.is_nil(nope)
+    assert.matches("missing.lua", err)
+    assert.has_error(function() rp.expire(t, { older_than = require("paimon.core").now_ms() + 3600000 }) end)
+    assert.has_error(function() rp.expire(t, { policy = 42 }) end)
+    H.rmdir(dir)
+  end)
+
+  describe("through a simulated worker thread", function()
+    -- ngx.run_worker_thread stand-in: arguments and results must be plain
+    -- data (what may cross between Lua VMs), copied across.
+    local crossed
+    local function check_plain(v, seen)
+      local t = type(v)
+      if t == "nil" or t == "string" or t == "number" or t == "boolean" then return end
+      assert(t == "table", "a " .. t .. " cannot cross into the worker thread")
+      for k, x in pairs(v) do
+        assert(type(k) == "string" or type(k) == "number", "key of type " .. type(k))
+        check_plain(x)
+      end
+    end
+    local function deep_copy(v)
+      if type(v) ~= "table" then return v end
+      local out = {}
+      for k, x in pairs(v) do out[k] = deep_copy(x) end
+      return out
+    end
+
+    before_each(function()
+      crossed = {}
+      _G.ngx = {
+        now = function() return require("paimon.core").now_ms() / 1000 end,
+        run_worker_thread = function(pool, module, func, ...)
+          local n, args = select("#", ...), { ... }
+          for i = 1, n do check_plain(args[i]); args[i] = deep_copy(args[i]) end
+          crossed[#crossed + 1] = { pool = pool, module = module, func = func, args = args }
+          local res = { require(module)[func]((table.unpack or unpack)(args, 1, n)) }
+          for i = 1, 3 do check_plain(res[i]) end
+          return true, deep_copy(res[1]), deep_copy(res[2]), res[3]
+        end,
+      }
+    end)
+    after_each(function() _G.ngx = nil end)
+
+    it("runs every new function as a job in the pool, with plain data", function()
+      local t, dir = H.copy_table(SAMPLE)
+      local p = rp.new{ pool = "maint" }
+      local id = assert(p:commit_rows(t, { { order_id = 7, dt = "2026-11-30" } }))
+      assert.equals(6, id)
+      assert.same({ "maint", "resty.paimon", "job", "commit_rows" },
+                  { crossed[1].pool, crossed[1].module, crossed[1].func, crossed[1].args[1] })
+      assert(p:drop_partitions(t, { dt = "2026-11-30" }, { dry_run = true }))
+      assert(p:expire_partitions(t, { expiration_time = "1d", dry_run = true }))
+      assert(p:remove_orphan_files(t, { dry_run = true, older_than = "1h" }))
+      assert(p:expire(t, { retain_min = 1, dry_run = true }))
+      local names = {}
+      for i, c in ipairs(crossed) do names[i] = c.args[1] end
+      assert.same({ "commit_rows", "drop_partitions", "expire_partitions", "remove_orphan_files", "expire" }, names)
+      H.rmdir(dir)
+    end)
+
+    it("sends a policy function as bytecode; refuses one with upvalues", function()
+      local t, dir = H.copy_table(SAMPLE)
+      local r = assert(rp.expire(t, { retain_min = 1, dry_run = true,
+                                      policy = function(snaps, ctx) return { ["until"] = ctx.earliest + 1 } end }))
+      assert.equals(1, r.expired.expired)
+      local sent = crossed[1].args[4]
+      assert.is_string(sent.bytecode)
+      r = assert(rp.expire_partitions(t, { expiration_time = "1d", dry_run = true,
+                                           policy = { expired = function(p) return p.path == "dt=2026-11-03/" end } }))
+      assert.equals(1, #r.partitions)
+      assert.equals("dt=2026-11-03/", r.partitions[1].path)
+      local keep = "dt=2026-11-03/"
+      assert.has_error(function()
+        rp.expire_partitions(t, { policy = function(p) return p.path ~= keep end })
+      end, nil)
+      local ok, err = pcall(rp.expire, t, { policy = function() return keep end })
+      assert.is_false(ok)
+      assert.matches("upvalues", err)
+      -- a policy file name crosses as is
+      local pol = dir .. "/p.lua"
+      H.write_file(pol, "return function(s, ctx) return ctx.earliest end")
+      r = assert(rp.expire(t, { retain_min = 1, dry_run = true, policy = pol }))
+      assert.equals(0, r.expired.expired)
+      H.rmdir(dir)
+    end)
+  end)
+
   it("to_json prints integers exactly and escapes strings", function()
     assert.equals('{"a":1,"b":"x\\"y\\n"}', rp.to_json{ a = 1, b = 'x"y\n' })
     assert.equals('[1,2.5,true]', rp.to_json{ 1, 2.5, true })
@@ -139,5 +486,11 @@ describe("resty.paimon", function()
                   rp.to_json({ snapshot_id = "9223372036854775807", commit_user = "9" },
                              { "snapshot_id", "commit_user" }))
     assert.equals('{"snapshot_id":1795987228203}', rp.to_json{ snapshot_id = 1795987228203 })
+    assert.equals('{"failures":[],"files":0,"paths":[]}', rp.to_json{ failures = {}, paths = {}, files = 0 })
+    assert.equals(172800000, rp.parse_duration_ms("2d"))
+    assert.equals(90000, rp.parse_duration_ms("90 s"))
+    assert.equals(15, rp.parse_duration_ms("15"))
+    assert.is_nil(rp.parse_duration_ms("soon"))
+    assert.is_nil(rp.parse_duration_ms("-1d"))
   end)
 end)

@@ -54,7 +54,8 @@ void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o) {
     opt_int(t, "commit.max-retries", &o->max_retries);
     opt_duration(t, "commit.min-retry-wait", &o->min_retry_wait_ms);
     opt_duration(t, "commit.max-retry-wait", &o->max_retry_wait_ms);
-    o->codec = pm_manifest_codec_for(pm_schema_option(t->schema, "manifest.compression"), NULL);
+    o->codec = pm_manifest_codec_for(pm_schema_option(t->schema, "manifest.compression"),
+                                     pm_schema_option(t->schema, "avro.codec"));
     opt_size(t, "manifest.target-file-size", &o->manifest_target_size);
     opt_size(t, "manifest.full-compaction-threshold-size", &o->full_compaction_threshold);
     opt_int(t, "manifest.merge-min-count", &o->merge_min_count);
@@ -275,7 +276,7 @@ typedef struct attempt {
     paimon_table *t;
     const pm_commit_opts *o;
     char uuid[37];
-    int n_manifest, n_list;
+    int n_manifest, n_list, n_index;
     char **written;                    /* full paths */
     size_t n_written, cap_written;
     /* Set once an attempt failed uncertainly (the snapshot may or may not
@@ -305,11 +306,15 @@ static void attempt_cleanup(attempt *a) {
     attempt_forget(a);
 }
 
-/* Write a new file in manifest/ named <prefix>-<uuid>-<n>; *name malloc'd. */
-static int write_manifest_file(attempt *a, int is_list, const pm_buf *bytes, char **name, pm_err *e) {
+enum { MF_MANIFEST = 0, MF_LIST = 1, MF_INDEX = 2 };
+
+/* Write a new file in manifest/ named <prefix>-<uuid>-<n> (prefix by kind:
+ * manifest, manifest-list, index-manifest); *name malloc'd. */
+static int write_manifest_file(attempt *a, int kind, const pm_buf *bytes, char **name, pm_err *e) {
     *name = NULL;
     char nm[128];
-    if (is_list) snprintf(nm, sizeof nm, "manifest-list-%s-%d", a->uuid, a->n_list++);
+    if (kind == MF_LIST) snprintf(nm, sizeof nm, "manifest-list-%s-%d", a->uuid, a->n_list++);
+    else if (kind == MF_INDEX) snprintf(nm, sizeof nm, "index-manifest-%s-%d", a->uuid, a->n_index++);
     else snprintf(nm, sizeof nm, "manifest-%s-%d", a->uuid, a->n_manifest++);
     if (a->n_written == a->cap_written) {
         size_t nc = a->cap_written ? a->cap_written * 2 : 8;
@@ -478,7 +483,7 @@ static int mb_finish(mbuild *b, own_meta *out, pm_err *e) {
     b->w = NULL;
     rc = pm_avro_writer_finish(w, &bytes, e);
     char *name = NULL;
-    if (!rc) rc = write_manifest_file(b->a, 0, &bytes, &name, e);
+    if (!rc) rc = write_manifest_file(b->a, MF_MANIFEST, &bytes, &name, e);
     if (rc) { pm_buf_free(&bytes); mb_free(b); return rc; }
     out->name = name;
     out->pmin = b->pmin;
@@ -521,7 +526,7 @@ static int write_list(attempt *a, const own_meta *v, size_t n, char **name, int6
         if ((rc = pm_manifest_write_meta(w, &v[i].m, e))) { pm_avro_writer_abort(w); return rc; }
     pm_buf bytes = {0};
     if ((rc = pm_avro_writer_finish(w, &bytes, e))) return rc;
-    rc = write_manifest_file(a, 1, &bytes, name, e);
+    rc = write_manifest_file(a, MF_LIST, &bytes, name, e);
     *size = (int64_t)bytes.len;
     pm_buf_free(&bytes);
     return rc;
@@ -1035,6 +1040,329 @@ static int check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_
     return rc;
 }
 
+/* ---- index manifest (IndexManifestFileHandler, paimon-format.md §7.5) ------ */
+
+static int ix_dup_bytes(pm_arena *a, pm_bytes *b) {
+    if (!b->ptr) return 0;
+    uint8_t *p = pm_arena_alloc(a, b->len ? b->len : 1);
+    if (!p) return -1;
+    if (b->len) memcpy(p, b->ptr, b->len);
+    b->ptr = p;
+    return 0;
+}
+
+static int ix_dup_str(pm_arena *a, const char **s) {
+    if (!*s) return 0;
+    char *p = pm_arena_strndup(a, *s, strlen(*s));
+    if (!p) return -1;
+    *s = p;
+    return 0;
+}
+
+int pm_index_entry_copy(pm_arena *a, const pm_index_entry *src, pm_index_entry *dst) {
+    *dst = *src;
+    if (ix_dup_bytes(a, &dst->partition) || ix_dup_str(a, &dst->index_type) || ix_dup_str(a, &dst->file_name) ||
+        ix_dup_str(a, &dst->external_path))
+        return -1;
+    if (src->dv_ranges) {
+        size_t n = src->n_dv_ranges;
+        pm_dv_range *v = pm_arena_alloc(a, (n ? n : 1) * sizeof *v);
+        if (!v) return -1;
+        for (size_t i = 0; i < n; i++) {
+            v[i] = src->dv_ranges[i];
+            if (ix_dup_str(a, &v[i].data_file)) return -1;
+        }
+        dst->dv_ranges = v;
+    }
+    struct pm_global_index *g = &dst->global_index;
+    if (g->extra_field_ids) {
+        size_t n = g->n_extra_field_ids;
+        int32_t *v = pm_arena_alloc(a, (n ? n : 1) * sizeof *v);
+        if (!v) return -1;
+        if (n) memcpy(v, src->global_index.extra_field_ids, n * sizeof *v);
+        g->extra_field_ids = v;
+    }
+    if (ix_dup_bytes(a, &g->index_meta) || ix_dup_bytes(a, &g->source_meta)) return -1;
+    return 0;
+}
+
+#define IX_DV "DELETION_VECTORS"
+#define IX_HASH "HASH"
+
+/* Java BucketMode.BUCKET_UNAWARE: no primary key and bucket = -1. */
+static int bucket_unaware(const paimon_table *t) {
+    if (!t->schema || t->schema->n_primary_keys) return 0;
+    const char *b = pm_schema_option_or_default(t->schema, "bucket");
+    return !b || atoi(b) == -1;
+}
+
+/* 1: entries of this index type are keyed by file name (GlobalCombiner,
+ * GlobalIndexCombiner); 0: by (partition, bucket, type) (BucketedCombiner). */
+static int ix_by_name(int unaware, const char *type) {
+    if (!strcmp(type, IX_DV)) return unaware;
+    return strcmp(type, IX_HASH) != 0;
+}
+
+/* Combine key of an entry (type first: the groups never mix). */
+static int ix_key(const pm_index_entry *x, int by_name, pm_buf *k) {
+    k->len = 0;
+    int rc = pm_buf_append(k, x->index_type, strlen(x->index_type) + 1);
+    if (by_name) return rc | pm_buf_append(k, x->file_name, strlen(x->file_name));
+    uint8_t b[4] = {(uint8_t)((uint32_t)x->bucket >> 24), (uint8_t)((uint32_t)x->bucket >> 16),
+                    (uint8_t)((uint32_t)x->bucket >> 8), (uint8_t)x->bucket};
+    rc |= pm_buf_append(k, b, 4);
+    return rc | pm_buf_append(k, x->partition.ptr, x->partition.len);
+}
+
+/* Exact identity (type, file name, bucket, partition): what a DELETE must match. */
+static int ix_exact(const pm_index_entry *x, pm_buf *k) {
+    k->len = 0;
+    int rc = pm_buf_append(k, x->index_type, strlen(x->index_type) + 1);
+    rc |= pm_buf_append(k, x->file_name, strlen(x->file_name) + 1);
+    uint8_t b[4] = {(uint8_t)((uint32_t)x->bucket >> 24), (uint8_t)((uint32_t)x->bucket >> 16),
+                    (uint8_t)((uint32_t)x->bucket >> 8), (uint8_t)x->bucket};
+    rc |= pm_buf_append(k, b, 4);
+    return rc | pm_buf_append(k, x->partition.ptr, x->partition.len);
+}
+
+/* "TYPE index file X in partition P bucket B" (NUL-terminated in out). */
+static void describe_index(paimon_table *t, const pm_index_entry *x, pm_buf *out) {
+    pm_buf p = {0};
+    pm_err e2;
+    out->len = 0;
+    if (t->n_part == 0) pm_buf_printf(&p, "(unpartitioned)");
+    else if (pm_table_partition_path(t, x->partition, &p, &e2) == PAIMON_OK && p.len && p.data[p.len - 1] == '/')
+        p.len--;
+    pm_buf_cstr(&p);
+    pm_buf_printf(out, "%s index file %s in partition %s bucket %d", x->index_type, x->file_name,
+                  p.data ? (const char *)p.data : "?", (int)x->bucket);
+    pm_buf_cstr(out);
+    pm_buf_free(&p);
+}
+
+static int ix_conflict(paimon_table *t, const pm_index_entry *x, const pm_snapshot *latest, const char *what,
+                       pm_err *e) {
+    pm_buf d = {0};
+    describe_index(t, x, &d);
+    int rc;
+    if (latest && latest->index_manifest)
+        rc = pm_fail(e, PAIMON_CONFLICT, "commit conflict in %s: %s %s (index manifest %s of snapshot %lld)",
+                     t->root, d.data ? (char *)d.data : "?", what, latest->index_manifest, (long long)latest->id);
+    else if (latest)
+        rc = pm_fail(e, PAIMON_CONFLICT, "commit conflict in %s: %s %s (snapshot %lld has no index manifest)",
+                     t->root, d.data ? (char *)d.data : "?", what, (long long)latest->id);
+    else
+        rc = pm_fail(e, PAIMON_CONFLICT, "commit conflict in %s: %s %s (the table has no snapshot)", t->root,
+                     d.data ? (char *)d.data : "?", what);
+    pm_buf_free(&d);
+    return rc;
+}
+
+/* The combined index file set: previous entries (arena copies) first, in
+ * file order, then this commit's ADDs; alive[i] = 0 once removed. */
+typedef struct ixset {
+    const pm_index_entry **v;
+    uint8_t *alive;
+    size_t n, cap, n_prev;
+} ixset;
+
+static void ixset_free(ixset *s) {
+    free(s->v);
+    free(s->alive);
+    memset(s, 0, sizeof *s);
+}
+
+static int ixset_push(ixset *s, const pm_index_entry *x) {
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 32;
+        const pm_index_entry **nv = realloc(s->v, nc * sizeof *nv);
+        if (!nv) return -1;
+        s->v = nv;
+        uint8_t *na = realloc(s->alive, nc);
+        if (!na) return -1;
+        s->alive = na;
+        s->cap = nc;
+    }
+    s->v[s->n] = x;
+    s->alive[s->n] = 1;
+    s->n++;
+    return 0;
+}
+
+/* Java GlobalIndexCombiner.validateRetainedIndexFiles: an added global
+ * index file must not overlap a retained one of the same type and field. */
+static int ix_global_overlap(const pm_index_entry *r, const pm_index_entry *x) {
+    if (!r->has_global_index || !x->has_global_index) return 0;
+    const struct pm_global_index *a = &r->global_index, *b = &x->global_index;
+    if (a->index_field_id != b->index_field_id) return 0;
+    int same_extra = a->has_extra_field_ids == b->has_extra_field_ids && a->n_extra_field_ids == b->n_extra_field_ids &&
+                     (!a->n_extra_field_ids ||
+                      !memcmp(a->extra_field_ids, b->extra_field_ids, a->n_extra_field_ids * sizeof(int32_t)));
+    int intersect = a->row_range_start <= b->row_range_end && b->row_range_start <= a->row_range_end;
+    return !same_extra || intersect;
+}
+
+/* Previous index manifest + changes -> out (see pm_commit_with_index). */
+static int combine_index(paimon_table *t, const pm_snapshot *latest, const pm_index_entry *ix, size_t n_ix,
+                         pm_arena *arena, ixset *out, pm_err *e) {
+    idmap keys = {0}, exact = {0};
+    pm_set *dvfiles = NULL;
+    pm_buf k = {0};
+    int unaware = bucket_unaware(t);
+    int rc = PAIMON_OK;
+    memset(out, 0, sizeof *out);
+#define IX_OOM() do { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto out; } while (0)
+    if (!(dvfiles = pm_set_new())) IX_OOM();
+    if (latest && latest->index_manifest) {
+        pm_manifest_reader *r;
+        if ((rc = pm_table_open_manifest(t, latest->index_manifest, PM_INDEX_MANIFEST, &r, e))) goto out;
+        const pm_index_entry *x;
+        while ((rc = pm_manifest_next_index(r, &x, e)) == PAIMON_OK) {
+            if (x->kind != PM_FILE_ADD || !x->index_type || !x->file_name) {
+                rc = pm_fail(e, PAIMON_CORRUPT, "%s/manifest/%s: index manifest entry %zu (%s) is not an ADD entry",
+                             t->root, latest->index_manifest, out->n, x->file_name ? x->file_name : "?");
+                break;
+            }
+            pm_index_entry *c = pm_arena_alloc(arena, sizeof *c);
+            if (!c || pm_index_entry_copy(arena, x, c) || ixset_push(out, c)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+        }
+        pm_manifest_close(r);
+        if (rc != PAIMON_DONE) goto out;
+        rc = PAIMON_OK;
+    }
+    out->n_prev = out->n;
+    for (size_t i = 0; i < out->n_prev; i++) {
+        const pm_index_entry *x = out->v[i];
+        int by_name = ix_by_name(unaware, x->index_type);
+        if (ix_key(x, by_name, &k)) IX_OOM();
+        idslot *s = idmap_find(&keys, k.data, k.len);
+        if (s) {                       /* Java's map keeps the later one */
+            out->alive[s->val] = 0;
+            s->val = (int64_t)i;
+        } else if (idmap_put(&keys, k.data, k.len, (int64_t)i, 0)) IX_OOM();
+        if (ix_exact(x, &k)) IX_OOM();
+        if (!idmap_find(&exact, k.data, k.len) && idmap_put(&exact, k.data, k.len, (int64_t)i, 0)) IX_OOM();
+        if (by_name && !strcmp(x->index_type, IX_DV))
+            for (size_t j = 0; j < x->n_dv_ranges; j++)
+                if (x->dv_ranges[j].data_file &&
+                    pm_set_add(dvfiles, x->dv_ranges[j].data_file, strlen(x->dv_ranges[j].data_file)) < 0)
+                    IX_OOM();
+    }
+    /* Every DELETE names an index file of the latest index manifest. */
+    for (size_t i = 0; i < n_ix; i++) {
+        if (ix[i].kind != PM_FILE_DELETE) continue;
+        if (ix_exact(&ix[i], &k)) IX_OOM();
+        if (!idmap_find(&exact, k.data, k.len)) {
+            rc = ix_conflict(t, &ix[i], latest, "is not in the index manifest of the latest snapshot", e);
+            goto out;
+        }
+    }
+    /* Deletion vectors of bucket-unaware tables: in commit order. */
+    for (size_t i = 0; i < n_ix && unaware; i++) {
+        const pm_index_entry *x = &ix[i];
+        if (strcmp(x->index_type, IX_DV)) continue;
+        if (ix_key(x, 1, &k)) IX_OOM();
+        idslot *s = idmap_find(&keys, k.data, k.len);
+        if (x->kind == PM_FILE_ADD) {
+            if (s) { rc = ix_conflict(t, x, latest, "is already added", e); goto out; }
+            for (size_t j = 0; j < x->n_dv_ranges; j++) {
+                const char *df = x->dv_ranges[j].data_file;
+                if (!df) continue;
+                int added = pm_set_add(dvfiles, df, strlen(df));
+                if (added < 0) IX_OOM();
+                if (!added) {
+                    pm_buf msg = {0};
+                    pm_buf_printf(&msg, "adds a deletion vector for data file %s, which already has one", df);
+                    pm_buf_cstr(&msg);
+                    rc = ix_conflict(t, x, latest, msg.data ? (char *)msg.data : "adds a second deletion vector", e);
+                    pm_buf_free(&msg);
+                    goto out;
+                }
+            }
+            if (ixset_push(out, x) || idmap_put(&keys, k.data, k.len, (int64_t)(out->n - 1), 0)) IX_OOM();
+        } else {
+            if (!s) { rc = ix_conflict(t, x, latest, "is deleted twice in this commit", e); goto out; }
+            for (size_t j = 0; j < x->n_dv_ranges; j++) {
+                const char *df = x->dv_ranges[j].data_file;
+                if (df && !pm_set_remove(dvfiles, df, strlen(df))) {
+                    pm_buf msg = {0};
+                    pm_buf_printf(&msg, "deletes the deletion vector of data file %s, which has none", df);
+                    pm_buf_cstr(&msg);
+                    rc = ix_conflict(t, x, latest, msg.data ? (char *)msg.data : "deletes a missing deletion vector", e);
+                    pm_buf_free(&msg);
+                    goto out;
+                }
+            }
+            out->alive[s->val] = 0;
+            idmap_del(&keys, s);
+        }
+    }
+    /* Other groups: every DELETE first, then the ADDs overwrite. */
+    for (size_t i = 0; i < n_ix; i++) {
+        const pm_index_entry *x = &ix[i];
+        if (x->kind != PM_FILE_DELETE || (unaware && !strcmp(x->index_type, IX_DV))) continue;
+        if (ix_key(x, ix_by_name(unaware, x->index_type), &k)) IX_OOM();
+        idslot *s = idmap_find(&keys, k.data, k.len);
+        if (s) {
+            out->alive[s->val] = 0;
+            idmap_del(&keys, s);
+        }
+    }
+    for (size_t i = 0; i < n_ix; i++) {
+        const pm_index_entry *x = &ix[i];
+        if (x->kind != PM_FILE_ADD || (unaware && !strcmp(x->index_type, IX_DV))) continue;
+        int by_name = ix_by_name(unaware, x->index_type);
+        if (by_name && x->has_global_index) {
+            for (size_t j = 0; j < out->n_prev; j++) {
+                const pm_index_entry *r = out->v[j];
+                if (!out->alive[j] || strcmp(r->index_type, x->index_type) || !ix_global_overlap(r, x)) continue;
+                pm_buf msg = {0};
+                pm_buf_printf(&msg, "overlaps the row range [%lld, %lld] of index field %d of the retained file %s",
+                              (long long)r->global_index.row_range_start, (long long)r->global_index.row_range_end,
+                              (int)r->global_index.index_field_id, r->file_name);
+                pm_buf_cstr(&msg);
+                rc = ix_conflict(t, x, latest, msg.data ? (char *)msg.data : "overlaps a retained global index", e);
+                pm_buf_free(&msg);
+                goto out;
+            }
+        }
+        if (ix_key(x, by_name, &k)) IX_OOM();
+        if (ixset_push(out, x)) IX_OOM();
+        idslot *s = idmap_find(&keys, k.data, k.len);
+        if (s) {
+            out->alive[s->val] = 0;
+            s->val = (int64_t)(out->n - 1);
+        } else if (idmap_put(&keys, k.data, k.len, (int64_t)(out->n - 1), 0)) IX_OOM();
+    }
+#undef IX_OOM
+out:
+    idmap_free(&keys);
+    idmap_free(&exact);
+    pm_set_free(dvfiles);
+    pm_buf_free(&k);
+    if (rc) ixset_free(out);
+    return rc;
+}
+
+/* Write the combined set as a new index manifest of this attempt. */
+static int write_index_manifest(attempt *a, const ixset *s, char **name, pm_err *e) {
+    pm_avro_writer *w;
+    int rc = pm_avro_writer_open(PM_SCHEMA_INDEX_MANIFEST, a->o->codec, a->o->level, &w, e);
+    if (rc) return rc;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!s->alive[i]) continue;
+        pm_index_entry x = *s->v[i];
+        x.version = 1;
+        x.kind = PM_FILE_ADD;
+        if ((rc = pm_manifest_write_index(w, &x, e))) { pm_avro_writer_abort(w); return rc; }
+    }
+    pm_buf bytes = {0};
+    if ((rc = pm_avro_writer_finish(w, &bytes, e))) return rc;
+    rc = write_manifest_file(a, MF_INDEX, &bytes, name, e);
+    pm_buf_free(&bytes);
+    return rc;
+}
+
 /* ---- one attempt ------------------------------------------------------------ */
 
 static int total_from_scan(paimon_table *t, const pm_snapshot *s, int64_t *total, pm_err *e) {
@@ -1056,13 +1384,16 @@ static char *snapshot_path(const paimon_table *t, int64_t id) {
 
 /* PAIMON_OK (committed, *out_id set), PAIMON_EXISTS (lost the race; this
  * attempt's files removed), or an error. */
-static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, const char *kind,
-                           int need_check, int64_t *out_id, pm_err *e) {
+static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, const pm_index_entry *ix,
+                           size_t n_ix, const char *kind, int need_check, int64_t *out_id, pm_err *e) {
     paimon_table *t = a->t;
     pm_snapshot *latest = NULL;
     own_meta *before = NULL, *after = NULL, *delta = NULL;
     size_t n_before = 0, cap_before = 0, n_after = 0, n_delta = 0, cap_delta = 0;
-    char *base_name = NULL, *delta_name = NULL, *path = NULL;
+    char *base_name = NULL, *delta_name = NULL, *index_name = NULL, *path = NULL;
+    pm_arena *ix_arena = NULL;
+    ixset ixs;
+    memset(&ixs, 0, sizeof ixs);
     int64_t base_size = 0, delta_size = 0;
     int64_t *sids = NULL;
     size_t n_sids = 0;
@@ -1070,7 +1401,7 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     int published = 0;
 
     pm_uuid4(a->uuid);
-    a->n_manifest = a->n_list = 0;
+    a->n_manifest = a->n_list = a->n_index = 0;
     a->last_uncertain = 0;
     a->write_hint = 1;
 
@@ -1104,6 +1435,14 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     int64_t schema_id = n_sids ? sids[n_sids - 1] : (t->schema ? t->schema->id : 0);
 
     if (need_check && (rc = check_conflicts(t, latest, ents, n, !strcmp(kind, "OVERWRITE"), e))) goto done;
+
+    /* Index changes: a new complete index manifest (step 9), combined and
+     * checked before anything is written. */
+    if (n_ix) {
+        if (!(ix_arena = pm_arena_new(1 << 14))) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
+        if ((rc = combine_index(t, latest, ix, n_ix, ix_arena, &ixs, e))) goto done;
+        if ((rc = write_index_manifest(a, &ixs, &index_name, e))) goto done;
+    }
 
     /* Base manifest list = merged manifests of latest. */
     if (latest) {
@@ -1148,7 +1487,7 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     s.base_manifest_list_size = (pm_opt_i64){1, base_size};
     s.delta_manifest_list = delta_name;
     s.delta_manifest_list_size = (pm_opt_i64){1, delta_size};
-    s.index_manifest = latest ? latest->index_manifest : NULL;
+    s.index_manifest = n_ix ? index_name : latest ? latest->index_manifest : NULL;
     s.commit_user = (char *)a->o->commit_user;
     s.commit_identifier = a->o->identifier;
     s.commit_kind = (char *)kind;
@@ -1163,8 +1502,33 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     path = snapshot_path(t, id);
     if (!path) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
     rc = pm_io_create_no_replace(t->io, path, json.data, json.len, e);
+    if (rc == PAIMON_OK && lid > 0) {
+        /* The snapshot we built on must still exist. If an expiration
+         * deleted it before our create, it also deleted this id (committed
+         * by someone else; snapshot files go in ascending order) and kept
+         * newer ones: we re-created an expired id below EARLIEST, a lost
+         * commit, and our LATEST hint would send readers back to it. Then
+         * a newer snapshot exists; take ours back and retry on the real
+         * latest. (Without a newer snapshot we are the latest and an
+         * expiration removed our base after we committed: keep it.) */
+        char *base_path = snapshot_path(t, lid);
+        int ex = 1;
+        int64_t now_latest = 0;
+        pm_err e2;
+        if (base_path && pm_io_exists(t->io, base_path, &ex, &e2) == PAIMON_OK && !ex &&
+            pm_snapshot_latest_id(t->io, t->branch_root, &now_latest, &e2) == PAIMON_OK && now_latest > id) {
+            if (pm_io_remove(t->io, path, &e2) == PAIMON_OK)
+                rc = pm_fail(e, PAIMON_EXISTS, "%s: snapshot %lld was expired while committing on top of it",
+                             t->root, (long long)lid);
+            else   /* our snapshot file stays: keep what it names */
+                published = 1, rc = pm_fail(e, PAIMON_IO, "%s: snapshot %lld was expired while committing on top "
+                                            "of it and %s cannot be removed: %s", t->root, (long long)lid, path, e2.msg);
+        }
+        free(base_path);
+    }
     if (rc == PAIMON_OK) {
         published = 1;
+    } else if (published) {
     } else if (rc != PAIMON_EXISTS) {
         /* Uncertain: the snapshot may have been created. Never delete. */
         pm_snapshot *got = NULL;
@@ -1195,6 +1559,9 @@ done:
     own_metas_free(delta, n_delta);
     free(base_name);
     free(delta_name);
+    free(index_name);
+    ixset_free(&ixs);
+    pm_arena_free(ix_arena);
     free(path);
     free(sids);
     pm_buf_free(&json);
@@ -1217,7 +1584,14 @@ static void retry_sleep(const pm_commit_opts *o, int retry) {
 
 int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const pm_commit_opts *o,
               int64_t *snapshot_id, pm_err *e) {
-    if (!t || !o || (n && !entries)) return pm_fail(e, PAIMON_MISUSE, "pm_commit: NULL argument");
+    return pm_commit_with_index(t, entries, n, NULL, 0, o, snapshot_id, e);
+}
+
+int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size_t n,
+                         const pm_index_entry *index_entries, size_t n_index, const pm_commit_opts *o,
+                         int64_t *snapshot_id, pm_err *e) {
+    if (!t || !o || (n && !entries) || (n_index && !index_entries))
+        return pm_fail(e, PAIMON_MISUSE, "pm_commit: NULL argument");
     if (!o->commit_user || !*o->commit_user) return pm_fail(e, PAIMON_MISUSE, "commit: commit_user is required");
     const char *kind = o->kind ? o->kind : "APPEND";
     if (strcmp(kind, "APPEND") && strcmp(kind, "OVERWRITE") && strcmp(kind, "COMPACT"))
@@ -1238,8 +1612,23 @@ int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const
                            "partition fields)", i, m->file.file_name, t->n_part);
         if (m->kind == PM_FILE_DELETE) has_delete = 1;
     }
-    /* Java 2.0: an append carrying deletions becomes an OVERWRITE commit
-     * with conflict detection. */
+    for (size_t i = 0; i < n_index; i++) {
+        const pm_index_entry *x = &index_entries[i];
+        if (x->kind != PM_FILE_ADD && x->kind != PM_FILE_DELETE)
+            return pm_fail(e, PAIMON_MISUSE, "commit: index entry %zu has invalid kind %d", i, (int)x->kind);
+        if (!x->file_name || !*x->file_name || strchr(x->file_name, '/'))
+            return pm_fail(e, PAIMON_MISUSE, "commit: index entry %zu has an invalid file name", i);
+        if (!x->index_type || !*x->index_type)
+            return pm_fail(e, PAIMON_MISUSE, "commit: index entry %zu (%s) has no index type", i, x->file_name);
+        if (!x->partition.ptr || pm_binrow_arity(x->partition.ptr, x->partition.len) != (int32_t)t->n_part)
+            return pm_fail(e, PAIMON_MISUSE,
+                           "commit: index entry %zu (%s) has partition bytes of the wrong arity (the table has %zu "
+                           "partition fields)", i, x->file_name, t->n_part);
+        if (x->kind == PM_FILE_DELETE || !strcmp(x->index_type, IX_DV)) has_delete = 1;
+    }
+    /* Java 2.0 (containsFileDeletionOrDeletionVectors): an append carrying
+     * deletions (data or index files) or deletion vectors becomes an
+     * OVERWRITE commit with conflict detection. */
     if (has_delete && !strcmp(kind, "APPEND")) kind = "OVERWRITE";
     int need_check = has_delete || strcmp(kind, "APPEND") != 0;
 
@@ -1249,7 +1638,7 @@ int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const
     a.o = o;
     int64_t id = 0;
     for (int retry = 0;; retry++) {
-        rc = try_commit_once(&a, entries, n, kind, need_check, &id, e);
+        rc = try_commit_once(&a, entries, n, index_entries, n_index, kind, need_check, &id, e);
         if (rc == PAIMON_OK) break;
         /* Preparation failures and conflicts are final; a lost race and an
          * uncertain snapshot write are retried. */

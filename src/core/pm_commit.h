@@ -41,6 +41,33 @@ void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o);
 int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const pm_commit_opts *o,
               int64_t *snapshot_id, pm_err *e);
 
+/* pm_commit plus index-file changes (IndexManifestEntry ADD/DELETE records:
+ * deletion vectors, HASH index, global indexes). Without index entries this
+ * is pm_commit (the snapshot reuses the latest indexManifest). With them,
+ * every attempt reads the latest snapshot's index manifest, combines it
+ * with the changes like Java's IndexManifestFileHandler (paimon-format.md
+ * §7.5: grouped by index type; DELETION_VECTORS of bucket-unaware tables
+ * keyed by file name, sequentially, no data file with two DVs;
+ * DELETION_VECTORS of bucketed tables and HASH keyed by (partition,
+ * bucket, type), DELETEs first, then ADDs overwrite; other types keyed by
+ * file name, DELETEs first, then ADDs checked for overlapping row ranges)
+ * and writes the complete result (ADD entries only) as a new
+ * manifest/index-manifest-<uuid>-<n>, named by the new snapshot; it is one
+ * of the attempt's files (removed when the attempt fails or loses the
+ * race). Conflicts (PAIMON_CONFLICT, not retried): an index DELETE that is
+ * not in the latest index manifest (same type, file name, partition and
+ * bucket), an ADD of a name-keyed index file already listed, a second DV
+ * for a data file. An APPEND carrying DELETE entries (data or index) or
+ * deletion-vector index files becomes OVERWRITE with conflict detection
+ * (Java containsFileDeletionOrDeletionVectors). */
+int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size_t n,
+                         const pm_index_entry *index_entries, size_t n_index, const pm_commit_opts *o,
+                         int64_t *snapshot_id, pm_err *e);
+
+/* Deep copy of an index entry into the arena (every string, byte string
+ * and array). 0, or -1 when out of memory. */
+int pm_index_entry_copy(pm_arena *a, const pm_index_entry *src, pm_index_entry *dst);
+
 /* Java filterCommitted: the newest snapshot committed by commit_user
  * (scanning back from the latest until a snapshot is missing); *identifier
  * = its commitIdentifier, or INT64_MIN if there is none. */

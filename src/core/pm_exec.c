@@ -282,7 +282,12 @@ static void delete_one(void *ctx, size_t i) {
     int rc = pm_io_stat(d->io, it->path, &st, &e);
     if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
     if (rc) { it->status = 2; it->msg = pm_strdup(e.msg); __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE); return; }
-    if (st.is_dir) { it->status = 2; it->msg = pm_strdup("is a directory; cleanup never removes directories"); return; }
+    if (st.is_dir) {
+        it->status = 2;
+        it->msg = pm_strdup("is a directory; cleanup never removes directories");
+        __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+        return;
+    }
     it->size = st.size;
     if (d->dry_run) return;
     rc = pm_io_remove(d->io, it->path, &e);

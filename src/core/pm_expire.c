@@ -182,14 +182,17 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
                        r->retain_min);
     if (o->has_older_than) {
         r->older_than_ms = o->older_than_ms;
-        if (r->older_than_ms > r->now_ms)
-            return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld)",
-                           (long long)r->older_than_ms, (long long)r->now_ms);
     } else {
         int has;
         if ((rc = duration_option(t, "snapshot.time-retained", &v, &has, e))) return rc;
         r->older_than_ms = r->now_ms - v;
     }
+    /* never in the future, also by the real clock (a caller's `now` must
+     * not let one through) */
+    int64_t clock = pm_now_millis();
+    if (r->older_than_ms > r->now_ms || r->older_than_ms > clock)
+        return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld)",
+                       (long long)r->older_than_ms, (long long)(r->now_ms < clock ? r->now_ms : clock));
     rc = pm_snapshot_latest_id(t->io, t->branch_root, &r->latest, e);
     if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); r->latest = 0; return PAIMON_OK; }
     if (rc) return rc;
@@ -206,8 +209,11 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
             pm_strv_free(ids, n);
             return rc == PAIMON_NOTFOUND ? PAIMON_CONFLICT : rc;
         }
-        if (r->consumer_min == 0 || c.next_snapshot < r->consumer_min) r->consumer_min = c.next_snapshot;
+        /* the first consumer sets the minimum whatever its value (a
+         * nextSnapshot of 0 must not be overwritten by the next consumer) */
+        if (i == 0 || c.next_snapshot < r->consumer_min) r->consumer_min = c.next_snapshot;
     }
+    r->n_consumers = (int64_t)n;
     pm_strv_free(ids, n);
 
     int64_t earliest = r->earliest, latest = r->latest;
@@ -243,6 +249,20 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
         int ex;
         if ((rc = snap_exists(t, id, &ex, e))) return rc;
         if (!ex) { r->begin = id + 1; break; }
+    }
+    /* a gap at `end` (snapshots deleted by hand): the first existing
+     * snapshot above it becomes the new earliest. The ids in between exist
+     * nowhere, so the same snapshot files expire and none at or above the
+     * computed end; Java throws here and every later run stalls on the gap
+     * (apache/paimon#4743). The latest always exists. */
+    if (end > r->begin) {
+        for (;;) {
+            int ex;
+            if ((rc = snap_exists(t, end, &ex, e))) return rc;
+            if (ex || end >= latest) break;
+            end++;
+        }
+        r->end = end;
     }
     return PAIMON_OK;
 }
@@ -471,6 +491,77 @@ static int protect_tags(paimon_table *t, protect *p, pm_err *e) {
     return rc;
 }
 
+/* One manifest list of a long-lived changelog: its name, its manifests'
+ * names and the files they add. A list that is gone protects nothing (Java
+ * deletes the base and delta lists of changelogs with a changelog producer,
+ * and the base list of the others, when it moves a snapshot to changelog/);
+ * any other read error refuses the run. */
+static int protect_changelog_list(paimon_table *t, const char *list, protect *p, pm_err *e) {
+    if (!list) return PAIMON_OK;
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = pm_read_manifest_list(t, list, &v, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); pm_mfiles_free(v, n); return PAIMON_OK; }
+    if (!rc) rc = set_add_str(p->names, list, e);
+    pm_buf b = {0}, x = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        if ((rc = set_add_str(p->names, v[i].name, e))) break;
+        pm_manifest_reader *r;
+        if ((rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e))) break;
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK)
+            if (m->kind == PM_FILE_ADD && (rc = add_entry_paths(t, m, p->paths, &b, &x, e))) break;
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
+/* Long-lived changelogs of branch t (changelog/changelog-<id>, written while
+ * the changelog lifecycle is or was decoupled; streaming readers read them):
+ * the files their delta and changelog manifest lists add, and the names of
+ * every metadata file they name. */
+static int protect_changelogs(paimon_table *t, protect *p, pm_err *e) {
+    char *dir = pm_path_join(t->branch_root, "changelog");
+    if (!dir) return nomem(e);
+    pm_dirent *d = NULL;
+    size_t nd = 0;
+    int rc = pm_io_list(t->io, dir, &d, &nd, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    else if (rc) pm_err_prefix(e, "refusing to expire: cannot list the changelogs of branch %s", t->branch);
+    for (size_t i = 0; !rc && i < nd; i++) {
+        const char *nm = d[i].name;
+        if (d[i].is_dir || strncmp(nm, "changelog-", 10) || !nm[10]) continue;
+        const char *q = nm + 10;
+        while (*q >= '0' && *q <= '9') q++;
+        if (*q) continue;
+        char *path = pm_path_join(dir, nm);
+        pm_buf b = {0};
+        pm_snapshot *s = NULL;
+        rc = path ? pm_io_read_all(t->io, path, &b, e) : nomem(e);
+        if (!rc) rc = pm_snapshot_parse((char *)b.data, b.len, path, &s, e);
+        if (!rc) rc = set_add_str(p->names, s->base_manifest_list, e);
+        if (!rc) rc = set_add_str(p->names, s->index_manifest, e);
+        if (!rc) rc = set_add_str(p->names, s->statistics, e);
+        if (!rc) rc = protect_changelog_list(t, s->delta_manifest_list, p, e);
+        if (!rc) rc = protect_changelog_list(t, s->changelog_manifest_list, p, e);
+        if (rc) {
+            pm_err_prefix(e, "refusing to expire: cannot read changelog %s/%s of branch %s (it protects files)", dir, nm,
+                          t->branch);
+            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
+        }
+        pm_snapshot_free(s);
+        pm_buf_free(&b);
+        free(path);
+    }
+    pm_dirents_free(d, nd);
+    free(dir);
+    return rc;
+}
+
 static void snaps_free(pm_snapshot **v, size_t n) {
     for (size_t i = 0; i < n; i++) pm_snapshot_free(v[i]);
     free(v);
@@ -521,6 +612,7 @@ static int protect_other_branches(paimon_table *t, protect *p, pm_err *e) {
         rc = load_snapshots_from(bt, INT64_MIN, &v, &k, e);
         if (!rc) rc = protect_chain(bt, v, k, p, e);
         if (!rc) rc = protect_tags(bt, p, e);
+        if (!rc) rc = protect_changelogs(bt, p, e);
         snaps_free(v, k);
         pm_table_free_shared(bt);
     }
@@ -708,7 +800,18 @@ static int refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
     size_t n = 0;
     out->len = 0;
     int rc = pm_tag_list(t->io, t->branch_root, &v, &n, e);
-    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "t:%s\n", v[i]) ? nomem(e) : 0;
+    /* a tag replaced under the same name (replace_tag) changes size or mtime */
+    pm_buf tp = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_stat st = {0};
+        tp.len = 0;
+        if (pm_buf_printf(&tp, "%s/tag/tag-%s", t->branch_root, v[i])) { rc = nomem(e); break; }
+        int sr = pm_io_stat(t->io, (char *)tp.data, &st, e);
+        if (sr == PAIMON_NOTFOUND) { pm_err_clear(e); st.size = -1; }
+        else if (sr) { rc = sr; break; }
+        rc = pm_buf_printf(out, "t:%s %lld %lld\n", v[i], (long long)st.size, (long long)st.mtime_ms) ? nomem(e) : 0;
+    }
+    pm_buf_free(&tp);
     pm_strv_free(v, n);
     v = NULL;
     n = 0;
@@ -779,6 +882,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     /* protection: retained snapshots, tags, other branches */
     if ((rc = protect_chain(t, kept, n_kept, &p, e))) goto done_all;
     if ((rc = protect_tags(t, &p, e))) goto done_all;
+    if ((rc = protect_changelogs(t, &p, e))) goto done_all;
     if ((rc = protect_other_branches(t, &p, e))) goto done_all;
     if (n_kept == 0 || kept[0]->id != end) {
         rc = pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
@@ -808,6 +912,26 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the expiration; nothing deleted, run again",
                      t->root);
         goto done_all;
+    }
+    /* a consumer moved back (reset_consumer) while we planned, to a snapshot
+     * we are about to delete */
+    {
+        char **ids = NULL;
+        size_t nc = 0;
+        if ((rc = pm_consumer_list(t->io, t->branch_root, &ids, &nc, e))) goto done_all;
+        for (size_t i = 0; !rc && i < nc; i++) {
+            pm_consumer c;
+            if ((rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e))) {
+                pm_err_prefix(e, "refusing to expire: cannot read consumer '%s'", ids[i]);
+                if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
+            } else if (n_exp > 0 && c.next_snapshot <= exp[n_exp - 1]->id) {   /* it would read one we delete */
+                rc = pm_fail(e, PAIMON_CONFLICT,
+                             "%s: consumer '%s' moved to snapshot %lld while planning the expiration of [%lld, %lld); nothing deleted, run again",
+                             t->branch_root, ids[i], (long long)c.next_snapshot, (long long)begin, (long long)end);
+            }
+        }
+        pm_strv_free(ids, nc);
+        if (rc) goto done_all;
     }
     /* deletions, in Java's order */
     pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};

@@ -1,9 +1,12 @@
 /* Snapshot expiration (Java ExpireSnapshotsImpl + SnapshotDeletion, 2.0;
  * paimon-format.md §8.1) with fail-closed protection: files used by any
- * retained snapshot, tag or other branch are never deleted; consumers cap
- * the range; the latest snapshot always stays; nothing outside the table
- * directory is touched. All reads happen before the first deletion; a tag,
- * branch or consumer created meanwhile aborts with PAIMON_CONFLICT. */
+ * retained snapshot, tag, long-lived changelog (changelog/changelog-<id>)
+ * or other branch are never deleted; consumers cap the range; the latest
+ * snapshot always stays; nothing outside the table directory is touched.
+ * All reads happen before the first deletion; a tag, branch or consumer
+ * created, removed or replaced meanwhile, or a consumer moved back below
+ * the new earliest, aborts with PAIMON_CONFLICT. A cut-off in the future
+ * (also by the real clock, whatever now_ms says) is PAIMON_MISUSE. */
 #ifndef PM_EXPIRE_H
 #define PM_EXPIRE_H
 
@@ -28,7 +31,8 @@ typedef struct pm_expire_range {
     int64_t earliest, latest;     /* 0 when the branch has no snapshot */
     int retain_min, retain_max, max_deletes;
     int64_t older_than_ms, now_ms;
-    int64_t consumer_min;         /* smallest consumer nextSnapshot, 0 if none */
+    int64_t consumer_min;         /* smallest consumer nextSnapshot (valid when n_consumers > 0) */
+    int64_t n_consumers;          /* consumer files read */
     int64_t hard_end;             /* no policy can expire this id or later */
     int64_t begin, end;           /* [begin, end) expires; end <= begin: nothing */
     const char *capped_by;        /* rule that set end: "retain-min", "consumer", "expire-limit",

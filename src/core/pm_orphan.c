@@ -232,6 +232,28 @@ static int use_snapshot(used *u, const pm_snapshot *s, pm_err *e) {
     return use_name(u, s->statistics, e);
 }
 
+/* A long-lived changelog: Java deletes the base and delta manifest lists of
+ * a changelog with a changelog producer, and the base list, index manifest
+ * and statistics of one without, when it moves the snapshot to changelog/
+ * (and reads them only if they exist, OrphanFilesClean): a missing one
+ * names nothing. Its changelog manifest list must be readable. A list
+ * that vanishes after this check still aborts the run (fail closed). */
+static int use_changelog(paimon_table *bt, used *u, const pm_snapshot *s, pm_err *e) {
+    pm_snapshot c = *s;
+    char **opt[3] = {&c.base_manifest_list, &c.delta_manifest_list, &c.index_manifest};
+    for (int i = 0; i < 3; i++) {
+        if (!*opt[i]) continue;
+        if (use_name(u, *opt[i], e)) return PAIMON_NOMEM;   /* the name stays used either way */
+        char *path = pm_table_manifest_path(bt, *opt[i]);
+        if (!path) return nomem(e);
+        int ex = 0, rc = pm_io_exists(bt->io, path, &ex, e);
+        free(path);
+        if (rc) return rc;
+        if (!ex) *opt[i] = NULL;
+    }
+    return use_snapshot(u, &c, e);
+}
+
 /* Snapshots, tags and long-lived changelogs of one branch. */
 static int use_branch(paimon_table *bt, used *u, pm_err *e) {
     int64_t *ids = NULL;
@@ -285,8 +307,8 @@ static int use_branch(paimon_table *bt, used *u, pm_err *e) {
         pm_snapshot *s = NULL;
         rc = path ? pm_io_read_all(bt->io, path, &b, e) : nomem(e);
         if (!rc) rc = pm_snapshot_parse((char *)b.data, b.len, path, &s, e);
-        if (!rc) rc = use_snapshot(u, s, e);
-        else pm_err_prefix(e, "refusing to clean: cannot read changelog of branch %s", bt->branch);
+        if (!rc) rc = use_changelog(bt, u, s, e);
+        if (rc) pm_err_prefix(e, "refusing to clean: cannot read changelog %s of branch %s", nm, bt->branch);
         pm_snapshot_free(s);
         pm_buf_free(&b);
         free(path);
@@ -310,9 +332,12 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     res->clean.dry_run = o->dry_run;
     int64_t now = o->now_ms > 0 ? o->now_ms : pm_now_millis();
     int64_t cutoff = o->has_older_than ? o->older_than_ms : now - 86400000LL;
-    if (cutoff > now)
+    /* checked against the real clock too: a caller's `now` (tests, a
+     * skewed host) must not let a cut-off in the future through */
+    int64_t clock = pm_now_millis();
+    if (cutoff > now || cutoff > clock)
         return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld): files being written would be deleted",
-                       (long long)cutoff, (long long)now);
+                       (long long)cutoff, (long long)(now < clock ? now : clock));
     res->older_than_ms = cutoff;
 
     int rc;

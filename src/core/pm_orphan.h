@@ -4,7 +4,10 @@
  * is read, matching by file name, a cut-off that is not in the future, and
  * abort when the used set cannot be built completely (any unreadable
  * snapshot, tag, changelog or manifest of any branch) or is empty while
- * data files exist. */
+ * data files exist. A long-lived changelog's base / delta manifest list
+ * and index manifest are read only if they exist (Java deletes them when it
+ * moves a snapshot to changelog/); its changelog manifest list must be
+ * readable. The cut-off is checked against the real clock too. */
 #ifndef PM_ORPHAN_H
 #define PM_ORPHAN_H
 

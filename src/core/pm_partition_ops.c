@@ -186,6 +186,8 @@ typedef struct plan {
     pm_arena *arena;
     pm_manifest_entry *v;
     size_t n, cap;
+    pm_index_entry *ix;              /* DELETE copies of the index files */
+    size_t n_ix, cap_ix;
     pagg agg;
     int drop_stats;
     pm_bytes empty_row;
@@ -289,49 +291,43 @@ static int plan_one(void *ud, const pm_manifest_entry *m, pm_err *e) {
 
 static void plan_reset(plan *p) {
     p->n = 0;
+    p->n_ix = 0;
     pagg_free(&p->agg);
     pm_arena_reset(p->arena);
 }
 
-/* Index manifest entries (deletion vectors, hash index, global index) in a
- * selected partition: Java drops them with the data files; pm_commit cannot
- * change the index manifest yet, so such drops are refused. */
-static int check_index(paimon_table *t, const pm_snapshot *s, const pm_part_select *sel, char **why,
-                       pm_err *e) {
-    *why = NULL;
+/* Index files (deletion vectors, HASH index, global indexes) of the
+ * selected partitions, from the index manifest of snapshot s (or of
+ * snapshot s only counted in *hits when p is NULL): Java's overwrite drops
+ * them in the same commit (paimon-format.md §7.8). Partitions match like
+ * data files: exact bytes, or the specs. */
+static int plan_index(paimon_table *t, const pm_snapshot *s, const pm_part_select *sel, plan *p, size_t *hits,
+                      pm_err *e) {
+    if (hits) *hits = 0;
     if (!s->index_manifest) return PAIMON_OK;
     pm_manifest_reader *r;
     int rc = pm_table_open_manifest(t, s->index_manifest, PM_INDEX_MANIFEST, &r, e);
     if (rc) return rc;
     const pm_index_entry *x;
-    size_t hits = 0;
-    char first[400] = "";
     while ((rc = pm_manifest_next_index(r, &x, e)) == PAIMON_OK) {
         if (x->kind != PM_FILE_ADD) continue;
         int mt = pm_part_selected(t, sel, x->partition, e);
         if (mt < 0) { rc = -mt; break; }
         if (!mt) continue;
-        if (!hits++) {
-            pm_buf p = {0};
-            pm_table_partition_path(t, x->partition, &p, e);
-            snprintf(first, sizeof first, "%s index file %s in partition %s", x->index_type ? x->index_type : "?",
-                     x->file_name ? x->file_name : "?", p.data ? (char *)p.data : "?");
-            pm_buf_free(&p);
+        if (hits) (*hits)++;
+        if (!p) continue;
+        if (p->n_ix == p->cap_ix) {
+            size_t nc = p->cap_ix ? p->cap_ix * 2 : 16;
+            pm_index_entry *nv = realloc(p->ix, nc * sizeof *nv);
+            if (!nv) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+            p->ix = nv;
+            p->cap_ix = nc;
         }
+        if (pm_index_entry_copy(p->arena, x, &p->ix[p->n_ix])) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+        p->ix[p->n_ix++].kind = PM_FILE_DELETE;
     }
     pm_manifest_close(r);
-    if (rc != PAIMON_DONE) return rc;
-    if (hits) {
-        char msg[1024];
-        snprintf(msg, sizeof msg,
-                 "%s: dropping partitions that have index files is not implemented (snapshot %lld, index "
-                 "manifest %s: %zu entr%s in the dropped partitions, e.g. %s); Java also removes them from "
-                 "the index manifest",
-                 t->root, (long long)s->id, s->index_manifest, hits, hits == 1 ? "y" : "ies", first);
-        *why = pm_strdup(msg);
-        if (!*why) return pm_fail(e, PAIMON_NOMEM, "out of memory");
-    }
-    return PAIMON_OK;
+    return rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
 
 void pm_drop_result_free(pm_drop_result *r) {
@@ -366,6 +362,7 @@ static int result_add(pm_drop_result *r, const plan *p, pm_err *e) {
         r->rows += x->record_count;
         r->bytes += x->file_size;
     }
+    r->index_files += (int64_t)p->n_ix;
     if (acc.n) qsort(acc.v, acc.n, sizeof *acc.v, cmp_stat_path);
     free(acc.slots);
     r->parts = acc.v;
@@ -441,23 +438,12 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
         if ((rc = pm_snapshot_read(t->io, t->branch_root, lid, &latest, e))) break;
         r->base_snapshot_id = lid;
         if ((rc = scan_selected(t, latest, sel, plan_one, &p, e))) break;
-        if (p.n == 0) break;                                 /* nothing (left) to drop */
-        char *why = NULL;
-        if ((rc = check_index(t, latest, sel, &why, e))) break;
-        if (why) {
-            if (o->dry_run) {
-                r->refused = why;
-                rc = result_add(r, &p, e);
-            } else {
-                rc = pm_fail(e, PAIMON_UNSUPPORTED, "%s", why);
-                free(why);
-            }
-            break;
-        }
+        if ((rc = plan_index(t, latest, sel, &p, NULL, e))) break;
+        if (p.n == 0 && p.n_ix == 0) break;                  /* nothing (left) to drop */
         if (o->dry_run) { rc = result_add(r, &p, e); break; }
         int64_t id = 0;
         pm_err ce = {0};
-        rc = pm_commit(t, p.v, p.n, &co, &id, &ce);
+        rc = pm_commit_with_index(t, p.v, p.n, p.ix, p.n_ix, &co, &id, &ce);
         if (rc == PAIMON_OK) {
             r->snapshot_id = id;
             r->commits++;
@@ -469,10 +455,12 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
             pm_snapshot *mine = NULL;
             if ((rc = pm_snapshot_read(t->io, t->branch_root, id, &mine, e))) break;
             any_ctx ac = {0};
+            size_t ix_left = 0;
             rc = scan_selected(t, mine, sel, any_one, &ac, e);
-            pm_snapshot_free(mine);
             if (rc == PAIMON_DONE) rc = PAIMON_OK;
-            if (rc || !ac.found) break;
+            if (!rc) rc = plan_index(t, mine, sel, NULL, &ix_left, e);
+            pm_snapshot_free(mine);
+            if (rc || (!ac.found && !ix_left)) break;
             pm_fail(&ce, PAIMON_CONFLICT, "%s: files were appended to the dropped partitions between snapshot "
                     "%lld and %lld", t->root, (long long)lid, (long long)id);
         } else if (rc != PAIMON_CONFLICT) {
@@ -491,6 +479,7 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
     pm_snapshot_free(latest);
     plan_reset(&p);
     free(p.v);
+    free(p.ix);
     pm_arena_free(p.arena);
     pm_buf_free(&empty);
     return rc;

@@ -61,21 +61,22 @@ typedef struct pm_drop_result {
     pm_part_stat *parts;             /* dropped partitions, sorted by path */
     size_t n_parts;
     int64_t files, rows, bytes;
-    char *refused;                   /* dry run: why the real run would refuse (malloc'd) */
+    int64_t index_files;             /* index manifest entries dropped (DELETE entries committed) */
+    char *refused;                   /* dry run: why the real run would refuse (malloc'd); NULL today */
 } pm_drop_result;
 
 void pm_drop_result_free(pm_drop_result *r);
 
 /* Drop the selected partitions. Every attempt reads the latest snapshot,
  * scans it, and commits DELETE copies of the live files of the selected
- * partitions as one OVERWRITE snapshot (no snapshot when nothing matches).
- * A conflict (a file deleted concurrently, the snapshot id taken) re-scans
- * and retries; after max_attempts: PAIMON_CONFLICT. If the commit landed
- * on a newer snapshot than the one scanned and files appended in between
- * remain in the dropped partitions, another attempt deletes them too.
- * Tables whose index manifest has entries (deletion vectors, hash index)
- * in a selected partition are refused with PAIMON_UNSUPPORTED (a dry run
- * returns the plan with r->refused set). */
+ * partitions, plus DELETE copies of the index manifest entries (deletion
+ * vectors, HASH index, global indexes) of those partitions, as one
+ * OVERWRITE snapshot through pm_commit_with_index (no snapshot when
+ * nothing matches). A conflict (a file or index file deleted or replaced
+ * concurrently, the snapshot id taken) re-scans and retries; after
+ * max_attempts: PAIMON_CONFLICT. If the commit landed on a newer snapshot
+ * than the one scanned and files or index files added in between remain
+ * in the dropped partitions, another attempt deletes them too. */
 int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o,
                        pm_drop_result *r, pm_err *e);
 

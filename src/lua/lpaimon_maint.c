@@ -108,7 +108,7 @@ static void push_range(lua_State *L, const pm_expire_range *r) {
     lp_set_int(L, "max_deletes", r->max_deletes);
     lp_set_int(L, "older_than", r->older_than_ms);
     lp_set_int(L, "now", r->now_ms);
-    if (r->consumer_min) lp_set_int(L, "consumer_min", r->consumer_min);
+    if (r->n_consumers > 0) lp_set_int(L, "consumer_min", r->consumer_min);   /* 0 is a real position */
     lp_set_int(L, "hard_end", r->hard_end);
     lp_set_int(L, "begin", r->begin);
     lp_set_int(L, "end", r->end);

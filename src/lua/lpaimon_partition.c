@@ -332,6 +332,7 @@ static int tbl_drop_partitions(lua_State *L) {
     lp_set_int(L, "commits", r.commits);
     lp_set_int(L, "files", r.files);
     lp_set_int(L, "rows", r.rows);
+    lp_set_int(L, "index_files", (int64_t)r.index_files);
     lp_set_int(L, "bytes", r.bytes);
     push_keys(L, t);
     lua_setfield(L, -2, "partition_keys");

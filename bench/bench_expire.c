@@ -1,0 +1,203 @@
+/* Snapshot-expiration benchmark helpers (bench/run.sh bench_expire, and the
+ * table for bench_orphan).
+ *
+ *   bench_expire build TABLE [--snapshots 1000] [--files 20] [--partitions 10]
+ *       An append table (dt STRING, bucket -1) of --snapshots snapshots made
+ *       with pm_commit: commit 1 adds --files data files; every later commit
+ *       deletes the files the previous one added and adds --files new ones
+ *       (compaction-like: DELETE + ADD), partition = commit % --partitions.
+ *       Data files are real small files written to disk. Default manifest
+ *       options (minor merges at 30 manifests).
+ *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4]
+ *       pm_expire_snapshots with retain-min 1, cut-off now, no expire limit:
+ *       everything but the latest snapshot expires. With --list the paths
+ *       a dry run plans are written to FILE, one per line (for xargs rm).
+ *       Prints "RESULT expired=.. files=.. bytes=.. seconds=.." (the time of
+ *       the pm_expire_snapshots call alone). */
+#define _GNU_SOURCE
+#include "pm_commit.h"
+#include "pm_expire.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, const pm_err *e) {
+    fprintf(stderr, "bench_expire: %s: %s\n", what, e ? e->msg : strerror(errno));
+    exit(1);
+}
+
+static const char *SCHEMA =
+    "{\n  \"version\" : 3,\n  \"id\" : 0,\n  \"fields\" : [ {\n    \"id\" : 0,\n    \"name\" : \"id\",\n"
+    "    \"type\" : \"INT\"\n  }, {\n    \"id\" : 1,\n    \"name\" : \"dt\",\n    \"type\" : \"STRING\"\n  } ],\n"
+    "  \"highestFieldId\" : 1,\n  \"partitionKeys\" : [ \"dt\" ],\n  \"primaryKeys\" : [ ],\n"
+    "  \"options\" : {\n    \"bucket\" : \"-1\",\n    \"file.format\" : \"parquet\"\n  },\n"
+    "  \"timeMillis\" : 1764000000000\n}";
+
+static void write_file(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) die(path, NULL);
+}
+
+typedef struct bfile { pm_manifest_entry m; pm_buf part; char name[96]; } bfile;
+
+static void make_file(paimon_table *t, const char *table, bfile *x, int p, long seq, const pm_buf *empty) {
+    memset(x, 0, sizeof *x);
+    pm_err e;
+    char dt[16], path[700], body[256];
+    snprintf(dt, sizeof dt, "d%02d", p);
+    pm_datum v;
+    memset(&v, 0, sizeof v);
+    v.v.bin.ptr = (const uint8_t *)dt;
+    v.v.bin.len = strlen(dt);
+    if (pm_binrow_encode(t->part_types, 1, &v, &x->part, &e)) die("binrow", &e);
+    char uuid[37];
+    pm_uuid4(uuid);
+    snprintf(x->name, sizeof x->name, "data-%s-%ld.parquet", uuid, seq);
+    snprintf(path, sizeof path, "%s/dt=%s/bucket-0/%s", table, dt, x->name);
+    int len = snprintf(body, sizeof body, "PAR1 %s PAR1\n", x->name);
+    write_file(path, body, (size_t)len);
+    pm_bytes em = {empty->data, empty->len};
+    x->m.version = 2;
+    x->m.kind = PM_FILE_ADD;
+    x->m.partition = (pm_bytes){x->part.data, x->part.len};
+    x->m.total_buckets = -1;
+    pm_data_file *f = &x->m.file;
+    f->file_name = x->name;
+    f->file_size = len;
+    f->row_count = 100;
+    f->min_key = f->max_key = em;
+    f->key_stats.min_values = f->key_stats.max_values = em;
+    f->key_stats.has_null_counts = 1;
+    f->value_stats.min_values = f->value_stats.max_values = em;
+    f->value_stats.has_null_counts = 1;
+    f->has_value_stats_cols = 1;
+    f->max_sequence_number = 99;
+    f->creation_time = (pm_opt_i64){1, 1764000000000LL};
+    f->delete_row_count = (pm_opt_i64){1, 0};
+    f->file_source = (pm_opt_i32){1, 0};
+}
+
+static int cmd_build(const char *table, int snapshots, int files, int parts) {
+    char p[600];
+    if (mkdir(table, 0755) && errno != EEXIST) die(table, NULL);
+    snprintf(p, sizeof p, "%s/schema", table);
+    if (mkdir(p, 0755) && errno != EEXIST) die(p, NULL);
+    snprintf(p, sizeof p, "%s/schema/schema-0", table);
+    write_file(p, SCHEMA, strlen(SCHEMA));
+    for (int i = 0; i < parts; i++) {
+        snprintf(p, sizeof p, "%s/dt=d%02d", table, i);
+        mkdir(p, 0755);
+        snprintf(p, sizeof p, "%s/dt=d%02d/bucket-0", table, i);
+        mkdir(p, 0755);
+    }
+    paimon_table *t;
+    pm_err e;
+    if (pm_table_open(table, NULL, &t, &e)) die("open", &e);
+    pm_buf empty = {0};
+    pm_binrow_encode(NULL, 0, NULL, &empty, &e);
+    bfile *prev = calloc((size_t)files, sizeof *prev), *cur = calloc((size_t)files, sizeof *cur);
+    pm_manifest_entry *v = calloc((size_t)files * 2, sizeof *v);
+    long seq = 0;
+    double t0 = now_s();
+    for (int s = 1; s <= snapshots; s++) {
+        size_t n = 0;
+        if (s > 1)
+            for (int i = 0; i < files; i++) { v[n] = prev[i].m; v[n++].kind = PM_FILE_DELETE; }
+        for (int i = 0; i < files; i++) {
+            make_file(t, table, &cur[i], s % parts, seq++, &empty);
+            v[n++] = cur[i].m;
+        }
+        pm_commit_opts o;
+        pm_commit_opts_from_table(t, &o);
+        o.commit_user = "bench";
+        o.identifier = s;
+        o.kind = s > 1 ? "COMPACT" : "APPEND";
+        int64_t id;
+        if (pm_commit(t, v, n, &o, &id, &e)) die("commit", &e);
+        for (int i = 0; i < files; i++) pm_buf_free(&prev[i].part);
+        bfile *tmp = prev;
+        prev = cur;
+        cur = tmp;
+        if (s % 100 == 0) fprintf(stderr, "bench_expire: built %d snapshots (%.1f s)\n", s, now_s() - t0);
+    }
+    for (int i = 0; i < files; i++) pm_buf_free(&prev[i].part);
+    free(prev);
+    free(cur);
+    free(v);
+    pm_buf_free(&empty);
+    pm_table_free(t);
+    printf("RESULT snapshots=%d data_files=%ld build_s=%.3f\n", snapshots, seq, now_s() - t0);
+    return 0;
+}
+
+static int cmd_expire(const char *table, int dry_run, const char *list, int threads) {
+    paimon_table *t;
+    pm_err e;
+    if (pm_table_open(table, NULL, &t, &e)) die("open", &e);
+    pm_expire_opts o;
+    memset(&o, 0, sizeof o);
+    o.retain_min = 1;
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis();
+    o.max_deletes = 2147483647;
+    o.threads = threads;
+    o.dry_run = dry_run || list;
+    pm_expire_result r;
+    double t0 = now_s();
+    if (pm_expire_snapshots(t, &o, &r, &e)) die("expire", &e);
+    double secs = now_s() - t0;
+    int64_t files = 0, bytes = 0;
+    for (int k = 0; k < PM_K__N; k++) { files += r.clean.count[k]; bytes += r.clean.bytes[k]; }
+    if (list) {
+        FILE *f = fopen(list, "w");
+        if (!f) die(list, NULL);
+        for (size_t i = 0; i < r.clean.n_paths; i++) {
+            const char *pth = r.clean.paths[i].path;
+            if (!strncmp(pth, "file:", 5)) pth += 5;
+            fprintf(f, "%s\n", pth);
+        }
+        if (fclose(f)) die(list, NULL);
+    }
+    printf("RESULT expired=%lld files=%lld data_files=%lld manifests=%lld lists=%lld snapshot_files=%lld bytes=%lld "
+           "failures=%zu seconds=%.6f\n",
+           (long long)r.expired, (long long)files, (long long)r.clean.count[PM_K_DATA],
+           (long long)r.clean.count[PM_K_MANIFEST], (long long)r.clean.count[PM_K_MANIFEST_LIST],
+           (long long)r.clean.count[PM_K_SNAPSHOT], (long long)bytes, r.clean.n_failures, secs);
+    pm_clean_result_free(&r.clean);
+    pm_table_free(t);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_expire build|expire TABLE [options]\n");
+        return 2;
+    }
+    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4;
+    const char *list = NULL;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--snapshots") && i + 1 < argc) snapshots = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--files") && i + 1 < argc) files = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) parts = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--list") && i + 1 < argc) list = argv[++i];
+        else if (!strcmp(argv[i], "--dry-run")) dry = 1;
+        else { fprintf(stderr, "bench_expire: unknown option %s\n", argv[i]); return 2; }
+    }
+    if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
+    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts);
+    if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads);
+    fprintf(stderr, "bench_expire: unknown command %s\n", argv[1]);
+    return 2;
+}

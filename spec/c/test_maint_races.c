@@ -1,0 +1,723 @@
+/* Maintenance racing with writers (forked processes committing through
+ * pm_commit into a table built here; /dev/shm when available).
+ *
+ * (a) Orphan removal while a writer commits: the table starts with 40
+ *     commits whose files are all backdated by an hour, plus planted
+ *     orphans (old ones in bucket and manifest directories, young ones);
+ *     a child commits new data files in a loop while the parent runs
+ *     pm_remove_orphan_files repeatedly (cut-off now - 2 s; every other
+ *     run a dry run) and plants more old orphans. Every file that
+ *     disappeared during a run, and every path a dry run planned, must be a
+ *     planted old orphan whose mtime was before that run's cut-off; after
+ *     the child stops, every file of every snapshot exists (pyref over all
+ *     snapshots), the young orphans survive and a final run removes the
+ *     remaining old orphans.
+ * (b) Expiration while two writers commit (appends and compactions, their
+ *     own files only): the parent expires repeatedly with retain-min 2.
+ *     Afterwards no commit was lost: every commit a writer saw succeed is
+ *     either a live snapshot with its user and identifier or below
+ *     EARLIEST; every file a writer added and never compacted away is live
+ *     in the latest snapshot and exists; snapshots are continuous; pyref
+ *     reads every remaining snapshot and all its files exist. */
+#define _XOPEN_SOURCE 700
+#include "test.h"
+#include "pm_commit.h"
+#include "pm_expire.h"
+#include "pm_orphan.h"
+#include "pm_set.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCHEMA \
+    "{\n  \"version\" : 3,\n  \"id\" : 0,\n  \"fields\" : [ {\n    \"id\" : 0,\n    \"name\" : \"id\",\n" \
+    "    \"type\" : \"INT\"\n  }, {\n    \"id\" : 1,\n    \"name\" : \"dt\",\n    \"type\" : \"STRING\"\n  } ],\n" \
+    "  \"highestFieldId\" : 1,\n  \"partitionKeys\" : [ \"dt\" ],\n  \"primaryKeys\" : [ ],\n" \
+    "  \"options\" : {\n    \"bucket\" : \"-1\",\n    \"file.format\" : \"parquet\",\n" \
+    "    \"commit.min-retry-wait\" : \"1 ms\",\n    \"commit.max-retry-wait\" : \"20 ms\",\n" \
+    "    \"commit.max-retries\" : \"100\"\n  },\n" \
+    "  \"timeMillis\" : 1764000000000\n}"
+
+enum { N_PARTS = 3 };
+
+/* pyref's references of every snapshot (see test_maint_scale.c): one
+ * "ref<TAB>table-relative path" line each. */
+static const char *PYCHECK =
+    "import argparse, functools, os, sys\n"
+    "sys.path.insert(0, sys.argv[2])\n"
+    "import pyref\n"
+    "pyref.read_avro = functools.lru_cache(maxsize=None)(pyref.read_avro)\n"
+    "table = sys.argv[1]\n"
+    "out = sys.stdout\n"
+    "main = pyref.Table(table)\n"
+    "for s in pyref.view_snapshots(main, None):\n"
+    "    sid = s['snapshot_id']\n"
+    "    a = argparse.Namespace(snapshot=sid, tag=None, branch=None)\n"
+    "    out.write('s:%d\\tsnapshot/snapshot-%d\\n' % (sid, sid))\n"
+    "    for r in pyref.view_files(main, a):\n"
+    "        out.write('s:%d\\t%s\\n' % (sid, r['file_path']))\n"
+    "    for m in pyref.view_manifests(main, a):\n"
+    "        out.write('s:%d\\tmanifest/%s\\n' % (sid, m['file_name']))\n"
+    "    for k in ('base_manifest_list', 'delta_manifest_list'):\n"
+    "        out.write('s:%d\\tmanifest/%s\\n' % (sid, s[k]))\n";
+
+static int run_cmd(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
+
+static int write_file(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = fwrite(p, 1, n, f) == n;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* ---- string sets -------------------------------------------------------------------- */
+
+typedef struct strset { pm_set *set; char **v; size_t n, cap; } strset;
+
+static void ss_add(strset *s, const char *str) {
+    if (!s->set) s->set = pm_set_new();
+    if (pm_set_add(s->set, str, strlen(str)) != 1) return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = pm_strdup(str);
+}
+static int ss_has(const strset *s, const char *str) { return s->set && pm_set_contains(s->set, str, strlen(str)); }
+static void ss_free(strset *s) {
+    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    pm_set_free(s->set);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+typedef struct world { char dir[128], table[200], script[200]; } world;
+
+static int world_open(world *w) {
+    memset(w, 0, sizeof *w);
+    struct stat st;
+    const char *base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
+                           ? "/dev/shm" : "/tmp";
+    snprintf(w->dir, sizeof w->dir, "%s/pm_test_mraces.XXXXXX", base);
+    if (!mkdtemp(w->dir)) return -1;
+    snprintf(w->table, sizeof w->table, "%s/t", w->dir);
+    snprintf(w->script, sizeof w->script, "%s/check.py", w->dir);
+    char p[400];
+    snprintf(p, sizeof p, "%s/schema", w->table);
+    if (mkdir(w->table, 0755) || mkdir(p, 0755)) return -1;
+    snprintf(p, sizeof p, "%s/schema/schema-0", w->table);
+    if (write_file(p, SCHEMA, strlen(SCHEMA))) return -1;
+    for (int i = 0; i < N_PARTS; i++) {
+        snprintf(p, sizeof p, "%s/dt=p%d", w->table, i);
+        mkdir(p, 0755);
+        snprintf(p, sizeof p, "%s/dt=p%d/bucket-0", w->table, i);
+        mkdir(p, 0755);
+    }
+    return write_file(w->script, PYCHECK, strlen(PYCHECK));
+}
+
+static void world_close(world *w) {
+    if (!getenv("KEEP") && strstr(w->dir, "/pm_test_mraces.")) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", w->dir);
+        run_cmd(cmd);
+    }
+}
+
+typedef struct tfile { pm_manifest_entry m; pm_buf part, empty; char name[96]; int p; int live; } tfile;
+
+/* A new data file "data-<tag>-<n>-<uuid>.parquet" in partition p, on disk. */
+static int new_file(paimon_table *t, const char *table, tfile *x, const char *tag, long n, int p) {
+    memset(x, 0, sizeof *x);
+    pm_err e;
+    char dt[16];
+    snprintf(dt, sizeof dt, "p%d", p);
+    pm_datum v;
+    memset(&v, 0, sizeof v);
+    v.v.bin.ptr = (const uint8_t *)dt;
+    v.v.bin.len = strlen(dt);
+    pm_binrow_encode(t->part_types, 1, &v, &x->part, &e);
+    pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
+    char uuid[37];
+    pm_uuid4(uuid);
+    snprintf(x->name, sizeof x->name, "data-%s-%ld-%.8s.parquet", tag, n, uuid);
+    x->p = p;
+    x->live = 1;
+    char path[600];
+    snprintf(path, sizeof path, "%s/dt=%s/bucket-0/%s", table, dt, x->name);
+    if (write_file(path, x->name, strlen(x->name))) return -1;
+    pm_bytes empty = {x->empty.data, x->empty.len};
+    x->m.version = 2;
+    x->m.kind = PM_FILE_ADD;
+    x->m.partition = (pm_bytes){x->part.data, x->part.len};
+    x->m.bucket = 0;
+    x->m.total_buckets = -1;
+    pm_data_file *f = &x->m.file;
+    f->file_name = x->name;
+    f->file_size = (int64_t)strlen(x->name);
+    f->row_count = 3;
+    f->min_key = f->max_key = empty;
+    f->key_stats.min_values = f->key_stats.max_values = empty;
+    f->key_stats.has_null_counts = 1;
+    f->value_stats.min_values = f->value_stats.max_values = empty;
+    f->value_stats.has_null_counts = 1;
+    f->has_value_stats_cols = 1;
+    f->max_sequence_number = 2;
+    f->creation_time = (pm_opt_i64){1, 1764000000000LL};
+    f->delete_row_count = (pm_opt_i64){1, 0};
+    f->file_source = (pm_opt_i32){1, 0};
+    return 0;
+}
+
+static void tfile_free(tfile *x) {
+    pm_buf_free(&x->part);
+    pm_buf_free(&x->empty);
+}
+
+/* ---- a writer process ---------------------------------------------------------------- */
+
+/* A stalling writer: every stall_every-th snapshot creation sleeps
+ * stall_ms first, after the commit has read the latest snapshot and
+ * written its manifests (a slow writer, a GC pause). Meanwhile the other
+ * writer commits and the expiration may remove the snapshot it built on. */
+static const pm_fileio_ops *stall_inner;
+static pm_fileio_ops stall_ops;
+static int stall_every, stall_ms, stall_count;
+
+static int stall_create(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
+    if (strstr(path, "/snapshot/snapshot-") && ++stall_count % stall_every == 0) usleep((useconds_t)stall_ms * 1000);
+    return stall_inner->create_no_replace(io, path, p, n, e);
+}
+
+static void stall_install(paimon_table *t, int every, int ms) {
+    stall_inner = t->io->ops;
+    stall_ops = *stall_inner;
+    stall_ops.create_no_replace = stall_create;
+    t->io->ops = &stall_ops;
+    stall_every = every;
+    stall_ms = ms;
+}
+
+/* Commits until the deadline (wall ms) or max_commits: two new files per
+ * commit; with compact_every > 0 every compact_every-th commit deletes two
+ * of its own live files and adds one (COMPACT). Appends one line per
+ * outcome to log: "C <id> <identifier> +<name>... -<name>..." or
+ * "F <identifier> <message>". A failed commit is retried with the same
+ * entries after filterCommitted (pm_commit_last_identifier) says it did
+ * not happen. Exit status 0, or 1 when it could not commit at all. */
+static int writer(const char *table, const char *user, const char *log, int64_t deadline, int max_commits,
+                  int compact_every, int pause_ms, int stall_every_n) {
+    paimon_table *t;
+    pm_err e;
+    if (pm_table_open(table, NULL, &t, &e)) return 1;
+    if (stall_every_n > 0) stall_install(t, stall_every_n, 30);
+    FILE *lf = fopen(log, "w");
+    if (!lf) return 1;
+    setvbuf(lf, NULL, _IOLBF, 0);
+    enum { MAXF = 4096 };
+    tfile *f = calloc(MAXF, sizeof *f);
+    size_t nf = 0;
+    int64_t ident = 0;
+    int ok = 0;
+    while (pm_now_millis() < deadline && ident < max_commits && nf + 3 < MAXF) {
+        ident++;
+        pm_manifest_entry v[4];
+        size_t nv = 0;
+        const char *kind = "APPEND";
+        size_t first_new = nf;
+        int del[2] = {-1, -1}, nd = 0;
+        if (compact_every > 0 && ident % compact_every == 0) {
+            for (size_t i = 0; i < nf && nd < 2; i++)
+                if (f[i].live) { del[nd++] = (int)i; v[nv] = f[i].m; v[nv++].kind = PM_FILE_DELETE; }
+            kind = "COMPACT";
+            if (new_file(t, table, &f[nf], user, (long)nf, (int)(ident % N_PARTS))) break;
+            v[nv++] = f[nf++].m;
+        } else {
+            for (int j = 0; j < 2; j++) {
+                if (new_file(t, table, &f[nf], user, (long)nf, (int)((ident + j) % N_PARTS))) break;
+                v[nv++] = f[nf++].m;
+            }
+        }
+        pm_commit_opts o;
+        pm_commit_opts_from_table(t, &o);
+        o.commit_user = user;
+        o.identifier = ident;
+        o.kind = kind;
+        int64_t id = 0;
+        int rc = -1;
+        for (int attempt = 0; attempt < 50; attempt++) {
+            rc = pm_commit(t, v, nv, &o, &id, &e);
+            if (rc == PAIMON_OK) break;
+            fprintf(lf, "F %lld %s\n", (long long)ident, e.msg);
+            int64_t last = INT64_MIN;
+            pm_err e2;
+            if (pm_commit_last_identifier(t, user, &last, &e2) == PAIMON_OK && last >= ident) {
+                fprintf(lf, "F %lld committed after all\n", (long long)ident);
+                rc = PAIMON_OK;
+                id = -1;
+                break;
+            }
+            usleep(1000);
+        }
+        if (rc != PAIMON_OK) break;
+        ok++;
+        fprintf(lf, "C %lld %lld", (long long)id, (long long)ident);
+        for (size_t i = first_new; i < nf; i++) fprintf(lf, " +%s", f[i].name);
+        for (int i = 0; i < nd; i++) { fprintf(lf, " -%s", f[del[i]].name); f[del[i]].live = 0; }
+        fputc('\n', lf);
+        /* bursts of 4 commits pause_ms apart, then a longer pause: an orphan
+         * run that overlaps a commit stops with a conflict, one in a pause
+         * completes */
+        if (pause_ms) usleep((useconds_t)(ident % 4 == 0 ? pause_ms * 12 : pause_ms) * 1000);
+    }
+    fclose(lf);
+    for (size_t i = 0; i < nf; i++) tfile_free(&f[i]);
+    free(f);
+    pm_table_free(t);
+    return ok > 0 ? 0 : 1;
+}
+
+static pid_t spawn_writer(const char *table, const char *user, const char *log, int64_t deadline, int max_commits,
+                          int compact_every, int pause_ms, int stall_every_n) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) _exit(writer(table, user, log, deadline, max_commits, compact_every, pause_ms, stall_every_n));
+    return pid;
+}
+
+static int child_done(pid_t pid, int *status) {
+    int st;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) { *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128; return 1; }
+    return r < 0;
+}
+
+/* ---- checks ------------------------------------------------------------------------------ */
+
+/* pyref's references of every snapshot; -1 when it fails. */
+static int reference(const world *w, strset *refs, strset *labels) {
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' spec/support 2>&1", w->script, w->table);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    char line[1024];
+    int bad = 0;
+    size_t n = 0;
+    while (fgets(line, sizeof line, p)) {
+        size_t l = strlen(line);
+        if (l && line[l - 1] == '\n') line[--l] = '\0';
+        char *tab = strchr(line, '\t');
+        if (!tab) { fprintf(stderr, "  pyref: %s\n", line); bad = 1; continue; }
+        *tab = '\0';
+        if (labels) ss_add(labels, line);
+        ss_add(refs, tab + 1);
+        n++;
+    }
+    int st = pclose(p);
+    return bad || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || n == 0 ? -1 : 0;
+}
+
+static int rel_exists(const world *w, const char *rel) {
+    char p[600];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", w->table, rel);
+    return stat(p, &st) == 0;
+}
+
+/* Every path pyref finds referenced exists; returns the number missing
+ * (-1 when the reader fails). */
+static long check_all_referenced(const world *w, strset *refs, const char *ctx) {
+    if (reference(w, refs, NULL)) { fprintf(stderr, "  %s: pyref failed on the table\n", ctx); return -1; }
+    long missing = 0;
+    for (size_t i = 0; i < refs->n; i++)
+        if (!rel_exists(w, refs->v[i])) {
+            if (missing++ < 10) fprintf(stderr, "  %s: referenced %s is missing\n", ctx, refs->v[i]);
+        }
+    return missing;
+}
+
+/* Table-relative file paths with their mtimes (ms). */
+typedef struct fent { char *rel; int64_t mtime; } fent;
+static fent *walk_v;
+static size_t walk_n, walk_cap, walk_prefix;
+
+static int walk_fn(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)ftw;
+    if (flag != FTW_F) return 0;
+    if (walk_n == walk_cap) {
+        walk_cap = walk_cap ? walk_cap * 2 : 512;
+        walk_v = realloc(walk_v, walk_cap * sizeof *walk_v);
+    }
+    walk_v[walk_n].rel = pm_strdup(path + walk_prefix);
+    walk_v[walk_n++].mtime = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+    return 0;
+}
+
+static void walk(const char *dir) {
+    walk_n = 0;
+    walk_prefix = strlen(dir) + 1;
+    nftw(dir, walk_fn, 16, FTW_PHYS);
+}
+
+static void walk_free(void) {
+    for (size_t i = 0; i < walk_n; i++) free(walk_v[i].rel);
+    free(walk_v);
+    walk_v = NULL;
+    walk_n = walk_cap = 0;
+}
+
+static void backdate(const char *path, int64_t ms_ago) {
+    struct timeval tv[2];
+    int64_t t = pm_now_millis() - ms_ago;
+    tv[0].tv_sec = tv[1].tv_sec = (time_t)(t / 1000);
+    tv[0].tv_usec = tv[1].tv_usec = (suseconds_t)(t % 1000) * 1000;
+    utimes(path, tv);
+}
+
+/* Plant an orphan: rel path under the table; old ones backdated an hour. */
+static void plant(const world *w, strset *set, const char *rel, int old) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", w->table, rel);
+    if (write_file(p, "orphan", 6)) return;
+    if (old) backdate(p, 3600 * 1000);
+    ss_add(set, rel);
+}
+
+static int build(paimon_table *t, const char *table, int commits, const char *user) {
+    pm_err e;
+    for (int i = 1; i <= commits; i++) {
+        tfile x[2];
+        for (int j = 0; j < 2; j++)
+            if (new_file(t, table, &x[j], user, i * 2 + j, (i + j) % N_PARTS)) return -1;
+        pm_manifest_entry v[2] = {x[0].m, x[1].m};
+        pm_commit_opts o;
+        pm_commit_opts_from_table(t, &o);
+        o.commit_user = user;
+        o.identifier = i;
+        int64_t id;
+        int rc = pm_commit(t, v, 2, &o, &id, &e);
+        tfile_free(&x[0]);
+        tfile_free(&x[1]);
+        if (rc) { fprintf(stderr, "  build: %s\n", e.msg); return -1; }
+    }
+    return 0;
+}
+
+/* ---- (a) orphan removal while a writer commits ----------------------------------------- */
+
+TEST(orphan_removal_while_a_writer_commits) {
+    world w;
+    if (world_open(&w)) { CHECK(!"world"); world_close(&w); return; }
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(w.table, NULL, &t, &e), PAIMON_OK);
+    if (!t) { world_close(&w); return; }
+    CHECK(build(t, w.table, 40, "seed") == 0);
+    /* everything so far is an hour old: orphan candidates by age */
+    walk(w.table);
+    for (size_t i = 0; i < walk_n; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", w.table, walk_v[i].rel);
+        backdate(p, 3600 * 1000);
+    }
+    walk_free();
+    strset old_orphans = {0}, young = {0};
+    char rel[300];
+    int planted = 0;
+    for (; planted < 6; planted++) {
+        snprintf(rel, sizeof rel, "dt=p%d/bucket-0/data-orphan-old-%d.parquet", planted % N_PARTS, planted);
+        plant(&w, &old_orphans, rel, 1);
+    }
+    plant(&w, &old_orphans, "manifest/manifest-orphan-old-0", 1);
+    plant(&w, &old_orphans, "manifest/manifest-list-orphan-old-0", 1);
+
+    char log[300];
+    snprintf(log, sizeof log, "%s/writer.log", w.dir);
+    pid_t pid = spawn_writer(w.table, "writer", log, pm_now_millis() + 3000, 100000, 0, 20, 0);
+    CHECK(pid > 0);
+    int status = -1, runs = 0, ok_runs = 0, dry_runs = 0, conflicts = 0, bad = 0;
+    int64_t deleted_total = 0;
+    strset deleted = {0};
+    while (pid > 0 && !child_done(pid, &status) && bad < 5) {
+        /* more old orphans for this run */
+        snprintf(rel, sizeof rel, "dt=p%d/bucket-0/data-orphan-old-%d.parquet", planted % N_PARTS, planted);
+        plant(&w, &old_orphans, rel, 1);
+        planted++;
+        walk(w.table);                     /* the state before the run, with mtimes */
+        pm_orphan_opts o;
+        memset(&o, 0, sizeof o);
+        o.has_older_than = 1;
+        o.older_than_ms = pm_now_millis() - 2000;
+        o.threads = 2;
+        o.dry_run = runs % 2;
+        pm_orphan_result r;
+        int rc = pm_remove_orphan_files(t, &o, &r, &e);
+        runs++;
+        if (rc == PAIMON_CONFLICT) conflicts++;
+        else if (rc != PAIMON_OK) { fprintf(stderr, "  orphan run %d: %s\n", runs, e.msg); bad++; }
+        if (rc == PAIMON_OK) {
+            if (o.dry_run) {
+                dry_runs++;
+                for (size_t i = 0; i < r.clean.n_paths; i++) {
+                    const char *p = r.clean.paths[i].path;
+                    const char *rp = strncmp(p, w.table, strlen(w.table)) ? p : p + strlen(w.table) + 1;
+                    if (!ss_has(&old_orphans, rp)) { fprintf(stderr, "  dry run %d plans %s\n", runs, rp); bad++; }
+                }
+            } else {
+                ok_runs++;
+                for (int k = 0; k < PM_K__N; k++) deleted_total += r.clean.count[k];
+            }
+            pm_clean_result_free(&r.clean);
+        }
+        /* whatever vanished was a planted old orphan, older than the cut-off
+         * (nobody else deletes: one writer, no conflicts, no expiration) */
+        for (size_t i = 0; i < walk_n; i++) {
+            if (rel_exists(&w, walk_v[i].rel)) continue;
+            const char *rp = walk_v[i].rel;
+            if (rp[0] == '.' || strstr(rp, "/.")) continue;     /* a writer's temp file, renamed */
+            if (!ss_has(&old_orphans, rp) || walk_v[i].mtime >= o.older_than_ms) {
+                fprintf(stderr, "  run %d deleted %s (mtime %lld, cut-off %lld)\n", runs, rp,
+                        (long long)walk_v[i].mtime, (long long)o.older_than_ms);
+                bad++;
+            }
+            ss_add(&deleted, rp);
+        }
+        walk_free();
+    }
+    if (pid > 0 && status < 0) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    }
+    CHECK_EQ_INT(status, 0);
+    CHECK_EQ_INT(bad, 0);
+    printf("# orphan runs during commits: %d (%d real ok, %d dry ok, %d conflicts), %lld files deleted\n", runs, ok_runs,
+           dry_runs, conflicts, (long long)deleted_total);
+    CHECK(ok_runs > 0 && deleted_total > 0);
+    /* after the writer stopped: every file of every snapshot exists */
+    strset refs = {0};
+    CHECK_EQ_INT(check_all_referenced(&w, &refs, "orphan race"), 0);
+    for (size_t i = 0; i < deleted.n; i++)
+        if (ss_has(&refs, deleted.v[i])) { fprintf(stderr, "  deleted %s is referenced\n", deleted.v[i]); CHECK(0); }
+    /* the writer's commits are all there */
+    FILE *lf = fopen(log, "r");
+    char line[4096];
+    int commits = 0;
+    while (lf && fgets(line, sizeof line, lf))
+        if (line[0] == 'C') {
+            commits++;
+            for (char *tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n"))
+                if (tok[0] == '+') {
+                    int found = 0;
+                    for (int p = 0; p < N_PARTS && !found; p++) {
+                        snprintf(rel, sizeof rel, "dt=p%d/bucket-0/%s", p, tok + 1);
+                        found = ss_has(&refs, rel) && rel_exists(&w, rel);
+                    }
+                    if (!found) { fprintf(stderr, "  committed %s lost\n", tok + 1); CHECK(0); }
+                }
+        }
+    if (lf) fclose(lf);
+    printf("# writer committed %d snapshots meanwhile\n", commits);
+    CHECK(commits > 10);
+    /* a last run without the writer: the old orphans go, young ones stay */
+    plant(&w, &young, "dt=p0/bucket-0/data-orphan-young-0.parquet", 0);
+    plant(&w, &young, "manifest/manifest-orphan-young-0", 0);
+    pm_orphan_opts o;
+    memset(&o, 0, sizeof o);
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis() - 2000;
+    pm_orphan_result r;
+    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_OK);
+    pm_clean_result_free(&r.clean);
+    for (size_t i = 0; i < old_orphans.n; i++)
+        if (rel_exists(&w, old_orphans.v[i])) { fprintf(stderr, "  %s survived\n", old_orphans.v[i]); CHECK(0); }
+    for (size_t i = 0; i < young.n; i++) CHECK(rel_exists(&w, young.v[i]));
+    ss_free(&refs);
+    CHECK_EQ_INT(check_all_referenced(&w, &refs, "after the last orphan run"), 0);
+    ss_free(&refs);
+    ss_free(&deleted);
+    ss_free(&old_orphans);
+    ss_free(&young);
+    pm_table_free(t);
+    world_close(&w);
+}
+
+/* ---- (b) expiration while writers commit ---------------------------------------------- */
+
+typedef struct wlog { int64_t id, ident; } wlog;
+
+TEST(expiration_while_writers_commit) {
+    world w;
+    if (world_open(&w)) { CHECK(!"world"); world_close(&w); return; }
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(w.table, NULL, &t, &e), PAIMON_OK);
+    if (!t) { world_close(&w); return; }
+    CHECK(build(t, w.table, 10, "seed") == 0);
+    const char *users[2] = {"w1", "w2"};
+    char logs[2][300];
+    pid_t pids[2];
+    int64_t deadline = pm_now_millis() + 2500;
+    for (int i = 0; i < 2; i++) {
+        snprintf(logs[i], sizeof logs[i], "%s/%s.log", w.dir, users[i]);
+        pids[i] = spawn_writer(w.table, users[i], logs[i], deadline, 100000, i == 0 ? 5 : 7, 0, i == 1 ? 10 : 0);
+        CHECK(pids[i] > 0);
+    }
+    int status[2] = {-1, -1}, live = 2, runs = 0, bad = 0;
+    int64_t expired = 0, data_deleted = 0;
+    while (live > 0 && bad < 5) {
+        pm_expire_opts o;
+        memset(&o, 0, sizeof o);
+        o.retain_min = 2;
+        o.has_older_than = 1;
+        o.older_than_ms = pm_now_millis();
+        o.max_deletes = 1000;
+        o.threads = 2;
+        pm_expire_result r;
+        int rc = pm_expire_snapshots(t, &o, &r, &e);
+        runs++;
+        if (rc) { fprintf(stderr, "  expire run %d: %s\n", runs, e.msg); bad++; }
+        else {
+            expired += r.expired;
+            data_deleted += r.clean.count[PM_K_DATA];
+            if (r.clean.n_failures) { fprintf(stderr, "  expire run %d: %zu failures\n", runs, r.clean.n_failures); bad++; }
+            pm_clean_result_free(&r.clean);
+        }
+        live = 0;
+        for (int i = 0; i < 2; i++)
+            if (status[i] < 0 && !child_done(pids[i], &status[i])) live++;
+        usleep(2000);
+    }
+    for (int i = 0; i < 2; i++)
+        if (status[i] < 0) {
+            int st;
+            while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR) {}
+            status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(status[0], 0);
+    CHECK_EQ_INT(status[1], 0);
+    /* one more expiration, alone */
+    pm_expire_opts o;
+    memset(&o, 0, sizeof o);
+    o.retain_min = 2;
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis();
+    o.max_deletes = 100000;
+    pm_expire_result r;
+    CHECK_EQ_INT(pm_expire_snapshots(t, &o, &r, &e), PAIMON_OK);
+    expired += r.expired;
+    data_deleted += r.clean.count[PM_K_DATA];
+    pm_clean_result_free(&r.clean);
+    printf("# %d expirations during commits: %lld snapshots expired, %lld data files deleted\n", runs,
+           (long long)expired, (long long)data_deleted);
+    CHECK(expired > 20 && data_deleted > 0);
+
+    int64_t earliest = 0, latest = 0;
+    CHECK_EQ_INT(pm_snapshot_earliest_id(t->io, t->root, &earliest, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_snapshot_latest_id(t->io, t->root, &latest, &e), PAIMON_OK);
+    CHECK(latest - earliest + 1 == 2);
+    /* continuity, and every remaining snapshot fully readable with its files */
+    strset refs = {0}, labels = {0};
+    CHECK_EQ_INT(check_all_referenced(&w, &refs, "expire race"), 0);
+    ss_free(&refs);
+    CHECK(reference(&w, &refs, &labels) == 0);
+    for (int64_t id = earliest; id <= latest; id++) {
+        char l[64];
+        snprintf(l, sizeof l, "s:%lld", (long long)id);
+        if (!ss_has(&labels, l)) { fprintf(stderr, "  snapshot %lld missing\n", (long long)id); CHECK(0); }
+    }
+    /* live files of the latest snapshot (C scan) */
+    strset livef = {0};
+    pm_snapshot *s = NULL;
+    CHECK_EQ_INT(pm_snapshot_read(t->io, t->root, latest, &s, &e), PAIMON_OK);
+    pm_scan *sc;
+    if (s && pm_scan_open(t, s, NULL, &sc, &e) == 0) {
+        const pm_manifest_entry *m;
+        while (pm_scan_next(sc, &m, &e) == PAIMON_OK) ss_add(&livef, m->file.file_name);
+        pm_scan_close(sc);
+    }
+    pm_snapshot_free(s);
+    /* no commit lost */
+    int64_t commits = 0, failures = 0;
+    strset ids = {0};
+    for (int i = 0; i < 2; i++) {
+        FILE *lf = fopen(logs[i], "r");
+        CHECK(lf != NULL);
+        static char line[8192];
+        strset added = {0}, removed = {0};
+        while (lf && fgets(line, sizeof line, lf)) {
+            if (line[0] == 'F') { failures++; continue; }
+            if (line[0] != 'C') continue;
+            commits++;
+            long long id = 0, ident = 0;
+            sscanf(line + 2, "%lld %lld", &id, &ident);
+            if (id > 0) {
+                char key[32];
+                snprintf(key, sizeof key, "%lld", id);
+                if (ss_has(&ids, key)) { fprintf(stderr, "  snapshot %lld committed twice\n", id); CHECK(0); }
+                ss_add(&ids, key);
+                if (id >= earliest) {
+                    pm_snapshot *x = NULL;
+                    if (pm_snapshot_read(t->io, t->root, id, &x, &e) || strcmp(x->commit_user, users[i]) ||
+                        x->commit_identifier != ident) {
+                        fprintf(stderr, "  %s's snapshot %lld (identifier %lld) is not there\n", users[i], id, ident);
+                        CHECK(0);
+                    }
+                    pm_snapshot_free(x);
+                }
+            }
+            for (char *tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n")) {
+                if (tok[0] == '+') ss_add(&added, tok + 1);
+                if (tok[0] == '-') ss_add(&removed, tok + 1);
+            }
+        }
+        if (lf) fclose(lf);
+        int lost = 0;
+        for (size_t j = 0; j < added.n; j++) {
+            if (ss_has(&removed, added.v[j])) {
+                if (ss_has(&livef, added.v[j])) { fprintf(stderr, "  compacted %s still live\n", added.v[j]); lost++; }
+                continue;
+            }
+            int exists = 0;
+            for (int p = 0; p < N_PARTS && !exists; p++) {
+                char rel[300];
+                snprintf(rel, sizeof rel, "dt=p%d/bucket-0/%s", p, added.v[j]);
+                exists = rel_exists(&w, rel);
+            }
+            if (!ss_has(&livef, added.v[j]) || !exists) {
+                if (lost < 10) fprintf(stderr, "  %s of %s lost (live %d, on disk %d)\n", added.v[j], users[i],
+                                       ss_has(&livef, added.v[j]), exists);
+                lost++;
+            }
+        }
+        CHECK_EQ_INT(lost, 0);
+        CHECK(added.n > 10 && removed.n > 0);
+        ss_free(&added);
+        ss_free(&removed);
+    }
+    printf("# writers: %lld commits, %lld failed attempts retried; latest snapshot %lld\n", (long long)commits,
+           (long long)failures, (long long)latest);
+    CHECK(commits > 20);
+    ss_free(&ids);
+    ss_free(&livef);
+    ss_free(&refs);
+    ss_free(&labels);
+    pm_table_free(t);
+    world_close(&w);
+}
+
+int main(void) {
+    RUN(orphan_removal_while_a_writer_commits);
+    RUN(expiration_while_writers_commit);
+    return TEST_SUMMARY();
+}
