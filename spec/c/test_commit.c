@@ -1732,6 +1732,88 @@ TEST(commit_uncertain_retry_is_idempotent) {
     remove_copy(&c);
 }
 
+
+/* ---- overtaken by expiration ------------------------------------------- */
+
+/* While our commit reads its base (snapshot 4), another writer commits
+ * snapshot 5 and an expiration deletes snapshot 4 and the lists only it
+ * used. The read fails with NOTFOUND; the commit must treat that as a lost
+ * race and land on top of snapshot 5. */
+static const pm_fileio_ops *ovt_orig;
+static pm_fileio_ops ovt_ops;
+static int ovt_fired;
+static char ovt_table[600];
+
+static int ovt_read_all(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
+    if (!ovt_fired && strstr(path, "/manifest/manifest-list-")) {
+        ovt_fired = 1;
+        char src[700], dst[700], cmd[2200];
+        snprintf(src, sizeof src, "%s/snapshot/snapshot-4", ovt_table);
+        snprintf(dst, sizeof dst, "%s/snapshot/snapshot-5", ovt_table);
+        /* snapshot 5 = snapshot 4's content under id 5 (same lists) */
+        snprintf(cmd, sizeof cmd, "sed 's/\"id\" : 4,/\"id\" : 5,/' '%s' > '%s' && rm -f '%s'", src, dst, src);
+        if (system(cmd) != 0) fprintf(stderr, "  overtaken: setup failed\n");
+        return pm_fail(e, PAIMON_NOTFOUND, "%s: vanished (simulated expiration)", path);
+    }
+    return ovt_orig->read_all(io, path, out, e);
+}
+
+TEST(commit_overtaken_by_expiration_retries) {
+    tcopy c;
+    CHECK(copy_fixture(&c) == 0);
+    paimon_table *t = open_copy(&c);
+    CHECK(t != NULL);
+    if (!t) { remove_copy(&c); return; }
+    snprintf(ovt_table, sizeof ovt_table, "%s", c.table);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-overtaken.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "overtaken");
+    o.min_retry_wait_ms = 1;
+    ovt_orig = t->io->ops;
+    ovt_ops = *ovt_orig;
+    ovt_ops.read_all = ovt_read_all;
+    ovt_fired = 0;
+    t->io->ops = &ovt_ops;
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    t->io->ops = ovt_orig;
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(ovt_fired, 1);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 6);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live_names(t, 6, &names, NULL), 4);
+    CHECK(has_line(&names, "data-overtaken.parquet"));
+    pm_buf_free(&names);
+
+    /* a manifest that is missing while its snapshot still exists is
+     * corruption, not a race: reported, not retried */
+    char lst[700], cmd[1600];
+    pm_snapshot *s6 = read_snap(t, 6);
+    CHECK(s6 != NULL);
+    if (s6) {
+        snprintf(lst, sizeof lst, "%s/manifest/%s", c.table, s6->delta_manifest_list);
+        snprintf(cmd, sizeof cmd, "rm -f '%s'", lst);
+        CHECK(system(cmd) == 0);
+        tentry y;
+        tentry_init(&y, part.data, part.len, 0, "data-after.parquet", 1);
+        rc = pm_commit(t, &y.m, 1, &o, &id, &e);
+        CHECK_EQ_INT(rc, PAIMON_NOTFOUND);
+        CHECK(strstr(e.msg, s6->delta_manifest_list) != NULL);
+        CHECK_EQ_INT(latest_id(t), 6);
+        tentry_free(&y);
+        pm_snapshot_free(s6);
+    }
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 int main(void) {
     RUN(commit_add_new_file);
     RUN(commit_delete_live_file);
@@ -1754,5 +1836,6 @@ int main(void) {
     RUN(commit_rolls_manifests);
     RUN(commit_full_compaction_rolls);
     RUN(commit_uncertain_retry_is_idempotent);
+    RUN(commit_overtaken_by_expiration_retries);
     return TEST_SUMMARY();
 }

@@ -1551,6 +1551,18 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     if (rc == PAIMON_OK) *out_id = id;
 
 done:
+    /* A manifest or snapshot of our base vanished while we read it: if the
+     * base snapshot itself is gone, an expiration overtook us. That is a
+     * lost race (retry on the new latest), not corruption. */
+    if (rc == PAIMON_NOTFOUND && !published && lid > 0) {
+        char name[64];
+        snprintf(name, sizeof name, "snapshot/snapshot-%lld", (long long)lid);
+        char *sp = pm_path_join(t->branch_root, name);
+        int exists = 1;
+        pm_err ignored = {0};
+        if (sp && pm_io_exists(t->io, sp, &exists, &ignored) == PAIMON_OK && !exists) rc = PAIMON_EXISTS;
+        free(sp);
+    }
     if (published) attempt_forget(a);
     else attempt_cleanup(a);
     pm_snapshot_free(latest);
