@@ -73,6 +73,19 @@ typedef struct pm_avro_reader pm_avro_reader;
 int pm_avro_reader_open(const uint8_t *data, size_t len, const char *file_name,
                         pm_avro_reader **out, pm_err *e);
 const pm_avro_schema *pm_avro_reader_schema(const pm_avro_reader *r);
+
+/* Optional cache of parsed writer schemas, keyed by the exact avro.schema
+ * bytes, for an operation that opens many files written with the same
+ * schema. Thread-safe; bounded (schemas beyond the bound are parsed per
+ * reader as usual). While a cache is bound to the calling thread
+ * (pm_avro_schema_cache_bind(c); unbind with NULL), pm_avro_reader_open on
+ * that thread borrows schemas from it: the cache must outlive every reader
+ * opened so. Without a bound cache pm_avro_reader_open is unchanged. */
+typedef struct pm_avro_schema_cache pm_avro_schema_cache;
+pm_avro_schema_cache *pm_avro_schema_cache_new(void);        /* NULL: out of memory */
+void pm_avro_schema_cache_free(pm_avro_schema_cache *c);      /* NULL-safe */
+int pm_avro_schema_cache_bind(pm_avro_schema_cache *c);       /* 0, or -1 (not bound) */
+pm_avro_schema_cache *pm_avro_schema_cache_bound(void);      /* of the calling thread */
 const char *pm_avro_reader_codec(const pm_avro_reader *r);
 /* Raw metadata value for key, or NULL. */
 const uint8_t *pm_avro_reader_meta(const pm_avro_reader *r, const char *key, size_t *len);

@@ -4,6 +4,7 @@
 #include "pm_avro_codec.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <snappy-c.h>
 #include <string.h>
 #include <zlib.h>
@@ -21,9 +22,38 @@ const char *pm_avro_codec_name(int id) {
     return id >= 0 && id < 4 ? codec_names[id] : "?";
 }
 
+/* Released zstd decompression contexts, reused by later readers: creating
+ * one (a large zeroed allocation) per small file dominated reading many
+ * manifests. Bounded in number and in size (a context that grew a large
+ * window buffer is freed, not kept); pooled contexts live until the process
+ * ends. */
+#define DCTX_POOL_MAX 16
+#define DCTX_POOL_MAX_BYTES ((size_t)1 << 20)
+static pthread_mutex_t dctx_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_DCtx *dctx_pool[DCTX_POOL_MAX];
+static size_t dctx_pool_n;
+
+static ZSTD_DCtx *dctx_get(void) {
+    ZSTD_DCtx *d = NULL;
+    pthread_mutex_lock(&dctx_pool_mu);
+    if (dctx_pool_n) d = dctx_pool[--dctx_pool_n];
+    pthread_mutex_unlock(&dctx_pool_mu);
+    return d ? d : ZSTD_createDCtx();
+}
+
+static void dctx_put(ZSTD_DCtx *d) {
+    if (!d) return;
+    if (ZSTD_sizeof_DCtx(d) > DCTX_POOL_MAX_BYTES) { ZSTD_freeDCtx(d); return; }
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    pthread_mutex_lock(&dctx_pool_mu);
+    if (dctx_pool_n < DCTX_POOL_MAX) { dctx_pool[dctx_pool_n++] = d; d = NULL; }
+    pthread_mutex_unlock(&dctx_pool_mu);
+    ZSTD_freeDCtx(d);
+}
+
 void pm_avro_codec_done(pm_avro_codec_ctx *c) {
     if (!c) return;
-    ZSTD_freeDCtx(c->zstd_d);
+    dctx_put(c->zstd_d);
     ZSTD_freeCCtx(c->zstd_c);
     c->zstd_d = c->zstd_c = NULL;
 }
@@ -110,7 +140,7 @@ static int snappy_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *ou
 }
 
 static int zstd_block(pm_avro_codec_ctx *c, const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
-    if (!c->zstd_d && !(c->zstd_d = ZSTD_createDCtx()))
+    if (!c->zstd_d && !(c->zstd_d = dctx_get()))
         return pm_fail(e, PAIMON_NOMEM, "out of memory (ZSTD_createDCtx)");
     ZSTD_DCtx *d = c->zstd_d;
     ZSTD_DCtx_reset(d, ZSTD_reset_session_only);

@@ -4,6 +4,7 @@
 #include "pm_avro.h"
 #include "pm_avro_codec.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ struct pm_avro_reader {
     size_t pos;                 /* next unread byte of the file */
     char *file_name;
     pm_avro_schema *schema;
+    int schema_borrowed;        /* schema belongs to a pm_avro_schema_cache */
     size_t min_record_size;     /* lower bound of one record's encoding */
     int codec;
     uint8_t sync[16];
@@ -323,6 +325,98 @@ static void printable(char *dst, size_t cap, const uint8_t *p, size_t n) {
     dst[o] = '\0';
 }
 
+/* ---- schema cache ----------------------------------------------------------- */
+
+#define SCHEMA_CACHE_MAX 64
+
+typedef struct schema_entry {
+    uint8_t *json;
+    size_t len;
+    pm_avro_schema *schema;
+    size_t min_record_size;
+} schema_entry;
+
+struct pm_avro_schema_cache {
+    pthread_mutex_t mu;
+    schema_entry e[SCHEMA_CACHE_MAX];
+    size_t n;
+};
+
+static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
+static pthread_key_t bind_key;
+static int bind_ok;
+
+static void bind_init(void) { bind_ok = pthread_key_create(&bind_key, NULL) == 0; }
+
+pm_avro_schema_cache *pm_avro_schema_cache_new(void) {
+    pm_avro_schema_cache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    if (pthread_mutex_init(&c->mu, NULL)) { free(c); return NULL; }
+    return c;
+}
+
+void pm_avro_schema_cache_free(pm_avro_schema_cache *c) {
+    if (!c) return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->e[i].json);
+        pm_avro_schema_free(c->e[i].schema);
+    }
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+int pm_avro_schema_cache_bind(pm_avro_schema_cache *c) {
+    pthread_once(&bind_once, bind_init);
+    if (!bind_ok) return -1;
+    return pthread_setspecific(bind_key, c) ? -1 : 0;
+}
+
+pm_avro_schema_cache *pm_avro_schema_cache_bound(void) {
+    pthread_once(&bind_once, bind_init);
+    return bind_ok ? pthread_getspecific(bind_key) : NULL;
+}
+
+/* Borrow the cached schema parsed from exactly these bytes, if any. */
+static int schema_cache_find(pm_avro_schema_cache *c, const uint8_t *json, size_t len, pm_avro_reader *r) {
+    int found = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n; i++) {
+        schema_entry *x = &c->e[i];
+        if (x->len == len && !memcmp(x->json, json, len)) {
+            r->schema = x->schema;
+            r->min_record_size = x->min_record_size;
+            r->schema_borrowed = 1;
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+/* Hand the reader's freshly parsed schema to the cache (when there is room
+ * and no other thread added the same one meanwhile); the reader borrows it
+ * from then on. On any failure the reader keeps its own copy. */
+static void schema_cache_add(pm_avro_schema_cache *c, const uint8_t *json, size_t len, pm_avro_reader *r) {
+    pthread_mutex_lock(&c->mu);
+    int dup = 0;
+    for (size_t i = 0; i < c->n && !dup; i++)
+        dup = c->e[i].len == len && !memcmp(c->e[i].json, json, len);
+    if (!dup && c->n < SCHEMA_CACHE_MAX) {
+        uint8_t *copy = malloc(len ? len : 1);
+        if (copy) {
+            memcpy(copy, json, len);
+            schema_entry *x = &c->e[c->n++];
+            x->json = copy;
+            x->len = len;
+            x->schema = r->schema;
+            x->min_record_size = r->min_record_size;
+            r->schema_borrowed = 1;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
 static int parse_header(pm_avro_reader *r, pm_err *e) {
     if (r->len < 4 || memcmp(r->data, "Obj\x01", 4))
         return rfail(r, e, PAIMON_CORRUPT, "not an Avro object container file (bad magic)");
@@ -383,6 +477,8 @@ static int parse_header(pm_avro_reader *r, pm_err *e) {
         printable(buf, sizeof buf, cn, cl);
         return rfail(r, e, PAIMON_UNSUPPORTED, "unsupported Avro codec '%s'", buf);
     }
+    pm_avro_schema_cache *cache = pm_avro_schema_cache_bound();
+    if (cache && schema_cache_find(cache, sj, sl, r)) return PAIMON_OK;
     int rc = pm_avro_schema_parse((const char *)sj, sl, &r->schema, e);
     if (rc) {
         pm_err_prefix(e, "%s: invalid avro.schema", r->file_name);
@@ -390,6 +486,7 @@ static int parse_header(pm_avro_reader *r, pm_err *e) {
         return rc;
     }
     r->min_record_size = min_size(r->schema, 0);
+    if (cache) schema_cache_add(cache, sj, sl, r);
     return PAIMON_OK;
 }
 
@@ -511,7 +608,7 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
 
 void pm_avro_reader_close(pm_avro_reader *r) {
     if (!r) return;
-    pm_avro_schema_free(r->schema);
+    if (!r->schema_borrowed) pm_avro_schema_free(r->schema);
     free(r->meta);
     free(r->file_name);
     pm_buf_free(&r->block_buf);

@@ -2,10 +2,15 @@
  * branch, then delete old candidates nobody uses. */
 #include "pm_orphan.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "pm_avro.h"
 #include "pm_expire.h"
 
 static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
@@ -55,6 +60,7 @@ typedef struct list_task {
 
 typedef struct list_ctx {
     pm_fileio *io;
+    int local;           /* io is the plain local FileIO */
     list_task *tasks;
     int64_t cutoff;
     const char *data_prefix, *changelog_prefix;
@@ -84,9 +90,65 @@ static int classify(const list_ctx *x, dir_kind dk, const char *name) {
     return -1;
 }
 
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* list_one on the plain local FileIO: what pm_io_list and a pm_io_stat of
+ * every matching file's full path do (same entries, order, stat semantics
+ * and errors; a file that vanished is skipped), with one directory handle
+ * and fstatat relative to it instead of resolving the full path per file. */
+static void list_one_local(list_ctx *x, list_task *tk) {
+    const char *path = pm_local_path(tk->dir);
+    DIR *d = opendir(path);
+    if (!d) {
+        int err = errno;
+        if (err != ENOENT) tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot list %s", path);
+        return;
+    }
+    strv names = {0};
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (!de) {
+            if (errno) tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, errno, "cannot list %s", path);
+            break;
+        }
+        const char *nm = de->d_name;
+        if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
+#ifdef DT_DIR
+        if (de->d_type == DT_DIR) continue;
+#endif
+        if (classify(x, tk->kind, nm) < 0) continue;
+        if (strv_push(&names, nm)) { tk->rc = nomem(&tk->err); break; }
+    }
+    if (!tk->rc && names.n > 1) qsort(names.v, names.n, sizeof *names.v, cmp_str);
+    if (!tk->rc && !(tk->c = calloc(names.n ? names.n : 1, sizeof *tk->c))) tk->rc = nomem(&tk->err);
+    for (size_t k = 0; !tk->rc && k < names.n; k++) {
+        struct stat st;
+        char *p = pm_path_join(tk->dir, names.v[k]);
+        if (!p) { tk->rc = nomem(&tk->err); break; }
+        if (fstatat(dirfd(d), names.v[k], &st, 0) != 0) {
+            int err = errno;
+            if (err != ENOENT && err != ENOTDIR)
+                tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot stat %s", pm_local_path(p));
+            free(p);
+            continue;
+        }
+        int64_t mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        if (S_ISDIR(st.st_mode) || mtime_ms >= x->cutoff) { free(p); continue; }
+        cand *c = &tk->c[tk->n++];
+        c->path = p;
+        c->name = strrchr(p, '/') + 1;
+        c->kind = classify(x, tk->kind, names.v[k]);
+        c->size = (int64_t)st.st_size;
+    }
+    closedir(d);
+    strv_free(&names);
+}
+
 static void list_one(void *ctx, size_t i) {
     list_ctx *x = ctx;
     list_task *tk = &x->tasks[i];
+    if (x->local) { list_one_local(x, tk); return; }
     pm_dirent *d = NULL;
     size_t n = 0;
     tk->rc = pm_io_list(x->io, tk->dir, &d, &n, &tk->err);
@@ -177,13 +239,17 @@ typedef struct read_task {
     pm_err err;
 } read_task;
 
-typedef struct read_ctx { paimon_table *t; read_task *tasks; } read_ctx;
+typedef struct read_ctx { paimon_table *t; read_task *tasks; pm_avro_schema_cache *sc; } read_ctx;
 
 static void read_one(void *ctx, size_t i) {
     read_ctx *x = ctx;
     read_task *tk = &x->tasks[i];
     pm_manifest_reader *r;
+    /* the operation's schema cache (bound while opening; it outlives the reader) */
+    pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
+    if (x->sc) pm_avro_schema_cache_bind(x->sc);
     tk->rc = pm_table_open_manifest(x->t, tk->name, tk->index ? PM_INDEX_MANIFEST : PM_MANIFEST_FILE, &r, &tk->err);
+    if (x->sc) pm_avro_schema_cache_bind(prev);
     if (tk->rc) return;
     int rc;
     if (tk->index) {
@@ -201,6 +267,26 @@ static void read_one(void *ctx, size_t i) {
     }
     pm_manifest_close(r);
     tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+/* Manifest lists, read in parallel; merged in list order afterwards. */
+typedef struct list_read {
+    const char *name;
+    pm_mfile *v;
+    size_t n;
+    int rc;
+    pm_err err;
+} list_read;
+
+typedef struct list_read_ctx { paimon_table *t; list_read *tasks; pm_avro_schema_cache *sc; } list_read_ctx;
+
+static void read_list_one(void *ctx, size_t i) {
+    list_read_ctx *x = ctx;
+    list_read *tk = &x->tasks[i];
+    pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
+    if (x->sc) pm_avro_schema_cache_bind(x->sc);
+    tk->rc = pm_read_manifest_list(x->t, tk->name, &tk->v, &tk->n, &tk->err);
+    if (x->sc) pm_avro_schema_cache_bind(prev);
 }
 
 typedef struct used {
@@ -254,22 +340,48 @@ static int use_changelog(paimon_table *bt, used *u, const pm_snapshot *s, pm_err
     return use_snapshot(u, &c, e);
 }
 
+/* Snapshot files, read in parallel; used in id order afterwards. */
+typedef struct snap_read {
+    int64_t id;
+    pm_snapshot *s;
+    int rc;
+    pm_err err;
+} snap_read;
+
+typedef struct snap_read_ctx { paimon_table *bt; snap_read *tasks; } snap_read_ctx;
+
+static void read_snapshot_one(void *ctx, size_t i) {
+    snap_read_ctx *x = ctx;
+    snap_read *tk = &x->tasks[i];
+    tk->rc = pm_snapshot_read(x->bt->io, x->bt->branch_root, tk->id, &tk->s, &tk->err);
+    if (tk->rc) tk->s = NULL;
+}
+
 /* Snapshots, tags and long-lived changelogs of one branch. */
-static int use_branch(paimon_table *bt, used *u, pm_err *e) {
+static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, pm_err *e) {
     int64_t *ids = NULL;
     size_t n = 0;
+    snap_read *sr = NULL;
     int rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n, e);
+    if (!rc && !(sr = calloc(n ? n : 1, sizeof *sr))) rc = nomem(e);
+    if (!rc) {
+        for (size_t i = 0; i < n; i++) sr[i].id = ids[i];
+        snap_read_ctx sx = {bt, sr};
+        rc = pm_exec_run(o->threads, n, read_snapshot_one, &sx, "reading snapshots", o->progress, o->progress_ud, e);
+    }
+    /* in id order: the first unreadable snapshot fails the run */
     for (size_t i = 0; !rc && i < n; i++) {
-        pm_snapshot *s;
-        rc = pm_snapshot_read(bt->io, bt->branch_root, ids[i], &s, e);
-        if (rc) {
+        if (sr[i].rc) {
+            rc = sr[i].rc;
+            *e = sr[i].err;
             pm_err_prefix(e, "refusing to clean: cannot read snapshot %lld of branch %s", (long long)ids[i], bt->branch);
             if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
             break;
         }
-        rc = use_snapshot(u, s, e);
-        pm_snapshot_free(s);
+        rc = use_snapshot(u, sr[i].s, e);
     }
+    if (sr) for (size_t i = 0; i < n; i++) pm_snapshot_free(sr[i].s);
+    free(sr);
     free(ids);
     if (rc) return rc;
     char **names = NULL;
@@ -350,7 +462,9 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     read_task *reads = NULL;
     used u = {pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}, 0};
     pm_deleter *del = pm_deleter_new();
-    if (!u.names || !u.lists || !u.index || !del) { rc = nomem(e); goto done; }
+    /* the many manifest lists and manifests share a few writer schemas */
+    pm_avro_schema_cache *sc = pm_avro_schema_cache_new();
+    if (!u.names || !u.lists || !u.index || !del || !sc) { rc = nomem(e); goto done; }
 
     /* every branch must have a schema (Java aborts otherwise) */
     if ((rc = pm_table_open_shared(t, "main", &main_t, e))) goto done;
@@ -389,7 +503,10 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
         free(droot);
         if (rc) goto done;
     }
-    list_ctx lx = {t->io, tasks, cutoff, pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
+    pm_fileio *local_io = pm_fileio_local();
+    int is_local = local_io && t->io->ops == local_io->ops;
+    pm_fileio_destroy(local_io);
+    list_ctx lx = {t->io, is_local, tasks, cutoff, pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
                    pm_schema_option_or_default(main_t->schema, "changelog-file.prefix")};
     if (!lx.data_prefix) lx.data_prefix = "data-";
     if (!lx.changelog_prefix) lx.changelog_prefix = "changelog-";
@@ -404,23 +521,32 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
 
     /* 2. used set over all branches: snapshots, tags, changelogs */
     for (size_t i = 0; i <= nb; i++)
-        if ((rc = use_branch(bts[i], &u, e))) goto done;
+        if ((rc = use_branch(bts[i], &u, o, e))) goto done;
     /* manifest lists -> manifests */
     strv manifests = {0};
     pm_set *mseen = pm_set_new();
     if (!mseen) { rc = nomem(e); goto done; }
+    list_read *lr = calloc(u.list_v.n ? u.list_v.n : 1, sizeof *lr);
+    if (!lr) { pm_set_free(mseen); rc = nomem(e); goto done; }
+    for (size_t i = 0; i < u.list_v.n; i++) lr[i].name = u.list_v.v[i];
+    list_read_ctx lrx = {main_t, lr, sc};
+    rc = pm_exec_run(o->threads, u.list_v.n, read_list_one, &lrx, "reading manifest lists", o->progress, o->progress_ud, e);
+    /* merged in list order: the first unreadable list fails the run */
     for (size_t i = 0; i < u.list_v.n && !rc; i++) {
-        pm_mfile *v = NULL;
-        size_t n = 0;
-        rc = pm_read_manifest_list(main_t, u.list_v.v[i], &v, &n, e);
-        if (rc) pm_err_prefix(e, "refusing to clean: cannot read the used set");
-        for (size_t k = 0; !rc && k < n; k++) {
-            if (use_name(&u, v[k].name, e)) { rc = PAIMON_NOMEM; break; }
-            int a = pm_set_add(mseen, v[k].name, strlen(v[k].name));
-            if (a < 0 || (a && strv_push(&manifests, v[k].name))) rc = nomem(e);
+        if (lr[i].rc) {
+            rc = lr[i].rc;
+            *e = lr[i].err;
+            pm_err_prefix(e, "refusing to clean: cannot read the used set");
+            break;
         }
-        pm_mfiles_free(v, n);
+        for (size_t k = 0; !rc && k < lr[i].n; k++) {
+            if (use_name(&u, lr[i].v[k].name, e)) { rc = PAIMON_NOMEM; break; }
+            int a = pm_set_add(mseen, lr[i].v[k].name, strlen(lr[i].v[k].name));
+            if (a < 0 || (a && strv_push(&manifests, lr[i].v[k].name))) rc = nomem(e);
+        }
     }
+    for (size_t i = 0; i < u.list_v.n; i++) pm_mfiles_free(lr[i].v, lr[i].n);
+    free(lr);
     pm_set_free(mseen);
     if (rc) { strv_free(&manifests); goto done; }
     n_reads = manifests.n + u.index_v.n;
@@ -428,7 +554,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     if (!reads) { strv_free(&manifests); rc = nomem(e); goto done; }
     for (size_t i = 0; i < manifests.n; i++) reads[i].name = manifests.v[i];
     for (size_t i = 0; i < u.index_v.n; i++) { reads[manifests.n + i].name = u.index_v.v[i]; reads[manifests.n + i].index = 1; }
-    read_ctx rx = {main_t, reads};
+    read_ctx rx = {main_t, reads, sc};
     rc = pm_exec_run(o->threads, n_reads, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
     for (size_t i = 0; !rc && i < n_reads; i++) {
         if (reads[i].rc) {
@@ -490,6 +616,7 @@ done:
     strv_free(&u.list_v);
     strv_free(&u.index_v);
     pm_deleter_free(del);
+    pm_avro_schema_cache_free(sc);
     res->clean.duration_ms = pm_now_millis() - t0;
     if (rc) pm_clean_result_free(&res->clean);
     return rc;
