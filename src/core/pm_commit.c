@@ -1042,50 +1042,6 @@ static int check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_
 
 /* ---- index manifest (IndexManifestFileHandler, paimon-format.md §7.5) ------ */
 
-static int ix_dup_bytes(pm_arena *a, pm_bytes *b) {
-    if (!b->ptr) return 0;
-    uint8_t *p = pm_arena_alloc(a, b->len ? b->len : 1);
-    if (!p) return -1;
-    if (b->len) memcpy(p, b->ptr, b->len);
-    b->ptr = p;
-    return 0;
-}
-
-static int ix_dup_str(pm_arena *a, const char **s) {
-    if (!*s) return 0;
-    char *p = pm_arena_strndup(a, *s, strlen(*s));
-    if (!p) return -1;
-    *s = p;
-    return 0;
-}
-
-int pm_index_entry_copy(pm_arena *a, const pm_index_entry *src, pm_index_entry *dst) {
-    *dst = *src;
-    if (ix_dup_bytes(a, &dst->partition) || ix_dup_str(a, &dst->index_type) || ix_dup_str(a, &dst->file_name) ||
-        ix_dup_str(a, &dst->external_path))
-        return -1;
-    if (src->dv_ranges) {
-        size_t n = src->n_dv_ranges;
-        pm_dv_range *v = pm_arena_alloc(a, (n ? n : 1) * sizeof *v);
-        if (!v) return -1;
-        for (size_t i = 0; i < n; i++) {
-            v[i] = src->dv_ranges[i];
-            if (ix_dup_str(a, &v[i].data_file)) return -1;
-        }
-        dst->dv_ranges = v;
-    }
-    struct pm_global_index *g = &dst->global_index;
-    if (g->extra_field_ids) {
-        size_t n = g->n_extra_field_ids;
-        int32_t *v = pm_arena_alloc(a, (n ? n : 1) * sizeof *v);
-        if (!v) return -1;
-        if (n) memcpy(v, src->global_index.extra_field_ids, n * sizeof *v);
-        g->extra_field_ids = v;
-    }
-    if (ix_dup_bytes(a, &g->index_meta) || ix_dup_bytes(a, &g->source_meta)) return -1;
-    return 0;
-}
-
 #define IX_DV "DELETION_VECTORS"
 #define IX_HASH "HASH"
 

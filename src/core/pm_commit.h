@@ -64,9 +64,6 @@ int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size
                          const pm_index_entry *index_entries, size_t n_index, const pm_commit_opts *o,
                          int64_t *snapshot_id, pm_err *e);
 
-/* Deep copy of an index entry into the arena (every string, byte string
- * and array). 0, or -1 when out of memory. */
-int pm_index_entry_copy(pm_arena *a, const pm_index_entry *src, pm_index_entry *dst);
 
 /* Java filterCommitted: the newest snapshot committed by commit_user
  * (scanning back from the latest until a snapshot is missing); *identifier

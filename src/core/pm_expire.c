@@ -525,40 +525,26 @@ static int protect_changelog_list(paimon_table *t, const char *list, protect *p,
  * the files their delta and changelog manifest lists add, and the names of
  * every metadata file they name. */
 static int protect_changelogs(paimon_table *t, protect *p, pm_err *e) {
-    char *dir = pm_path_join(t->branch_root, "changelog");
-    if (!dir) return nomem(e);
-    pm_dirent *d = NULL;
-    size_t nd = 0;
-    int rc = pm_io_list(t->io, dir, &d, &nd, e);
-    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
-    else if (rc) pm_err_prefix(e, "refusing to expire: cannot list the changelogs of branch %s", t->branch);
-    for (size_t i = 0; !rc && i < nd; i++) {
-        const char *nm = d[i].name;
-        if (d[i].is_dir || strncmp(nm, "changelog-", 10) || !nm[10]) continue;
-        const char *q = nm + 10;
-        while (*q >= '0' && *q <= '9') q++;
-        if (*q) continue;
-        char *path = pm_path_join(dir, nm);
-        pm_buf b = {0};
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int rc = pm_changelog_list_ids(t->io, t->branch_root, &ids, &n, e);
+    if (rc) pm_err_prefix(e, "refusing to expire: cannot list the changelogs of branch %s", t->branch);
+    for (size_t i = 0; !rc && i < n; i++) {
         pm_snapshot *s = NULL;
-        rc = path ? pm_io_read_all(t->io, path, &b, e) : nomem(e);
-        if (!rc) rc = pm_snapshot_parse((char *)b.data, b.len, path, &s, e);
+        rc = pm_changelog_read(t->io, t->branch_root, ids[i], &s, e);
         if (!rc) rc = set_add_str(p->names, s->base_manifest_list, e);
         if (!rc) rc = set_add_str(p->names, s->index_manifest, e);
         if (!rc) rc = set_add_str(p->names, s->statistics, e);
         if (!rc) rc = protect_changelog_list(t, s->delta_manifest_list, p, e);
         if (!rc) rc = protect_changelog_list(t, s->changelog_manifest_list, p, e);
         if (rc) {
-            pm_err_prefix(e, "refusing to expire: cannot read changelog %s/%s of branch %s (it protects files)", dir, nm,
-                          t->branch);
+            pm_err_prefix(e, "refusing to expire: cannot read changelog %s/changelog/changelog-%lld of branch %s (it protects files)",
+                          t->branch_root, (long long)ids[i], t->branch);
             if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
         }
         pm_snapshot_free(s);
-        pm_buf_free(&b);
-        free(path);
     }
-    pm_dirents_free(d, nd);
-    free(dir);
+    free(ids);
     return rc;
 }
 

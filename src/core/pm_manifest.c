@@ -522,6 +522,88 @@ int pm_manifest_next_index(pm_manifest_reader *r, const pm_index_entry **out, pm
     return PAIMON_OK;
 }
 
+/* ---- deep copies ------------------------------------------------------------ */
+
+static int copy_bytes(pm_arena *a, pm_bytes *b) {
+    if (!b->ptr) return 0;
+    uint8_t *p = pm_arena_alloc(a, b->len ? b->len : 1);
+    if (!p) return -1;
+    if (b->len) memcpy(p, b->ptr, b->len);
+    b->ptr = p;
+    return 0;
+}
+
+static int copy_str(pm_arena *a, const char **s) {
+    if (!*s) return 0;
+    char *p = pm_arena_strndup(a, *s, strlen(*s));
+    if (!p) return -1;
+    *s = p;
+    return 0;
+}
+
+static int copy_strs(pm_arena *a, pm_strs *s) {
+    if (!s->v) return 0;
+    const char **v = pm_arena_alloc(a, (s->n ? s->n : 1) * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < s->n; i++) {
+        v[i] = s->v[i];
+        if (copy_str(a, &v[i])) return -1;
+    }
+    s->v = v;
+    return 0;
+}
+
+static void *copy_array(pm_arena *a, const void *src, size_t n, size_t size) {
+    void *p = pm_arena_alloc(a, n ? n * size : 1);
+    if (p && n) memcpy(p, src, n * size);
+    return p;
+}
+
+static int copy_stats(pm_arena *a, pm_stats *st) {
+    if (copy_bytes(a, &st->min_values) || copy_bytes(a, &st->max_values)) return -1;
+    size_t n = st->n_null_counts;
+    if (st->null_counts && !(st->null_counts = copy_array(a, st->null_counts, n, sizeof *st->null_counts)))
+        return -1;
+    if (st->null_count_is_null && !(st->null_count_is_null = copy_array(a, st->null_count_is_null, n, 1)))
+        return -1;
+    return 0;
+}
+
+int pm_manifest_entry_copy(pm_arena *a, const pm_manifest_entry *src, pm_manifest_entry *dst) {
+    *dst = *src;
+    pm_data_file *f = &dst->file;
+    if (copy_bytes(a, &dst->partition) || copy_str(a, &f->file_name) || copy_bytes(a, &f->min_key) ||
+        copy_bytes(a, &f->max_key) || copy_stats(a, &f->key_stats) || copy_stats(a, &f->value_stats) ||
+        copy_strs(a, &f->extra_files) || copy_bytes(a, &f->embedded_index) || copy_strs(a, &f->value_stats_cols) ||
+        copy_str(a, &f->external_path) || copy_strs(a, &f->write_cols))
+        return -1;
+    if (f->write_cols_sequences &&
+        !(f->write_cols_sequences = copy_array(a, f->write_cols_sequences, f->n_write_cols_sequences,
+                                               sizeof *f->write_cols_sequences)))
+        return -1;
+    return 0;
+}
+
+int pm_index_entry_copy(pm_arena *a, const pm_index_entry *src, pm_index_entry *dst) {
+    *dst = *src;
+    if (copy_bytes(a, &dst->partition) || copy_str(a, &dst->index_type) || copy_str(a, &dst->file_name) ||
+        copy_str(a, &dst->external_path))
+        return -1;
+    if (src->dv_ranges) {
+        pm_dv_range *v = copy_array(a, src->dv_ranges, src->n_dv_ranges, sizeof *v);
+        if (!v) return -1;
+        for (size_t i = 0; i < src->n_dv_ranges; i++)
+            if (copy_str(a, &v[i].data_file)) return -1;
+        dst->dv_ranges = v;
+    }
+    struct pm_global_index *g = &dst->global_index;
+    if (g->extra_field_ids &&
+        !(g->extra_field_ids = copy_array(a, g->extra_field_ids, g->n_extra_field_ids, sizeof *g->extra_field_ids)))
+        return -1;
+    if (copy_bytes(a, &g->index_meta) || copy_bytes(a, &g->source_meta)) return -1;
+    return 0;
+}
+
 /* ---- encoders (Java 2.0 schemas, byte-exact schema text) --------------- */
 
 #define STATS_FIELDS(rec) \

@@ -116,6 +116,11 @@ int pm_manifest_next_index(pm_manifest_reader *r, const pm_index_entry **out, pm
 const char *pm_manifest_codec(const pm_manifest_reader *r);
 void pm_manifest_close(pm_manifest_reader *r);              /* NULL-safe */
 
+/* Deep copies into an arena (every string, byte string and array), so a
+ * record outlives the reader it came from. 0, or -1 when out of memory. */
+int pm_manifest_entry_copy(pm_arena *a, const pm_manifest_entry *src, pm_manifest_entry *dst);
+int pm_index_entry_copy(pm_arena *a, const pm_index_entry *src, pm_index_entry *dst);
+
 /* Encoders: append records to an Avro writer opened with the matching schema
  * JSON below (Java 2.0's exact text). */
 extern const char PM_SCHEMA_MANIFEST_LIST[];

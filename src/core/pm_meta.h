@@ -148,6 +148,12 @@ int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snap
 int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e);
 int pm_hint_write(pm_fileio *io, const char *branch_root, const char *which, int64_t id, pm_err *e);
 
+/* Long-lived changelogs (changelog/changelog-<id>, written while the
+ * changelog lifecycle is decoupled): ids ascending, and one read like a
+ * snapshot; PAIMON_NOTFOUND if missing. */
+int pm_changelog_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e);
+int pm_changelog_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e);
+
 /* Schemas: ids ascending; latest = max. */
 int pm_schema_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e);
 int pm_schema_read(pm_fileio *io, const char *branch_root, int64_t id, pm_schema **out, pm_err *e);

@@ -402,31 +402,18 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, pm_err
     pm_strv_free(names, nt);
     if (rc) return rc;
     /* changelog/changelog-<id> (decoupled changelog lifecycle) */
-    char *dir = pm_path_join(bt->branch_root, "changelog");
-    if (!dir) return nomem(e);
-    pm_dirent *d = NULL;
-    size_t nd = 0;
-    rc = pm_io_list(bt->io, dir, &d, &nd, e);
-    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; }
-    for (size_t i = 0; !rc && i < nd; i++) {
-        const char *nm = d[i].name;
-        if (!starts(nm, "changelog-") || !nm[10]) continue;
-        const char *p = nm + 10;
-        while (*p >= '0' && *p <= '9') p++;
-        if (*p) continue;
-        char *path = pm_path_join(dir, nm);
-        pm_buf b = {0};
+    int64_t *cids = NULL;
+    size_t nc = 0;
+    rc = pm_changelog_list_ids(bt->io, bt->branch_root, &cids, &nc, e);
+    for (size_t i = 0; !rc && i < nc; i++) {
         pm_snapshot *s = NULL;
-        rc = path ? pm_io_read_all(bt->io, path, &b, e) : nomem(e);
-        if (!rc) rc = pm_snapshot_parse((char *)b.data, b.len, path, &s, e);
+        rc = pm_changelog_read(bt->io, bt->branch_root, cids[i], &s, e);
         if (!rc) rc = use_changelog(bt, u, s, e);
-        if (rc) pm_err_prefix(e, "refusing to clean: cannot read changelog %s of branch %s", nm, bt->branch);
+        if (rc) pm_err_prefix(e, "refusing to clean: cannot read changelog changelog-%lld of branch %s",
+                              (long long)cids[i], bt->branch);
         pm_snapshot_free(s);
-        pm_buf_free(&b);
-        free(path);
     }
-    pm_dirents_free(d, nd);
-    free(dir);
+    free(cids);
     return rc;
 }
 

@@ -193,80 +193,19 @@ typedef struct plan {
     pm_bytes empty_row;
 } plan;
 
-static int dup_bytes(pm_arena *a, pm_bytes *b) {
-    if (!b->ptr) return 0;
-    uint8_t *p = pm_arena_alloc(a, b->len ? b->len : 1);
-    if (!p) return -1;
-    if (b->len) memcpy(p, b->ptr, b->len);
-    b->ptr = p;
-    return 0;
-}
-
-static int dup_str(pm_arena *a, const char **s) {
-    if (!*s) return 0;
-    char *p = pm_arena_strndup(a, *s, strlen(*s));
-    if (!p) return -1;
-    *s = p;
-    return 0;
-}
-
-static int dup_strs(pm_arena *a, pm_strs *s) {
-    if (!s->v) return 0;
-    const char **v = pm_arena_alloc(a, (s->n ? s->n : 1) * sizeof *v);
-    if (!v) return -1;
-    for (size_t i = 0; i < s->n; i++) {
-        v[i] = s->v[i];
-        if (dup_str(a, &v[i])) return -1;
-    }
-    s->v = v;
-    return 0;
-}
-
-static int dup_stats(pm_arena *a, pm_stats *st) {
-    if (dup_bytes(a, &st->min_values) || dup_bytes(a, &st->max_values)) return -1;
-    size_t n = st->n_null_counts;
-    if (st->null_counts) {
-        int64_t *c = pm_arena_alloc(a, (n ? n : 1) * sizeof *c);
-        if (!c) return -1;
-        if (n) memcpy(c, st->null_counts, n * sizeof *c);
-        st->null_counts = c;
-    }
-    if (st->null_count_is_null) {
-        uint8_t *z = pm_arena_alloc(a, n ? n : 1);
-        if (!z) return -1;
-        if (n) memcpy(z, st->null_count_is_null, n);
-        st->null_count_is_null = z;
-    }
-    return 0;
-}
-
 /* A DELETE entry equal to the ADD entry m in every field (Java copies the
  * ManifestEntry with kind DELETE), stats dropped when
  * manifest.delete-file-drop-stats is true (DataFileMeta.copyWithoutStats). */
 static int copy_as_delete(plan *p, const pm_manifest_entry *m, pm_manifest_entry *d) {
-    pm_arena *a = p->arena;
-    *d = *m;
+    if (pm_manifest_entry_copy(p->arena, m, d)) return -1;
     d->kind = PM_FILE_DELETE;
-    pm_data_file *f = &d->file;
-    if (dup_bytes(a, &d->partition) || dup_str(a, &f->file_name) || dup_bytes(a, &f->min_key) ||
-        dup_bytes(a, &f->max_key) || dup_stats(a, &f->key_stats) || dup_strs(a, &f->extra_files) ||
-        dup_bytes(a, &f->embedded_index) || dup_str(a, &f->external_path) || dup_strs(a, &f->write_cols))
-        return -1;
     if (p->drop_stats) {
+        pm_data_file *f = &d->file;
         memset(&f->value_stats, 0, sizeof f->value_stats);
         f->value_stats.min_values = f->value_stats.max_values = p->empty_row;
         f->value_stats.has_null_counts = 1;
         f->has_value_stats_cols = 1;
         f->value_stats_cols = (pm_strs){0, NULL};
-    } else if (dup_stats(a, &f->value_stats) || dup_strs(a, &f->value_stats_cols)) {
-        return -1;
-    }
-    if (f->write_cols_sequences) {
-        size_t n = f->n_write_cols_sequences;
-        int64_t *w = pm_arena_alloc(a, (n ? n : 1) * sizeof *w);
-        if (!w) return -1;
-        if (n) memcpy(w, f->write_cols_sequences, n * sizeof *w);
-        f->write_cols_sequences = w;
     }
     return 0;
 }

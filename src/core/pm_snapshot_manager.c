@@ -265,6 +265,26 @@ int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snap
     return rc;
 }
 
+/* Long-lived changelogs: changelog/changelog-<id>, the snapshot JSON shape. */
+int pm_changelog_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e) {
+    return list_versioned(io, branch_root, "changelog", "changelog-", ids, n, e);
+}
+
+int pm_changelog_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e) {
+    *out = NULL;
+    char *path = versioned_path(branch_root, "changelog", "changelog-", id);
+    if (!path) return nomem(e);
+    pm_buf b = {0};
+    int rc = pm_io_read_all(io, path, &b, e);
+    if (rc == PAIMON_NOTFOUND)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "changelog %lld not found (%s)", (long long)id, path);
+    else if (rc == PAIMON_OK)
+        rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
+    pm_buf_free(&b);
+    free(path);
+    return rc;
+}
+
 /* ---- schemas ---------------------------------------------------------- */
 
 int pm_schema_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e) {

@@ -477,6 +477,77 @@ static int snap_to_json(lua_State *L) {
 
 /* ---- iterators ----------------------------------------------------------------- */
 
+/* ---- partition filters from Lua ------------------------------------------------- */
+
+void lp_partition_filter_free(pm_partition_filter *f) {
+    for (size_t i = 0; i < f->n; i++) {
+        free((char *)f->keys[i]);
+        free((char *)f->values[i]);
+    }
+    free((void *)f->keys);
+    free((void *)f->values);
+    f->keys = f->values = NULL;
+    f->n = 0;
+}
+
+const char *lp_partition_filter_from_table(lua_State *L, int idx, pm_partition_filter *f) {
+    idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+    size_t cap = f->n;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING) { lua_pop(L, 2); return "partition keys must be column names"; }
+        if (f->n == cap) {
+            cap = cap ? cap * 2 : 4;
+            const char **k = realloc((void *)f->keys, cap * sizeof *k);
+            if (k) f->keys = k;
+            const char **v = realloc((void *)f->values, cap * sizeof *v);
+            if (v) f->values = v;
+            if (!k || !v) { lua_pop(L, 2); return "out of memory"; }
+        }
+        char nb[32];
+        const char *val;
+        int64_t iv;
+        int t = lua_type(L, -1);
+        if (t == LUA_TLIGHTUSERDATA && !lua_touserdata(L, -1)) val = NULL;   /* paimon.null */
+        else if (t == LUA_TBOOLEAN) val = lua_toboolean(L, -1) ? "true" : "false";
+        else if (t == LUA_TNUMBER && lp_toint64(L, -1, &iv)) {                /* 10.0 matches f1=10 */
+            snprintf(nb, sizeof nb, "%lld", (long long)iv);
+            val = nb;
+        } else if (t == LUA_TSTRING) {
+            val = lua_tostring(L, -1);
+        } else if (t == LUA_TNUMBER) {
+            lua_pushvalue(L, -1);               /* convert a copy: lua_next needs the key untouched */
+            snprintf(nb, sizeof nb, "%s", lua_tostring(L, -1));
+            lua_pop(L, 1);
+            val = nb;
+        } else {
+            lua_pop(L, 2);
+            return "partition values must be strings, numbers, booleans or paimon.null";
+        }
+        f->keys[f->n] = pm_strdup(lua_tostring(L, -2));
+        f->values[f->n] = val ? pm_strdup(val) : NULL;
+        f->n++;
+        lua_pop(L, 1);
+    }
+    return NULL;
+}
+
+void lp_opt_partition_filter(lua_State *L, int opts_idx, pm_partition_filter *f) {
+    memset(f, 0, sizeof *f);
+    if (lua_isnoneornil(L, opts_idx)) return;
+    luaL_checktype(L, opts_idx, LUA_TTABLE);
+    lua_getfield(L, opts_idx, "partition");
+    if (!lua_isnil(L, -1)) {
+        luaL_argcheck(L, lua_type(L, -1) == LUA_TTABLE, opts_idx, "partition must be a table {column = value}");
+        const char *err = lp_partition_filter_from_table(L, -1, f);
+        if (err) {
+            lp_partition_filter_free(f);
+            luaL_argerror(L, opts_idx, err);
+        }
+    }
+    lua_pop(L, 1);
+}
+
 typedef enum { IT_META, IT_ENTRY, IT_INDEX, IT_SCAN } iter_kind;
 
 typedef struct lp_iter {
@@ -493,14 +564,7 @@ static void iter_release(lp_iter *it) {
     it->r = NULL;
     pm_scan_close(it->scan);
     it->scan = NULL;
-    for (size_t i = 0; i < it->filter.n; i++) {
-        free((char *)it->filter.keys[i]);
-        free((char *)it->filter.values[i]);
-    }
-    free(it->filter.keys);
-    free(it->filter.values);
-    it->filter.keys = it->filter.values = NULL;
-    it->filter.n = 0;
+    lp_partition_filter_free(&it->filter);
     pm_buf_free(&it->path);
 }
 
@@ -786,52 +850,17 @@ static int snap_entries(lua_State *L) {
 /* files{partition = {k = v, ...}}: the live data files. */
 static int snap_files(lua_State *L) {
     lp_snap *ud = lp_check_snap(L, 1);
-    pm_partition_filter f = {0, NULL, NULL};
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        lua_getfield(L, 2, "partition");
-        if (!lua_isnil(L, -1)) {
-            luaL_argcheck(L, lua_type(L, -1) == LUA_TTABLE, 2, "partition must be a table {column = value}");
-            size_t cap = 0;
-            lua_pushnil(L);
-            while (lua_next(L, -2)) {
-                if (lua_type(L, -2) != LUA_TSTRING) { lua_pop(L, 2); goto bad_key; }
-                if (f.n == cap) {
-                    cap = cap ? cap * 2 : 4;
-                    f.keys = realloc(f.keys, cap * sizeof *f.keys);
-                    f.values = realloc(f.values, cap * sizeof *f.values);
-                }
-                f.keys[f.n] = pm_strdup(lua_tostring(L, -2));
-                if (lua_type(L, -1) == LUA_TLIGHTUSERDATA && !lua_touserdata(L, -1)) f.values[f.n] = NULL;
-                else if (lua_type(L, -1) == LUA_TBOOLEAN) f.values[f.n] = pm_strdup(lua_toboolean(L, -1) ? "true" : "false");
-                else {
-                    size_t len;
-                    const char *s = lp_tolstring(L, -1, &len);
-                    f.values[f.n] = pm_strdup(s);
-                    lua_pop(L, 1);
-                }
-                f.n++;
-                lua_pop(L, 1);
-            }
-        }
-        lua_pop(L, 1);
-    }
+    pm_partition_filter f;
+    lp_opt_partition_filter(L, 2, &f);
     lua_settop(L, 1);
     lp_getowner(L, 1);
     lua_replace(L, 1);
-    {
-        lp_iter *it = new_iter(L, IT_SCAN, 1);
-        it->filter = f;
-        pm_err e = {0};
-        int rc = pm_scan_open(ud->owner->t, ud->s, &it->filter, &it->scan, &e);
-        if (rc) { iter_release(it); return lp_push_fail(L, rc, &e); }
-        return push_iter_fn(L);
-    }
-bad_key:
-    for (size_t i = 0; i < f.n; i++) { free((char *)f.keys[i]); free((char *)f.values[i]); }
-    free(f.keys);
-    free(f.values);
-    return luaL_argerror(L, 2, "partition keys must be strings");
+    lp_iter *it = new_iter(L, IT_SCAN, 1);
+    it->filter = f;
+    pm_err e = {0};
+    int rc = pm_scan_open(ud->owner->t, ud->s, &it->filter, &it->scan, &e);
+    if (rc) { iter_release(it); return lp_push_fail(L, rc, &e); }
+    return push_iter_fn(L);
 }
 
 static int snap_index(lua_State *L) {

@@ -45,6 +45,16 @@ int lp_push_partition(lua_State *L, const paimon_table *t, pm_bytes part, pm_err
 void lp_push_stats(lua_State *L, const pm_stats *st);
 void lp_push_data_file(lua_State *L, const pm_data_file *d);
 
+/* Partition filters given as Lua tables {column = value}: strings, numbers
+ * (integral ones render as integers), booleans or paimon.null. */
+void lp_partition_filter_free(pm_partition_filter *f);
+/* Append the pairs of the table at idx to *f; NULL or an error text (the
+ * caller frees *f). */
+const char *lp_partition_filter_from_table(lua_State *L, int idx, pm_partition_filter *f);
+/* opts.partition of the options table at opts_idx (may be absent) into *f;
+ * misuse raises. */
+void lp_opt_partition_filter(lua_State *L, int opts_idx, pm_partition_filter *f);
+
 /* Maintenance helpers (lpaimon_maint.c), shared by the destructive
  * operations: option readers, progress callback, result tables. */
 typedef struct lp_progress { lua_State *L; int ref; } lp_progress;

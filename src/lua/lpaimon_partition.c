@@ -60,11 +60,7 @@ typedef struct specs {
 } specs;
 
 static void specs_free(specs *s) {
-    for (size_t i = 0; i < s->n; i++) {
-        for (size_t k = 0; k < s->v[i].n; k++) { free((char *)s->v[i].keys[k]); free((char *)s->v[i].values[k]); }
-        free(s->v[i].keys);
-        free(s->v[i].values);
-    }
+    for (size_t i = 0; i < s->n; i++) lp_partition_filter_free(&s->v[i]);
     free(s->v);
     for (size_t i = 0; i < s->n_exact; i++) free((void *)s->exact[i].ptr);
     free(s->exact);
@@ -78,45 +74,8 @@ static const char *spec_from_table(lua_State *L, int idx, specs *s) {
     s->v = nv;
     pm_partition_filter *f = &s->v[s->n++];
     memset(f, 0, sizeof *f);
-    size_t cap = 0;
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        if (lua_type(L, -2) != LUA_TSTRING) { lua_pop(L, 2); return "partition spec keys must be column names"; }
-        if (f->n == cap) {
-            cap = cap ? cap * 2 : 4;
-            const char **k = realloc((void *)f->keys, cap * sizeof *k);
-            if (k) f->keys = k;
-            const char **v = realloc((void *)f->values, cap * sizeof *v);
-            if (v) f->values = v;
-            if (!k || !v) { lua_pop(L, 2); return "out of memory"; }
-        }
-        const char *val = NULL;
-        int t = lua_type(L, -1);
-        if (t == LUA_TLIGHTUSERDATA && !lua_touserdata(L, -1)) val = NULL;
-        else if (t == LUA_TBOOLEAN) val = lua_toboolean(L, -1) ? "true" : "false";
-        else if (t == LUA_TSTRING || t == LUA_TNUMBER) {
-            int64_t iv;
-            char nb[32];
-            lua_pushvalue(L, -1);
-            val = lua_tostring(L, -1);
-            if (t == LUA_TNUMBER && lp_toint64(L, -2, &iv)) {   /* 10.0 matches f1=10 */
-                snprintf(nb, sizeof nb, "%lld", (long long)iv);
-                val = nb;
-            }
-            f->keys[f->n] = pm_strdup(lua_tostring(L, -3));
-            f->values[f->n] = pm_strdup(val);
-            f->n++;
-            lua_pop(L, 2);
-            continue;
-        } else {
-            lua_pop(L, 2);
-            return "partition values must be strings, numbers, booleans or paimon.null";
-        }
-        f->keys[f->n] = pm_strdup(lua_tostring(L, -2));
-        f->values[f->n] = val ? pm_strdup(val) : NULL;
-        f->n++;
-        lua_pop(L, 1);
-    }
+    const char *err = lp_partition_filter_from_table(L, idx, f);
+    if (err) return err;
     if (f->n == 0) return "an empty partition spec would drop every partition";
     return NULL;
 }

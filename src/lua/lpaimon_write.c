@@ -1224,14 +1224,7 @@ static void rows_release(lp_rows *r) {
     r->rd = NULL;
     pm_scan_close(r->scan);
     r->scan = NULL;
-    for (size_t i = 0; i < r->filter.n; i++) {
-        free((char *)r->filter.keys[i]);
-        free((char *)r->filter.values[i]);
-    }
-    free(r->filter.keys);
-    free(r->filter.values);
-    r->filter.keys = r->filter.values = NULL;
-    r->filter.n = 0;
+    lp_partition_filter_free(&r->filter);
     free(r->vals);
     free(r->raw);
     free(r->cur_file);
@@ -1290,45 +1283,15 @@ static int rows_next(lua_State *L) {
 static int snap_read(lua_State *L) {
     lp_snap *ud = lp_check_snap(L, 1);
     paimon_table *t = ud->owner->t;
-    pm_partition_filter f = {0, NULL, NULL};
     int with_file = 0;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
         lua_getfield(L, 2, "with_file");
         with_file = lua_toboolean(L, -1);
         lua_pop(L, 1);
-        lua_getfield(L, 2, "partition");
-        if (!lua_isnil(L, -1)) {
-            luaL_argcheck(L, lua_type(L, -1) == LUA_TTABLE, 2, "partition must be a table {column = value}");
-            size_t cap = 0;
-            lua_pushnil(L);
-            while (lua_next(L, -2)) {
-                if (lua_type(L, -2) != LUA_TSTRING) {
-                    for (size_t i = 0; i < f.n; i++) { free((char *)f.keys[i]); free((char *)f.values[i]); }
-                    free(f.keys); free(f.values);
-                    return luaL_argerror(L, 2, "partition keys must be strings");
-                }
-                if (f.n == cap) {
-                    cap = cap ? cap * 2 : 4;
-                    const char **nk = realloc(f.keys, cap * sizeof *nk);
-                    if (nk) f.keys = nk;
-                    const char **nv = realloc(f.values, cap * sizeof *nv);
-                    if (nv) f.values = nv;
-                    if (!nk || !nv) return luaL_error(L, "out of memory");
-                }
-                f.keys[f.n] = pm_strdup(lua_tostring(L, -2));
-                if (is_null_value(L, -1)) f.values[f.n] = NULL;
-                else if (lua_type(L, -1) == LUA_TBOOLEAN) f.values[f.n] = pm_strdup(lua_toboolean(L, -1) ? "true" : "false");
-                else {
-                    f.values[f.n] = pm_strdup(lp_tolstring(L, -1, NULL));
-                    lua_pop(L, 1);
-                }
-                f.n++;
-                lua_pop(L, 1);
-            }
-        }
-        lua_pop(L, 1);
     }
+    pm_partition_filter f;
+    lp_opt_partition_filter(L, 2, &f);
     lua_settop(L, 1);
     push_owner(L, 1);                   /* the table userdata */
     lp_rows *r = lp_newuserdata(L, sizeof *r);
