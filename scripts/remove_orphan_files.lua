@@ -42,8 +42,9 @@ local function main(opts, pos)
   if opts.json then
     maint.print_json(r)
   else
-    maint.print_human(string.format("%d candidate file(s) older than the cut-off, %d file names in use",
-                                    r.candidates, r.used), r)
+    maint.print_human(string.format("%d Paimon file(s) listed, %d in use, %d unused: %d older than the cut-off, "
+                                    .. "%d kept as recent", r.listed, r.used, r.candidates,
+                                    r.candidates - r.recent, r.recent), r)
   end
   if #r.failures > 0 then return cli.EXIT_FAILED end
   return cli.EXIT_OK

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pm_avro.h"
 #include "pm_expire.h"
@@ -47,13 +48,22 @@ static void strv_free(strv *s) {
 
 typedef enum { DIR_MANIFEST, DIR_INDEX, DIR_STATS, DIR_BUCKET, DIR_META } dir_kind;
 
-typedef struct cand { char *path; const char *name; int kind; int64_t size; } cand;
+/* A Paimon file found by the listing. Its age is looked up only if nothing
+ * uses it (most files of a healthy table are used: no stat for them). */
+typedef struct cand {
+    size_t name;         /* offset into the task's names */
+    int8_t kind;
+    uint8_t used;
+    uint8_t remove;      /* unused, a file, older than the cut-off */
+} cand;
 
 typedef struct list_task {
     char *dir;
     dir_kind kind;
+    pm_buf names;        /* NUL-terminated names, back to back */
     cand *c;
-    size_t n;
+    size_t n, cap;
+    size_t n_unused;
     int rc;
     pm_err err;
 } list_task;
@@ -65,6 +75,8 @@ typedef struct list_ctx {
     int64_t cutoff;
     const char *data_prefix, *changelog_prefix;
 } list_ctx;
+
+static const char *cand_name(const list_task *tk, const cand *c) { return (const char *)tk->names.data + c->name; }
 
 /* Kind of a file found in a directory of kind dk, or -1: not ours. */
 static int classify(const list_ctx *x, dir_kind dk, const char *name) {
@@ -90,21 +102,29 @@ static int classify(const list_ctx *x, dir_kind dk, const char *name) {
     return -1;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int task_add(list_task *tk, const char *name, int kind) {
+    if (tk->n == tk->cap) {
+        size_t cap = tk->cap ? tk->cap * 2 : 32;
+        cand *nv = realloc(tk->c, cap * sizeof *nv);
+        if (!nv) return PAIMON_NOMEM;
+        tk->c = nv;
+        tk->cap = cap;
+    }
+    size_t off = tk->names.len;
+    if (pm_buf_append(&tk->names, name, strlen(name) + 1)) return PAIMON_NOMEM;
+    tk->c[tk->n++] = (cand){off, (int8_t)kind, 0, 0};
+    return PAIMON_OK;
+}
 
-/* list_one on the plain local FileIO: what pm_io_list and a pm_io_stat of
- * every matching file's full path do (same entries, order, stat semantics
- * and errors; a file that vanished is skipped), with one directory handle
- * and fstatat relative to it instead of resolving the full path per file. */
+/* Names only (readdir); what pm_io_list gives, without a stat per file. */
 static void list_one_local(list_ctx *x, list_task *tk) {
     const char *path = pm_local_path(tk->dir);
     DIR *d = opendir(path);
     if (!d) {
         int err = errno;
-        if (err != ENOENT) tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot list %s", path);
+        if (err != ENOENT && err != ENOTDIR) tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot list %s", path);
         return;
     }
-    strv names = {0};
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
@@ -115,34 +135,13 @@ static void list_one_local(list_ctx *x, list_task *tk) {
         const char *nm = de->d_name;
         if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
 #ifdef DT_DIR
-        if (de->d_type == DT_DIR) continue;
+        if (de->d_type == DT_DIR) continue;   /* DT_UNKNOWN: the age check stats it */
 #endif
-        if (classify(x, tk->kind, nm) < 0) continue;
-        if (strv_push(&names, nm)) { tk->rc = nomem(&tk->err); break; }
-    }
-    if (!tk->rc && names.n > 1) qsort(names.v, names.n, sizeof *names.v, cmp_str);
-    if (!tk->rc && !(tk->c = calloc(names.n ? names.n : 1, sizeof *tk->c))) tk->rc = nomem(&tk->err);
-    for (size_t k = 0; !tk->rc && k < names.n; k++) {
-        struct stat st;
-        char *p = pm_path_join(tk->dir, names.v[k]);
-        if (!p) { tk->rc = nomem(&tk->err); break; }
-        if (fstatat(dirfd(d), names.v[k], &st, 0) != 0) {
-            int err = errno;
-            if (err != ENOENT && err != ENOTDIR)
-                tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot stat %s", pm_local_path(p));
-            free(p);
-            continue;
-        }
-        int64_t mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-        if (S_ISDIR(st.st_mode) || mtime_ms >= x->cutoff) { free(p); continue; }
-        cand *c = &tk->c[tk->n++];
-        c->path = p;
-        c->name = strrchr(p, '/') + 1;
-        c->kind = classify(x, tk->kind, names.v[k]);
-        c->size = (int64_t)st.st_size;
+        int kind = classify(x, tk->kind, nm);
+        if (kind < 0) continue;
+        if (task_add(tk, nm, kind)) { tk->rc = nomem(&tk->err); break; }
     }
     closedir(d);
-    strv_free(&names);
 }
 
 static void list_one(void *ctx, size_t i) {
@@ -152,29 +151,65 @@ static void list_one(void *ctx, size_t i) {
     pm_dirent *d = NULL;
     size_t n = 0;
     tk->rc = pm_io_list(x->io, tk->dir, &d, &n, &tk->err);
-    if (tk->rc == PAIMON_NOTFOUND) { tk->rc = 0; return; }
+    if (tk->rc == PAIMON_NOTFOUND) { tk->rc = 0; pm_err_clear(&tk->err); return; }
     if (tk->rc) return;
-    tk->c = calloc(n ? n : 1, sizeof *tk->c);
-    if (!tk->c) { tk->rc = nomem(&tk->err); goto out; }
     for (size_t k = 0; k < n; k++) {
         if (d[k].is_dir) continue;
         int kind = classify(x, tk->kind, d[k].name);
         if (kind < 0) continue;
-        char *p = pm_path_join(tk->dir, d[k].name);
-        if (!p) { tk->rc = nomem(&tk->err); break; }
-        pm_stat st;
-        int rc = pm_io_stat(x->io, p, &st, &tk->err);
-        if (rc == PAIMON_NOTFOUND) { free(p); continue; }
-        if (rc) { tk->rc = rc; free(p); break; }
-        if (st.is_dir || st.mtime_ms >= x->cutoff) { free(p); continue; }
-        cand *c = &tk->c[tk->n++];
-        c->path = p;
-        c->name = strrchr(p, '/') + 1;
-        c->kind = kind;
-        c->size = st.size;
+        if (task_add(tk, d[k].name, kind)) { tk->rc = nomem(&tk->err); break; }
     }
-out:
     pm_dirents_free(d, n);
+}
+
+/* The age check, after the used set: stat each unused candidate (relative to
+ * its directory on the local FileIO). Vanished files and directories are
+ * skipped; a file is removed only if its mtime is before the cut-off. Any
+ * other stat failure refuses the run. */
+static void age_one(void *ctx, size_t i) {
+    list_ctx *x = ctx;
+    list_task *tk = &x->tasks[i];
+    if (!tk->n_unused) return;
+    int dfd = -1;
+    if (x->local) {
+        do dfd = open(pm_local_path(tk->dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC); while (dfd < 0 && errno == EINTR);
+        if (dfd < 0) {
+            int err = errno;
+            if (err != ENOENT && err != ENOTDIR)
+                tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot open %s", pm_local_path(tk->dir));
+            return;   /* gone: nothing in it to remove */
+        }
+    }
+    for (size_t k = 0; k < tk->n && !tk->rc; k++) {
+        cand *c = &tk->c[k];
+        if (c->used) continue;
+        const char *nm = cand_name(tk, c);
+        int64_t mtime_ms;
+        int is_dir;
+        if (x->local) {
+            struct stat st;
+            if (fstatat(dfd, nm, &st, 0) != 0) {
+                int err = errno;
+                if (err != ENOENT && err != ENOTDIR)
+                    tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot stat %s/%s", pm_local_path(tk->dir), nm);
+                continue;
+            }
+            mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+            is_dir = S_ISDIR(st.st_mode);
+        } else {
+            char *p = pm_path_join(tk->dir, nm);
+            if (!p) { tk->rc = nomem(&tk->err); break; }
+            pm_stat st;
+            int rc = pm_io_stat(x->io, p, &st, &tk->err);
+            free(p);
+            if (rc == PAIMON_NOTFOUND) { pm_err_clear(&tk->err); continue; }
+            if (rc) { tk->rc = rc; break; }
+            mtime_ms = st.mtime_ms;
+            is_dir = st.is_dir;
+        }
+        c->remove = !is_dir && mtime_ms < x->cutoff;
+    }
+    if (dfd >= 0) close(dfd);
 }
 
 static int add_dir(list_task **v, size_t *n, size_t *cap, const char *dir, dir_kind k, pm_err *e) {
@@ -231,15 +266,54 @@ static int walk_partitions(paimon_table *t, const char *dir, size_t level, list_
 
 /* ---- used set ----------------------------------------------------------------- */
 
+/* The used set is kept as marks on the listed files: a name nobody listed
+ * cannot be deleted, so only listed names need to be known as used. The
+ * candidate names form a set (read-only while readers look names up in
+ * parallel); each used name sets the flag of its slot. Names match by file
+ * name alone, whichever directory they were found in (as Java matches). */
+typedef struct marks {
+    pm_set *names;       /* listed names (main thread builds, workers only look up) */
+    uint8_t *flag;       /* per slot of names: used */
+    int64_t data_names;  /* data / extra / changelog file names read from manifests */
+} marks;
+
+typedef struct slotv { long *v; size_t n, cap; } slotv;
+
+static int slotv_push(slotv *s, long x) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        long *nv = realloc(s->v, cap * sizeof *nv);
+        if (!nv) return PAIMON_NOMEM;
+        s->v = nv;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return PAIMON_OK;
+}
+
+/* Look a used name up among the listed ones; remember its slot. */
+static int note_used(const marks *m, slotv *out, const char *name) {
+    if (!name) return PAIMON_OK;
+    long sl = pm_set_slot(m->names, name, strlen(name));
+    return sl < 0 ? PAIMON_OK : slotv_push(out, sl);
+}
+
+static void mark(marks *m, const char *name) {
+    if (!name) return;
+    long sl = pm_set_slot(m->names, name, strlen(name));
+    if (sl >= 0) m->flag[sl] = 1;
+}
+
 typedef struct read_task {
     const char *name;
     int index;           /* index manifest */
-    strv out;
+    slotv used;          /* slots of listed names it uses */
+    int64_t data_names;
     int rc;
     pm_err err;
 } read_task;
 
-typedef struct read_ctx { paimon_table *t; read_task *tasks; pm_avro_schema_cache *sc; } read_ctx;
+typedef struct read_ctx { paimon_table *t; read_task *tasks; pm_avro_schema_cache *sc; const marks *m; } read_ctx;
 
 static void read_one(void *ctx, size_t i) {
     read_ctx *x = ctx;
@@ -255,13 +329,16 @@ static void read_one(void *ctx, size_t i) {
     if (tk->index) {
         const pm_index_entry *ie;
         while ((rc = pm_manifest_next_index(r, &ie, &tk->err)) == PAIMON_OK)
-            if (ie->file_name && strv_push(&tk->out, ie->file_name)) { rc = nomem(&tk->err); break; }
+            if (note_used(x->m, &tk->used, ie->file_name)) { rc = nomem(&tk->err); break; }
     } else {
-        const pm_manifest_entry *m;
-        while ((rc = pm_manifest_next_entry(r, &m, &tk->err)) == PAIMON_OK) {
-            if (m->file.file_name && strv_push(&tk->out, m->file.file_name)) { rc = nomem(&tk->err); break; }
-            for (size_t k = 0; k < m->file.extra_files.n; k++)
-                if (strv_push(&tk->out, m->file.extra_files.v[k])) { rc = nomem(&tk->err); break; }
+        const pm_manifest_entry *me;
+        while ((rc = pm_manifest_next_entry(r, &me, &tk->err)) == PAIMON_OK) {
+            if (me->file.file_name) tk->data_names++;
+            if (note_used(x->m, &tk->used, me->file.file_name)) { rc = nomem(&tk->err); break; }
+            for (size_t k = 0; k < me->file.extra_files.n; k++) {
+                tk->data_names++;
+                if (note_used(x->m, &tk->used, me->file.extra_files.v[k])) { rc = nomem(&tk->err); break; }
+            }
             if (rc != PAIMON_OK) break;
         }
     }
@@ -290,32 +367,27 @@ static void read_list_one(void *ctx, size_t i) {
 }
 
 typedef struct used {
-    pm_set *names;       /* every used file name */
+    marks *m;
     pm_set *lists;       /* manifest lists to read */
     pm_set *index;       /* index manifests to read */
     strv list_v, index_v;
-    int64_t data_names;  /* data / extra / changelog file names seen */
 } used;
-
-static int use_name(used *u, const char *n, pm_err *e) {
-    if (n && pm_set_add(u->names, n, strlen(n)) < 0) return nomem(e);
-    return PAIMON_OK;
-}
 
 static int use_snapshot(used *u, const pm_snapshot *s, pm_err *e) {
     const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
     for (int i = 0; i < 3; i++) {
         if (!lists[i]) continue;
-        if (use_name(u, lists[i], e)) return PAIMON_NOMEM;
+        mark(u->m, lists[i]);
         int a = pm_set_add(u->lists, lists[i], strlen(lists[i]));
         if (a < 0 || (a && strv_push(&u->list_v, lists[i]))) return nomem(e);
     }
     if (s->index_manifest) {
-        if (use_name(u, s->index_manifest, e)) return PAIMON_NOMEM;
+        mark(u->m, s->index_manifest);
         int a = pm_set_add(u->index, s->index_manifest, strlen(s->index_manifest));
         if (a < 0 || (a && strv_push(&u->index_v, s->index_manifest))) return nomem(e);
     }
-    return use_name(u, s->statistics, e);
+    mark(u->m, s->statistics);
+    return PAIMON_OK;
 }
 
 /* A long-lived changelog: Java deletes the base and delta manifest lists of
@@ -329,7 +401,7 @@ static int use_changelog(paimon_table *bt, used *u, const pm_snapshot *s, pm_err
     char **opt[3] = {&c.base_manifest_list, &c.delta_manifest_list, &c.index_manifest};
     for (int i = 0; i < 3; i++) {
         if (!*opt[i]) continue;
-        if (use_name(u, *opt[i], e)) return PAIMON_NOMEM;   /* the name stays used either way */
+        mark(u->m, *opt[i]);   /* the name stays used either way */
         char *path = pm_table_manifest_path(bt, *opt[i]);
         if (!path) return nomem(e);
         int ex = 0, rc = pm_io_exists(bt->io, path, &ex, e);
@@ -425,6 +497,10 @@ static int latest_or_zero(paimon_table *bt, int64_t *id, pm_err *e) {
 
 /* ---- main ------------------------------------------------------------------- */
 
+static int cmp_cand_name(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_result *res, pm_err *e) {
     int64_t t0 = pm_now_millis();
     memset(res, 0, sizeof *res);
@@ -447,11 +523,12 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     size_t nb = 0, n_tasks = 0, cap_tasks = 0, n_reads = 0;
     list_task *tasks = NULL;
     read_task *reads = NULL;
-    used u = {pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}, 0};
+    marks m = {pm_set_new(), NULL, 0};
+    used u = {&m, pm_set_new(), pm_set_new(), {0}, {0}};
     pm_deleter *del = pm_deleter_new();
     /* the many manifest lists and manifests share a few writer schemas */
     pm_avro_schema_cache *sc = pm_avro_schema_cache_new();
-    if (!u.names || !u.lists || !u.index || !del || !sc) { rc = nomem(e); goto done; }
+    if (!m.names || !u.lists || !u.index || !del || !sc) { rc = nomem(e); goto done; }
 
     /* every branch must have a schema (Java aborts otherwise) */
     if ((rc = pm_table_open_shared(t, "main", &main_t, e))) goto done;
@@ -501,10 +578,17 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     int64_t data_cands = 0;
     for (size_t i = 0; i < n_tasks; i++) {
         if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
-        res->candidates += (int64_t)tasks[i].n;
-        for (size_t k = 0; k < tasks[i].n; k++)
-            if (tasks[i].c[k].kind == PM_K_DATA || tasks[i].c[k].kind == PM_K_CHANGELOG) data_cands++;
+        res->listed += (int64_t)tasks[i].n;
+        for (size_t k = 0; k < tasks[i].n; k++) {
+            cand *c = &tasks[i].c[k];
+            if (c->kind == PM_K_DATA || c->kind == PM_K_CHANGELOG) data_cands++;
+            if (c->kind != PM_K_TEMP && pm_set_add(m.names, cand_name(&tasks[i], c), strlen(cand_name(&tasks[i], c))) < 0) {
+                rc = nomem(e);
+                goto done;
+            }
+        }
     }
+    if (!(m.flag = calloc(pm_set_slots(m.names), 1))) { rc = nomem(e); goto done; }
 
     /* 2. used set over all branches: snapshots, tags, changelogs */
     for (size_t i = 0; i <= nb; i++)
@@ -527,9 +611,9 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             break;
         }
         for (size_t k = 0; !rc && k < lr[i].n; k++) {
-            if (use_name(&u, lr[i].v[k].name, e)) { rc = PAIMON_NOMEM; break; }
             int a = pm_set_add(mseen, lr[i].v[k].name, strlen(lr[i].v[k].name));
             if (a < 0 || (a && strv_push(&manifests, lr[i].v[k].name))) rc = nomem(e);
+            else if (a) mark(&m, lr[i].v[k].name);
         }
     }
     for (size_t i = 0; i < u.list_v.n; i++) pm_mfiles_free(lr[i].v, lr[i].n);
@@ -541,7 +625,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     if (!reads) { strv_free(&manifests); rc = nomem(e); goto done; }
     for (size_t i = 0; i < manifests.n; i++) reads[i].name = manifests.v[i];
     for (size_t i = 0; i < u.index_v.n; i++) { reads[manifests.n + i].name = u.index_v.v[i]; reads[manifests.n + i].index = 1; }
-    read_ctx rx = {main_t, reads, sc};
+    read_ctx rx = {main_t, reads, sc, &m};
     rc = pm_exec_run(o->threads, n_reads, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
     for (size_t i = 0; !rc && i < n_reads; i++) {
         if (reads[i].rc) {
@@ -550,16 +634,13 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             pm_err_prefix(e, "refusing to clean: cannot read the used set");
             break;
         }
-        for (size_t k = 0; k < reads[i].out.n; k++) {
-            if (use_name(&u, reads[i].out.v[k], e)) { rc = PAIMON_NOMEM; break; }
-            if (!reads[i].index) u.data_names++;
-        }
+        for (size_t k = 0; k < reads[i].used.n; k++) m.flag[reads[i].used.v[k]] = 1;
+        m.data_names += reads[i].data_names;
     }
-    for (size_t i = 0; i < n_reads; i++) strv_free(&reads[i].out);
+    for (size_t i = 0; i < n_reads; i++) free(reads[i].used.v);
     strv_free(&manifests);
     if (rc) goto done;
-    res->used = (int64_t)pm_set_size(u.names);
-    if (data_cands > 0 && u.data_names == 0) {
+    if (data_cands > 0 && m.data_names == 0) {
         rc = pm_fail(e, PAIMON_CONFLICT,
                      "%s: refusing to clean: no snapshot, tag or changelog uses any data file, yet data files exist", t->root);
         goto done;
@@ -574,20 +655,51 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             goto done;
         }
     }
-    /* 4. delete unused candidates */
+    /* 4. the age of each unused candidate (temp files: by age alone) */
     for (size_t i = 0; i < n_tasks; i++)
         for (size_t k = 0; k < tasks[i].n; k++) {
             cand *c = &tasks[i].c[k];
-            if (c->kind != PM_K_TEMP && pm_set_contains(u.names, c->name, strlen(c->name))) continue;
-            if ((rc = pm_deleter_add(del, c->path, c->kind, e))) goto done;
+            if (c->kind != PM_K_TEMP) {
+                const char *nm = cand_name(&tasks[i], c);
+                long sl = pm_set_slot(m.names, nm, strlen(nm));
+                c->used = sl >= 0 && m.flag[sl];
+            }
+            if (c->used) res->used++;
+            else tasks[i].n_unused++;
         }
+    res->candidates = res->listed - res->used;
+    if ((rc = pm_exec_run(o->threads, n_tasks, age_one, &lx, "checking ages", o->progress, o->progress_ud, e))) goto done;
+    for (size_t i = 0; i < n_tasks; i++)
+        if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
+    /* 5. delete them, in name order per directory */
+    for (size_t i = 0; i < n_tasks; i++) {
+        list_task *tk = &tasks[i];
+        if (!tk->n_unused) continue;
+        const char **names = malloc(tk->n_unused * sizeof *names);
+        size_t nr = 0;
+        if (!names) { rc = nomem(e); goto done; }
+        for (size_t k = 0; k < tk->n; k++) {
+            if (tk->c[k].used) continue;
+            if (!tk->c[k].remove) { res->recent++; continue; }
+            names[nr++] = cand_name(tk, &tk->c[k]);
+        }
+        if (nr > 1) qsort(names, nr, sizeof *names, cmp_cand_name);
+        for (size_t k = 0; k < nr && !rc; k++) {
+            char *path = pm_path_join(tk->dir, names[k]);
+            if (!path) { rc = nomem(e); break; }
+            rc = pm_deleter_add(del, path, classify(&lx, tk->kind, names[k]), e);
+            free(path);
+        }
+        free(names);
+        if (rc) goto done;
+    }
     pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
     rc = pm_deleter_run(del, t->io, t->root, &co, "deleting", &res->clean, e);
 
 done:
     for (size_t i = 0; i < n_tasks; i++) {
-        for (size_t k = 0; k < tasks[i].n; k++) free(tasks[i].c[k].path);
         free(tasks[i].c);
+        pm_buf_free(&tasks[i].names);
         free(tasks[i].dir);
     }
     free(tasks);
@@ -597,7 +709,8 @@ done:
     free(bts);
     free(latest);
     pm_strv_free(bnames, nb);
-    pm_set_free(u.names);
+    pm_set_free(m.names);
+    free(m.flag);
     pm_set_free(u.lists);
     pm_set_free(u.index);
     strv_free(&u.list_v);

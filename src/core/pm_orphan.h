@@ -1,7 +1,8 @@
 /* Orphan file cleaning (Java OrphanFilesClean / LocalOrphanFilesClean;
  * paimon-format.md §8.5) with Java's safety rules: only Paimon's own
  * directories and file-name patterns, candidates listed before the used set
- * is read, matching by file name, a cut-off that is not in the future, and
+ * is read (their ages are looked up afterwards, only for files nobody
+ * uses), matching by file name, a cut-off that is not in the future, and
  * abort when the used set cannot be built completely (any unreadable
  * snapshot, tag, changelog or manifest of any branch) or is empty while
  * data files exist. A long-lived changelog's base / delta manifest list
@@ -27,8 +28,10 @@ typedef struct pm_orphan_opts {
 typedef struct pm_orphan_result {
     pm_clean_result clean;
     int64_t older_than_ms;
-    int64_t candidates;           /* old enough Paimon files listed */
-    int64_t used;                 /* distinct file names in use */
+    int64_t listed;               /* Paimon files listed */
+    int64_t used;                 /* listed files whose name is in use */
+    int64_t candidates;           /* listed files not in use (then checked for age) */
+    int64_t recent;               /* candidates kept: not older than the cut-off (or gone) */
 } pm_orphan_result;
 
 /* Clean the whole table directory of t (every branch). Free with

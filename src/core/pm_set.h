@@ -1,5 +1,8 @@
-/* A set of byte strings (open addressing, FNV-1a). Used for file
- * identifiers during scans, expiration and orphan cleaning. */
+/* A set of byte strings (open addressing, linear probing; keys copied into
+ * an arena owned by the set). Used for file identifiers during scans,
+ * expiration and orphan cleaning. Lookups (contains, slot) do not modify
+ * the set: any number of threads may run them while nobody adds or
+ * removes. */
 #ifndef PM_SET_H
 #define PM_SET_H
 #include "pm_common.h"
@@ -10,7 +13,12 @@ void pm_set_free(pm_set *s);                                  /* NULL-safe */
 /* 1 if added, 0 if already present, -1 on OOM. */
 int pm_set_add(pm_set *s, const void *key, size_t len);
 int pm_set_contains(const pm_set *s, const void *key, size_t len);
-/* Remove; 1 if it was present. */
+/* Remove; 1 if it was present. (The key's bytes stay in the arena.) */
 int pm_set_remove(pm_set *s, const void *key, size_t len);
 size_t pm_set_size(const pm_set *s);
+/* Slot number of a present key in [0, pm_set_slots(s)), or -1: a dense
+ * index for side arrays (flags per key). Stable until the next add or
+ * remove. */
+long pm_set_slot(const pm_set *s, const void *key, size_t len);
+size_t pm_set_slots(const pm_set *s);
 #endif

@@ -38,8 +38,10 @@ static int tbl_remove_orphan_files(lua_State *L) {
     if (rc) return lp_push_fail(L, rc, &e);
     lp_push_clean_result(L, &res.clean);
     lp_set_int(L, "older_than", res.older_than_ms);
-    lp_set_int(L, "candidates", res.candidates);
+    lp_set_int(L, "listed", res.listed);
     lp_set_int(L, "used", res.used);
+    lp_set_int(L, "candidates", res.candidates);
+    lp_set_int(L, "recent", res.recent);
     pm_clean_result_free(&res.clean);
     return 1;
 }
