@@ -1,11 +1,12 @@
 /* Snapshot-expiration benchmark helpers (bench/run.sh bench_expire, and the
  * table for bench_orphan).
  *
- *   bench_expire build TABLE [--snapshots 1000] [--files 20] [--partitions 10]
+ *   bench_expire build TABLE [--snapshots 1000] [--files 20] [--partitions 10] [--append]
  *       An append table (dt STRING, bucket -1) of --snapshots snapshots made
  *       with pm_commit: commit 1 adds --files data files; every later commit
  *       deletes the files the previous one added and adds --files new ones
  *       (compaction-like: DELETE + ADD), partition = commit % --partitions.
+ *       With --append every commit only adds (the files accumulate).
  *       Data files are real small files written to disk. Default manifest
  *       options (minor merges at 30 manifests).
  *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4]
@@ -88,7 +89,7 @@ static void make_file(paimon_table *t, const char *table, bfile *x, int p, long 
     f->file_source = (pm_opt_i32){1, 0};
 }
 
-static int cmd_build(const char *table, int snapshots, int files, int parts) {
+static int cmd_build(const char *table, int snapshots, int files, int parts, int append) {
     char p[600];
     if (mkdir(table, 0755) && errno != EEXIST) die(table, NULL);
     snprintf(p, sizeof p, "%s/schema", table);
@@ -112,7 +113,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts) {
     double t0 = now_s();
     for (int s = 1; s <= snapshots; s++) {
         size_t n = 0;
-        if (s > 1)
+        if (s > 1 && !append)
             for (int i = 0; i < files; i++) { v[n] = prev[i].m; v[n++].kind = PM_FILE_DELETE; }
         for (int i = 0; i < files; i++) {
             make_file(t, table, &cur[i], s % parts, seq++, &empty);
@@ -122,7 +123,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts) {
         pm_commit_opts_from_table(t, &o);
         o.commit_user = "bench";
         o.identifier = s;
-        o.kind = s > 1 ? "COMPACT" : "APPEND";
+        o.kind = s > 1 && !append ? "COMPACT" : "APPEND";
         int64_t id;
         if (pm_commit(t, v, n, &o, &id, &e)) die("commit", &e);
         for (int i = 0; i < files; i++) pm_buf_free(&prev[i].part);
@@ -184,7 +185,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_expire build|expire TABLE [options]\n");
         return 2;
     }
-    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4;
+    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0;
     const char *list = NULL;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--snapshots") && i + 1 < argc) snapshots = atoi(argv[++i]);
@@ -193,10 +194,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--list") && i + 1 < argc) list = argv[++i];
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
+        else if (!strcmp(argv[i], "--append")) append = 1;
         else { fprintf(stderr, "bench_expire: unknown option %s\n", argv[i]); return 2; }
     }
     if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
-    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts);
+    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append);
     if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads);
     fprintf(stderr, "bench_expire: unknown command %s\n", argv[1]);
     return 2;

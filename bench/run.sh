@@ -15,6 +15,8 @@
 #   BENCH_EXPIRE_SNAPSHOTS expire/orphan: snapshots of the generated table (1000)
 #   BENCH_EXPIRE_FILES     expire/orphan: data files added (and deleted) per snapshot (20)
 #   BENCH_EXPIRE_REPS      expire: repetitions on fresh copies (3)
+#   BENCH_ORPHAN_SNAPSHOTS orphan: snapshots of the typical table (100)
+#   BENCH_ORPHAN_FILES     orphan: data files appended per snapshot there (200)
 #   BENCH_RESULTS  report file (bench/RESULTS.md)
 #   BENCH_STRICT   1 = exit 1 when a benchmark misses its target
 #
@@ -33,6 +35,8 @@ BENCHMARKS=${BENCHMARKS:-manifest_decode commit expire orphan}
 BENCH_EXPIRE_SNAPSHOTS=${BENCH_EXPIRE_SNAPSHOTS:-1000}
 BENCH_EXPIRE_FILES=${BENCH_EXPIRE_FILES:-20}
 BENCH_EXPIRE_REPS=${BENCH_EXPIRE_REPS:-3}
+BENCH_ORPHAN_SNAPSHOTS=${BENCH_ORPHAN_SNAPSHOTS:-100}
+BENCH_ORPHAN_FILES=${BENCH_ORPHAN_FILES:-200}
 BENCH_SNAPSHOTS=${BENCH_SNAPSHOTS:-1000}
 BENCH_MERGE_MANIFESTS=${BENCH_MERGE_MANIFESTS:-200}
 BENCH_MERGE_ENTRIES=${BENCH_MERGE_ENTRIES:-500}
@@ -331,14 +335,14 @@ EOF
 }
 
 # ---- benchmark: orphan scan vs find ---------------------------------------------
-bench_orphan() {
-  maint_table
-  build_c bench_orphan bench/bench_orphan.c
-  t=$OUT/orphan-t
-  rm -rf "$t"; cp -a "$MAINT_BASE/t" "$t"; sync
+# orphan_tree <label> <table dir>: one markdown table row per scan, appended
+# to $OUT/orphan_rows.md; sets o_ratio (ours / find, best times)
+orphan_tree() {
+  label=$1 t=$2
   n=$(find "$t" -type f | wc -l | tr -d ' ')
-  log "orphan: bench_orphan $t --reps $BENCH_REPS; find x $BENCH_REPS"
+  log "orphan ($label): bench_orphan $t --reps $BENCH_REPS (scan and floor); find x $BENCH_REPS"
   "$OUT/bench_orphan" "$t" --reps "$BENCH_REPS" > "$OUT/orphan.txt"
+  "$OUT/bench_orphan" "$t" --floor --reps "$BENCH_REPS" > "$OUT/orphan_floor.txt"
   : > "$OUT/find.txt"; : > "$OUT/findst.txt"
   i=0
   while [ "$i" -lt "$BENCH_REPS" ]; do
@@ -348,45 +352,87 @@ bench_orphan() {
     elapsed "$s" "$e" >> "$OUT/findst.txt"
     i=$((i + 1))
   done
-  rm -rf "$t"
-  o=$OUT/orphan.txt
-  cand=$(result_field "$o" candidates)
-  used=$(result_field "$o" used)
-  planned=$(result_field "$o" planned)
-  o_best=$(result_field "$o" best_s)
-  o_med=$(result_field "$o" median_s)
+  o=$OUT/orphan.txt fl=$OUT/orphan_floor.txt
+  o_best=$(result_field "$o" best_s) o_med=$(result_field "$o" median_s)
+  fl_best=$(result_field "$fl" best_s) fl_med=$(result_field "$fl" median_s)
   # shellcheck disable=SC2046
   set -- $(stats "$OUT/find.txt"); f_best=$1 f_med=$2
   # shellcheck disable=SC2046
   set -- $(stats "$OUT/findst.txt"); s_best=$1 s_med=$2
-  ratio=$(awk -v a="$o_best" -v b="$f_best" 'BEGIN { printf "%.1f", a / b }')
-  ratio_st=$(awk -v a="$o_best" -v b="$s_best" 'BEGIN { printf "%.1f", a / b }')
-  verdict="meets the <= 1.5x target"
-  if awk -v r="$ratio" 'BEGIN { exit !(r > 1.5) }'; then
-    verdict="MISSES the <= 1.5x target"
-    below_target "orphan: ${ratio}x of find"
-  fi
+  o_ratio=$(awk -v a="$o_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')
+  o_ratio_med=$(awk -v a="$o_med" -v b="$f_med" 'BEGIN { printf "%.2f", a / b }')
+  fl_ratio=$(awk -v a="$fl_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')
+  o_over_fl=$(awk -v a="$o_best" -v b="$fl_best" 'BEGIN { printf "%.2f", a / b }')
+  {
+    printf '| %s | %s files; ours: %s listed, %s in use, %s metadata files read (%s MB) | | |\n' "**$label**" "$n" \
+      "$(result_field "$o" listed)" "$(result_field "$o" used)" "$(result_field "$fl" read)" \
+      "$(fmt %.1f "$(awk -v b="$(result_field "$fl" bytes)" 'BEGIN { print b / 1e6 }')")"
+    printf '| paimon-lua orphan dry run | %s | %s | **%sx** (%sx on medians) |\n' "$(fmt %.4f "$o_best")" "$(fmt %.4f "$o_med")" "$o_ratio" "$o_ratio_med"
+    printf '| physical floor: readdir walk + read the metadata files, no decoding | %s | %s | %sx |\n' "$(fmt %.4f "$fl_best")" "$(fmt %.4f "$fl_med")" "$fl_ratio"
+    printf '| find -type f | %s | %s | 1.00x |\n' "$(fmt %.4f "$f_best")" "$(fmt %.4f "$f_med")"
+    printf '| find -type f -printf mtime, size, path | %s | %s | %sx |\n' "$(fmt %.4f "$s_best")" "$(fmt %.4f "$s_med")" \
+      "$(awk -v a="$s_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')"
+  } >> "$OUT/orphan_rows.md"
+  printf '%s: ours %sx find, floor %sx find, ours %sx floor\n' "$label" "$o_ratio" "$fl_ratio" "$o_over_fl" >> "$OUT/orphan_summary.txt"
+}
+
+bench_orphan() {
+  maint_table
+  build_c bench_orphan bench/bench_orphan.c
+  build_c bench_expire bench/bench_expire.c
+  : > "$OUT/orphan_rows.md"; : > "$OUT/orphan_summary.txt"
+  # typical: few retained snapshots, many live data files (an append table
+  # whose expiration keeps BENCH_ORPHAN_SNAPSHOTS snapshots)
+  ta=$OUT/orphan-typical
+  rm -rf "$ta"
+  log "orphan: building $ta ($BENCH_ORPHAN_SNAPSHOTS snapshots x $BENCH_ORPHAN_FILES appended files)"
+  "$OUT/bench_expire" build "$ta" --snapshots "$BENCH_ORPHAN_SNAPSHOTS" --files "$BENCH_ORPHAN_FILES" --append \
+    > "$OUT/orphan_build.txt"
+  sync
+  orphan_tree "typical: $BENCH_ORPHAN_SNAPSHOTS snapshots, $BENCH_ORPHAN_FILES data files appended per snapshot" "$ta"
+  r_typ=$o_ratio
+  rm -rf "$ta"
+  # metadata-heavy: the expiration benchmark's table, nothing expired
+  t=$OUT/orphan-t
+  rm -rf "$t"; cp -a "$MAINT_BASE/t" "$t"; sync
+  orphan_tree "metadata-heavy: $BENCH_EXPIRE_SNAPSHOTS snapshots never expired, $BENCH_EXPIRE_FILES data files replaced per snapshot" "$t"
+  r_meta=$o_ratio
+  rm -rf "$t"
+  v_typ="meets the <= 1.5x target"; v_meta="meets the <= 1.5x target"
+  if awk -v r="$r_typ" 'BEGIN { exit !(r > 1.5) }'; then v_typ="MISSES the <= 1.5x target"; below_target "orphan (typical): ${r_typ}x of find"; fi
+  if awk -v r="$r_meta" 'BEGIN { exit !(r > 1.5) }'; then v_meta="MISSES the <= 1.5x target"; below_target "orphan (metadata-heavy): ${r_meta}x of find"; fi
   cat <<EOF
 ## Orphan scan vs \`find\`
 
-The same generated table ($BENCH_EXPIRE_SNAPSHOTS snapshots, nothing expired), copied to \`$t\` (local disk, page
-cache warm): $n files. $BENCH_REPS repetitions each.
+Two trees, each scanned $BENCH_REPS times per program (local disk, page cache warm):
 
-- ours: \`$OUT/bench_orphan\` (\`bench/bench_orphan.c\`): a \`pm_remove_orphan_files\` dry run, cut-off now, 4
-  threads, timed from opening the table: lists the candidate directories and stats every file for its age
-  ($cand candidates), reads the used set from every snapshot's manifest lists and manifests ($used names),
-  plans $planned deletions.
-- \`find TABLE -type f\`: the listing only (names from readdir; no stat, nothing read).
-- \`find TABLE -type f -printf '%T@ %s %p\n'\`: the listing with every file's mtime and size (what our
-  candidate listing gathers), for reference.
+- **typical**: \`bench_expire build --append\`: an append table of $BENCH_ORPHAN_SNAPSHOTS snapshots, each adding
+  $BENCH_ORPHAN_FILES real data files (10 partitions, default manifest options) — what a table looks like under
+  the default retention (\`snapshot.num-retained.min\` 10, \`snapshot.time-retained\` 1 h): few snapshots, many
+  live files.
+- **metadata-heavy**: the expiration benchmark's table ($BENCH_EXPIRE_SNAPSHOTS snapshots, each replacing the
+  $BENCH_EXPIRE_FILES data files of the previous one, none expired): every data file ever written is still
+  referenced by some snapshot, and the scan must read $BENCH_EXPIRE_SNAPSHOTS snapshots and two manifest lists per
+  snapshot — a table whose expiration never ran.
 
-| scan | best s | median s |
-|---|---|---|
-| paimon-lua orphan dry run (list + stat + used set of $BENCH_EXPIRE_SNAPSHOTS snapshots) | $(fmt %.3f "$o_best") | $(fmt %.3f "$o_med") |
-| find -type f | $(fmt %.3f "$f_best") | $(fmt %.3f "$f_med") |
-| find -type f -printf mtime, size, path | $(fmt %.3f "$s_best") | $(fmt %.3f "$s_med") |
+Programs:
 
-Our orphan scan takes **${ratio}x** the time of \`find -type f\` (${ratio_st}x of the stat'ing \`find\`) — $verdict.
+- ours: \`$OUT/bench_orphan TABLE\` (\`bench/bench_orphan.c\`): a \`pm_remove_orphan_files\` dry run, cut-off now,
+  4 threads, timed from opening the table: lists the candidate directories (names only), reads every snapshot,
+  tag, manifest list and manifest (names only), stats the files nobody uses, plans the deletions (none here).
+- physical floor: \`$OUT/bench_orphan TABLE --floor\`: a readdir walk of the whole tree (names only, like
+  \`find\`), then open + read + close of every file in \`snapshot/\`, \`tag/\`, \`changelog/\` and
+  \`manifest/\` on 4 threads, no decoding: the I/O the scan cannot avoid.
+- \`find TABLE -type f\`: the listing only. \`find -printf '%T@ %s %p\n'\`: the listing with every file's
+  mtime and size, for reference.
+
+| scan | best s | median s | vs find (best) |
+|---|---|---|---|
+$(cat "$OUT/orphan_rows.md")
+
+- typical: our scan takes **${r_typ}x** the time of \`find -type f\` — $v_typ.
+- metadata-heavy: **${r_meta}x** — $v_meta.
+$(sed 's/^/- /' "$OUT/orphan_summary.txt")
 
 EOF
 }
@@ -408,6 +454,7 @@ Generated by \`sh bench/run.sh $BUILD\` (\`make bench\`); rerun to refresh. MB =
 - Settings: BENCH_ENTRIES=$BENCH_ENTRIES BENCH_REPS=$BENCH_REPS PY_REPS=$PY_REPS BENCH_SNAPSHOTS=$BENCH_SNAPSHOTS
   BENCH_MERGE_MANIFESTS=$BENCH_MERGE_MANIFESTS BENCH_MERGE_ENTRIES=$BENCH_MERGE_ENTRIES BENCH_MERGE_REPS=$BENCH_MERGE_REPS
   BENCH_EXPIRE_SNAPSHOTS=$BENCH_EXPIRE_SNAPSHOTS BENCH_EXPIRE_FILES=$BENCH_EXPIRE_FILES BENCH_EXPIRE_REPS=$BENCH_EXPIRE_REPS
+  BENCH_ORPHAN_SNAPSHOTS=$BENCH_ORPHAN_SNAPSHOTS BENCH_ORPHAN_FILES=$BENCH_ORPHAN_FILES
 
 EOF
   for b in $BENCHMARKS; do

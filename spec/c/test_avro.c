@@ -240,6 +240,108 @@ static int is_manifest_name(const char *path) {
     return !strncmp(b, "manifest-", 9) || !strncmp(b, "index-manifest-", 15);
 }
 
+/* The file again with every odd-numbered field of its top-level record and
+ * every even-numbered field of each nested record skipped: the kept fields
+ * must print exactly what python3-avro printed for the whole record minus
+ * the skipped ones, skipped fields come back as PM_AVRO_SKIPPED, and the
+ * record count is the same (a wrong skip would misalign every later
+ * record). Returns 1 if the file had a record schema to project. */
+static void canon_projected(pm_buf *b, const pm_avro_schema *s, const pm_avro_value *v, int *skipped) {
+    if (v->branch == PM_AVRO_SKIPPED) { (*skipped)++; pm_buf_append(b, "~", 1); return; }
+    if (v->type != PM_AVRO_RECORD) { canon(b, v->schema ? v->schema : s, v); return; }
+    const pm_avro_schema *rs = v->schema;
+    pm_buf_putc(b, '{');
+    for (size_t i = 0; i < v->u.list.n; i++) {
+        if (i) pm_buf_putc(b, ',');
+        put_hex(b, (const uint8_t *)rs->fields[i].name, strlen(rs->fields[i].name));
+        pm_buf_putc(b, '=');
+        canon_projected(b, rs->fields[i].type, &v->u.list.items[i], skipped);
+    }
+    pm_buf_putc(b, '}');
+}
+
+/* The python line with the fields at the skipped positions replaced by "~"
+ * (the same walk over our full decode, which equals python's). */
+static void canon_masked(pm_buf *b, const pm_avro_value *v, const pm_avro_schema *const *recs, const uint64_t *masks,
+                         size_t nr) {
+    if (v->type != PM_AVRO_RECORD) { canon(b, v->schema, v); return; }
+    const pm_avro_schema *rs = v->schema;
+    uint64_t mask = 0;
+    for (size_t k = 0; k < nr; k++) if (recs[k] == rs) mask = masks[k];
+    pm_buf_putc(b, '{');
+    for (size_t i = 0; i < v->u.list.n; i++) {
+        if (i) pm_buf_putc(b, ',');
+        put_hex(b, (const uint8_t *)rs->fields[i].name, strlen(rs->fields[i].name));
+        pm_buf_putc(b, '=');
+        if (i < 64 && (mask >> i & 1)) pm_buf_append(b, "~", 1);
+        else canon_masked(b, &v->u.list.items[i], recs, masks, nr);
+    }
+    pm_buf_putc(b, '}');
+}
+
+static void collect_records(const pm_avro_schema *s, const pm_avro_schema **v, size_t *n, int depth) {
+    if (!s || depth > 6 || s->is_ref) return;
+    if (s->type == PM_AVRO_RECORD) {
+        for (size_t k = 0; k < *n; k++) if (v[k] == s) return;
+        if (*n < PM_AVRO_SKIP_MAX) v[(*n)++] = s;
+        for (size_t i = 0; i < s->n_fields; i++) collect_records(s->fields[i].type, v, n, depth + 1);
+    } else if (s->type == PM_AVRO_UNION) {
+        for (size_t i = 0; i < s->n_branches; i++) collect_records(s->branches[i], v, n, depth + 1);
+    }
+    /* records inside arrays and maps are left whole: canon() prints those */
+}
+
+static int check_projection(const pm_buf *b, const char *path, const py_file *pf) {
+    pm_err e = {0};
+    pm_avro_reader *full = NULL, *proj = NULL;
+    if (pm_avro_reader_open(b->data, b->len, path, &full, &e) || pm_avro_reader_open(b->data, b->len, path, &proj, &e)) {
+        CHECK(!"reopen failed");
+        pm_avro_reader_close(full);
+        return 0;
+    }
+    const pm_avro_schema *top = pm_avro_unwrap_nullable(pm_avro_reader_schema(proj));
+    /* the same records of both readers' (separately parsed) schemas, in the same order */
+    const pm_avro_schema *recs[PM_AVRO_SKIP_MAX], *frecs[PM_AVRO_SKIP_MAX];
+    uint64_t masks[PM_AVRO_SKIP_MAX];
+    size_t nr = 0, nf = 0;
+    collect_records(top, recs, &nr, 0);
+    collect_records(pm_avro_unwrap_nullable(pm_avro_reader_schema(full)), frecs, &nf, 0);
+    CHECK_EQ_INT(nr, nf);
+    for (size_t k = 0; k < nr; k++) {
+        masks[k] = recs[k] == top ? 0xAAAAAAAAAAAAAAAAull : 0x5555555555555555ull;   /* odd / even fields */
+        CHECK_EQ_INT(pm_avro_reader_skip_fields(proj, recs[k], masks[k]), 0);
+    }
+    const pm_avro_value *fv, *pv;
+    int rf, rp, skipped = 0;
+    long cnt = 0;
+    pm_buf want = {0}, got = {0};
+    while ((rf = pm_avro_reader_next(full, &fv, &e)) == PAIMON_OK) {
+        rp = pm_avro_reader_next(proj, &pv, &e);
+        CHECK_EQ_INT(rp, PAIMON_OK);
+        if (rp) { fprintf(stderr, "  %s: projected read failed: %s\n", path, e.msg); break; }
+        want.len = got.len = 0;
+        canon_masked(&want, fv, frecs, masks, nf < nr ? nf : nr);
+        canon_projected(&got, pm_avro_reader_schema(proj), pv, &skipped);
+        pm_buf_cstr(&want);
+        pm_buf_cstr(&got);
+        if (strcmp((char *)want.data, (char *)got.data)) {
+            fprintf(stderr, "  %s record %ld projected differs:\n   want: %.300s\n   got:  %.300s\n", path, cnt,
+                    (char *)want.data, (char *)got.data);
+            CHECK(!"projected record differs");
+            break;
+        }
+        cnt++;
+    }
+    if (rf == PAIMON_DONE) CHECK_EQ_INT(pm_avro_reader_next(proj, &pv, &e), PAIMON_DONE);
+    CHECK_EQ_INT(cnt, pf->count);
+    if (cnt > 0 && nr > 0 && top && top->type == PM_AVRO_RECORD && top->n_fields > 1) CHECK(skipped > 0);
+    pm_buf_free(&want);
+    pm_buf_free(&got);
+    pm_avro_reader_close(full);
+    pm_avro_reader_close(proj);
+    return nr > 0;
+}
+
 TEST(test_fixtures_match_python) {
     char pat[3][1024];
     snprintf(pat[0], sizeof pat[0], "%s/paimon-java/*/*/*/manifest/*", fixtures_dir());
@@ -280,7 +382,7 @@ TEST(test_fixtures_match_python) {
     CHECK_EQ_INT(prc, 0);
     CHECK_EQ_INT(py.n, n);
 
-    size_t total = 0, name_checks = 0, snappy_files = 0, union_files = 0, empty_files = 0;
+    size_t total = 0, name_checks = 0, snappy_files = 0, union_files = 0, empty_files = 0, projected_files = 0;
     for (size_t i = 0; i < n && prc == 0; i++) {
         const py_file *pf = py_find(&py, paths[i]);
         CHECK(pf != NULL);
@@ -336,11 +438,14 @@ TEST(test_fixtures_match_python) {
         total += (size_t)cnt;
         pm_buf_free(&line);
         pm_avro_reader_close(r);
+        if (check_projection(&b, paths[i], pf)) projected_files++;
         pm_buf_free(&b);
     }
     printf("# %zu fixture files, %zu records, %zu _FILE_NAME checks, %zu snappy, %zu union-schema, %zu empty\n",
            n, total, name_checks, snappy_files, union_files, empty_files);
     CHECK(name_checks > 100);
+    CHECK(projected_files >= n - empty_files);
+    printf("# %zu files re-read with every other field skipped (pm_avro_reader_skip_fields)\n", projected_files);
     CHECK(snappy_files >= 1);
     CHECK(union_files >= 1);
     CHECK(empty_files >= 1);
@@ -833,6 +938,88 @@ static void expect_err(const pm_buf *f, int code, const char *needle, const char
     if (needle) CHECK(contains(e.msg, needle));
 }
 
+/* decode_all with field mask `skip` on the top-level record. */
+static int decode_skipping_named(const uint8_t *data, size_t len, const char *name, uint64_t skip, long *count,
+                                 pm_err *e) {
+    pm_avro_reader *r;
+    *count = 0;
+    int rc = pm_avro_reader_open(data, len, name, &r, e);
+    if (rc) return rc;
+    const pm_avro_schema *top = pm_avro_unwrap_nullable(pm_avro_reader_schema(r));
+    if (pm_avro_reader_skip_fields(r, top, skip)) { pm_avro_reader_close(r); return -1; }
+    const pm_avro_value *v;
+    while ((rc = pm_avro_reader_next(r, &v, e)) == PAIMON_OK) (*count)++;
+    pm_avro_reader_close(r);
+    return rc;
+}
+
+static int decode_skipping(const pm_buf *f, uint64_t skip, long *count, pm_err *e) {
+    return decode_skipping_named(f->data, f->len, "dir/bad-file-0", skip, count, e);
+}
+
+/* A skipped field is walked with the decoder's checks: corrupt data in it
+ * fails the same way (never read past the block, never loop on a huge
+ * count of empty items), and a valid one leaves the next field intact. */
+TEST(test_skipped_fields_are_checked) {
+    const char *rs = "{\"type\":\"record\",\"name\":\"R\",\"fields\":["
+                     "{\"name\":\"s\",\"type\":\"string\"},"
+                     "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":\"null\"}},"
+                     "{\"name\":\"u\",\"type\":[\"null\",\"long\"]},"
+                     "{\"name\":\"m\",\"type\":{\"type\":\"map\",\"values\":\"double\"}},"
+                     "{\"name\":\"k\",\"type\":\"long\"}]}";
+    pm_buf f = {0}, d = {0};
+    pm_err e = {0};
+    long cnt;
+    /* valid: "abc", [null x3], 7, {"x": 1.0}, 42 */
+    pm_avro_put_string(&d, "abc");
+    pm_avro_put_long(&d, 3); pm_avro_put_long(&d, 0);
+    pm_avro_put_long(&d, 1); pm_avro_put_long(&d, 7);
+    pm_avro_put_long(&d, 1); pm_avro_put_string(&d, "x"); pm_avro_put_double(&d, 1.0); pm_avro_put_long(&d, 0);
+    pm_avro_put_long(&d, 42);
+    hdr(&f, rs, "null"); blk(&f, 1, d.data, d.len);
+    {
+        pm_avro_reader *r;
+        CHECK_EQ_INT(pm_avro_reader_open(f.data, f.len, "ok", &r, &e), PAIMON_OK);
+        if (!r) { fprintf(stderr, "  %s\n", e.msg); return; }
+        CHECK_EQ_INT(pm_avro_reader_skip_fields(r, pm_avro_reader_schema(r), 0xF), 0);   /* all but k */
+        const pm_avro_value *v;
+        CHECK_EQ_INT(pm_avro_reader_next(r, &v, &e), PAIMON_OK);
+        for (int i = 0; i < 4; i++) CHECK_EQ_INT(v->u.list.items[i].branch, PM_AVRO_SKIPPED);
+        CHECK_EQ_INT(v->u.list.items[4].type, PM_AVRO_LONG);
+        CHECK_EQ_INT(v->u.list.items[4].u.l, 42);
+        CHECK_EQ_INT(pm_avro_reader_next(r, &v, &e), PAIMON_DONE);
+        /* not a record of this reader's schema: refused */
+        CHECK_EQ_INT(pm_avro_reader_skip_fields(r, pm_avro_reader_schema(r)->fields[0].type, 1), -1);
+        pm_avro_reader_close(r);
+    }
+    /* string length past the block, inside the skipped field s */
+    d.len = 0; pm_avro_put_long(&d, 1000); pm_buf_append(&d, "abc", 3);
+    f.len = 0; hdr(&f, rs, "null"); blk(&f, 1, d.data, d.len);
+    CHECK_EQ_INT(decode_skipping(&f, 0xF, &cnt, &e), PAIMON_CORRUPT);
+    CHECK(contains(e.msg, "string length 1000 exceeds remaining") && contains(e.msg, "dir/bad-file-0"));
+    /* 2^40 nulls in the skipped array a: refused, not walked */
+    d.len = 0; pm_avro_put_string(&d, "abc"); pm_avro_put_long(&d, (int64_t)1 << 40); pm_avro_put_long(&d, 0);
+    f.len = 0; hdr(&f, rs, "null"); blk(&f, 1, d.data, d.len);
+    CHECK_EQ_INT(decode_skipping(&f, 0xF, &cnt, &e), PAIMON_CORRUPT);
+    CHECK(contains(e.msg, "exceeds the limit"));
+    /* union branch out of range in the skipped field u */
+    d.len = 0; pm_avro_put_string(&d, "abc"); pm_avro_put_long(&d, 0); pm_avro_put_long(&d, 5);
+    f.len = 0; hdr(&f, rs, "null"); blk(&f, 1, d.data, d.len);
+    CHECK_EQ_INT(decode_skipping(&f, 0xF, &cnt, &e), PAIMON_CORRUPT);
+    CHECK(contains(e.msg, "union branch 5 out of range"));
+    /* a map entry cut short in the skipped map m (key, then 2 of a double's 8 bytes) */
+    d.len = 0; pm_avro_put_string(&d, "abc"); pm_avro_put_long(&d, 0); pm_avro_put_long(&d, 0);
+    pm_avro_put_long(&d, 1); pm_avro_put_string(&d, "x"); pm_buf_append(&d, "\x01\x02", 2);
+    f.len = 0; hdr(&f, rs, "null"); blk(&f, 1, d.data, d.len);
+    CHECK_EQ_INT(decode_skipping(&f, 0xF, &cnt, &e), PAIMON_CORRUPT);
+    CHECK(contains(e.msg, "map block count 1 too large"));
+    /* the same bytes decoded whole fail alike */
+    CHECK_EQ_INT(decode_skipping(&f, 0, &cnt, &e), PAIMON_CORRUPT);
+    CHECK(contains(e.msg, "map block count 1 too large"));
+    pm_buf_free(&f);
+    pm_buf_free(&d);
+}
+
 TEST(test_corrupt_files) {
     const char *rs = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"},"
                      "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":\"long\"}}]}";
@@ -1098,7 +1285,10 @@ static unsigned long mutate_file(const pm_buf *orig, const char *label) {
         t.data[pos] ^= xors[pos % sizeof xors];
         int rc = decode_all(t.data, t.len, label, &cnt, &e);
         if (rc != PAIMON_DONE) CHECK(contains(e.msg, label));
-        runs++;
+        /* and with every other field skipped (no value built for them) */
+        rc = decode_skipping_named(t.data, t.len, label, 0xAAAAAAAAAAAAAAAAull, &cnt, &e);
+        if (rc != PAIMON_DONE && rc != -1) CHECK(contains(e.msg, label));
+        runs += 2;
     }
     uint64_t x = 0x9E3779B97F4A7C15ULL;
     for (int it = 0; it < 2000; it++) {
@@ -1225,6 +1415,7 @@ int main(void) {
     RUN(test_reencode_identical);
     RUN(test_encode_errors);
     RUN(test_corrupt_files);
+    RUN(test_skipped_fields_are_checked);
     RUN(test_decompress_limit);
     RUN(test_mutations_never_crash);
     RUN(test_throughput);

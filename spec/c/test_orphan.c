@@ -8,8 +8,10 @@
 #include "pm_fileio_fault.h"
 #include "pm_orphan.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BITMAP "cpp-parquet-append_with_bitmap/append_with_bitmap.db/append_with_bitmap"
@@ -88,6 +90,82 @@ TEST(removes_the_known_orphans) {
     int64_t n = 0;
     for (int k = 0; k < PM_K__N; k++) n += r.clean.count[k];
     CHECK_EQ_INT(n, 0);
+    pm_clean_result_free(&r.clean);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
+static void backdate(const char *path, int64_t seconds) {
+    struct timespec ts[2];
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= (time_t)seconds;
+    ts[1] = ts[0];
+    CHECK(utimensat(AT_FDCWD, path, ts, 0) == 0);
+}
+
+/* Ages are looked up only for files nobody uses, after the used set: with a
+ * cut-off an hour ago and everything fresh, the fixture's 4 known orphans
+ * are candidates kept as recent; once one of them (and a used data file,
+ * and a stale temp file) is two hours old, exactly the old orphan and the
+ * temp file go. A directory with a data file's name is never a candidate. */
+TEST(age_is_checked_for_unused_files_only) {
+    tdir d;
+    CHECK(tdir_make(&d, BITMAP) == 0);
+    char p[400], used_file[400], tmp[400];
+    snprintf(p, sizeof p, "%s/bucket-0/data-dir-not-a-file.parquet", d.table);
+    CHECK(mkdir(p, 0755) == 0);
+    backdate(p, 7200);
+    snprintf(tmp, sizeof tmp, "%s/snapshot/.snapshot-9.0c8e3a1b-temp.tmp", d.table);
+    FILE *f = fopen(tmp, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_orphan_opts o;
+    memset(&o, 0, sizeof o);
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis() - 3600 * 1000;
+    o.threads = 3;
+    pm_orphan_result r;
+    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_OK);
+    int64_t n = 0;
+    for (int k = 0; k < PM_K__N; k++) n += r.clean.count[k];
+    CHECK_EQ_INT(n, 0);
+    CHECK_EQ_INT(r.candidates, 5);                 /* 4 orphans + the temp file */
+    CHECK_EQ_INT(r.recent, 5);
+    CHECK_EQ_INT(r.used, r.listed - 5);
+    CHECK_EQ_INT(r.used, 4);                     /* 1 data file, 1 manifest, 2 lists */
+    int64_t listed = r.listed;
+    pm_clean_result_free(&r.clean);
+
+    snprintf(p, sizeof p, "%s/bucket-0/data-5816f838-a213-4d34-89c3-2cab0fa8c0cb-0.parquet", d.table);
+    backdate(p, 7200);
+    backdate(tmp, 7200);
+    /* a used data file of the same bucket, just as old */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls '%s/bucket-0' | grep '^data-' | grep -v 5816f838 | head -1", d.table);
+    FILE *ls = popen(cmd, "r");
+    char name[256] = "";
+    if (ls) { if (!fgets(name, sizeof name, ls)) name[0] = '\0'; pclose(ls); }
+    name[strcspn(name, "\n")] = '\0';
+    CHECK(name[0] != '\0');
+    snprintf(used_file, sizeof used_file, "%s/bucket-0/%s", d.table, name);
+    backdate(used_file, 7200);
+    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.listed, listed);
+    CHECK_EQ_INT(r.candidates, 5);
+    CHECK_EQ_INT(r.recent, 3);
+    CHECK_EQ_INT(r.clean.count[PM_K_DATA], 1);
+    CHECK_EQ_INT(r.clean.count[PM_K_TEMP], 1);
+    n = 0;
+    for (int k = 0; k < PM_K__N; k++) n += r.clean.count[k];
+    CHECK_EQ_INT(n, 2);
+    CHECK(!file_exists(p));
+    CHECK(!file_exists(tmp));
+    CHECK(file_exists(used_file));
+    snprintf(p, sizeof p, "%s/bucket-0/data-dir-not-a-file.parquet", d.table);
+    CHECK(file_exists(p));
     pm_clean_result_free(&r.clean);
     pm_table_free(t);
     tdir_remove(&d);
@@ -213,6 +291,7 @@ TEST(crash_at_every_operation) { fault_sweep(TAGGED, 1); }
 
 int main(void) {
     RUN(removes_the_known_orphans);
+    RUN(age_is_checked_for_unused_files_only);
     RUN(future_cutoff_is_refused);
     RUN(empty_used_set_aborts);
     RUN(dry_run_changes_nothing);

@@ -31,6 +31,7 @@ struct pm_avro_schema {
     size_t n_symbols;        /* enum */
     char **symbols;
     size_t fixed_size;       /* fixed */
+    size_t items_min;        /* array / map: lower bound of one item's encoding (map: with its key) */
     int is_ref;              /* named-type reference: not owned, do not free */
 };
 
@@ -40,6 +41,9 @@ int pm_avro_schema_parse(const char *json, size_t len, pm_avro_schema **out, pm_
 void pm_avro_schema_free(pm_avro_schema *s);   /* NULL-safe */
 /* If s is a union ["null", X] (either order) return X, else s. */
 const pm_avro_schema *pm_avro_unwrap_nullable(const pm_avro_schema *s);
+/* Lower bound of the encoded size of a value of schema s (depth-limited:
+ * a smaller, still valid bound for deep or recursive schemas). */
+size_t pm_avro_min_size(const pm_avro_schema *s);
 /* Index of a record field by name (after unwrap_nullable), or -1. */
 int pm_avro_field_index(const pm_avro_schema *record, const char *name);
 
@@ -94,6 +98,17 @@ const uint8_t *pm_avro_reader_meta(const pm_avro_reader *r, const char *key, siz
  * problem (bad sync, block past EOF, negative/huge lengths, bad codec data). */
 int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e);
 void pm_avro_reader_close(pm_avro_reader *r);  /* NULL-safe */
+
+/* Projection: fields the caller does not need (bit i = field i of the
+ * writer-schema record `record`, one of the reader's schema nodes; fields
+ * past 64 are always decoded). pm_avro_reader_next walks them with the
+ * same checks but builds no value: they come back as null values with
+ * branch PM_AVRO_SKIPPED. At most PM_AVRO_SKIP_MAX records; 0, or -1 (not
+ * a record, or too many). */
+#define PM_AVRO_SKIPPED (-2)
+#define PM_AVRO_SKIP_MAX 8
+typedef struct pm_avro_skip { const pm_avro_schema *record; uint64_t fields; } pm_avro_skip;
+int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, uint64_t fields);
 
 /* Writer producing a complete container file in memory. */
 typedef struct pm_avro_writer pm_avro_writer;

@@ -44,6 +44,8 @@ struct pm_avro_reader {
     int in_block, failed;
     pm_arena *arena;
     pm_avro_value root;
+    pm_avro_skip skip[PM_AVRO_SKIP_MAX];
+    int n_skip;
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -51,6 +53,8 @@ struct pm_avro_reader {
 typedef struct dec {
     const uint8_t *p, *end;
     pm_arena *arena;
+    const pm_avro_skip *skip;
+    int n_skip;
     size_t values_left;
     int nomem;
     char msg[200];
@@ -102,32 +106,6 @@ static inline int read_int(dec *d, int32_t *out) {
     return 0;
 }
 
-/* Lower bound of the encoded size of a value of schema s (depth-limited;
- * returns a smaller, still valid bound when the limit is hit). */
-static size_t min_size(const pm_avro_schema *s, int depth) {
-    if (depth > 8) return 0;
-    switch (s->type) {
-    case PM_AVRO_NULL: return 0;
-    case PM_AVRO_FLOAT: return 4;
-    case PM_AVRO_DOUBLE: return 8;
-    case PM_AVRO_FIXED: return s->fixed_size;
-    case PM_AVRO_RECORD: {
-        size_t t = 0;
-        for (size_t i = 0; i < s->n_fields && t < 4096; i++) t += min_size(s->fields[i].type, depth + 1);
-        return t;
-    }
-    case PM_AVRO_UNION: {
-        size_t m = SIZE_MAX;
-        for (size_t i = 0; i < s->n_branches && m; i++) {
-            size_t b = min_size(s->branches[i], depth + 1);
-            if (b < m) m = b;
-        }
-        return 1 + (m == SIZE_MAX ? 0 : m);
-    }
-    default: return 1;   /* boolean, int, long, bytes, string, enum, array, map */
-    }
-}
-
 static pm_avro_value *alloc_values(dec *d, size_t n) {
     if (n > d->values_left) {
         (void)DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
@@ -141,10 +119,129 @@ static pm_avro_value *alloc_values(dec *d, size_t n) {
 
 static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth);
 
+/* Walk a value without building it: the same checks as decode (lengths
+ * within the data, union and enum ranges, depth), and the same budget of
+ * values per record, so a corrupt skipped field fails the same way. */
+static int skip_value(dec *d, const pm_avro_schema *s, int depth) {
+    for (;;) {
+        switch (s->type) {
+        case PM_AVRO_NULL:
+            return 0;
+        case PM_AVRO_BOOLEAN:
+            if (d->p >= d->end) return DEC_FAIL(d, "unexpected end of data in boolean");
+            if (*d->p > 1) return DEC_FAIL(d, "bad boolean byte %u", *d->p);
+            d->p++;
+            return 0;
+        case PM_AVRO_INT: {
+            int32_t x = 0;
+            return read_int(d, &x);
+        }
+        case PM_AVRO_LONG: {
+            int64_t x = 0;
+            return read_long(d, &x);
+        }
+        case PM_AVRO_FLOAT:
+        case PM_AVRO_DOUBLE: {
+            size_t w = s->type == PM_AVRO_FLOAT ? 4 : 8;
+            if ((size_t)(d->end - d->p) < w)
+                return DEC_FAIL(d, "unexpected end of data in %s", s->type == PM_AVRO_FLOAT ? "float" : "double");
+            d->p += w;
+            return 0;
+        }
+        case PM_AVRO_BYTES:
+        case PM_AVRO_STRING: {
+            int64_t n;
+            if (read_long(d, &n)) return -1;
+            if (n < 0 || (uint64_t)n > (size_t)(d->end - d->p))
+                return DEC_FAIL(d, "%s length %lld exceeds remaining %zu bytes",
+                                s->type == PM_AVRO_STRING ? "string" : "bytes", (long long)n,
+                                (size_t)(d->end - d->p));
+            d->p += n;
+            return 0;
+        }
+        case PM_AVRO_FIXED:
+            if ((size_t)(d->end - d->p) < s->fixed_size)
+                return DEC_FAIL(d, "unexpected end of data in fixed(%zu)", s->fixed_size);
+            d->p += s->fixed_size;
+            return 0;
+        case PM_AVRO_ENUM: {
+            int32_t x = 0;
+            if (read_int(d, &x)) return -1;
+            if (x < 0 || (size_t)x >= s->n_symbols)
+                return DEC_FAIL(d, "enum index %d out of range (%zu symbols)", x, s->n_symbols);
+            return 0;
+        }
+        case PM_AVRO_RECORD:
+            if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
+            if (s->n_fields > d->values_left)
+                return DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
+            d->values_left -= s->n_fields;
+            for (size_t i = 0; i < s->n_fields; i++)
+                if (skip_value(d, s->fields[i].type, depth + 1)) return -1;
+            return 0;
+        case PM_AVRO_ARRAY:
+        case PM_AVRO_MAP: {
+            if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
+            const int is_map = s->type == PM_AVRO_MAP;
+            for (;;) {
+                int64_t c;
+                if (read_long(d, &c)) return -1;
+                if (c == 0) return 0;
+                if (c < 0) {
+                    int64_t bytes;
+                    if (c == INT64_MIN) return DEC_FAIL(d, "bad %s block count", is_map ? "map" : "array");
+                    c = -c;
+                    if (read_long(d, &bytes)) return -1;
+                    if (bytes < 0 || (uint64_t)bytes > (size_t)(d->end - d->p))
+                        return DEC_FAIL(d, "%s block byte size %lld exceeds remaining %zu bytes",
+                                        is_map ? "map" : "array", (long long)bytes, (size_t)(d->end - d->p));
+                }
+                size_t left = (size_t)(d->end - d->p);
+                if (s->items_min && (uint64_t)c > left / s->items_min)
+                    return DEC_FAIL(d, "%s block count %lld too large (%zu bytes left)",
+                                    is_map ? "map" : "array", (long long)c, left);
+                if ((uint64_t)c > d->values_left)
+                    return DEC_FAIL(d, "%s block count %lld exceeds the limit of %zu values per record",
+                                    is_map ? "map" : "array", (long long)c, RECORD_MAX_VALUES);
+                d->values_left -= (size_t)c;
+                for (int64_t i = 0; i < c; i++) {
+                    if (is_map) {
+                        int64_t kl;
+                        if (read_long(d, &kl)) return -1;
+                        if (kl < 0 || (uint64_t)kl > (size_t)(d->end - d->p))
+                            return DEC_FAIL(d, "map key length %lld exceeds remaining %zu bytes",
+                                            (long long)kl, (size_t)(d->end - d->p));
+                        d->p += kl;
+                    }
+                    if (skip_value(d, s->items, depth + 1)) return -1;
+                }
+            }
+        }
+        case PM_AVRO_UNION: {
+            int64_t b;
+            if (read_long(d, &b)) return -1;
+            if (b < 0 || (uint64_t)b >= s->n_branches)
+                return DEC_FAIL(d, "union branch %lld out of range (%zu branches)", (long long)b, s->n_branches);
+            s = s->branches[b];
+            if (s->type == PM_AVRO_UNION) return DEC_FAIL(d, "union inside a union");
+            continue;
+        }
+        default:
+            return DEC_FAIL(d, "unknown schema type %d", (int)s->type);
+        }
+    }
+}
+
+static uint64_t skip_mask(const dec *d, const pm_avro_schema *rec) {
+    for (int k = 0; k < d->n_skip; k++)
+        if (d->skip[k].record == rec) return d->skip[k].fields;
+    return 0;
+}
+
 /* Array or map blocks. */
 static int decode_blocks(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) {
     const int is_map = s->type == PM_AVRO_MAP;
-    size_t item_min = min_size(s->items, 0) + (is_map ? 1 : 0);
+    size_t item_min = s->items_min;
     pm_avro_value *items = NULL, *keys = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
@@ -278,8 +375,17 @@ static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) 
             if (n && !(items = alloc_values(d, n))) return -1;
             v->u.list.items = items;
             v->u.list.n = n;
-            for (size_t i = 0; i < n; i++)
-                if (decode(d, s->fields[i].type, &items[i], depth + 1)) return -1;
+            uint64_t mask = d->n_skip ? skip_mask(d, s) : 0;
+            for (size_t i = 0; i < n; i++) {
+                if (i < 64 && (mask >> i & 1)) {
+                    items[i].type = PM_AVRO_NULL;
+                    items[i].branch = PM_AVRO_SKIPPED;
+                    items[i].schema = s->fields[i].type;
+                    if (skip_value(d, s->fields[i].type, depth + 1)) return -1;
+                } else if (decode(d, s->fields[i].type, &items[i], depth + 1)) {
+                    return -1;
+                }
+            }
             return 0;
         }
         case PM_AVRO_ARRAY:
@@ -485,7 +591,7 @@ static int parse_header(pm_avro_reader *r, pm_err *e) {
         r->failed = 1;
         return rc;
     }
-    r->min_record_size = min_size(r->schema, 0);
+    r->min_record_size = pm_avro_min_size(r->schema);
     if (cache) schema_cache_add(cache, sj, sl, r);
     return PAIMON_OK;
 }
@@ -594,6 +700,8 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
     d.p = r->cur;
     d.end = r->end;
     d.arena = r->arena;
+    d.skip = r->skip;
+    d.n_skip = r->n_skip;
     d.values_left = RECORD_MAX_VALUES;
     d.nomem = 0;
     d.msg[0] = '\0';
@@ -604,6 +712,17 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
     r->block_left--;
     *out = &r->root;
     return PAIMON_OK;
+}
+
+int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, uint64_t fields) {
+    if (!record || record->type != PM_AVRO_RECORD) return -1;
+    for (int k = 0; k < r->n_skip; k++)
+        if (r->skip[k].record == record) { r->skip[k].fields = fields; return 0; }
+    if (r->n_skip == PM_AVRO_SKIP_MAX) return -1;
+    r->skip[r->n_skip].record = record;
+    r->skip[r->n_skip].fields = fields;
+    r->n_skip++;
+    return 0;
 }
 
 void pm_avro_reader_close(pm_avro_reader *r) {

@@ -296,6 +296,44 @@ static pm_avro_schema *ref_target(parse_ctx *c, const pm_avro_schema *r) {
     return NULL;
 }
 
+static size_t min_size(const pm_avro_schema *s, int depth) {
+    if (depth > 8) return 0;
+    switch (s->type) {
+    case PM_AVRO_NULL: return 0;
+    case PM_AVRO_FLOAT: return 4;
+    case PM_AVRO_DOUBLE: return 8;
+    case PM_AVRO_FIXED: return s->fixed_size;
+    case PM_AVRO_RECORD: {
+        size_t t = 0;
+        for (size_t i = 0; i < s->n_fields && t < 4096; i++) t += min_size(s->fields[i].type, depth + 1);
+        return t;
+    }
+    case PM_AVRO_UNION: {
+        size_t m = SIZE_MAX;
+        for (size_t i = 0; i < s->n_branches && m; i++) {
+            size_t b = min_size(s->branches[i], depth + 1);
+            if (b < m) m = b;
+        }
+        return 1 + (m == SIZE_MAX ? 0 : m);
+    }
+    default: return 1;   /* boolean, int, long, bytes, string, enum, array, map */
+    }
+}
+
+size_t pm_avro_min_size(const pm_avro_schema *s) { return min_size(s, 0); }
+
+/* Cache each array's / map's item size bound (the decoder checks block
+ * counts against it for every block). Reference nodes share their
+ * target's children: not walked again. */
+static void annotate(pm_avro_schema *s) {
+    if (s->type == PM_AVRO_ARRAY || s->type == PM_AVRO_MAP)
+        s->items_min = min_size(s->items, 0) + (s->type == PM_AVRO_MAP ? 1 : 0);
+    if (s->is_ref) return;
+    for (size_t i = 0; i < s->n_fields; i++) annotate(s->fields[i].type);
+    if (s->items) annotate(s->items);
+    for (size_t i = 0; i < s->n_branches; i++) annotate(s->branches[i]);
+}
+
 int pm_avro_schema_parse(const char *json, size_t len, pm_avro_schema **out, pm_err *e) {
     *out = NULL;
     json_error_t je;
@@ -315,6 +353,7 @@ int pm_avro_schema_parse(const char *json, size_t len, pm_avro_schema **out, pm_
             pm_avro_schema *t = ref_target(&c, c.refs[i]);
             if (t) { *c.refs[i] = *t; c.refs[i]->is_ref = 1; }
         }
+        annotate(s);
         *out = s;
     } else {
         pm_avro_schema_free(s);

@@ -64,14 +64,17 @@ static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e
         close(fd);
         return pm_fail_errno(e, PAIMON_IO, EISDIR, "cannot read %s", path);
     }
-    if (have_st && S_ISREG(st.st_mode) && st.st_size > 0) {
+    int sized = have_st && S_ISREG(st.st_mode) && st.st_size > 0;
+    if (sized) {
         if (pm_buf_reserve(out, (size_t)st.st_size + 1)) {
             close(fd);
             return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
         }
     }
     for (;;) {
-        if (pm_buf_reserve(out, 8192)) {
+        /* sized from fstat: the read that returns 0 fits without growing */
+        size_t room = out->cap - out->len;
+        if ((room == 0 || (room < 4096 && !sized)) && pm_buf_reserve(out, 8192)) {
             close(fd);
             return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
         }

@@ -57,6 +57,7 @@ struct pm_manifest_reader {
     pm_avro_reader *avro;
     pm_arena *arena;              /* per-record allocations */
     int64_t record_no;
+    int names_only;               /* pm_manifest_names_only */
     int top[16];                  /* top-level field map (any record kind) */
     int file[F_N];
     int key_stats[S_N], value_stats[S_N], part_stats[S_N];
@@ -389,6 +390,39 @@ static int check_kind(ctx *c, int32_t kind) {
     return PAIMON_OK;
 }
 
+/* Every field of rec but the kept ones (bit i = field i). */
+static uint64_t skip_all_but(const pm_avro_schema *rec, const int *keep, int n_keep) {
+    uint64_t m = rec->n_fields >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << rec->n_fields) - 1);
+    for (int i = 0; i < n_keep; i++)
+        if (keep[i] >= 0 && keep[i] < 64) m &= ~((uint64_t)1 << keep[i]);
+    return m;
+}
+
+int pm_manifest_names_only(pm_manifest_reader *r) {
+    const pm_avro_schema *top = record_of(pm_avro_reader_schema(r->avro));
+    if (!top || r->record_no) return -1;
+    switch (r->kind) {
+    case PM_MANIFEST_FILE: {
+        const pm_avro_schema *f = record_of(field_schema(top, r->top[E_FILE]));
+        int keep_top[] = {r->top[E_VERSION], r->top[E_KIND], r->top[E_FILE]};
+        int keep_file[] = {r->file[F_FILE_NAME], r->file[F_EXTRA_FILES], r->file[F_EXTERNAL_PATH]};
+        if (!f || pm_avro_reader_skip_fields(r->avro, top, skip_all_but(top, keep_top, 3)) ||
+            pm_avro_reader_skip_fields(r->avro, f, skip_all_but(f, keep_file, 3)))
+            return -1;
+        break;
+    }
+    case PM_MANIFEST_LIST: {
+        int keep[] = {r->top[M_VERSION], r->top[M_FILE_NAME]};
+        if (pm_avro_reader_skip_fields(r->avro, top, skip_all_but(top, keep, 2))) return -1;
+        break;
+    }
+    default:
+        return -1;
+    }
+    r->names_only = 1;
+    return 0;
+}
+
 int pm_manifest_next_entry(pm_manifest_reader *r, const pm_manifest_entry **out, pm_err *e) {
     const pm_avro_value *v;
     int rc = next_value(r, PM_MANIFEST_FILE, &v, e);
@@ -399,6 +433,16 @@ int pm_manifest_next_entry(pm_manifest_reader *r, const pm_manifest_entry **out,
     if ((rc = check_version(&c, v, r->top[E_VERSION], 2, &m->version))) return rc;
     if ((rc = want_int(&c, v, r->top[E_KIND], "_KIND", &m->kind))) return rc;
     if ((rc = check_kind(&c, m->kind))) return rc;
+    if (r->names_only) {
+        const pm_avro_value *f = get(v, r->top[E_FILE]);
+        if (!f || f->type != PM_AVRO_RECORD) return bad(&c, "_FILE", "is missing or not a record");
+        pm_data_file *d = &m->file;
+        if ((rc = want_str(&c, f, r->file[F_FILE_NAME], "_FILE_NAME", &d->file_name))) return rc;
+        if ((rc = opt_strs(&c, f, r->file[F_EXTRA_FILES], "_EXTRA_FILES", NULL, &d->extra_files))) return rc;
+        if ((rc = opt_str(&c, f, r->file[F_EXTERNAL_PATH], "_EXTERNAL_PATH", &d->external_path))) return rc;
+        *out = m;
+        return PAIMON_OK;
+    }
     if ((rc = want_bytes(&c, v, r->top[E_PARTITION], "_PARTITION", &m->partition))) return rc;
     if ((rc = want_int(&c, v, r->top[E_BUCKET], "_BUCKET", &m->bucket))) return rc;
     m->total_buckets = -1;
@@ -444,6 +488,7 @@ int pm_manifest_next_meta(pm_manifest_reader *r, const pm_manifest_meta **out, p
     const int *x = r->top;
     if ((rc = check_version(&c, v, x[M_VERSION], 2, &m->version))) return rc;
     if ((rc = want_str(&c, v, x[M_FILE_NAME], "_FILE_NAME", &m->file_name))) return rc;
+    if (r->names_only) { *out = m; return PAIMON_OK; }
     if ((rc = want_long(&c, v, x[M_FILE_SIZE], "_FILE_SIZE", &m->file_size))) return rc;
     if ((rc = want_long(&c, v, x[M_ADDED], "_NUM_ADDED_FILES", &m->num_added_files))) return rc;
     if ((rc = want_long(&c, v, x[M_DELETED], "_NUM_DELETED_FILES", &m->num_deleted_files))) return rc;

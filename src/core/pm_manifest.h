@@ -114,6 +114,12 @@ int pm_manifest_next_meta(pm_manifest_reader *r, const pm_manifest_meta **out, p
 int pm_manifest_next_entry(pm_manifest_reader *r, const pm_manifest_entry **out, pm_err *e);
 int pm_manifest_next_index(pm_manifest_reader *r, const pm_index_entry **out, pm_err *e);
 const char *pm_manifest_codec(const pm_manifest_reader *r);
+/* Decode only what names files, before the first record: manifest entries
+ * then carry _VERSION, _KIND, _FILE_NAME, _EXTRA_FILES and _EXTERNAL_PATH
+ * (every other field zero), manifest-list records _VERSION and _FILE_NAME.
+ * The other fields are still walked and checked, not built. For orphan
+ * cleaning's used set. 0, or -1 (another kind, or records already read). */
+int pm_manifest_names_only(pm_manifest_reader *r);
 void pm_manifest_close(pm_manifest_reader *r);              /* NULL-safe */
 
 /* Deep copies into an arena (every string, byte string and array), so a

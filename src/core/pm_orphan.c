@@ -52,6 +52,7 @@ typedef enum { DIR_MANIFEST, DIR_INDEX, DIR_STATS, DIR_BUCKET, DIR_META } dir_ki
  * uses it (most files of a healthy table are used: no stat for them). */
 typedef struct cand {
     size_t name;         /* offset into the task's names */
+    long slot;           /* of the name in the listed-name set; -1 for temp files */
     int8_t kind;
     uint8_t used;
     uint8_t remove;      /* unused, a file, older than the cut-off */
@@ -112,7 +113,7 @@ static int task_add(list_task *tk, const char *name, int kind) {
     }
     size_t off = tk->names.len;
     if (pm_buf_append(&tk->names, name, strlen(name) + 1)) return PAIMON_NOMEM;
-    tk->c[tk->n++] = (cand){off, (int8_t)kind, 0, 0};
+    tk->c[tk->n++] = (cand){off, -1, (int8_t)kind, 0, 0};
     return PAIMON_OK;
 }
 
@@ -325,6 +326,7 @@ static void read_one(void *ctx, size_t i) {
     tk->rc = pm_table_open_manifest(x->t, tk->name, tk->index ? PM_INDEX_MANIFEST : PM_MANIFEST_FILE, &r, &tk->err);
     if (x->sc) pm_avro_schema_cache_bind(prev);
     if (tk->rc) return;
+    if (!tk->index) pm_manifest_names_only(r);   /* only names matter here */
     int rc;
     if (tk->index) {
         const pm_index_entry *ie;
@@ -346,11 +348,11 @@ static void read_one(void *ctx, size_t i) {
     tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
 
-/* Manifest lists, read in parallel; merged in list order afterwards. */
+/* Manifest lists, read in parallel (names only); merged in list order
+ * afterwards. */
 typedef struct list_read {
     const char *name;
-    pm_mfile *v;
-    size_t n;
+    strv v;
     int rc;
     pm_err err;
 } list_read;
@@ -362,8 +364,17 @@ static void read_list_one(void *ctx, size_t i) {
     list_read *tk = &x->tasks[i];
     pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
     if (x->sc) pm_avro_schema_cache_bind(x->sc);
-    tk->rc = pm_read_manifest_list(x->t, tk->name, &tk->v, &tk->n, &tk->err);
+    pm_manifest_reader *r;
+    tk->rc = pm_table_open_manifest(x->t, tk->name, PM_MANIFEST_LIST, &r, &tk->err);
     if (x->sc) pm_avro_schema_cache_bind(prev);
+    if (tk->rc) return;
+    pm_manifest_names_only(r);
+    const pm_manifest_meta *m;
+    int rc;
+    while ((rc = pm_manifest_next_meta(r, &m, &tk->err)) == PAIMON_OK)
+        if (strv_push(&tk->v, m->file_name)) { rc = nomem(&tk->err); break; }
+    pm_manifest_close(r);
+    tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
 
 typedef struct used {
@@ -579,15 +590,17 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     for (size_t i = 0; i < n_tasks; i++) {
         if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
         res->listed += (int64_t)tasks[i].n;
+    }
+    /* sized up front: the slots noted below stay valid */
+    if (pm_set_reserve(m.names, (size_t)res->listed)) { rc = nomem(e); goto done; }
+    for (size_t i = 0; i < n_tasks; i++)
         for (size_t k = 0; k < tasks[i].n; k++) {
             cand *c = &tasks[i].c[k];
             if (c->kind == PM_K_DATA || c->kind == PM_K_CHANGELOG) data_cands++;
-            if (c->kind != PM_K_TEMP && pm_set_add(m.names, cand_name(&tasks[i], c), strlen(cand_name(&tasks[i], c))) < 0) {
-                rc = nomem(e);
-                goto done;
-            }
+            if (c->kind == PM_K_TEMP) continue;
+            const char *nm = cand_name(&tasks[i], c);
+            if ((c->slot = pm_set_add_slot(m.names, nm, strlen(nm))) < 0) { rc = nomem(e); goto done; }
         }
-    }
     if (!(m.flag = calloc(pm_set_slots(m.names), 1))) { rc = nomem(e); goto done; }
 
     /* 2. used set over all branches: snapshots, tags, changelogs */
@@ -610,13 +623,14 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             pm_err_prefix(e, "refusing to clean: cannot read the used set");
             break;
         }
-        for (size_t k = 0; !rc && k < lr[i].n; k++) {
-            int a = pm_set_add(mseen, lr[i].v[k].name, strlen(lr[i].v[k].name));
-            if (a < 0 || (a && strv_push(&manifests, lr[i].v[k].name))) rc = nomem(e);
-            else if (a) mark(&m, lr[i].v[k].name);
+        for (size_t k = 0; !rc && k < lr[i].v.n; k++) {
+            const char *mn = lr[i].v.v[k];
+            int a = pm_set_add(mseen, mn, strlen(mn));
+            if (a < 0 || (a && strv_push(&manifests, mn))) rc = nomem(e);
+            else if (a) mark(&m, mn);
         }
     }
-    for (size_t i = 0; i < u.list_v.n; i++) pm_mfiles_free(lr[i].v, lr[i].n);
+    for (size_t i = 0; i < u.list_v.n; i++) strv_free(&lr[i].v);
     free(lr);
     pm_set_free(mseen);
     if (rc) { strv_free(&manifests); goto done; }
@@ -659,11 +673,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     for (size_t i = 0; i < n_tasks; i++)
         for (size_t k = 0; k < tasks[i].n; k++) {
             cand *c = &tasks[i].c[k];
-            if (c->kind != PM_K_TEMP) {
-                const char *nm = cand_name(&tasks[i], c);
-                long sl = pm_set_slot(m.names, nm, strlen(nm));
-                c->used = sl >= 0 && m.flag[sl];
-            }
+            if (c->kind != PM_K_TEMP) c->used = m.flag[c->slot];
             if (c->used) res->used++;
             else tasks[i].n_unused++;
         }

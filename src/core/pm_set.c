@@ -67,8 +67,7 @@ static slot *find(const pm_set *s, uint64_t h, const void *key, size_t len, slot
     }
 }
 
-static int grow(pm_set *s) {
-    size_t ncap = s->cap * 2;
+static int rehash(pm_set *s, size_t ncap) {
     slot *ns = calloc(ncap, sizeof *ns);
     if (!ns) return -1;
     for (size_t i = 0; i < s->cap; i++) {
@@ -85,11 +84,26 @@ static int grow(pm_set *s) {
     return 0;
 }
 
-int pm_set_add(pm_set *s, const void *key, size_t len) {
-    if ((s->used + 1) * 4 >= s->cap * 3 && grow(s)) return -1;
+static int grow(pm_set *s) { return rehash(s, s->cap * 2); }
+
+/* Probing needs a free slot: the table stays under 3/4 full. */
+static int full_after(const pm_set *s, size_t cap, size_t more) { return (s->used + more) * 4 >= cap * 3; }
+
+int pm_set_reserve(pm_set *s, size_t n) {
+    size_t cap = s->cap;
+    while (full_after(s, cap, n + 1)) {
+        if (cap > SIZE_MAX / 4 / sizeof(slot)) return -1;
+        cap *= 2;
+    }
+    return cap == s->cap ? 0 : rehash(s, cap);
+}
+
+/* *sl: the key's slot; returns 1 added, 0 present, -1 OOM */
+static int add(pm_set *s, const void *key, size_t len, slot **sl) {
+    if (full_after(s, s->cap, 1) && grow(s)) return -1;
     uint64_t h = hash_bytes(key, len);
     slot *fs;
-    if (find(s, h, key, len, &fs)) return 0;
+    if ((*sl = find(s, h, key, len, &fs))) return 0;
     uint8_t *k = pm_arena_alloc(s->keys, len ? len : 1);
     if (!k) return -1;
     if (len) memcpy(k, key, len);
@@ -98,7 +112,18 @@ int pm_set_add(pm_set *s, const void *key, size_t len) {
     fs->len = len;
     fs->hash = h;
     s->live++;
+    *sl = fs;
     return 1;
+}
+
+int pm_set_add(pm_set *s, const void *key, size_t len) {
+    slot *sl;
+    return add(s, key, len, &sl);
+}
+
+long pm_set_add_slot(pm_set *s, const void *key, size_t len) {
+    slot *sl;
+    return add(s, key, len, &sl) < 0 ? -1 : (long)(sl - s->slots);
 }
 
 int pm_set_contains(const pm_set *s, const void *key, size_t len) {

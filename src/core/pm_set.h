@@ -21,4 +21,9 @@ size_t pm_set_size(const pm_set *s);
  * remove. */
 long pm_set_slot(const pm_set *s, const void *key, size_t len);
 size_t pm_set_slots(const pm_set *s);
+/* Room for n more keys: the next n adds do not grow (slots stay put).
+ * 0, or -1 on OOM. */
+int pm_set_reserve(pm_set *s, size_t n);
+/* Add (if absent) and return the key's slot, or -1 on OOM. */
+long pm_set_add_slot(pm_set *s, const void *key, size_t len);
 #endif

@@ -1,0 +1,94 @@
+/* pm_set against a plain sorted-array model: adds, duplicates, removals
+ * (tombstones), growth, reserve and slot stability, binary keys. */
+#include "test.h"
+#include "pm_set.h"
+
+#include <stdint.h>
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+static uint64_t next_rand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* key i: a file-like name, sometimes with a NUL byte inside, lengths 0..80 */
+static size_t make_key(unsigned i, char *buf) {
+    if (i == 0) return 0;   /* the empty key */
+    int n = snprintf(buf, 96, "data-%08x-%u-%.*s.avro", i * 2654435761u, i, (int)(i % 40), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    if (i % 17 == 0) buf[3] = '\0';
+    return (size_t)n;
+}
+
+TEST(matches_a_model) {
+    enum { N = 20000 };
+    static unsigned char in[N];
+    pm_set *s = pm_set_new();
+    CHECK(s != NULL);
+    size_t live = 0;
+    char k[96];
+    for (int step = 0; step < 200000; step++) {
+        unsigned i = (unsigned)(next_rand() % N);
+        size_t n = make_key(i, k);
+        int op = (int)(next_rand() % 4);
+        if (op < 2) {
+            int a = pm_set_add(s, k, n);
+            CHECK_EQ_INT(a, in[i] ? 0 : 1);
+            if (!in[i]) { in[i] = 1; live++; }
+        } else if (op == 2) {
+            int r = pm_set_remove(s, k, n);
+            CHECK_EQ_INT(r, in[i]);
+            if (in[i]) { in[i] = 0; live--; }
+        } else {
+            CHECK_EQ_INT(pm_set_contains(s, k, n), in[i]);
+            CHECK_EQ_INT(pm_set_slot(s, k, n) >= 0, in[i]);
+        }
+        CHECK_EQ_INT(pm_set_size(s), live);
+        if (t_cur_failed) break;
+    }
+    for (unsigned i = 0; i < N; i++) {
+        size_t n = make_key(i, k);
+        CHECK_EQ_INT(pm_set_contains(s, k, n), in[i]);
+    }
+    /* a prefix of a key, and the key with one more byte, are other keys */
+    size_t n = make_key(12345, k);
+    pm_set_add(s, k, n);
+    CHECK(!pm_set_contains(s, k, n - 1) || in[0]);
+    k[n] = 'z';
+    CHECK(!pm_set_contains(s, k, n + 1));
+    pm_set_free(s);
+}
+
+TEST(reserved_slots_stay_put) {
+    pm_set *s = pm_set_new();
+    enum { N = 5000 };
+    static long slot[N];
+    char k[96];
+    CHECK_EQ_INT(pm_set_reserve(s, N), 0);
+    size_t cap = pm_set_slots(s);
+    for (unsigned i = 0; i < N; i++) {
+        size_t n = make_key(i + 1, k);
+        slot[i] = pm_set_add_slot(s, k, n);
+        CHECK(slot[i] >= 0 && (size_t)slot[i] < cap);
+        CHECK_EQ_INT(pm_set_add_slot(s, k, n), slot[i]);   /* present: same slot */
+    }
+    CHECK_EQ_INT(pm_set_slots(s), cap);                       /* never grew */
+    for (unsigned i = 0; i < N; i++) {
+        size_t n = make_key(i + 1, k);
+        CHECK_EQ_INT(pm_set_slot(s, k, n), slot[i]);
+        for (unsigned j = 0; j < i && j < 3; j++) CHECK(slot[j] != slot[i]);
+    }
+    /* slots are distinct: a side array of flags works */
+    unsigned char *seen = calloc(cap, 1);
+    for (unsigned i = 0; i < N; i++) { CHECK(!seen[slot[i]]); seen[slot[i]] = 1; }
+    free(seen);
+    CHECK_EQ_INT(pm_set_slot(s, "absent", 6), -1);
+    pm_set_free(s);
+}
+
+int main(void) {
+    RUN(matches_a_model);
+    RUN(reserved_slots_stay_put);
+    return TEST_SUMMARY();
+}
