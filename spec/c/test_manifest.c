@@ -111,8 +111,9 @@ static void check_names_only(const char *path, pm_manifest_kind kind) {
             rn = pm_manifest_next_meta(names, &b, &e);
             if (rf || rn) break;
             CHECK_EQ_STR(b->file_name, a->file_name);
-            CHECK_EQ_INT(b->file_size, 0);
-            CHECK(a->file_size > 0);
+            CHECK_EQ_INT(b->file_size, a->file_size);
+            CHECK_EQ_INT(b->num_added_files, 0);   /* not decoded */
+            CHECK(a->num_added_files > 0 || a->num_deleted_files > 0);
         }
         names_only_checked++;
         here++;

@@ -412,8 +412,8 @@ int pm_manifest_names_only(pm_manifest_reader *r) {
         break;
     }
     case PM_MANIFEST_LIST: {
-        int keep[] = {r->top[M_VERSION], r->top[M_FILE_NAME]};
-        if (pm_avro_reader_skip_fields(r->avro, top, skip_all_but(top, keep, 2))) return -1;
+        int keep[] = {r->top[M_VERSION], r->top[M_FILE_NAME], r->top[M_FILE_SIZE]};
+        if (pm_avro_reader_skip_fields(r->avro, top, skip_all_but(top, keep, 3))) return -1;
         break;
     }
     default:
@@ -488,8 +488,8 @@ int pm_manifest_next_meta(pm_manifest_reader *r, const pm_manifest_meta **out, p
     const int *x = r->top;
     if ((rc = check_version(&c, v, x[M_VERSION], 2, &m->version))) return rc;
     if ((rc = want_str(&c, v, x[M_FILE_NAME], "_FILE_NAME", &m->file_name))) return rc;
-    if (r->names_only) { *out = m; return PAIMON_OK; }
     if ((rc = want_long(&c, v, x[M_FILE_SIZE], "_FILE_SIZE", &m->file_size))) return rc;
+    if (r->names_only) { *out = m; return PAIMON_OK; }
     if ((rc = want_long(&c, v, x[M_ADDED], "_NUM_ADDED_FILES", &m->num_added_files))) return rc;
     if ((rc = want_long(&c, v, x[M_DELETED], "_NUM_DELETED_FILES", &m->num_deleted_files))) return rc;
     if (x[M_PSTATS] >= 0 &&

@@ -116,7 +116,8 @@ int pm_manifest_next_index(pm_manifest_reader *r, const pm_index_entry **out, pm
 const char *pm_manifest_codec(const pm_manifest_reader *r);
 /* Decode only what names files, before the first record: manifest entries
  * then carry _VERSION, _KIND, _FILE_NAME, _EXTRA_FILES and _EXTERNAL_PATH
- * (every other field zero), manifest-list records _VERSION and _FILE_NAME.
+ * (every other field zero), manifest-list records _VERSION, _FILE_NAME and
+ * _FILE_SIZE.
  * The other fields are still walked and checked, not built. For orphan
  * cleaning's used set. 0, or -1 (another kind, or records already read). */
 int pm_manifest_names_only(pm_manifest_reader *r);

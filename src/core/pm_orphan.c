@@ -307,12 +307,19 @@ static void mark(marks *m, const char *name) {
 
 typedef struct read_task {
     const char *name;
+    int64_t size;        /* from the manifest list: biggest first */
     int index;           /* index manifest */
     slotv used;          /* slots of listed names it uses */
     int64_t data_names;
     int rc;
     pm_err err;
 } read_task;
+
+static int cmp_read_size(const void *a, const void *b) {
+    const read_task *x = a, *y = b;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
 
 typedef struct read_ctx { paimon_table *t; read_task *tasks; pm_avro_schema_cache *sc; const marks *m; } read_ctx;
 
@@ -353,6 +360,7 @@ static void read_one(void *ctx, size_t i) {
 typedef struct list_read {
     const char *name;
     strv v;
+    int64_t *size;       /* per name in v */
     int rc;
     pm_err err;
 } list_read;
@@ -371,8 +379,13 @@ static void read_list_one(void *ctx, size_t i) {
     pm_manifest_names_only(r);
     const pm_manifest_meta *m;
     int rc;
-    while ((rc = pm_manifest_next_meta(r, &m, &tk->err)) == PAIMON_OK)
+    while ((rc = pm_manifest_next_meta(r, &m, &tk->err)) == PAIMON_OK) {
         if (strv_push(&tk->v, m->file_name)) { rc = nomem(&tk->err); break; }
+        int64_t *ns = realloc(tk->size, tk->v.cap * sizeof *ns);
+        if (!ns) { rc = nomem(&tk->err); break; }
+        tk->size = ns;
+        tk->size[tk->v.n - 1] = m->file_size;
+    }
     pm_manifest_close(r);
     tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
@@ -608,6 +621,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
         if ((rc = use_branch(bts[i], &u, o, e))) goto done;
     /* manifest lists -> manifests */
     strv manifests = {0};
+    int64_t *msize = NULL;
     pm_set *mseen = pm_set_new();
     if (!mseen) { rc = nomem(e); goto done; }
     list_read *lr = calloc(u.list_v.n ? u.list_v.n : 1, sizeof *lr);
@@ -626,18 +640,26 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
         for (size_t k = 0; !rc && k < lr[i].v.n; k++) {
             const char *mn = lr[i].v.v[k];
             int a = pm_set_add(mseen, mn, strlen(mn));
-            if (a < 0 || (a && strv_push(&manifests, mn))) rc = nomem(e);
-            else if (a) mark(&m, mn);
+            if (a < 0 || (a && strv_push(&manifests, mn))) { rc = nomem(e); break; }
+            if (!a) continue;
+            mark(&m, mn);
+            int64_t *ns = realloc(msize, manifests.cap * sizeof *ns);
+            if (!ns) { rc = nomem(e); break; }
+            msize = ns;
+            msize[manifests.n - 1] = lr[i].size[k];
         }
     }
-    for (size_t i = 0; i < u.list_v.n; i++) strv_free(&lr[i].v);
+    for (size_t i = 0; i < u.list_v.n; i++) { strv_free(&lr[i].v); free(lr[i].size); }
     free(lr);
     pm_set_free(mseen);
-    if (rc) { strv_free(&manifests); goto done; }
+    if (rc) { strv_free(&manifests); free(msize); goto done; }
     n_reads = manifests.n + u.index_v.n;
     reads = calloc(n_reads ? n_reads : 1, sizeof *reads);
-    if (!reads) { strv_free(&manifests); rc = nomem(e); goto done; }
-    for (size_t i = 0; i < manifests.n; i++) reads[i].name = manifests.v[i];
+    if (!reads) { strv_free(&manifests); free(msize); rc = nomem(e); goto done; }
+    for (size_t i = 0; i < manifests.n; i++) { reads[i].name = manifests.v[i]; reads[i].size = msize[i]; }
+    free(msize);
+    /* the biggest manifests first: a big one started last would run alone */
+    if (manifests.n > 1) qsort(reads, manifests.n, sizeof *reads, cmp_read_size);
     for (size_t i = 0; i < u.index_v.n; i++) { reads[manifests.n + i].name = u.index_v.v[i]; reads[manifests.n + i].index = 1; }
     read_ctx rx = {main_t, reads, sc, &m};
     rc = pm_exec_run(o->threads, n_reads, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
