@@ -444,17 +444,47 @@ typedef struct snap_read {
     pm_err err;
 } snap_read;
 
-typedef struct snap_read_ctx { paimon_table *bt; snap_read *tasks; } snap_read_ctx;
+/* The set of listed names, built while the first branch's snapshots are
+ * read (task 0 of that run): nothing reads it before the run ends. */
+typedef struct name_set_job {
+    list_task *tasks;
+    size_t n_tasks;
+    size_t listed;
+    marks *m;
+    int64_t data_cands;   /* data and changelog files listed */
+    int rc;
+} name_set_job;
+
+static void build_name_set(name_set_job *j) {
+    /* sized up front: the slots noted below stay valid */
+    if (pm_set_reserve(j->m->names, j->listed)) { j->rc = PAIMON_NOMEM; return; }
+    for (size_t i = 0; i < j->n_tasks; i++)
+        for (size_t k = 0; k < j->tasks[i].n; k++) {
+            cand *c = &j->tasks[i].c[k];
+            if (c->kind == PM_K_DATA || c->kind == PM_K_CHANGELOG) j->data_cands++;
+            if (c->kind == PM_K_TEMP) continue;
+            const char *nm = cand_name(&j->tasks[i], c);
+            if ((c->slot = pm_set_add_slot(j->m->names, nm, strlen(nm))) < 0) { j->rc = PAIMON_NOMEM; return; }
+        }
+    if (!(j->m->flag = calloc(pm_set_slots(j->m->names), 1))) j->rc = PAIMON_NOMEM;
+}
+
+typedef struct snap_read_ctx { paimon_table *bt; snap_read *tasks; name_set_job *side; } snap_read_ctx;
 
 static void read_snapshot_one(void *ctx, size_t i) {
     snap_read_ctx *x = ctx;
+    if (x->side) {
+        if (i == 0) { build_name_set(x->side); return; }
+        i--;
+    }
     snap_read *tk = &x->tasks[i];
     tk->rc = pm_snapshot_read(x->bt->io, x->bt->branch_root, tk->id, &tk->s, &tk->err);
     if (tk->rc) tk->s = NULL;
 }
 
-/* Snapshots, tags and long-lived changelogs of one branch. */
-static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, pm_err *e) {
+/* Snapshots, tags and long-lived changelogs of one branch; `side` (if not
+ * NULL) runs alongside the snapshot reads. */
+static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_set_job *side, pm_err *e) {
     int64_t *ids = NULL;
     size_t n = 0;
     snap_read *sr = NULL;
@@ -462,9 +492,11 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, pm_err
     if (!rc && !(sr = calloc(n ? n : 1, sizeof *sr))) rc = nomem(e);
     if (!rc) {
         for (size_t i = 0; i < n; i++) sr[i].id = ids[i];
-        snap_read_ctx sx = {bt, sr};
-        rc = pm_exec_run(o->threads, n, read_snapshot_one, &sx, "reading snapshots", o->progress, o->progress_ud, e);
+        snap_read_ctx sx = {bt, sr, side};
+        rc = pm_exec_run(o->threads, n + (side ? 1 : 0), read_snapshot_one, &sx, "reading snapshots", o->progress,
+                         o->progress_ud, e);
     }
+    if (!rc && side && side->rc) rc = nomem(e);
     /* in id order: the first unreadable snapshot fails the run */
     for (size_t i = 0; !rc && i < n; i++) {
         if (sr[i].rc) {
@@ -599,26 +631,17 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     if (!lx.data_prefix) lx.data_prefix = "data-";
     if (!lx.changelog_prefix) lx.changelog_prefix = "changelog-";
     if ((rc = pm_exec_run(o->threads, n_tasks, list_one, &lx, "listing", o->progress, o->progress_ud, e))) goto done;
-    int64_t data_cands = 0;
     for (size_t i = 0; i < n_tasks; i++) {
         if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
         res->listed += (int64_t)tasks[i].n;
     }
-    /* sized up front: the slots noted below stay valid */
-    if (pm_set_reserve(m.names, (size_t)res->listed)) { rc = nomem(e); goto done; }
-    for (size_t i = 0; i < n_tasks; i++)
-        for (size_t k = 0; k < tasks[i].n; k++) {
-            cand *c = &tasks[i].c[k];
-            if (c->kind == PM_K_DATA || c->kind == PM_K_CHANGELOG) data_cands++;
-            if (c->kind == PM_K_TEMP) continue;
-            const char *nm = cand_name(&tasks[i], c);
-            if ((c->slot = pm_set_add_slot(m.names, nm, strlen(nm))) < 0) { rc = nomem(e); goto done; }
-        }
-    if (!(m.flag = calloc(pm_set_slots(m.names), 1))) { rc = nomem(e); goto done; }
 
-    /* 2. used set over all branches: snapshots, tags, changelogs */
+    /* 2. used set over all branches: snapshots, tags, changelogs (the
+     * listed-name set is built alongside the main branch's snapshot reads) */
+    name_set_job nsj = {tasks, n_tasks, (size_t)res->listed, &m, 0, 0};
     for (size_t i = 0; i <= nb; i++)
-        if ((rc = use_branch(bts[i], &u, o, e))) goto done;
+        if ((rc = use_branch(bts[i], &u, o, i == 0 ? &nsj : NULL, e))) goto done;
+    int64_t data_cands = nsj.data_cands;
     /* manifest lists -> manifests */
     strv manifests = {0};
     int64_t *msize = NULL;
