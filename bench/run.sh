@@ -17,7 +17,7 @@
 #   BENCH_EXPIRE_REPS      expire: repetitions on fresh copies (3)
 #   BENCH_ORPHAN_SNAPSHOTS orphan: snapshots of the typical table (100)
 #   BENCH_ORPHAN_FILES     orphan: data files appended per snapshot there (200)
-#   BENCH_ORPHAN_REPS      orphan: repetitions of each scan, ours and find alike (15)
+#   BENCH_ORPHAN_REPS      orphan: runs of each scan, ours and find alike, in rounds of 3 (15)
 #   BENCH_RESULTS  report file (bench/RESULTS.md)
 #   BENCH_STRICT   1 = exit 1 when a benchmark misses its target
 #
@@ -342,21 +342,36 @@ EOF
 orphan_tree() {
   label=$1 t=$2
   n=$(find "$t" -type f | wc -l | tr -d ' ')
-  log "orphan ($label): bench_orphan $t --reps $BENCH_ORPHAN_REPS (scan and floor); find x $BENCH_ORPHAN_REPS"
-  "$OUT/bench_orphan" "$t" --reps "$BENCH_ORPHAN_REPS" > "$OUT/orphan.txt"
-  "$OUT/bench_orphan" "$t" --floor --reps "$BENCH_ORPHAN_REPS" > "$OUT/orphan_floor.txt"
-  : > "$OUT/find.txt"; : > "$OUT/findst.txt"
-  i=0
-  while [ "$i" -lt "$BENCH_ORPHAN_REPS" ]; do
-    s=$(now_s); find "$t" -type f > /dev/null; e=$(now_s)
-    elapsed "$s" "$e" >> "$OUT/find.txt"
-    s=$(now_s); find "$t" -type f -printf '%T@ %s %p\n' > /dev/null; e=$(now_s)
-    elapsed "$s" "$e" >> "$OUT/findst.txt"
-    i=$((i + 1))
+  # rounds interleave the programs (a busy spell of the machine, such as the
+  # writeback after building the tree, hits all of them alike); each round
+  # takes the best of 3 runs of each; one untimed warm-up round first
+  rounds=$(( (BENCH_ORPHAN_REPS + 2) / 3 ))
+  log "orphan ($label): $rounds rounds of 3 x (bench_orphan, bench_orphan --floor, find, find -printf) on $t"
+  "$OUT/bench_orphan" "$t" --reps 1 > /dev/null; "$OUT/bench_orphan" "$t" --floor --reps 1 > /dev/null
+  find "$t" -type f > /dev/null
+  : > "$OUT/ours.txt"; : > "$OUT/floor.txt"; : > "$OUT/find.txt"; : > "$OUT/findst.txt"
+  r=0
+  while [ "$r" -lt "$rounds" ]; do
+    "$OUT/bench_orphan" "$t" --reps 3 > "$OUT/orphan.txt"
+    result_field "$OUT/orphan.txt" best_s >> "$OUT/ours.txt"
+    "$OUT/bench_orphan" "$t" --floor --reps 3 > "$OUT/orphan_floor.txt"
+    result_field "$OUT/orphan_floor.txt" best_s >> "$OUT/floor.txt"
+    : > "$OUT/f1.txt"; : > "$OUT/f2.txt"
+    for k in 1 2 3; do
+      s=$(now_s); find "$t" -type f > /dev/null; e=$(now_s)
+      elapsed "$s" "$e" >> "$OUT/f1.txt"
+      s=$(now_s); find "$t" -type f -printf '%T@ %s %p\n' > /dev/null; e=$(now_s)
+      elapsed "$s" "$e" >> "$OUT/f2.txt"
+    done
+    sort -g "$OUT/f1.txt" | head -1 >> "$OUT/find.txt"
+    sort -g "$OUT/f2.txt" | head -1 >> "$OUT/findst.txt"
+    r=$((r + 1))
   done
   o=$OUT/orphan.txt fl=$OUT/orphan_floor.txt
-  o_best=$(result_field "$o" best_s) o_med=$(result_field "$o" median_s)
-  fl_best=$(result_field "$fl" best_s) fl_med=$(result_field "$fl" median_s)
+  # shellcheck disable=SC2046
+  set -- $(stats "$OUT/ours.txt"); o_best=$1 o_med=$2
+  # shellcheck disable=SC2046
+  set -- $(stats "$OUT/floor.txt"); fl_best=$1 fl_med=$2
   # shellcheck disable=SC2046
   set -- $(stats "$OUT/find.txt"); f_best=$1 f_med=$2
   # shellcheck disable=SC2046
@@ -406,7 +421,9 @@ bench_orphan() {
   cat <<EOF
 ## Orphan scan vs \`find\`
 
-Two trees, each scanned $BENCH_ORPHAN_REPS times per program (local disk, page cache warm):
+Two trees (local disk, page cache warm), each scanned in $(( (BENCH_ORPHAN_REPS + 2) / 3 )) rounds after an untimed
+warm-up; a round runs every program 3 times in turn and keeps each one's best; the table gives the best and the
+median of those per-round bests:
 
 - **typical**: \`bench_expire build --append\`: an append table of $BENCH_ORPHAN_SNAPSHOTS snapshots, each adding
   $BENCH_ORPHAN_FILES real data files (10 partitions, default manifest options) — what a table looks like under
@@ -428,7 +445,7 @@ Programs:
 - \`find TABLE -type f\`: the listing only. \`find -printf '%T@ %s %p\n'\`: the listing with every file's
   mtime and size, for reference.
 
-| scan | best s | median s | vs find (best) |
+| scan | best s | median s (of round bests) | vs find (best) |
 |---|---|---|---|
 $(cat "$OUT/orphan_rows.md")
 

@@ -58,14 +58,19 @@ static int file_exists(const char *p) {
     return stat(p, &st) == 0;
 }
 
-static int clean(paimon_table *t, int threads, int dry_run, pm_orphan_result *r, pm_err *e) {
+/* Clean with the cut-off `age_ms` before now. */
+static int clean_older(paimon_table *t, int64_t age_ms, int threads, int dry_run, pm_orphan_result *r, pm_err *e) {
     pm_orphan_opts o;
     memset(&o, 0, sizeof o);
     o.has_older_than = 1;
-    o.older_than_ms = pm_now_millis();
+    o.older_than_ms = pm_now_millis() - age_ms;
     o.threads = threads;
     o.dry_run = dry_run;
     return pm_remove_orphan_files(t, &o, r, e);
+}
+
+static int clean(paimon_table *t, int threads, int dry_run, pm_orphan_result *r, pm_err *e) {
+    return clean_older(t, 0, threads, dry_run, r, e);
 }
 
 TEST(removes_the_known_orphans) {
@@ -122,13 +127,8 @@ TEST(age_is_checked_for_unused_files_only) {
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
-    pm_orphan_opts o;
-    memset(&o, 0, sizeof o);
-    o.has_older_than = 1;
-    o.older_than_ms = pm_now_millis() - 3600 * 1000;
-    o.threads = 3;
     pm_orphan_result r;
-    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(clean_older(t, 3600 * 1000, 3, 0, &r, &e), PAIMON_OK);
     int64_t n = 0;
     for (int k = 0; k < PM_K__N; k++) n += r.clean.count[k];
     CHECK_EQ_INT(n, 0);
@@ -152,7 +152,7 @@ TEST(age_is_checked_for_unused_files_only) {
     CHECK(name[0] != '\0');
     snprintf(used_file, sizeof used_file, "%s/bucket-0/%s", d.table, name);
     backdate(used_file, 7200);
-    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(clean_older(t, 3600 * 1000, 3, 0, &r, &e), PAIMON_OK);
     CHECK_EQ_INT(r.listed, listed);
     CHECK_EQ_INT(r.candidates, 5);
     CHECK_EQ_INT(r.recent, 3);
@@ -178,12 +178,8 @@ TEST(future_cutoff_is_refused) {
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
-    pm_orphan_opts o;
-    memset(&o, 0, sizeof o);
-    o.has_older_than = 1;
-    o.older_than_ms = pm_now_millis() + 60000;
     pm_orphan_result r;
-    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(clean_older(t, -60000, 1, 0, &r, &e), PAIMON_MISUSE);
     CHECK(strstr(e.msg, "future") != NULL);
     char *after = tree(d.table);
     CHECK_EQ_STR(after, before);

@@ -119,113 +119,123 @@ static pm_avro_value *alloc_values(dec *d, size_t n) {
 
 static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth);
 
-/* Walk a value without building it: the same checks as decode (lengths
- * within the data, union and enum ranges, depth), and the same budget of
- * values per record, so a corrupt skipped field fails the same way. */
+/* ---- checks shared by decode and skip_value -------------------------------- */
+
+/* A length-prefixed bytes / string / map key: the length is within the data. */
+static inline int take_bytes(dec *d, const char *what, const uint8_t **p, size_t *n) {
+    int64_t len;
+    if (read_long(d, &len)) return -1;
+    if (len < 0 || (uint64_t)len > (size_t)(d->end - d->p))
+        return DEC_FAIL(d, "%s length %lld exceeds remaining %zu bytes", what, (long long)len, (size_t)(d->end - d->p));
+    *p = d->p;
+    *n = (size_t)len;
+    d->p += len;
+    return 0;
+}
+
+/* n raw bytes (float, double, fixed). */
+static inline int take_raw(dec *d, size_t n, const char *what, const uint8_t **p) {
+    if ((size_t)(d->end - d->p) < n) return DEC_FAIL(d, "unexpected end of data in %s", what);
+    *p = d->p;
+    d->p += n;
+    return 0;
+}
+
+static inline int take_boolean(dec *d, int *out) {
+    if (d->p >= d->end) return DEC_FAIL(d, "unexpected end of data in boolean");
+    if (*d->p > 1) return DEC_FAIL(d, "bad boolean byte %u", *d->p);
+    *out = *d->p++;
+    return 0;
+}
+
+static inline int take_enum(dec *d, const pm_avro_schema *s, int32_t *out) {
+    if (read_int(d, out)) return -1;
+    if (*out < 0 || (size_t)*out >= s->n_symbols)
+        return DEC_FAIL(d, "enum index %d out of range (%zu symbols)", *out, s->n_symbols);
+    return 0;
+}
+
+/* The branch schema a union value continues with. */
+static inline int take_branch(dec *d, const pm_avro_schema *s, int *branch, const pm_avro_schema **out) {
+    int64_t b;
+    if (read_long(d, &b)) return -1;
+    if (b < 0 || (uint64_t)b >= s->n_branches)
+        return DEC_FAIL(d, "union branch %lld out of range (%zu branches)", (long long)b, s->n_branches);
+    *out = s->branches[b];
+    *branch = (int)b;
+    if ((*out)->type == PM_AVRO_UNION) return DEC_FAIL(d, "union inside a union");
+    return 0;
+}
+
+/* Next array / map block: *count items (0: the end), within what the rest
+ * of the data can hold and within the record's value budget (taken). */
+static inline int take_block(dec *d, const pm_avro_schema *s, int64_t *count) {
+    const char *what = s->type == PM_AVRO_MAP ? "map" : "array";
+    int64_t c;
+    if (read_long(d, &c)) return -1;
+    if (c < 0) {
+        int64_t bytes;
+        if (c == INT64_MIN) return DEC_FAIL(d, "bad %s block count", what);
+        c = -c;
+        if (read_long(d, &bytes)) return -1;
+        if (bytes < 0 || (uint64_t)bytes > (size_t)(d->end - d->p))
+            return DEC_FAIL(d, "%s block byte size %lld exceeds remaining %zu bytes", what, (long long)bytes,
+                            (size_t)(d->end - d->p));
+    }
+    size_t left = (size_t)(d->end - d->p);
+    if (s->items_min && (uint64_t)c > left / s->items_min)
+        return DEC_FAIL(d, "%s block count %lld too large (%zu bytes left)", what, (long long)c, left);
+    if ((uint64_t)c > d->values_left)
+        return DEC_FAIL(d, "%s block count %lld exceeds the limit of %zu values per record", what, (long long)c,
+                        RECORD_MAX_VALUES);
+    *count = c;
+    return 0;
+}
+
+/* Walk a value without building it: the same checks as decode (the take_
+ * helpers above), and the same budget of values per record, so a corrupt
+ * skipped field fails the same way. */
 static int skip_value(dec *d, const pm_avro_schema *s, int depth) {
+    const uint8_t *p;
+    size_t n;
+    int32_t i32 = 0;
+    int64_t i64 = 0;
+    int b;
     for (;;) {
         switch (s->type) {
-        case PM_AVRO_NULL:
-            return 0;
-        case PM_AVRO_BOOLEAN:
-            if (d->p >= d->end) return DEC_FAIL(d, "unexpected end of data in boolean");
-            if (*d->p > 1) return DEC_FAIL(d, "bad boolean byte %u", *d->p);
-            d->p++;
-            return 0;
-        case PM_AVRO_INT: {
-            int32_t x = 0;
-            return read_int(d, &x);
-        }
-        case PM_AVRO_LONG: {
-            int64_t x = 0;
-            return read_long(d, &x);
-        }
-        case PM_AVRO_FLOAT:
-        case PM_AVRO_DOUBLE: {
-            size_t w = s->type == PM_AVRO_FLOAT ? 4 : 8;
-            if ((size_t)(d->end - d->p) < w)
-                return DEC_FAIL(d, "unexpected end of data in %s", s->type == PM_AVRO_FLOAT ? "float" : "double");
-            d->p += w;
-            return 0;
-        }
-        case PM_AVRO_BYTES:
-        case PM_AVRO_STRING: {
-            int64_t n;
-            if (read_long(d, &n)) return -1;
-            if (n < 0 || (uint64_t)n > (size_t)(d->end - d->p))
-                return DEC_FAIL(d, "%s length %lld exceeds remaining %zu bytes",
-                                s->type == PM_AVRO_STRING ? "string" : "bytes", (long long)n,
-                                (size_t)(d->end - d->p));
-            d->p += n;
-            return 0;
-        }
-        case PM_AVRO_FIXED:
-            if ((size_t)(d->end - d->p) < s->fixed_size)
-                return DEC_FAIL(d, "unexpected end of data in fixed(%zu)", s->fixed_size);
-            d->p += s->fixed_size;
-            return 0;
-        case PM_AVRO_ENUM: {
-            int32_t x = 0;
-            if (read_int(d, &x)) return -1;
-            if (x < 0 || (size_t)x >= s->n_symbols)
-                return DEC_FAIL(d, "enum index %d out of range (%zu symbols)", x, s->n_symbols);
-            return 0;
-        }
+        case PM_AVRO_NULL: return 0;
+        case PM_AVRO_BOOLEAN: return take_boolean(d, &b);
+        case PM_AVRO_INT: return read_int(d, &i32);
+        case PM_AVRO_LONG: return read_long(d, &i64);
+        case PM_AVRO_FLOAT: return take_raw(d, 4, "float", &p);
+        case PM_AVRO_DOUBLE: return take_raw(d, 8, "double", &p);
+        case PM_AVRO_BYTES: return take_bytes(d, "bytes", &p, &n);
+        case PM_AVRO_STRING: return take_bytes(d, "string", &p, &n);
+        case PM_AVRO_FIXED: return take_raw(d, s->fixed_size, "fixed", &p);
+        case PM_AVRO_ENUM: return take_enum(d, s, &i32);
         case PM_AVRO_RECORD:
             if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
             if (s->n_fields > d->values_left)
                 return DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
             d->values_left -= s->n_fields;
-            for (size_t i = 0; i < s->n_fields; i++)
-                if (skip_value(d, s->fields[i].type, depth + 1)) return -1;
+            for (size_t k = 0; k < s->n_fields; k++)
+                if (skip_value(d, s->fields[k].type, depth + 1)) return -1;
             return 0;
         case PM_AVRO_ARRAY:
-        case PM_AVRO_MAP: {
+        case PM_AVRO_MAP:
             if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
-            const int is_map = s->type == PM_AVRO_MAP;
             for (;;) {
-                int64_t c;
-                if (read_long(d, &c)) return -1;
-                if (c == 0) return 0;
-                if (c < 0) {
-                    int64_t bytes;
-                    if (c == INT64_MIN) return DEC_FAIL(d, "bad %s block count", is_map ? "map" : "array");
-                    c = -c;
-                    if (read_long(d, &bytes)) return -1;
-                    if (bytes < 0 || (uint64_t)bytes > (size_t)(d->end - d->p))
-                        return DEC_FAIL(d, "%s block byte size %lld exceeds remaining %zu bytes",
-                                        is_map ? "map" : "array", (long long)bytes, (size_t)(d->end - d->p));
-                }
-                size_t left = (size_t)(d->end - d->p);
-                if (s->items_min && (uint64_t)c > left / s->items_min)
-                    return DEC_FAIL(d, "%s block count %lld too large (%zu bytes left)",
-                                    is_map ? "map" : "array", (long long)c, left);
-                if ((uint64_t)c > d->values_left)
-                    return DEC_FAIL(d, "%s block count %lld exceeds the limit of %zu values per record",
-                                    is_map ? "map" : "array", (long long)c, RECORD_MAX_VALUES);
-                d->values_left -= (size_t)c;
-                for (int64_t i = 0; i < c; i++) {
-                    if (is_map) {
-                        int64_t kl;
-                        if (read_long(d, &kl)) return -1;
-                        if (kl < 0 || (uint64_t)kl > (size_t)(d->end - d->p))
-                            return DEC_FAIL(d, "map key length %lld exceeds remaining %zu bytes",
-                                            (long long)kl, (size_t)(d->end - d->p));
-                        d->p += kl;
-                    }
+                if (take_block(d, s, &i64)) return -1;
+                if (i64 == 0) return 0;
+                d->values_left -= (size_t)i64;
+                for (int64_t k = 0; k < i64; k++) {
+                    if (s->type == PM_AVRO_MAP && take_bytes(d, "map key", &p, &n)) return -1;
                     if (skip_value(d, s->items, depth + 1)) return -1;
                 }
             }
-        }
-        case PM_AVRO_UNION: {
-            int64_t b;
-            if (read_long(d, &b)) return -1;
-            if (b < 0 || (uint64_t)b >= s->n_branches)
-                return DEC_FAIL(d, "union branch %lld out of range (%zu branches)", (long long)b, s->n_branches);
-            s = s->branches[b];
-            if (s->type == PM_AVRO_UNION) return DEC_FAIL(d, "union inside a union");
+        case PM_AVRO_UNION:
+            if (take_branch(d, s, &b, &s)) return -1;
             continue;
-        }
         default:
             return DEC_FAIL(d, "unknown schema type %d", (int)s->type);
         }
@@ -241,29 +251,12 @@ static uint64_t skip_mask(const dec *d, const pm_avro_schema *rec) {
 /* Array or map blocks. */
 static int decode_blocks(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) {
     const int is_map = s->type == PM_AVRO_MAP;
-    size_t item_min = s->items_min;
     pm_avro_value *items = NULL, *keys = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
-        int64_t c;
-        if (read_long(d, &c)) return -1;
+        int64_t c = 0;
+        if (take_block(d, s, &c)) return -1;
         if (c == 0) break;
-        if (c < 0) {
-            int64_t bytes;
-            if (c == INT64_MIN) return DEC_FAIL(d, "bad %s block count", is_map ? "map" : "array");
-            c = -c;
-            if (read_long(d, &bytes)) return -1;
-            if (bytes < 0 || (uint64_t)bytes > (size_t)(d->end - d->p))
-                return DEC_FAIL(d, "%s block byte size %lld exceeds remaining %zu bytes",
-                                is_map ? "map" : "array", (long long)bytes, (size_t)(d->end - d->p));
-        }
-        size_t left = (size_t)(d->end - d->p);
-        if (item_min && (uint64_t)c > left / item_min)
-            return DEC_FAIL(d, "%s block count %lld too large (%zu bytes left)",
-                            is_map ? "map" : "array", (long long)c, left);
-        if ((uint64_t)c > d->values_left)
-            return DEC_FAIL(d, "%s block count %lld exceeds the limit of %zu values per record",
-                            is_map ? "map" : "array", (long long)c, RECORD_MAX_VALUES);
         size_t need = n + (size_t)c;
         if (need > cap) {
             size_t nc = cap * 2 > need ? cap * 2 : need;
@@ -282,17 +275,10 @@ static int decode_blocks(dec *d, const pm_avro_schema *s, pm_avro_value *v, int 
         }
         for (size_t i = n; i < need; i++) {
             if (is_map) {
-                int64_t kl;
-                if (read_long(d, &kl)) return -1;
-                if (kl < 0 || (uint64_t)kl > (size_t)(d->end - d->p))
-                    return DEC_FAIL(d, "map key length %lld exceeds remaining %zu bytes",
-                                    (long long)kl, (size_t)(d->end - d->p));
                 keys[i].type = PM_AVRO_STRING;
                 keys[i].branch = -1;
                 keys[i].schema = NULL;
-                keys[i].u.bytes.ptr = d->p;
-                keys[i].u.bytes.len = (size_t)kl;
-                d->p += kl;
+                if (take_bytes(d, "map key", &keys[i].u.bytes.ptr, &keys[i].u.bytes.len)) return -1;
             }
             if (decode(d, s->items, &items[i], depth + 1)) return -1;
         }
@@ -310,6 +296,7 @@ static int decode_blocks(dec *d, const pm_avro_schema *s, pm_avro_value *v, int 
 }
 
 static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) {
+    const uint8_t *p = NULL;
     v->branch = -1;
     for (;;) {
         v->type = s->type;
@@ -318,56 +305,32 @@ static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) 
         case PM_AVRO_NULL:
             return 0;
         case PM_AVRO_BOOLEAN:
-            if (d->p >= d->end) return DEC_FAIL(d, "unexpected end of data in boolean");
-            if (*d->p > 1) return DEC_FAIL(d, "bad boolean byte %u", *d->p);
-            v->u.boolean = *d->p++;
-            return 0;
+            return take_boolean(d, &v->u.boolean);
         case PM_AVRO_INT:
             return read_int(d, &v->u.i);
         case PM_AVRO_LONG:
             return read_long(d, &v->u.l);
         case PM_AVRO_FLOAT: {
-            if (d->end - d->p < 4) return DEC_FAIL(d, "unexpected end of data in float");
-            const uint8_t *p = d->p;
+            if (take_raw(d, 4, "float", &p)) return -1;
             uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
             memcpy(&v->u.f, &u, 4);
-            d->p += 4;
             return 0;
         }
         case PM_AVRO_DOUBLE: {
-            if (d->end - d->p < 8) return DEC_FAIL(d, "unexpected end of data in double");
-            const uint8_t *p = d->p;
+            if (take_raw(d, 8, "double", &p)) return -1;
             uint64_t u = 0;
             for (int i = 7; i >= 0; i--) u = u << 8 | p[i];
             memcpy(&v->u.d, &u, 8);
-            d->p += 8;
             return 0;
         }
         case PM_AVRO_BYTES:
-        case PM_AVRO_STRING: {
-            int64_t n;
-            if (read_long(d, &n)) return -1;
-            if (n < 0 || (uint64_t)n > (size_t)(d->end - d->p))
-                return DEC_FAIL(d, "%s length %lld exceeds remaining %zu bytes",
-                                s->type == PM_AVRO_STRING ? "string" : "bytes", (long long)n,
-                                (size_t)(d->end - d->p));
-            v->u.bytes.ptr = d->p;
-            v->u.bytes.len = (size_t)n;
-            d->p += n;
-            return 0;
-        }
+        case PM_AVRO_STRING:
+            return take_bytes(d, s->type == PM_AVRO_STRING ? "string" : "bytes", &v->u.bytes.ptr, &v->u.bytes.len);
         case PM_AVRO_FIXED:
-            if ((size_t)(d->end - d->p) < s->fixed_size)
-                return DEC_FAIL(d, "unexpected end of data in fixed(%zu)", s->fixed_size);
-            v->u.bytes.ptr = d->p;
             v->u.bytes.len = s->fixed_size;
-            d->p += s->fixed_size;
-            return 0;
+            return take_raw(d, s->fixed_size, "fixed", &v->u.bytes.ptr);
         case PM_AVRO_ENUM:
-            if (read_int(d, &v->u.i)) return -1;
-            if (v->u.i < 0 || (size_t)v->u.i >= s->n_symbols)
-                return DEC_FAIL(d, "enum index %d out of range (%zu symbols)", v->u.i, s->n_symbols);
-            return 0;
+            return take_enum(d, s, &v->u.i);
         case PM_AVRO_RECORD: {
             if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
             size_t n = s->n_fields;
@@ -392,16 +355,9 @@ static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) 
         case PM_AVRO_MAP:
             if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
             return decode_blocks(d, s, v, depth);
-        case PM_AVRO_UNION: {
-            int64_t b;
-            if (read_long(d, &b)) return -1;
-            if (b < 0 || (uint64_t)b >= s->n_branches)
-                return DEC_FAIL(d, "union branch %lld out of range (%zu branches)", (long long)b, s->n_branches);
-            s = s->branches[b];
-            v->branch = (int)b;
-            if (s->type == PM_AVRO_UNION) return DEC_FAIL(d, "union inside a union");
+        case PM_AVRO_UNION:
+            if (take_branch(d, s, &v->branch, &s)) return -1;
             continue;   /* decode the branch into the same value */
-        }
         default:
             return DEC_FAIL(d, "unknown schema type %d", (int)s->type);
         }
