@@ -171,6 +171,49 @@ TEST(age_is_checked_for_unused_files_only) {
     tdir_remove(&d);
 }
 
+/* A commit that lands while the ages are checked (the last step before
+ * deleting): the run is a conflict and deletes nothing. */
+typedef struct commit_hook { const char *table; int fired; } commit_hook;
+
+static void commit_during(void *ud, const char *phase, size_t done, size_t total) {
+    commit_hook *h = ud;
+    if (h->fired || strcmp(phase, "checking ages") || done != total) return;
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cp '%s/snapshot/snapshot-1' '%s/snapshot/snapshot-2'", h->table, h->table);
+    h->fired = run(cmd) == 0;
+}
+
+TEST(commit_while_cleaning_deletes_nothing) {
+    tdir d;
+    CHECK(tdir_make(&d, BITMAP) == 0);
+    char *before = tree(d.table);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    commit_hook h = {d.table, 0};
+    pm_orphan_opts o;
+    memset(&o, 0, sizeof o);
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis();
+    o.threads = 2;
+    o.progress = commit_during;
+    o.progress_ud = &h;
+    pm_orphan_result r;
+    CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_CONFLICT);
+    CHECK(h.fired);
+    CHECK(strstr(e.msg, "changed while cleaning") && strstr(e.msg, "nothing deleted"));
+    /* every file is still there (plus the new snapshot) */
+    char p[400];
+    snprintf(p, sizeof p, "%s/snapshot/snapshot-2", d.table);
+    CHECK(unlink(p) == 0);
+    char *after = tree(d.table);
+    CHECK_EQ_STR(after, before);
+    free(before);
+    free(after);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
 TEST(future_cutoff_is_refused) {
     tdir d;
     CHECK(tdir_make(&d, BITMAP) == 0);
@@ -288,6 +331,7 @@ TEST(crash_at_every_operation) { fault_sweep(TAGGED, 1); }
 int main(void) {
     RUN(removes_the_known_orphans);
     RUN(age_is_checked_for_unused_files_only);
+    RUN(commit_while_cleaning_deletes_nothing);
     RUN(future_cutoff_is_refused);
     RUN(empty_used_set_aborts);
     RUN(dry_run_changes_nothing);

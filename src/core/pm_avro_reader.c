@@ -193,8 +193,10 @@ static inline int take_block(dec *d, const pm_avro_schema *s, int64_t *count) {
 }
 
 /* Walk a value without building it: the same checks as decode (the take_
- * helpers above), and the same budget of values per record, so a corrupt
- * skipped field fails the same way. */
+ * helpers above), and a budget of values per record (each array item and
+ * map entry counts, a map entry twice, like the decoder's key and value;
+ * the decoder also counts the spare capacity it allocates, so a few huge
+ * collections that it refuses can still be walked). */
 static int skip_value(dec *d, const pm_avro_schema *s, int depth) {
     const uint8_t *p;
     size_t n;
@@ -227,7 +229,10 @@ static int skip_value(dec *d, const pm_avro_schema *s, int depth) {
             for (;;) {
                 if (take_block(d, s, &i64)) return -1;
                 if (i64 == 0) return 0;
-                d->values_left -= (size_t)i64;
+                if (s->type == PM_AVRO_MAP && (uint64_t)i64 > (d->values_left - (size_t)i64))
+                    return DEC_FAIL(d, "map block count %lld exceeds the limit of %zu values per record",
+                                    (long long)i64, RECORD_MAX_VALUES);
+                d->values_left -= (size_t)i64 * (s->type == PM_AVRO_MAP ? 2 : 1);
                 for (int64_t k = 0; k < i64; k++) {
                     if (s->type == PM_AVRO_MAP && take_bytes(d, "map key", &p, &n)) return -1;
                     if (skip_value(d, s->items, depth + 1)) return -1;

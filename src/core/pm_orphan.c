@@ -704,17 +704,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
                      "%s: refusing to clean: no snapshot, tag or changelog uses any data file, yet data files exist", t->root);
         goto done;
     }
-    /* 3. nothing committed meanwhile */
-    for (size_t i = 0; i <= nb; i++) {
-        int64_t now_latest;
-        if ((rc = latest_or_zero(bts[i], &now_latest, e))) goto done;
-        if (now_latest != latest[i]) {
-            rc = pm_fail(e, PAIMON_CONFLICT, "%s: branch %s changed while cleaning (latest snapshot %lld -> %lld); nothing deleted",
-                         t->root, bts[i]->branch, (long long)latest[i], (long long)now_latest);
-            goto done;
-        }
-    }
-    /* 4. the age of each unused candidate (temp files: by age alone) */
+    /* 3. the age of each unused candidate (temp files: by age alone) */
     for (size_t i = 0; i < n_tasks; i++)
         for (size_t k = 0; k < tasks[i].n; k++) {
             cand *c = &tasks[i].c[k];
@@ -726,6 +716,16 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     if ((rc = pm_exec_run(o->threads, n_tasks, age_one, &lx, "checking ages", o->progress, o->progress_ud, e))) goto done;
     for (size_t i = 0; i < n_tasks; i++)
         if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
+    /* 4. nothing committed meanwhile (checked last, right before deleting) */
+    for (size_t i = 0; i <= nb; i++) {
+        int64_t now_latest;
+        if ((rc = latest_or_zero(bts[i], &now_latest, e))) goto done;
+        if (now_latest != latest[i]) {
+            rc = pm_fail(e, PAIMON_CONFLICT, "%s: branch %s changed while cleaning (latest snapshot %lld -> %lld); nothing deleted",
+                         t->root, bts[i]->branch, (long long)latest[i], (long long)now_latest);
+            goto done;
+        }
+    }
     /* 5. delete them, in name order per directory */
     for (size_t i = 0; i < n_tasks; i++) {
         list_task *tk = &tasks[i];

@@ -31,7 +31,8 @@ typedef struct pm_orphan_result {
     int64_t listed;               /* Paimon files listed */
     int64_t used;                 /* listed files whose name is in use */
     int64_t candidates;           /* listed files not in use (then checked for age) */
-    int64_t recent;               /* candidates kept: not older than the cut-off (or gone) */
+    int64_t recent;               /* candidates kept: not older than the cut-off, gone, or a
+                                     directory the listing could not tell from a file */
 } pm_orphan_result;
 
 /* Clean the whole table directory of t (every branch). Free with

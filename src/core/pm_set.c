@@ -90,6 +90,7 @@ static int grow(pm_set *s) { return rehash(s, s->cap * 2); }
 static int full_after(const pm_set *s, size_t cap, size_t more) { return (s->used + more) * 4 >= cap * 3; }
 
 int pm_set_reserve(pm_set *s, size_t n) {
+    if (n > SIZE_MAX / 8 - s->used) return -1;   /* the arithmetic below stays in range */
     size_t cap = s->cap;
     while (full_after(s, cap, n + 1)) {
         if (cap > SIZE_MAX / 4 / sizeof(slot)) return -1;
