@@ -21,14 +21,12 @@ static size_t make_key(unsigned i, char *buf) {
     return (size_t)n;
 }
 
-TEST(matches_a_model) {
-    enum { N = 20000 };
-    static unsigned char in[N];
-    pm_set *s = pm_set_new();
+static void model_run(pm_set *s, unsigned N, int steps) {
+    unsigned char *in = calloc(N, 1);
     CHECK(s != NULL);
     size_t live = 0;
     char k[96];
-    for (int step = 0; step < 200000; step++) {
+    for (int step = 0; step < steps; step++) {
         unsigned i = (unsigned)(next_rand() % N);
         size_t n = make_key(i, k);
         int op = (int)(next_rand() % 4);
@@ -58,7 +56,14 @@ TEST(matches_a_model) {
     k[n] = 'z';
     CHECK(!pm_set_contains(s, k, n + 1));
     pm_set_free(s);
+    free(in);
 }
+
+static uint64_t weak_hash(const void *key, size_t len);
+
+TEST(matches_a_model) { model_run(pm_set_new(), 20000, 200000); }
+/* the same with every key of a length class colliding: exact all the same */
+TEST(matches_a_model_under_collisions) { model_run(pm_set_new_hashed(weak_hash), 400, 20000); }
 
 TEST(reserved_slots_stay_put) {
     pm_set *s = pm_set_new();
@@ -87,8 +92,71 @@ TEST(reserved_slots_stay_put) {
     pm_set_free(s);
 }
 
+static uint64_t weak_hash(const void *key, size_t len) {
+    (void)key;
+    return 1000 + len % 3;   /* every key of a length class collides */
+}
+
+/* pm_set_slots_like finds a key's own slot among every colliding one (and
+ * nothing of another length); exact lookups stay exact under collisions. */
+TEST(slots_like_includes_the_key_itself) {
+    pm_set *s = pm_set_new_hashed(weak_hash);
+    enum { N = 300 };
+    static long slot[N];
+    static size_t len[N];
+    char k[96];
+    CHECK_EQ_INT(pm_set_reserve(s, N), 0);
+    for (unsigned i = 0; i < N; i++) {
+        len[i] = make_key(i + 1, k);
+        slot[i] = pm_set_add_slot(s, k, len[i]);
+        CHECK(slot[i] >= 0);
+    }
+    for (unsigned i = 0; i < N; i++) {
+        size_t n = make_key(i + 1, k);
+        CHECK_EQ_INT(pm_set_slot(s, k, n), slot[i]);          /* exact */
+        long out[N];
+        size_t m = pm_set_slots_like(s, k, n, out, N);
+        size_t same_len = 0;
+        for (unsigned j = 0; j < N; j++) same_len += len[j] == n;
+        CHECK_EQ_INT(m, same_len);                             /* all colliding keys of this length */
+        int self = 0;
+        for (size_t q = 0; q < m && q < N; q++) {
+            if (out[q] == slot[i]) self = 1;
+            unsigned j = 0;
+            while (j < N && slot[j] != out[q]) j++;
+            CHECK(j < N && len[j] == n);
+        }
+        CHECK(self);
+        /* more matches than room: the count still says so */
+        if (m > 1) CHECK_EQ_INT(pm_set_slots_like(s, k, n, out, 1), m);
+        if (t_cur_failed) break;
+    }
+    /* an absent key: only its collisions (never itself) */
+    long out[N];
+    size_t m = pm_set_slots_like(s, "absent-key", 10, out, N);
+    CHECK_EQ_INT(pm_set_slot(s, "absent-key", 10), -1);
+    for (size_t q = 0; q < m && q < N; q++) {
+        unsigned j = 0;
+        while (j < N && slot[j] != out[q]) j++;
+        CHECK(j < N && len[j] == 10);
+    }
+    pm_set_free(s);
+    /* the built-in hash: a present key matches itself alone */
+    s = pm_set_new();
+    for (unsigned i = 0; i < N; i++) { size_t n = make_key(i + 1, k); pm_set_add(s, k, n); }
+    for (unsigned i = 0; i < N; i++) {
+        size_t n = make_key(i + 1, k);
+        long o[4];
+        CHECK_EQ_INT(pm_set_slots_like(s, k, n, o, 4), 1);
+        CHECK_EQ_INT(o[0], pm_set_slot(s, k, n));
+    }
+    pm_set_free(s);
+}
+
 int main(void) {
     RUN(matches_a_model);
+    RUN(matches_a_model_under_collisions);
     RUN(reserved_slots_stay_put);
+    RUN(slots_like_includes_the_key_itself);
     return TEST_SUMMARY();
 }

@@ -11,6 +11,7 @@ struct pm_set {
     slot *slots;
     size_t cap, used, live;
     pm_arena *keys;
+    uint64_t (*hash)(const void *key, size_t len);   /* NULL: hash_bytes */
 };
 
 /* 8 bytes per step (file names are 40-100 bytes; FNV's byte loop showed in
@@ -36,6 +37,18 @@ static uint64_t hash_bytes(const void *p, size_t n) {
     memcpy(&w, b, n);
     h = mix(h ^ mix(w ^ n));
     return h ? h : 1;
+}
+
+static inline uint64_t key_hash(const pm_set *s, const void *key, size_t len) {
+    if (!s->hash) return hash_bytes(key, len);
+    uint64_t h = s->hash(key, len);
+    return h ? h : 1;
+}
+
+pm_set *pm_set_new_hashed(uint64_t (*hash)(const void *key, size_t len)) {
+    pm_set *s = pm_set_new();
+    if (s) s->hash = hash;
+    return s;
 }
 
 pm_set *pm_set_new(void) {
@@ -102,7 +115,7 @@ int pm_set_reserve(pm_set *s, size_t n) {
 /* *sl: the key's slot; returns 1 added, 0 present, -1 OOM */
 static int add(pm_set *s, const void *key, size_t len, slot **sl) {
     if (full_after(s, s->cap, 1) && grow(s)) return -1;
-    uint64_t h = hash_bytes(key, len);
+    uint64_t h = key_hash(s, key, len);
     slot *fs;
     if ((*sl = find(s, h, key, len, &fs))) return 0;
     uint8_t *k = pm_arena_alloc(s->keys, len ? len : 1);
@@ -128,18 +141,33 @@ long pm_set_add_slot(pm_set *s, const void *key, size_t len) {
 }
 
 int pm_set_contains(const pm_set *s, const void *key, size_t len) {
-    return find(s, hash_bytes(key, len), key, len, NULL) != NULL;
+    return find(s, key_hash(s, key, len), key, len, NULL) != NULL;
 }
 
 long pm_set_slot(const pm_set *s, const void *key, size_t len) {
-    slot *sl = find(s, hash_bytes(key, len), key, len, NULL);
+    slot *sl = find(s, key_hash(s, key, len), key, len, NULL);
     return sl ? (long)(sl - s->slots) : -1;
 }
 
 size_t pm_set_slots(const pm_set *s) { return s->cap; }
 
+size_t pm_set_slots_like(const pm_set *s, const void *key, size_t len, long *out, size_t cap) {
+    uint64_t h = key_hash(s, key, len);
+    size_t mask = s->cap - 1, i = (size_t)h & mask, n = 0;
+    /* the whole probe run: the key, if present, is somewhere in it */
+    for (;;) {
+        const slot *sl = &s->slots[i];
+        if (!sl->key) return n;
+        if (sl->key != TOMB && sl->hash == h && sl->len == len) {
+            if (n < cap) out[n] = (long)i;
+            n++;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
 int pm_set_remove(pm_set *s, const void *key, size_t len) {
-    slot *sl = find(s, hash_bytes(key, len), key, len, NULL);
+    slot *sl = find(s, key_hash(s, key, len), key, len, NULL);
     if (!sl) return 0;
     sl->key = TOMB;
     s->live--;

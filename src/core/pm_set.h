@@ -26,4 +26,14 @@ size_t pm_set_slots(const pm_set *s);
 int pm_set_reserve(pm_set *s, size_t n);
 /* Add (if absent) and return the key's slot, or -1 on OOM. */
 long pm_set_add_slot(pm_set *s, const void *key, size_t len);
+/* Every slot whose key has the same hash and length as `key`, without
+ * comparing bytes: the key's own slot if it is present, and any key that
+ * merely collides with it (64-bit hash: practically never). For callers
+ * to whom an extra match only errs on the safe side (orphan cleaning marks
+ * names as used: a collision keeps a file, never deletes one) and who want
+ * to skip the key comparison's cache miss. Writes up to cap slots to out,
+ * returns how many there are (more than cap: call pm_set_slot). */
+size_t pm_set_slots_like(const pm_set *s, const void *key, size_t len, long *out, size_t cap);
+/* A set using `hash` instead of the built-in one (tests force collisions). */
+pm_set *pm_set_new_hashed(uint64_t (*hash)(const void *key, size_t len));
 #endif
