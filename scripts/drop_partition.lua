@@ -5,6 +5,7 @@
 -- See docs/partitions.md.
 local paimon = require "paimon"
 local cli = require "paimon.cli"
+local maint = require "paimon.maint"
 local json = require "paimon.json"
 
 local spec = {
@@ -60,27 +61,7 @@ local function parse_spec(text, keys)
   return out
 end
 
-local function is_tty()
-  local ok = os.execute("[ -t 2 ]")
-  return ok == true or ok == 0
-end
-
-local function human_bytes(n)
-  if n < 1024 then return n .. " B" end
-  local units = {"KiB", "MiB", "GiB", "TiB"}
-  local v, i = n / 1024, 1
-  while v >= 1024 and i < #units do v = v / 1024; i = i + 1 end
-  return string.format("%.1f %s", v, units[i])
-end
-
-local function partition_rows(r)
-  local rows = {}
-  for i, p in ipairs(r.partitions) do
-    rows[i] = {partition = p.partition, path = p.path, files = p.file_count, rows = p.record_count,
-               bytes = p.file_size_in_bytes}
-  end
-  return rows
-end
+local is_tty, human_bytes, partition_rows = maint.stderr_is_tty, maint.human_bytes, maint.partition_rows
 
 local function print_result(r, as_json)
   if as_json then

@@ -145,11 +145,15 @@ function M.policy_end(answer, ctx)
   error("policy must return {until = id} or {keep = {ids}}", 0)
 end
 
+-- Whether stderr is a terminal (progress and hints go there only then).
+function M.stderr_is_tty()
+  local r = os.execute("[ -t 2 ]")
+  return r == true or r == 0
+end
+
 -- Progress on stderr when stderr is a terminal.
 function M.progress_fn(enabled)
-  if not enabled then return nil end
-  local r = os.execute("[ -t 2 ]")
-  if not (r == true or r == 0) then return nil end
+  if not enabled or not M.stderr_is_tty() then return nil end
   return function(phase, done, total)
     io.stderr:write(string.format("\r%-16s %d/%d", phase, done, total))
     if done == total then io.stderr:write("\n") end
@@ -167,6 +171,17 @@ local function human_bytes(n)
   local v, i = n / 1024, 1
   while v >= 1024 and i < #units do v = v / 1024; i = i + 1 end
   return string.format("%.1f %s", v, units[i])
+end
+M.human_bytes = human_bytes
+
+-- Table rows (path, files, rows, bytes) of a partition operation's result.
+function M.partition_rows(r)
+  local rows = {}
+  for i, p in ipairs(r.partitions) do
+    rows[i] = {partition = p.partition, path = p.path, files = p.file_count, rows = p.record_count,
+               bytes = p.file_size_in_bytes}
+  end
+  return rows
 end
 
 -- Exit code for a core failure code name.

@@ -250,19 +250,34 @@ int pm_snapshot_earliest_id(pm_fileio *io, const char *branch_root, int64_t *id,
     return find_by_listing(io, branch_root, 0, id, e);
 }
 
-int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e) {
+/* The bytes of <dir>/<dir>-<id> (snapshot, changelog, schema); a missing
+ * file is PAIMON_NOTFOUND naming the kind, id and path. *path: the file's
+ * path (the caller frees it), for messages. */
+static int read_versioned(pm_fileio *io, const char *branch_root, const char *dir, int64_t id, pm_buf *b,
+                          char **path, pm_err *e) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%s-", dir);
+    if (!(*path = versioned_path(branch_root, dir, prefix, id))) return nomem(e);
+    int rc = pm_io_read_all(io, *path, b, e);
+    if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s %lld not found (%s)", dir, (long long)id, *path);
+    return rc;
+}
+
+/* A snapshot-shaped JSON file: snapshot/snapshot-<id> or changelog/changelog-<id>. */
+static int read_snapshot_json(pm_fileio *io, const char *branch_root, const char *dir, int64_t id, pm_snapshot **out,
+                              pm_err *e) {
     *out = NULL;
-    char *path = versioned_path(branch_root, "snapshot", "snapshot-", id);
-    if (!path) return nomem(e);
     pm_buf b = {0};
-    int rc = pm_io_read_all(io, path, &b, e);
-    if (rc == PAIMON_NOTFOUND)
-        rc = pm_fail(e, PAIMON_NOTFOUND, "snapshot %lld not found (%s)", (long long)id, path);
-    else if (rc == PAIMON_OK)
-        rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
+    char *path = NULL;
+    int rc = read_versioned(io, branch_root, dir, id, &b, &path, e);
+    if (rc == PAIMON_OK) rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
     pm_buf_free(&b);
     free(path);
     return rc;
+}
+
+int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e) {
+    return read_snapshot_json(io, branch_root, "snapshot", id, out, e);
 }
 
 /* Long-lived changelogs: changelog/changelog-<id>, the snapshot JSON shape. */
@@ -271,18 +286,7 @@ int pm_changelog_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids,
 }
 
 int pm_changelog_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e) {
-    *out = NULL;
-    char *path = versioned_path(branch_root, "changelog", "changelog-", id);
-    if (!path) return nomem(e);
-    pm_buf b = {0};
-    int rc = pm_io_read_all(io, path, &b, e);
-    if (rc == PAIMON_NOTFOUND)
-        rc = pm_fail(e, PAIMON_NOTFOUND, "changelog %lld not found (%s)", (long long)id, path);
-    else if (rc == PAIMON_OK)
-        rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
-    pm_buf_free(&b);
-    free(path);
-    return rc;
+    return read_snapshot_json(io, branch_root, "changelog", id, out, e);
 }
 
 /* ---- schemas ---------------------------------------------------------- */
@@ -293,14 +297,10 @@ int pm_schema_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, si
 
 int pm_schema_read(pm_fileio *io, const char *branch_root, int64_t id, pm_schema **out, pm_err *e) {
     *out = NULL;
-    char *path = versioned_path(branch_root, "schema", "schema-", id);
-    if (!path) return nomem(e);
     pm_buf b = {0};
-    int rc = pm_io_read_all(io, path, &b, e);
-    if (rc == PAIMON_NOTFOUND)
-        rc = pm_fail(e, PAIMON_NOTFOUND, "schema %lld not found (%s)", (long long)id, path);
-    else if (rc == PAIMON_OK)
-        rc = pm_schema_parse((const char *)b.data, b.len, path, out, e);
+    char *path = NULL;
+    int rc = read_versioned(io, branch_root, "schema", id, &b, &path, e);
+    if (rc == PAIMON_OK) rc = pm_schema_parse((const char *)b.data, b.len, path, out, e);
     pm_buf_free(&b);
     free(path);
     return rc;
@@ -318,23 +318,32 @@ int pm_tag_list(pm_fileio *io, const char *branch_root, char ***names, size_t *n
     return list_names(io, branch_root, "tag", "tag-", 0, names, n, e);
 }
 
-int pm_tag_read(pm_fileio *io, const char *branch_root, const char *name, pm_snapshot **out, pm_err *e) {
-    *out = NULL;
-    int rc = check_name("tag", name, e);
+/* The bytes of <dir>/<dir>-<name> (tag, consumer) for a checked name; a
+ * missing file is PAIMON_NOTFOUND naming it. *path: for messages (the
+ * caller frees it). */
+static int read_named(pm_fileio *io, const char *branch_root, const char *dir, const char *name, pm_buf *b,
+                      char **path, pm_err *e) {
+    *path = NULL;
+    int rc = check_name(dir, name, e);
     if (rc) return rc;
-    size_t nl = strlen(name) + 5;
+    size_t nl = strlen(dir) + strlen(name) + 2;
     char *fname = malloc(nl);
     if (!fname) return nomem(e);
-    snprintf(fname, nl, "tag-%s", name);
-    char *path = path3(branch_root, "tag", fname);
+    snprintf(fname, nl, "%s-%s", dir, name);
+    *path = path3(branch_root, dir, fname);
     free(fname);
-    if (!path) return nomem(e);
+    if (!*path) return nomem(e);
+    rc = pm_io_read_all(io, *path, b, e);
+    if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s '%s' not found (%s)", dir, name, *path);
+    return rc;
+}
+
+int pm_tag_read(pm_fileio *io, const char *branch_root, const char *name, pm_snapshot **out, pm_err *e) {
+    *out = NULL;
     pm_buf b = {0};
-    rc = pm_io_read_all(io, path, &b, e);
-    if (rc == PAIMON_NOTFOUND)
-        rc = pm_fail(e, PAIMON_NOTFOUND, "tag '%s' not found (%s)", name, path);
-    else if (rc == PAIMON_OK)
-        rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
+    char *path;
+    int rc = read_named(io, branch_root, "tag", name, &b, &path, e);
+    if (rc == PAIMON_OK) rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
     pm_buf_free(&b);
     free(path);
     return rc;
@@ -346,21 +355,10 @@ int pm_consumer_list(pm_fileio *io, const char *branch_root, char ***ids, size_t
 
 int pm_consumer_read(pm_fileio *io, const char *branch_root, const char *id, pm_consumer *out,
                      pm_err *e) {
-    int rc = check_name("consumer", id, e);
-    if (rc) return rc;
-    size_t nl = strlen(id) + 10;
-    char *fname = malloc(nl);
-    if (!fname) return nomem(e);
-    snprintf(fname, nl, "consumer-%s", id);
-    char *path = path3(branch_root, "consumer", fname);
-    free(fname);
-    if (!path) return nomem(e);
     pm_buf b = {0};
-    rc = pm_io_read_all(io, path, &b, e);
-    if (rc == PAIMON_NOTFOUND)
-        rc = pm_fail(e, PAIMON_NOTFOUND, "consumer '%s' not found (%s)", id, path);
-    else if (rc == PAIMON_OK)
-        rc = pm_consumer_parse((const char *)b.data, b.len, path, out, e);
+    char *path;
+    int rc = read_named(io, branch_root, "consumer", id, &b, &path, e);
+    if (rc == PAIMON_OK) rc = pm_consumer_parse((const char *)b.data, b.len, path, out, e);
     pm_buf_free(&b);
     free(path);
     return rc;
