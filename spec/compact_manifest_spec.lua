@@ -5,16 +5,9 @@ local H = require "helper"
 
 local COMPLEX = "cpp-parquet-append_complex_data"
 
-local function listing(dir)
-  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -type f | sort | xargs md5sum")
-  return out
-end
-
 local function files_of(path)
-  local out, err, rc = H.pyref(path, "files")
-  assert.equals(0, rc, err)
   local names = {}
-  for _, f in ipairs(H.cjson.decode(out)) do names[#names + 1] = f.file_path end
+  for _, f in ipairs(H.pyref_json(path, "files")) do names[#names + 1] = f.file_path end
   table.sort(names)
   return names
 end
@@ -22,7 +15,7 @@ end
 describe("compact_manifest.lua", function()
   it("--dry-run lists the manifests and changes nothing", function()
     local copy, dir = H.copy_table(H.fixture(COMPLEX))
-    local before = listing(copy)
+    local before = H.fingerprint(copy)
     local out, err, rc = H.paimon_lua({"compact_manifest.lua", copy, "--dry-run", "--json"})
     assert.equals(0, rc, err)
     local plan = H.cjson.decode(out)
@@ -30,7 +23,7 @@ describe("compact_manifest.lua", function()
     local py = H.cjson.decode((H.pyref(copy, "manifests")))
     assert.equals(#py, #plan.manifests)
     for i, m in ipairs(py) do assert.equals(m.file_name, plan.manifests[i].file_name) end
-    assert.equals(before, listing(copy))
+    assert.equals(before, H.fingerprint(copy))
     H.rmdir(dir)
   end)
 

@@ -10,139 +10,7 @@ local maint = require "paimon.maint"
 
 local ORC = "cpp-parquet-append_10-orc-manifests"
 
--- pyref-based walk: {branch = {snapshots = {id = {paths}}, tags = {name = {paths}}}}
-local REFS_PY = [==[
-import json, os, sys
-sys.path.insert(0, sys.argv[1])
-import pyref
-
-table = sys.argv[2].rstrip("/")
-
-def rel(p):
-    if p.startswith("file:") or p.startswith("FILE:"):
-        p = p[5:]
-        while p.startswith("//"): p = p[1:]
-    return p
-
-def data_path(tbl, e, info):
-    keys, types, dname, legacy = info
-    f = e["_FILE"]
-    ext = f.get("_EXTERNAL_PATH")
-    if ext is not None:
-        return rel(ext)
-    vals = pyref.decode_binrow(bytes(e["_PARTITION"]), types, "partition")
-    pp = pyref.partition_path(keys, types, vals, dname, legacy)
-    b = e["_BUCKET"]
-    bd = "bucket-postpone" if b == -2 else "bucket-%d" % b
-    pdir = tbl.options.get("data-file.path-directory")
-    p = pp + bd + "/" + f["_FILE_NAME"]
-    if pdir: p = pdir.strip("/") + "/" + p
-    return p
-
-def snap_refs(tbl, snap):
-    info = tbl.partition_info()
-    out = set()
-    for key in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
-        n = snap.get(key)
-        if n:
-            out.add("manifest/" + n)
-            for m in pyref.read_avro(tbl.manifest_path(n)):
-                out.add("manifest/" + m["_FILE_NAME"])
-    for e in tbl.live_files(snap):
-        p = data_path(tbl, e, info)
-        out.add(p)
-        d = p.rsplit("/", 1)[0]
-        for x in e["_FILE"].get("_EXTRA_FILES") or []:
-            out.add(d + "/" + x)
-    n = snap.get("changelogManifestList")
-    if n:
-        for m in pyref.read_avro(tbl.manifest_path(n)):
-            for e in pyref.read_avro(tbl.manifest_path(m["_FILE_NAME"])):
-                if e["_KIND"] == 0:
-                    out.add(data_path(tbl, e, info))
-    im = snap.get("indexManifest")
-    if im:
-        out.add("manifest/" + im)
-        in_data = str(tbl.options.get("index-file-in-data-file-dir", "false")).lower() == "true"
-        for e in pyref.read_avro(tbl.manifest_path(im)):
-            ext = e.get("_EXTERNAL_PATH")
-            if ext:
-                out.add(rel(ext))
-            elif in_data:
-                keys, types, dname, legacy = info
-                vals = pyref.decode_binrow(bytes(e["_PARTITION"]), types, "partition")
-                pp = pyref.partition_path(keys, types, vals, dname, legacy)
-                out.add(pp + "bucket-%d/" % e["_BUCKET"] + e["_FILE_NAME"])
-            else:
-                out.add("index/" + e["_FILE_NAME"])
-    if snap.get("statistics"):
-        out.add("statistics/" + snap["statistics"])
-    return sorted(out)
-
-def branch_refs(branch):
-    tbl = pyref.Table(table, branch)
-    res = {"snapshots": {}, "tags": {}}
-    files = pyref.snapshot_files(tbl.broot)
-    for sid in sorted(files):
-        s = pyref.read_json(os.path.join(tbl.broot, "snapshot", files[sid]))
-        res["snapshots"][str(sid)] = snap_refs(tbl, s)
-    tdir = os.path.join(tbl.broot, "tag")
-    if os.path.isdir(tdir):
-        for n in sorted(os.listdir(tdir)):
-            if n.startswith("tag-"):
-                res["tags"][n[4:]] = snap_refs(tbl, pyref.read_json(os.path.join(tdir, n)))
-    return res
-
-out = {"main": branch_refs(None)}
-bdir = os.path.join(table, "branch")
-if os.path.isdir(bdir):
-    for n in sorted(os.listdir(bdir)):
-        if n.startswith("branch-"):
-            out[n[7:]] = branch_refs(n[7:])
-json.dump(out, sys.stdout)
-]==]
-
-local function refs(table_path)
-  local refs_script = os.tmpname()
-  H.write_file(refs_script, REFS_PY)
-  local out, err, code = H.run("/usr/bin/python3 " .. H.sh_quote(refs_script) .. " " ..
-                               H.sh_quote(H.spec_dir .. "support") .. " " .. H.sh_quote(table_path))
-  os.remove(refs_script)
-  assert(code == 0, "refs.py failed: " .. err)
-  return H.cjson.decode(out)
-end
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() return true end
-  return false
-end
-
-local function abs(root, p)
-  if p:sub(1, 1) == "/" then return p end
-  return root .. "/" .. p
-end
-
 local function inside(root, p) return p:sub(1, #root + 1) == root .. "/" or p:sub(1, 1) ~= "/" end
-
--- Every file named by the walk (snapshot ids restricted by keep(id)).
-local function used_set(r, root, keep)
-  local set = {}
-  for _, b in pairs(r) do
-    for id, paths in pairs(b.snapshots) do
-      if not keep or keep(tonumber(id)) then for _, p in ipairs(paths) do set[abs(root, p)] = true end end
-    end
-    for _, paths in pairs(b.tags) do for _, p in ipairs(paths) do set[abs(root, p)] = true end end
-  end
-  return set
-end
-
--- "relative path size checksum" of every file below dir
-local function tree(dir)
-  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -type f -o -type l | sort | " ..
-                    "while read f; do printf '%s ' \"$f\"; cksum < \"$f\"; done")
-  return out
-end
 
 local function read_hint(root, which)
   local f = io.open(root .. "/snapshot/" .. which, "rb")
@@ -152,28 +20,24 @@ local function read_hint(root, which)
   return s
 end
 
-local function expire_cli(args)
-  local all = {"expire.lua"}
-  for _, a in ipairs(args) do all[#all + 1] = a end
-  return H.paimon_lua(all)
-end
+local function expire_cli(args) return H.script("expire.lua", args) end
 
 describe("expire.lua on every Java fixture", function()
   for _, fx in ipairs(H.fixture_tables()) do
     if fx.name == ORC then
       it("refuses " .. fx.name .. " (ORC manifests) and changes nothing", function()
         local copy, dir = H.copy_table(fx.path)
-        local before = tree(copy)
+        local before = H.tree(copy)
         local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
         assert.equals(1, rc)
         assert.matches("manifest.format", err, 1, true)
-        assert.equals(before, tree(copy))
+        assert.equals(before, H.tree(copy))
         H.rmdir(dir)
       end)
     else
       it("expires " .. fx.name .. " down to its latest snapshot, keeping what is still used", function()
         local copy, dir = H.copy_table(fx.path)
-        local before = refs(copy)
+        local before = H.refs(copy)
         local ids = {}
         for id in pairs(before.main.snapshots) do ids[#ids + 1] = tonumber(id) end
         table.sort(ids)
@@ -183,31 +47,31 @@ describe("expire.lua on every Java fixture", function()
         assert.equals(0, rc, err)
         local res = H.cjson.decode(out)
         assert.equals(#ids - 1, res.expired)
-        local after = refs(copy)
+        local after = H.refs(copy)
         -- only the latest snapshot is left; EARLIEST points at it
         local left = {}
         for id in pairs(after.main.snapshots) do left[#left + 1] = tonumber(id) end
         assert.same({latest}, left)
         for _, id in ipairs(ids) do
-          assert.equals(id == latest, exists(copy .. "/snapshot/snapshot-" .. id))
+          assert.equals(id == latest, H.exists(copy .. "/snapshot/snapshot-" .. id))
         end
         if #ids > 1 then assert.equals(tostring(latest), read_hint(copy, "EARLIEST")) end
         -- every file a retained snapshot, tag or branch uses exists
-        local retained = used_set(after, copy)
+        local retained = H.used_paths(after, copy)
         local n_checked = 0
         for p in pairs(retained) do
           if inside(copy, p) then
-            assert.is_true(exists(p), "retained file deleted: " .. p)
+            assert.is_true(H.exists(p), "retained file deleted: " .. p)
             n_checked = n_checked + 1
           end
         end
         assert.is_true(n_checked > 0)
         -- every file only expired snapshots used is gone
-        local all_before = used_set(before, copy)
+        local all_before = H.used_paths(before, copy)
         local gone = 0
         for p in pairs(all_before) do
           if not retained[p] and inside(copy, p) then
-            assert.is_false(exists(p), "file used only by expired snapshots survived: " .. p)
+            assert.is_false(H.exists(p), "file used only by expired snapshots survived: " .. p)
             gone = gone + 1
           end
         end
@@ -227,30 +91,30 @@ local EXTERNAL = "cpp-parquet-pk_dv_index_in_data_with_external"
 describe("expiration safety", function()
   it("a dry run changes nothing and prints the plan", function()
     local copy, dir = H.copy_table(H.fixture(TAGGED))
-    local before = tree(copy)
+    local before = H.tree(copy)
     local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run", "--json"})
     assert.equals(0, rc, err)
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     local res = H.cjson.decode(out)
     assert.is_true(res.dry_run)
     assert.equals(4, res.expired)
     assert.is_true(#res.paths > 0)
-    for _, p in ipairs(res.paths) do assert.is_true(exists(p.path), p.path) end
+    for _, p in ipairs(res.paths) do assert.is_true(H.exists(p.path), p.path) end
     -- the same plan is what a real run deletes
     local out2, err2, rc2 = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
     assert.equals(0, rc2, err2)
     local real = H.cjson.decode(out2)
     assert.same(res.deleted, real.deleted)
-    for _, p in ipairs(res.paths) do assert.is_false(exists(p.path), p.path) end
+    for _, p in ipairs(res.paths) do assert.is_false(H.exists(p.path), p.path) end
     -- human dry run
     H.rmdir(dir)
     copy, dir = H.copy_table(H.fixture(PK))
-    before = tree(copy)
+    before = H.tree(copy)
     out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
     assert.equals(0, rc, err)
     assert.matches("would expire 5 snapshot", out, 1, true)
     assert.matches("snapshot/snapshot-1", out, 1, true)
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     H.rmdir(dir)
   end)
 
@@ -263,12 +127,12 @@ describe("expiration safety", function()
     local res = H.cjson.decode(out)
     assert.equals(2, res.expired)
     assert.equals("consumer", res.capped_by)
-    assert.is_true(exists(copy .. "/snapshot/snapshot-3"))
-    assert.is_false(exists(copy .. "/snapshot/snapshot-2"))
+    assert.is_true(H.exists(copy .. "/snapshot/snapshot-3"))
+    assert.is_false(H.exists(copy .. "/snapshot/snapshot-2"))
     assert.equals("3", read_hint(copy, "EARLIEST"))
     -- what snapshot 3.. use is intact
-    local after = refs(copy)
-    for p in pairs(used_set(after, copy)) do assert.is_true(exists(p), p) end
+    local after = H.refs(copy)
+    for p in pairs(H.used_paths(after, copy)) do assert.is_true(H.exists(p), p) end
     H.rmdir(dir)
   end)
 
@@ -287,7 +151,7 @@ describe("expiration safety", function()
     local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
     assert.equals(0, rc, err)
     assert.equals(0, H.cjson.decode(out).expired)
-    assert.is_true(exists(copy .. "/snapshot/snapshot-1"))
+    assert.is_true(H.exists(copy .. "/snapshot/snapshot-1"))
     H.rmdir(dir)
   end)
 
@@ -295,25 +159,25 @@ describe("expiration safety", function()
     local copy, dir = H.copy_table(H.fixture(PK))
     os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))
     H.write_file(copy .. "/consumer/consumer-broken", '{"nextSnap')
-    local before = tree(copy)
+    local before = H.tree(copy)
     local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
     assert.equals(1, rc)
     assert.matches("consumer-broken", err, 1, true)
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     H.rmdir(dir)
   end)
 
   it("refuses when a tag file is corrupt, naming it, and deletes nothing", function()
     local copy, dir = H.copy_table(H.fixture(TAGGED))
     H.write_file(copy .. "/tag/tag-fallback-base", '{ "id" : 1, "schemaId" ')
-    local before = tree(copy)
+    local before = H.tree(copy)
     local t = assert(paimon.open(copy))
     local r, msg, code = t:expire_snapshots{retain_min = 1, older_than = maint.now_ms(), max_deletes = 100}
     t:close()
     assert.is_nil(r)
     assert.matches("tag-fallback-base", msg, 1, true)
     assert.equals("corrupt", code)
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     H.rmdir(dir)
   end)
 
@@ -321,11 +185,11 @@ describe("expiration safety", function()
     local copy, dir = H.copy_table(H.fixture(TAGGED))
     local tag = H.cjson.decode(H.read_file(copy .. "/tag/tag-fallback-base"))
     os.remove(copy .. "/manifest/" .. tag.baseManifestList)
-    local before = tree(copy)
+    local before = H.tree(copy)
     local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
     assert.equals(1, rc)
     assert.matches("fallback-base", err, 1, true)
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     H.rmdir(dir)
   end)
 
@@ -333,13 +197,13 @@ describe("expiration safety", function()
     local copy, dir = H.copy_table(H.fixture(EXTERNAL))
     -- the fixture's external paths point at /tmp/external/...: put a sentinel there
     local ext = "/tmp/external/f1=10/bucket-1"
-    local created = not exists("/tmp/external")
+    local created = not H.exists("/tmp/external")
     local sentinels = {}
     if created then
       finally(function() os.execute("rm -rf /tmp/external") end)
       os.execute("mkdir -p " .. H.sh_quote(ext) .. " " .. H.sh_quote("/tmp/external/f1=20/bucket-0") .. " " ..
                  H.sh_quote("/tmp/external/f1=10/bucket-0") .. " " .. H.sh_quote("/tmp/external/f1=20/bucket-1"))
-      local r = refs(copy)
+      local r = H.refs(copy)
       for _, b in pairs(r) do for _, paths in pairs(b.snapshots) do for _, p in ipairs(paths) do
         if p:sub(1, 14) == "/tmp/external/" then sentinels[p] = true end
       end end end
@@ -355,7 +219,7 @@ describe("expiration safety", function()
     for _, s in ipairs(res.skipped) do assert.matches("table directory", s.message or "", 1, true) end
     if created then
       assert.is_true(next(sentinels) ~= nil)
-      for p in pairs(sentinels) do assert.is_true(exists(p), "external file deleted: " .. p) end
+      for p in pairs(sentinels) do assert.is_true(H.exists(p), "external file deleted: " .. p) end
     end
     H.rmdir(dir)
   end)
@@ -366,17 +230,17 @@ describe("expiration safety", function()
     local s = H.read_file(sp)
     s = s:gsub('"options" : {', '"options" : {\n    "changelog.num-retained.min" : "100",', 1)
     H.write_file(sp, s)
-    local before = tree(copy)
+    local before = H.tree(copy)
     local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
     assert.equals(1, rc)
     assert.matches("decoupled", err, 1, true)
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     local out
     out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
     assert.equals(1, rc)
     assert.matches("would expire 5", out, 1, true)
     assert.matches("decoupled", err, 1, true)
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     H.rmdir(dir)
   end)
 
@@ -385,7 +249,7 @@ describe("expiration safety", function()
     local _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
     assert.equals(0, rc, err)
     os.remove(copy .. "/snapshot/EARLIEST")
-    local before = tree(copy)
+    local before = H.tree(copy)
     local out
     out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
     assert.equals(0, rc, err)
@@ -414,7 +278,7 @@ describe("expiration safety", function()
     assert.is_true(n > 1)
     _, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s"})
     assert.equals(0, rc, err)
-    assert.equals(tree(full), tree(copy))
+    assert.equals(H.tree(full), H.tree(copy))
     H.rmdir(dir)
     H.rmdir(fdir)
   end)
@@ -488,8 +352,8 @@ describe("expiration limits and policies", function()
     assert.equals(0, rc, err)
     r = H.cjson.decode(out)
     assert.same({4, 4}, r.range)
-    assert.is_true(exists(copy .. "/snapshot/snapshot-5"))
-    assert.is_true(exists(copy .. "/snapshot/snapshot-6"))
+    assert.is_true(H.exists(copy .. "/snapshot/snapshot-5"))
+    assert.is_true(H.exists(copy .. "/snapshot/snapshot-6"))
     H.write_file(pol, "return 42")
     local _
     _, err, rc = expire_cli({copy, "--policy", pol})
@@ -550,7 +414,7 @@ describe("expire.lua command line", function()
     assert.equals(0, rc)
     assert.matches("--retain-min", out, 1, true)
     local copy, dir = H.copy_table(H.fixture(PK))
-    local before = tree(copy)
+    local before = H.tree(copy)
     for _, args in ipairs{{"--retain-min", "0"}, {"--older-than", "2999-01-01 00:00:00"}, {"--older-than", "soon"},
                           {"--retain-min", "5", "--retain-max", "2"}, {"--bogus"}, {"--threads", "0"}} do
       local all = {copy}
@@ -559,7 +423,7 @@ describe("expire.lua command line", function()
       _, err, rc = expire_cli(all)
       assert.equals(2, rc, table.concat(args, " ") .. ": " .. err)
     end
-    assert.equals(before, tree(copy))
+    assert.equals(before, H.tree(copy))
     local _, err
     _, err, rc = expire_cli({dir .. "/nope"})
     assert.equals(1, rc)
@@ -569,12 +433,12 @@ describe("expire.lua command line", function()
 
   it("expires a branch", function()
     local copy, dir = H.copy_table(H.fixture("cpp-parquet-append_table_with_append_pt_branch"))
-    local before = refs(copy)
+    local before = H.refs(copy)
     local out, err, rc = expire_cli({copy, "--branch", "test", "--retain-min", "1", "--older-than", "0s", "--json"})
     assert.equals(0, rc, err)
-    local after = refs(copy)
+    local after = H.refs(copy)
     assert.same(before.main, after.main)
-    for p in pairs(used_set(after, copy)) do assert.is_true(exists(p), p) end
+    for p in pairs(H.used_paths(after, copy)) do assert.is_true(H.exists(p), p) end
     local n = 0
     for _ in pairs(after.test.snapshots) do n = n + 1 end
     assert.equals(1, n)

@@ -42,6 +42,13 @@ function H.paimon_lua(args)
   return H.run(table.concat(parts, " "))
 end
 
+-- paimon-lua SCRIPT ARGS...: H.script("expire.lua", {path, "--json"})
+function H.script(script, args)
+  local all = {script}
+  for _, a in ipairs(args) do all[#all + 1] = a end
+  return H.paimon_lua(all)
+end
+
 -- Java-written fixture tables: { name = ..., path = ... }
 function H.fixture_tables()
   local out = {}
@@ -93,15 +100,101 @@ function H.read_file(path)
   return s
 end
 
--- The independent reader: /usr/bin/python3 with python3-avro + zstandard.
-function H.pyref(table_path, view, extra)
-  local cmd = "/usr/bin/python3 " .. H.sh_quote(H.spec_dir .. "support/pyref.py") .. " " ..
-              H.sh_quote(table_path) .. " " .. view
-  for _, a in ipairs(extra or {}) do cmd = cmd .. " " .. H.sh_quote(a) end
-  local out, err, code = H.run(cmd)
-  return out, err, code
+function H.exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+-- "relative path size checksum" (cksum) of every file and link below dir
+function H.tree(dir)
+  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -type f -o -type l | sort | " ..
+                    "while read f; do printf '%s ' \"$f\"; cksum < \"$f\"; done")
+  return out
+end
+
+-- md5 of every file under dir, sorted: a byte-exact picture of the table
+function H.fingerprint(dir)
+  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -type f | sort | xargs md5sum")
+  return out
+end
+
+-- The files below dir that `find . FIND_ARGS` lists (default "-type f"), as
+-- a set of paths relative to dir; also their count.
+function H.file_set(dir, find_args)
+  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . " .. (find_args or "-type f") .. " | sort")
+  local set, n = {}, 0
+  for line in out:gmatch("[^\n]+") do set[line:sub(3)] = true; n = n + 1 end
+  return set, n
+end
+
+-- Decoded JSON; a readable error when out is not JSON.
+function H.decode(out)
+  local ok, v = pcall(H.cjson.decode, out)
+  assert(ok, "not JSON: " .. tostring(out):sub(1, 300))
+  return v
+end
+
+-- inspect.lua PATH VIEW --json EXTRA...: decoded rows and the raw JSON text.
+function H.inspect_json(path, view, extra)
+  local args = {"inspect.lua", path, view, "--json"}
+  for _, a in ipairs(extra or {}) do args[#args + 1] = a end
+  local out, err, code = H.paimon_lua(args)
+  assert(code == 0, "inspect.lua " .. view .. " failed: " .. err)
+  return H.decode(out), out
 end
 
 H.cjson = require "cjson"
+
+-- /usr/bin/python3 (Debian's, with python3-avro + zstandard) running
+-- spec/support/SCRIPT with args; returns stdout, stderr, exit code.
+function H.support_py(script, args)
+  local cmd = "/usr/bin/python3 " .. H.sh_quote(H.spec_dir .. "support/" .. script)
+  for _, a in ipairs(args) do cmd = cmd .. " " .. H.sh_quote(a) end
+  return H.run(cmd)
+end
+
+-- The independent reader spec/support/pyref.py; returns stdout, stderr, code.
+function H.pyref(table_path, view, extra)
+  local args = {table_path, view}
+  for _, a in ipairs(extra or {}) do args[#args + 1] = a end
+  return H.support_py("pyref.py", args)
+end
+
+-- pyref.py's JSON for a view, decoded; asserts that it exits 0.
+function H.pyref_json(table_path, view, extra)
+  local out, err, code = H.pyref(table_path, view, extra)
+  assert(code == 0, "pyref " .. view .. " failed: " .. err)
+  return H.decode(out)
+end
+
+-- spec/support/refs.py (pyref-based walk): every file each snapshot and tag
+-- of every branch references,
+-- {branch = {snapshots = {id = {paths}}, tags = {name = {paths}}}}.
+function H.refs(table_path)
+  local out, err, code = H.support_py("refs.py", {table_path})
+  assert(code == 0, "refs.py failed: " .. err)
+  return H.cjson.decode(out)
+end
+
+-- The set of files a refs walk names: relative paths joined to root;
+-- absolute (external) paths as they are, or left out with relative_only.
+function H.used_paths(r, root, relative_only)
+  local set = {}
+  for _, b in pairs(r) do
+    for _, group in ipairs{b.snapshots, b.tags} do
+      for _, paths in pairs(group) do
+        for _, p in ipairs(paths) do
+          if p:sub(1, 1) ~= "/" then
+            set[root .. "/" .. p] = true
+          elseif not relative_only then
+            set[p] = true
+          end
+        end
+      end
+    end
+  end
+  return set
+end
 
 return H

@@ -16,10 +16,8 @@ local create_table = paimon.create_table or core.create_table
 local N = 80
 
 local function pyref_files(path, extra)
-  local out, err, code = H.pyref(path, "files", extra)
-  assert.equals(0, code, err)
   local set, n = {}, 0
-  for _, f in ipairs(cjson.decode(out)) do set[f.file_path] = true; n = n + 1 end
+  for _, f in ipairs(H.pyref_json(path, "files", extra)) do set[f.file_path] = true; n = n + 1 end
   return set, n
 end
 
@@ -29,12 +27,7 @@ local function count_rows(s)
   return n
 end
 
-local function data_files_on_disk(path)
-  local out = H.run("cd " .. H.sh_quote(path) .. " && find . -path './dt=*/bucket-0/*' -type f | sort")
-  local set, n = {}, 0
-  for line in out:gmatch("[^\n]+") do set[line:sub(3)] = true; n = n + 1 end
-  return set, n
-end
+local function data_files_on_disk(path) return H.file_set(path, "-path './dt=*/bucket-0/*' -type f") end
 
 describe("maintenance at scale through Lua and the scripts", function()
   local dir, path, t

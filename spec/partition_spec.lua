@@ -9,34 +9,15 @@ local cjson = H.cjson
 local COMPLEX = "cpp-parquet-append_complex_data"      -- partition f1 INT: 10, 20
 local PK2 = "cpp-parquet-pk_table_with_alter_table"   -- partitions key0, key1; deletion vectors
 
-local function py_files(path)
-  local out, err, rc = H.pyref(path, "files")
-  assert(rc == 0, err)
-  return cjson.decode(out)
-end
+local function py_files(path) return H.pyref_json(path, "files") end
 
-local function py_snapshots(path)
-  local out, err, rc = H.pyref(path, "snapshots")
-  assert(rc == 0, err)
-  return cjson.decode(out)
-end
+local function py_snapshots(path) return H.pyref_json(path, "snapshots") end
 
--- md5 of every file under dir, sorted: a byte-exact picture of the table
-local function fingerprint(dir)
-  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -type f | sort | xargs md5sum")
-  return out
-end
-
-local function data_files_on_disk(dir)
-  local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -name 'data-*' | sort")
-  return out
-end
+local function data_files_on_disk(dir) return (H.file_set(dir, "-name 'data-*'")) end
 
 -- spec/support/index_manifest_check.py (python3-avro): decoded JSON, asserts exit 0
 local function index_check(args)
-  local cmd = "/usr/bin/python3 " .. H.sh_quote(H.spec_dir .. "support/index_manifest_check.py")
-  for _, a in ipairs(args) do cmd = cmd .. " " .. H.sh_quote(a) end
-  local out, err, rc = H.run(cmd)
+  local out, err, rc = H.support_py("index_manifest_check.py", args)
   assert(rc == 0, err)
   return cjson.decode(out)
 end
@@ -46,17 +27,9 @@ local function latest_snapshot(path)
   return snaps[#snaps]
 end
 
-local function drop(args)
-  local a = {"drop_partition.lua"}
-  for _, x in ipairs(args) do a[#a + 1] = x end
-  return H.paimon_lua(a)
-end
+local function drop(args) return H.script("drop_partition.lua", args) end
 
-local function expire(args)
-  local a = {"expire_partitions.lua"}
-  for _, x in ipairs(args) do a[#a + 1] = x end
-  return H.paimon_lua(a)
-end
+local function expire(args) return H.script("expire_partitions.lua", args) end
 
 describe("drop_partition.lua", function()
   it("drops one partition with an OVERWRITE snapshot and deletes no file", function()
@@ -83,19 +56,19 @@ describe("drop_partition.lua", function()
     local after = py_files(path)
     assert.equals(n20, #after)
     for _, f in ipairs(after) do assert.equals(20, f.partition.f1) end
-    assert.equals(disk, data_files_on_disk(path))
+    assert.same(disk, data_files_on_disk(path))
     H.rmdir(dir)
   end)
 
   it("changes nothing for a partition that does not exist", function()
     local path, dir = H.copy_table(H.fixture(COMPLEX))
-    local fp = fingerprint(path)
+    local fp = H.fingerprint(path)
     local out, err, rc = drop({path, "--partition", "f1=99", "--json"})
     assert.equals(0, rc, err)
     local r = cjson.decode(out)
     assert.equals(0, r.files)
     assert.equals(cjson.null, r.snapshot_id)
-    assert.equals(fp, fingerprint(path))
+    assert.equals(fp, H.fingerprint(path))
     out, err, rc = drop({path, "--partition", "f1=99"})
     assert.equals(0, rc, err)
     assert.matches("nothing to drop", out)
@@ -104,7 +77,7 @@ describe("drop_partition.lua", function()
 
   it("--dry-run prints the plan and changes nothing", function()
     local path, dir = H.copy_table(H.fixture(COMPLEX))
-    local fp = fingerprint(path)
+    local fp = H.fingerprint(path)
     local out, err, rc = drop({path, "--partition", "f1=10", "--dry-run"})
     assert.equals(0, rc, err)
     assert.matches("f1=10/", out, 1, true)
@@ -116,7 +89,7 @@ describe("drop_partition.lua", function()
     assert.equals(2, #r.partitions)
     assert.equals(3, r.files)
     assert.equals(cjson.null, r.snapshot_id)
-    assert.equals(fp, fingerprint(path))
+    assert.equals(fp, H.fingerprint(path))
     H.rmdir(dir)
   end)
 
@@ -135,7 +108,7 @@ describe("drop_partition.lua", function()
     local t = assert(paimon.open(path))
     assert.same({"key0", "key1"}, t:schema().partition_keys)
     t:close()
-    local fp = fingerprint(path)
+    local fp = H.fingerprint(path)
     -- the plan: key1=1 matches key0=0/key1=1 and key0=1/key1=1
     local out, err, rc = drop({path, "--partition", "key1=1", "--dry-run", "--json"})
     assert.equals(0, rc, err)
@@ -144,7 +117,7 @@ describe("drop_partition.lua", function()
     assert.equals("key0=0/key1=1/", r.partitions[1].path)
     assert.equals("key0=1/key1=1/", r.partitions[2].path)
     assert.equals(#py_files(path), r.files)
-    assert.equals(fp, fingerprint(path))
+    assert.equals(fp, H.fingerprint(path))
     -- the partial spec drops both partitions and both deletion-vector files
     out, err, rc = drop({path, "--partition", "key1=1", "--json"})
     assert.equals(0, rc, err)
@@ -243,14 +216,14 @@ end)
 describe("expire_partitions.lua", function()
   it("update-time expires partitions whose newest file is old enough", function()
     local path, dir = H.copy_table(H.fixture(COMPLEX))   -- files written in 2025
-    local fp = fingerprint(path)
+    local fp = H.fingerprint(path)
     local out, err, rc = expire({path, "--expiration-time", "1d", "--strategy", "update-time",
                                  "--dry-run", "--json"})
     assert.equals(0, rc, err)
     local r = cjson.decode(out)
     assert.equals(2, r.candidates)
     assert.equals(2, #r.partitions)
-    assert.equals(fp, fingerprint(path))
+    assert.equals(fp, H.fingerprint(path))
     out, err, rc = expire({path, "--expiration-time", "1d", "--strategy", "update-time", "--max-expires", "1",
                            "--json"})
     assert.equals(0, rc, err)
@@ -268,7 +241,7 @@ describe("expire_partitions.lua", function()
 
   it("values-time reports values that are not times and expires nothing", function()
     local path, dir = H.copy_table(H.fixture(COMPLEX))
-    local fp = fingerprint(path)
+    local fp = H.fingerprint(path)
     local out, err, rc = expire({path, "--expiration-time", "1d", "--json"})
     assert.equals(0, rc, err)
     local r = cjson.decode(out)
@@ -277,7 +250,7 @@ describe("expire_partitions.lua", function()
     assert.equals("unparseable", r.failures[1].kind)
     assert.matches("not expiring f1=10/", err, 1, true)
     assert.equals(0, r.files)
-    assert.equals(fp, fingerprint(path))
+    assert.equals(fp, H.fingerprint(path))
     H.rmdir(dir)
   end)
 
@@ -368,12 +341,6 @@ describe("dropping partitions with deletion-vector index files", function()
   local DV = "cpp-parquet-pk_table_scan_and_read_dv"           -- f1 = 10 (2 DV files), 20
   local EXT = "cpp-parquet-pk_dv_index_in_data_with_external"  -- f1 = 10 (2 DV files), 20; external paths
 
-  local function exists(p)
-    local f = io.open(p, "rb")
-    if f then f:close() return true end
-    return false
-  end
-
   -- expire every snapshot but the latest (retain-min 1, cut-off now)
   local function expire_all_but_latest(path)
     local maint = require "paimon.maint"
@@ -422,11 +389,11 @@ describe("dropping partitions with deletion-vector index files", function()
     local kept = index_check({"files", path, "7"})
     assert.equals(1, #kept)
     for _, f in ipairs(kept) do assert.is_true(f.exists, f.path) end
-    assert.is_false(exists(path .. "/index/index-c93829f3-1a72-4d88-8401-70663ce46426-1"))
-    assert.is_false(exists(path .. "/index/index-84326ea4-5d74-40a2-8a08-9d43d29f657a-1"))
-    for _, f in ipairs(py_files(path)) do assert.is_true(exists(path .. "/" .. f.file_path), f.file_path) end
+    assert.is_false(H.exists(path .. "/index/index-c93829f3-1a72-4d88-8401-70663ce46426-1"))
+    assert.is_false(H.exists(path .. "/index/index-84326ea4-5d74-40a2-8a08-9d43d29f657a-1"))
+    for _, f in ipairs(py_files(path)) do assert.is_true(H.exists(path .. "/" .. f.file_path), f.file_path) end
     for _, f in ipairs(before) do
-      if f.partition.key0 == 1 then assert.is_false(exists(path .. "/" .. f.file_path), f.file_path) end
+      if f.partition.key0 == 1 then assert.is_false(H.exists(path .. "/" .. f.file_path), f.file_path) end
     end
     assert.equals(keep, #py_files(path))
     H.rmdir(dir)
@@ -452,10 +419,10 @@ describe("dropping partitions with deletion-vector index files", function()
     assert.is_false(ix.same_file)
     assert.equals("OVERWRITE", latest_snapshot(path).commit_kind)
     assert.equals(0, #py_files(path))
-    for _, name in ipairs(ix.dropped) do assert.is_true(exists(path .. "/index/" .. name), name) end
+    for _, name in ipairs(ix.dropped) do assert.is_true(H.exists(path .. "/index/" .. name), name) end
     expire_all_but_latest(path)
     assert.equals(0, #index_check({"files", path, "8"}))
-    for _, name in ipairs(ix.dropped) do assert.is_false(exists(path .. "/index/" .. name), name) end
+    for _, name in ipairs(ix.dropped) do assert.is_false(H.exists(path .. "/index/" .. name), name) end
     H.rmdir(dir)
   end)
 

@@ -6,25 +6,8 @@ local cjson = H.cjson
 
 local ORC = "cpp-parquet-append_10-orc-manifests"
 
-local function decode(out)
-  local ok, v = pcall(cjson.decode, out)
-  assert(ok, "not JSON: " .. tostring(out):sub(1, 300))
-  return v
-end
-
-local function ours(path, view, extra)
-  local args = {"inspect.lua", path, view, "--json"}
-  for _, a in ipairs(extra or {}) do args[#args + 1] = a end
-  local out, err, code = H.paimon_lua(args)
-  assert(code == 0, "inspect.lua " .. view .. " failed: " .. err)
-  return decode(out), out
-end
-
-local function theirs(path, view, extra)
-  local out, err, code = H.pyref(path, view, extra)
-  assert(code == 0, "pyref " .. view .. " failed: " .. err)
-  return decode(out)
-end
+-- ours: inspect.lua --json; theirs: the independent reader pyref.py
+local ours, theirs = H.inspect_json, H.pyref_json
 
 -- A comparable line per row; cjson decodes big integers lossily, so the
 -- raw JSON text is compared for commit identifiers separately.

@@ -30,4 +30,7 @@ static inline const char *fixtures_dir(void) {
     const char *d = getenv("PAIMON_FIXTURES");
     return d ? d : "../shared/fixtures";
 }
+
+/* Shared helpers (shell, temp copies, trees, fake entries, fault sweeps). */
+#include "test_util.h"
 #endif

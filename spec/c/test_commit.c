@@ -24,73 +24,28 @@ static char *fixture_path(void) {
 
 /* ---- temp copies ---------------------------------------------------------- */
 
-typedef struct tcopy { char dir[256]; char table[300]; } tcopy;
+typedef tu_copy tcopy;
 
-static int copy_fixture_of(tcopy *c, const char *rel) {
-    fixture_rel = rel;
-    strcpy(c->dir, "/tmp/pm_test_commit.XXXXXX");
-    if (!mkdtemp(c->dir)) return -1;
-    snprintf(c->table, sizeof c->table, "%s/t", c->dir);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cp -R '%s' '%s'", fixture_path(), c->table);
-    int rc = system(cmd) == 0 ? 0 : -1;
-    fixture_rel = COMPLEX;
-    return rc;
-}
+#define TMP_PREFIX "/tmp/pm_test_commit."
+
+static int copy_fixture_of(tcopy *c, const char *rel) { return tu_copy_make(c, TMP_PREFIX, rel); }
 
 static int copy_fixture(tcopy *c) { return copy_fixture_of(c, COMPLEX); }
 
-static void remove_copy(tcopy *c) {
-    char cmd[600];
-    if (!strncmp(c->dir, "/tmp/pm_test_commit.", 20)) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
-        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", c->dir);
-    }
-}
-
-/* Output of a shell command (malloc'd, NUL-terminated); *status = exit status. */
-static char *run(const char *cmd, int *status) {
-    FILE *p = popen(cmd, "r");
-    if (!p) return NULL;
-    pm_buf b = {0};
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, k);
-    int st = pclose(p);
-    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    pm_buf_cstr(&b);
-    return b.data ? (char *)b.data : pm_strdup("");
-}
+static void remove_copy(tcopy *c) { tu_copy_remove(c, TMP_PREFIX); }
 
 /* Sorted listing of a directory as one "\n"-joined string. */
 static char *listing(const char *dir) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls -A '%s' | sort", dir);
-    return run(cmd, NULL);
-}
-
-static int64_t latest_id(paimon_table *t) {
-    int64_t id = -1;
-    pm_err e;
-    if (pm_snapshot_latest_id(t->io, t->branch_root, &id, &e)) return -1;
-    return id;
-}
-
-static pm_snapshot *read_snap(paimon_table *t, int64_t id) {
-    pm_snapshot *s = NULL;
-    pm_err e;
-    if (pm_snapshot_read(t->io, t->branch_root, id, &s, &e)) {
-        fprintf(stderr, "  read snapshot %lld: %s\n", (long long)id, e.msg);
-        return NULL;
-    }
-    return s;
+    return tu_sh_out(cmd, NULL);
 }
 
 /* Live file names of a snapshot as "\n"-separated, each line "name\n". */
 static int live_names(paimon_table *t, int64_t id, pm_buf *out, int64_t *rows) {
     out->len = 0;
     if (rows) *rows = 0;
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     if (!s) return -1;
     pm_scan *sc;
     pm_err e;
@@ -124,53 +79,15 @@ static int has_line(const pm_buf *b, const char *name) {
 
 /* ---- entries ---------------------------------------------------------- */
 
-/* An ADD entry for a fake data file with "unknown" value stats. */
-typedef struct tentry {
-    pm_manifest_entry m;
-    pm_buf part, empty;
-    char name[160];
-} tentry;
-
+/* An ADD entry for a fake data file created now. */
 static void tentry_init(tentry *x, const uint8_t *part, size_t plen, int bucket, const char *name, int64_t rows) {
-    memset(x, 0, sizeof *x);
-    pm_err e;
-    pm_buf_append(&x->part, part, plen);
-    pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
-    snprintf(x->name, sizeof x->name, "%s", name);
-    pm_bytes empty = {x->empty.data, x->empty.len};
-    x->m.version = 2;
-    x->m.kind = PM_FILE_ADD;
-    x->m.partition = (pm_bytes){x->part.data, x->part.len};
-    x->m.bucket = bucket;
-    x->m.total_buckets = 2;
-    pm_data_file *f = &x->m.file;
-    f->file_name = x->name;
-    f->file_size = 1234;
-    f->row_count = rows;
-    f->min_key = f->max_key = empty;
-    f->key_stats.min_values = f->key_stats.max_values = empty;
-    f->key_stats.has_null_counts = 1;
-    f->value_stats.min_values = f->value_stats.max_values = empty;
-    f->value_stats.has_null_counts = 1;
-    f->has_value_stats_cols = 1;          /* [] = no column stats */
-    f->min_sequence_number = 0;
-    f->max_sequence_number = rows - 1;
-    f->schema_id = 0;
-    f->level = 0;
-    f->creation_time = (pm_opt_i64){1, pm_now_millis()};
-    f->delete_row_count = (pm_opt_i64){1, 0};
-    f->file_source = (pm_opt_i32){1, 0};
-}
-
-static void tentry_free(tentry *x) {
-    pm_buf_free(&x->part);
-    pm_buf_free(&x->empty);
+    tentry_init_at(x, part, plen, bucket, name, rows, pm_now_millis());
 }
 
 /* Partition bytes of a live file of the latest snapshot whose partition path
  * is `path` (e.g. "f1=10/"). */
 static int partition_bytes(paimon_table *t, const char *path, pm_buf *out) {
-    pm_snapshot *s = read_snap(t, latest_id(t));
+    pm_snapshot *s = tu_read_snap(t, tu_latest_id(t));
     if (!s) return -1;
     pm_scan *sc;
     pm_err e;
@@ -193,12 +110,7 @@ static int partition_bytes(paimon_table *t, const char *path, pm_buf *out) {
     return found;
 }
 
-static paimon_table *open_copy(const tcopy *c) {
-    paimon_table *t = NULL;
-    pm_err e;
-    if (pm_table_open(c->table, NULL, &t, &e)) { fprintf(stderr, "  open: %s\n", e.msg); return NULL; }
-    return t;
-}
+static paimon_table *open_copy(const tcopy *c) { return tu_open_table(c->table); }
 
 static void opts_for(paimon_table *t, pm_commit_opts *o, const char *user) {
     pm_commit_opts_from_table(t, o);
@@ -210,7 +122,7 @@ static int new_manifest_files_referenced(paimon_table *t, const char *before, in
     char dir[600];
     snprintf(dir, sizeof dir, "%s/manifest", t->root);
     char *after = listing(dir);
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     if (!after || !s) { free(after); pm_snapshot_free(s); return -1; }
     pm_buf refs = {0};
     pm_buf_printf(&refs, "%s\n%s\n", s->base_manifest_list, s->delta_manifest_list);
@@ -282,7 +194,7 @@ static int py_check(const char *table, int64_t old_id, int64_t new_id, const cha
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' %lld %lld %s 2>&1", script, table, (long long)old_id,
              (long long)new_id, mode);
     int st = -1;
-    char *out = run(cmd, &st);
+    char *out = tu_sh_out(cmd, &st);
     int ok = st == 0 && out && !strcmp(out, "same\n");
     if (!ok) fprintf(stderr, "  py_check %s: %s\n", mode, out ? out : "");
     free(out);
@@ -314,7 +226,7 @@ TEST(commit_add_new_file) {
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 5);
-    CHECK_EQ_INT(latest_id(t), 5);
+    CHECK_EQ_INT(tu_latest_id(t), 5);
     int64_t hint = 0;
     CHECK_EQ_INT(pm_hint_read(t->io, t->branch_root, "LATEST", &hint, &e), PAIMON_OK);
     CHECK_EQ_INT(hint, 5);
@@ -323,7 +235,7 @@ TEST(commit_add_new_file) {
     CHECK(has_line(&after, "data-commit-test-0.parquet"));
     for (char *l = strtok((char *)before.data, "\n"); l; l = strtok(NULL, "\n")) CHECK(has_line(&after, l));
     CHECK_EQ_INT(rows1, rows0 + 7);
-    pm_snapshot *s = read_snap(t, 5);
+    pm_snapshot *s = tu_read_snap(t, 5);
     CHECK(s != NULL);
     if (s) {
         CHECK_EQ_INT(s->version, 3);
@@ -356,7 +268,7 @@ TEST(commit_add_new_file) {
             char cmd[1200];
             snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/manifest_compare.py names '%s' 2>&1", path);
             int st2 = -1;
-            char *out = run(cmd, &st2);
+            char *out = tu_sh_out(cmd, &st2);
             CHECK_EQ_INT(st2, 0);
             CHECK(out && strstr(out, "data-commit-test-0.parquet"));
             free(out);
@@ -366,7 +278,7 @@ TEST(commit_add_new_file) {
         v = NULL;
         n = 0;
         CHECK_EQ_INT(pm_read_manifest_list(t, s->base_manifest_list, &v, &n, &e), PAIMON_OK);
-        pm_snapshot *s4 = read_snap(t, 4);
+        pm_snapshot *s4 = tu_read_snap(t, 4);
         pm_mfile *w = NULL;
         size_t nw = 0;
         if (s4) {
@@ -393,7 +305,7 @@ TEST(commit_add_new_file) {
                  "cd '%s' && find . -type f ! -path ./snapshot/LATEST ! -exec cmp -s {} '%s'/{} \\; -print",
                  fixture_path(), c.table);
         int st2 = -1;
-        char *out = run(cmd, &st2);
+        char *out = tu_sh_out(cmd, &st2);
         CHECK_EQ_INT(st2, 0);
         CHECK(out && !*out);
         if (out && *out) fprintf(stderr, "  changed: %s\n", out);
@@ -404,7 +316,7 @@ TEST(commit_add_new_file) {
         char cmd[1200];
         snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 5 2>&1", c.table);
         int st2 = -1;
-        char *out = run(cmd, &st2);
+        char *out = tu_sh_out(cmd, &st2);
         CHECK_EQ_INT(st2, 0);
         CHECK(out && strstr(out, "data-commit-test-0.parquet"));
         if (st2) fprintf(stderr, "  pyref: %s\n", out ? out : "");
@@ -421,7 +333,7 @@ TEST(commit_add_new_file) {
 /* Find a live entry of the latest snapshot (kept open in *sc). */
 static const pm_manifest_entry *first_live(paimon_table *t, pm_snapshot **s, pm_scan **sc) {
     pm_err e;
-    *s = read_snap(t, latest_id(t));
+    *s = tu_read_snap(t, tu_latest_id(t));
     if (!*s || pm_scan_open(t, *s, NULL, sc, &e)) return NULL;
     const pm_manifest_entry *m;
     return pm_scan_next(*sc, &m, &e) == PAIMON_OK ? m : NULL;
@@ -457,7 +369,7 @@ TEST(commit_delete_live_file) {
         int64_t total = 0;
         CHECK_EQ_INT(live_names(t, 5, &names, &total), 2);
         CHECK(!has_line(&names, name));
-        pm_snapshot *s5 = read_snap(t, 5);
+        pm_snapshot *s5 = tu_read_snap(t, 5);
         CHECK(s5 != NULL);
         if (s5) {
             CHECK_EQ_INT(s5->total_record_count.v, 8 - rows);
@@ -474,7 +386,7 @@ TEST(commit_delete_live_file) {
         char cmd[1200];
         snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 5 2>&1", c.table);
         int st = -1;
-        char *out = run(cmd, &st);
+        char *out = tu_sh_out(cmd, &st);
         CHECK_EQ_INT(st, 0);
         CHECK(out && !strstr(out, name));
         free(out);
@@ -507,9 +419,9 @@ TEST(commit_delete_non_live_conflicts) {
     int64_t id = 0;
     CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "data-not-there.parquet") && strstr(e.msg, "f1=20") && strstr(e.msg, "not live in snapshot 4"));
-    CHECK_EQ_INT(latest_id(t), 4);
+    CHECK_EQ_INT(tu_latest_id(t), 4);
     /* a file deleted by the fixture's compaction (level 0 in f1=10) is not live either */
-    pm_snapshot *s4 = read_snap(t, 4);
+    pm_snapshot *s4 = tu_read_snap(t, 4);
     if (s4) {
         pm_mfile *v = NULL;
         size_t n = 0;
@@ -560,7 +472,7 @@ TEST(commit_delete_non_live_conflicts) {
     CHECK(strstr(e.msg, "total buckets") && strstr(e.msg, "from 2 to 4"));
     if (!strstr(e.msg, "from 2 to 4")) fprintf(stderr, "  msg: %s\n", e.msg);
     tentry_free(&z);
-    CHECK_EQ_INT(latest_id(t), 4);
+    CHECK_EQ_INT(tu_latest_id(t), 4);
     char *m1 = listing(mdir), *s1 = listing(sdir);
     CHECK(m0 && m1 && !strcmp(m0, m1));
     CHECK(s0 && s1 && !strcmp(s0, s1));
@@ -647,7 +559,7 @@ TEST(commit_retries_when_id_taken) {
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(race_fired, 1);
     CHECK_EQ_INT(id, 6);
-    CHECK_EQ_INT(latest_id(t), 6);
+    CHECK_EQ_INT(tu_latest_id(t), 6);
     pm_buf names = {0};
     CHECK_EQ_INT(live_names(t, 6, &names, NULL), 4);
     CHECK(has_line(&names, "data-race.parquet"));
@@ -710,7 +622,7 @@ TEST(commit_uncertain_failure) {
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_IO);
     CHECK(strstr(e.msg, "simulated") && strstr(e.msg, "gave up after 2 retries"));
-    CHECK_EQ_INT(latest_id(t), 5);
+    CHECK_EQ_INT(tu_latest_id(t), 5);
     char *m1 = listing(mdir);
     CHECK(m0 && m1 && strlen(m1) > strlen(m0));
     free(m0);
@@ -774,7 +686,7 @@ static void concurrent_commits(int NP, int NC) {
     CHECK_EQ_INT(n, 4 + NP * NC);
     for (size_t i = 0; i < n; i++) CHECK_EQ_INT(ids[i], (int64_t)i + 1);
     free(ids);
-    CHECK_EQ_INT(latest_id(t), 4 + NP * NC);
+    CHECK_EQ_INT(tu_latest_id(t), 4 + NP * NC);
     pm_buf names = {0};
     int64_t rows = 0;
     CHECK_EQ_INT(live_names(t, 4 + NP * NC, &names, &rows), 3 + NP * NC);
@@ -785,14 +697,14 @@ static void concurrent_commits(int NP, int NC) {
             CHECK(has_line(&names, name));
         }
     CHECK_EQ_INT(rows, 8 + NP * NC);
-    pm_snapshot *s = read_snap(t, 4 + NP * NC);
+    pm_snapshot *s = tu_read_snap(t, 4 + NP * NC);
     CHECK(s && s->total_record_count.v == 8 + NP * NC);
     pm_snapshot_free(s);
     /* each (user, identifier) committed exactly once, each snapshot adds one file */
     int seen[8][64];
     memset(seen, 0, sizeof seen);
     for (int64_t id = 5; id <= 4 + NP * NC; id++) {
-        pm_snapshot *si = read_snap(t, id);
+        pm_snapshot *si = tu_read_snap(t, id);
         int p = -1;
         if (si && si->commit_user && sscanf(si->commit_user, "proc-%d", &p) == 1 && p >= 0 && p < NP &&
             si->commit_identifier >= 1 && si->commit_identifier <= NC)
@@ -877,7 +789,7 @@ TEST(commit_concurrent_deletes_conflict) {
     paimon_table *t = open_copy(&c);
     CHECK(t != NULL);
     if (t) {
-        CHECK_EQ_INT(latest_id(t), 5);
+        CHECK_EQ_INT(tu_latest_id(t), 5);
         pm_buf names = {0};
         CHECK_EQ_INT(live_names(t, 5, &names, NULL), 2);
         pm_buf_free(&names);
@@ -951,7 +863,7 @@ TEST(commit_partition_stats_span) {
     pm_err e = {0};
     int64_t id = 0;
     CHECK_EQ_INT(pm_commit(t, ents, 3, &o, &id, &e), PAIMON_OK);
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     CHECK(s != NULL);
     if (s) {
         pm_mfile *v = NULL;
@@ -982,7 +894,7 @@ TEST(commit_partition_stats_span) {
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot %lld 2>&1", c.table,
              (long long)id);
     int st = -1;
-    char *out = run(cmd, &st);
+    char *out = tu_sh_out(cmd, &st);
     CHECK_EQ_INT(st, 0);
     CHECK(out && strstr(out, "data-span-0.parquet") && strstr(out, "data-span-1.parquet") &&
           strstr(out, "data-span-2.parquet"));
@@ -1013,7 +925,7 @@ TEST(commit_merges_small_manifests) {
     int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     CHECK(s != NULL);
     if (s) {
         pm_mfile *v = NULL;
@@ -1037,7 +949,7 @@ TEST(commit_merges_small_manifests) {
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot %lld 2>&1", c.table,
              (long long)id);
     int st = -1;
-    char *out = run(cmd, &st);
+    char *out = tu_sh_out(cmd, &st);
     CHECK_EQ_INT(st, 0);
     CHECK(out && strstr(out, "data-merge.parquet"));
     free(out);
@@ -1074,7 +986,7 @@ TEST(commit_full_compaction) {
     pm_err e = {0};
     int64_t id = 0;
     CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
-    pm_snapshot *s5 = read_snap(t, 5);
+    pm_snapshot *s5 = tu_read_snap(t, 5);
     pm_mfile *v = NULL;
     size_t n = 0;
     CHECK(s5 && pm_read_manifest_list(t, s5->delta_manifest_list, &v, &n, &e) == PAIMON_OK && n == 1);
@@ -1088,7 +1000,7 @@ TEST(commit_full_compaction) {
         if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
         CHECK_EQ_INT(rc, PAIMON_OK);
         CHECK_EQ_INT(id, 6);
-        pm_snapshot *s6 = read_snap(t, 6);
+        pm_snapshot *s6 = tu_read_snap(t, 6);
         pm_mfile *w = NULL;
         size_t nw = 0;
         CHECK(s6 && pm_read_manifest_list(t, s6->base_manifest_list, &w, &nw, &e) == PAIMON_OK);
@@ -1107,7 +1019,7 @@ TEST(commit_full_compaction) {
         char cmd[1200];
         snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 6 2>&1", c.table);
         int st = -1;
-        char *out = run(cmd, &st);
+        char *out = tu_sh_out(cmd, &st);
         CHECK_EQ_INT(st, 0);
         CHECK(out && strstr(out, "data-full-0.parquet") && strstr(out, "data-full-1.parquet") &&
               strstr(out, "data-f8754699-0c43-4e53-be00-7e8af1754913-0.parquet"));
@@ -1161,7 +1073,7 @@ TEST(commit_unpartitioned_table) {
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 2);
-    pm_snapshot *s1 = read_snap(t, 1), *s2 = read_snap(t, 2);
+    pm_snapshot *s1 = tu_read_snap(t, 1), *s2 = tu_read_snap(t, 2);
     CHECK(s1 && s2);
     if (s1 && s2) {
         CHECK_EQ_INT(s2->total_record_count.v, s1->total_record_count.v + 4);
@@ -1192,7 +1104,7 @@ TEST(commit_unpartitioned_table) {
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot 2 2>&1", c.table);
     int st = -1;
-    char *out = run(cmd, &st);
+    char *out = tu_sh_out(cmd, &st);
     CHECK_EQ_INT(st, 0);
     CHECK(out && strstr(out, "data-unpart.parquet"));
     free(out);
@@ -1212,7 +1124,7 @@ TEST(commit_on_branch) {
     char sdir[600];
     snprintf(sdir, sizeof sdir, "%s/snapshot", c.table);
     char *main0 = listing(sdir);
-    int64_t lid = latest_id(t);
+    int64_t lid = tu_latest_id(t);
     CHECK(lid >= 1);
     pm_buf part = {0};
     CHECK(first_partition(t, &part) == 0);
@@ -1232,7 +1144,7 @@ TEST(commit_on_branch) {
     CHECK(stat(path, &st) == 0);
     char *main1 = listing(sdir);
     CHECK(main0 && main1 && !strcmp(main0, main1));
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     int64_t *sids = NULL;
     size_t ns = 0;
     CHECK_EQ_INT(pm_schema_list_ids(t->io, t->branch_root, &sids, &ns, &e), PAIMON_OK);
@@ -1243,7 +1155,7 @@ TEST(commit_on_branch) {
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --branch test --snapshot %lld 2>&1",
              c.table, (long long)id);
     int rs = -1;
-    char *out = run(cmd, &rs);
+    char *out = tu_sh_out(cmd, &rs);
     CHECK_EQ_INT(rs, 0);
     CHECK(out && strstr(out, "data-branch.parquet"));
     free(out);
@@ -1262,7 +1174,7 @@ TEST(commit_copies_snapshot_fields) {
     paimon_table *t = open_copy(&c);
     CHECK(t != NULL);
     if (!t) { remove_copy(&c); return; }
-    pm_snapshot *s4 = read_snap(t, 4);
+    pm_snapshot *s4 = tu_read_snap(t, 4);
     CHECK(s4 != NULL);
     if (s4) {
         s4->index_manifest = pm_strdup("index-manifest-abc-0");
@@ -1288,7 +1200,7 @@ TEST(commit_copies_snapshot_fields) {
     pm_err e = {0};
     int64_t id = 0;
     CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     CHECK(s != NULL);
     if (s) {
         CHECK_EQ_STR(s->index_manifest, "index-manifest-abc-0");
@@ -1342,7 +1254,7 @@ TEST(commit_first_snapshot) {
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 1);
-    pm_snapshot *s = read_snap(t, 1);
+    pm_snapshot *s = tu_read_snap(t, 1);
     CHECK(s != NULL);
     if (s) {
         CHECK_EQ_INT(s->total_record_count.v, 3);
@@ -1356,7 +1268,7 @@ TEST(commit_first_snapshot) {
     pm_snapshot_free(s);
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files 2>&1", tdir);
     int st = -1;
-    char *out = run(cmd, &st);
+    char *out = tu_sh_out(cmd, &st);
     CHECK_EQ_INT(st, 0);
     CHECK(out && strstr(out, "data-first.parquet"));
     free(out);
@@ -1412,7 +1324,7 @@ TEST(commit_options_from_table) {
     pm_err e = {0};
     int64_t id = 0;
     CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     if (s) {
         pm_manifest_reader *r;
         CHECK_EQ_INT(pm_table_open_manifest(t, s->delta_manifest_list, PM_MANIFEST_LIST, &r, &e), PAIMON_OK);
@@ -1440,7 +1352,7 @@ TEST(commit_misuse) {
     o.commit_user = "u";
     o.kind = "ANALYZE";
     CHECK_EQ_INT(pm_commit(t, NULL, 0, &o, &id, &e), PAIMON_MISUSE);
-    CHECK_EQ_INT(latest_id(t), 4);
+    CHECK_EQ_INT(tu_latest_id(t), 4);
     pm_table_free(t);
     remove_copy(&c);
 }
@@ -1468,7 +1380,7 @@ static void many_free(tentry *store, pm_manifest_entry *v, int n) {
 }
 
 static int list_of(paimon_table *t, int64_t id, int base, pm_mfile **v, size_t *n) {
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     pm_err e;
     *v = NULL;
     *n = 0;
@@ -1563,7 +1475,7 @@ TEST(commit_rolls_manifests) {
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot %lld 2>&1 | grep -c '\"file_name\": \"data-roll-'",
              c.table, (long long)id);
-    char *out = run(cmd, NULL);
+    char *out = tu_sh_out(cmd, NULL);
     CHECK(out && atoi(out) == N + 2);
     free(out);
     tentry_free(&one);
@@ -1686,7 +1598,7 @@ TEST(commit_uncertain_retry_is_idempotent) {
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 5);
-    CHECK_EQ_INT(latest_id(t), 5);
+    CHECK_EQ_INT(tu_latest_id(t), 5);
     /* written, reported as failed, and the check read failed: the retry
      * finds snapshot 6 by (commitUser, commitIdentifier, commitKind) */
     tentry_free(&x);
@@ -1702,7 +1614,7 @@ TEST(commit_uncertain_retry_is_idempotent) {
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 6);
     CHECK_EQ_INT(flaky_reads, 0);
-    CHECK_EQ_INT(latest_id(t), 6);
+    CHECK_EQ_INT(tu_latest_id(t), 6);
     int64_t *ids = NULL;
     size_t n = 0;
     CHECK_EQ_INT(pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, &e), PAIMON_OK);
@@ -1710,7 +1622,7 @@ TEST(commit_uncertain_retry_is_idempotent) {
     free(ids);
     CHECK_EQ_INT(live_names(t, 6, &names, NULL), 5);
     CHECK(has_line(&names, "data-flaky-0.parquet") && has_line(&names, "data-flaky-1.parquet"));
-    pm_snapshot *s = read_snap(t, 6);
+    pm_snapshot *s = tu_read_snap(t, 6);
     CHECK(s && s->commit_identifier == 10 && !strcmp(s->commit_user, "flaky"));
     pm_snapshot_free(s);
     /* a same-identifier snapshot of another kind is not taken for ours */
@@ -1793,7 +1705,7 @@ TEST(commit_overtaken_by_expiration_retries) {
     /* a manifest that is missing while its snapshot still exists is
      * corruption, not a race: reported, not retried */
     char lst[700], cmd[1600];
-    pm_snapshot *s6 = read_snap(t, 6);
+    pm_snapshot *s6 = tu_read_snap(t, 6);
     CHECK(s6 != NULL);
     if (s6) {
         snprintf(lst, sizeof lst, "%s/manifest/%s", c.table, s6->delta_manifest_list);
@@ -1804,7 +1716,7 @@ TEST(commit_overtaken_by_expiration_retries) {
         rc = pm_commit(t, &y.m, 1, &o, &id, &e);
         CHECK_EQ_INT(rc, PAIMON_NOTFOUND);
         CHECK(strstr(e.msg, s6->delta_manifest_list) != NULL);
-        CHECK_EQ_INT(latest_id(t), 6);
+        CHECK_EQ_INT(tu_latest_id(t), 6);
         tentry_free(&y);
         pm_snapshot_free(s6);
     }

@@ -20,26 +20,19 @@
 
 typedef struct tdir { char dir[256]; char pristine[300]; char work[300]; } tdir;
 
-static int run_cmd(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
-
 static int tdir_make(tdir *d) {
     /* tmpfs when available: hundreds of commits, fsync is free there */
-    struct stat st;
-    const char *base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
-                           ? "/dev/shm" : "/tmp";
-    snprintf(d->dir, sizeof d->dir, "%s/pm_test_faults.XXXXXX", base);
+    snprintf(d->dir, sizeof d->dir, "%s/pm_test_faults.XXXXXX", tu_tmp_base());
     if (!mkdtemp(d->dir)) return -1;
     snprintf(d->pristine, sizeof d->pristine, "%s/pristine", d->dir);
     snprintf(d->work, sizeof d->work, "%s/work", d->dir);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cp -R '%s/paimon-java/%s' '%s'", fixtures_dir(), COMPLEX, d->pristine);
-    return run_cmd(cmd);
+    return tu_cp_fixture(COMPLEX, d->pristine);
 }
 
 static int full_reset(tdir *d) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -R '%s' '%s'", d->work, d->pristine, d->work);
-    return run_cmd(cmd);
+    return tu_sh(cmd);
 }
 
 static int slurp(const char *path, pm_buf *out) {
@@ -105,7 +98,7 @@ static int tdir_reset(tdir *d) {
 static void tdir_remove(tdir *d) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
-    if (strstr(d->dir, "/pm_test_faults.")) run_cmd(cmd);
+    if (strstr(d->dir, "/pm_test_faults.")) tu_sh(cmd);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -361,43 +354,9 @@ static void faults_remove(paimon_table *t, rec_io *r, long *ops) {
 
 /* ---- entries --------------------------------------------------------------- */
 
-typedef struct tentry {
-    pm_manifest_entry m;
-    pm_buf part, empty;
-    char name[160];
-} tentry;
-
+/* An ADD entry for a fake data file with a fixed creation time. */
 static void tentry_init(tentry *x, const uint8_t *part, size_t plen, int bucket, const char *name, int64_t rows) {
-    memset(x, 0, sizeof *x);
-    pm_err e;
-    pm_buf_append(&x->part, part, plen);
-    pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
-    snprintf(x->name, sizeof x->name, "%s", name);
-    pm_bytes empty = {x->empty.data, x->empty.len};
-    x->m.version = 2;
-    x->m.kind = PM_FILE_ADD;
-    x->m.partition = (pm_bytes){x->part.data, x->part.len};
-    x->m.bucket = bucket;
-    x->m.total_buckets = 2;
-    pm_data_file *f = &x->m.file;
-    f->file_name = x->name;
-    f->file_size = 1234;
-    f->row_count = rows;
-    f->min_key = f->max_key = empty;
-    f->key_stats.min_values = f->key_stats.max_values = empty;
-    f->key_stats.has_null_counts = 1;
-    f->value_stats.min_values = f->value_stats.max_values = empty;
-    f->value_stats.has_null_counts = 1;
-    f->has_value_stats_cols = 1;
-    f->max_sequence_number = rows - 1;
-    f->creation_time = (pm_opt_i64){1, 1700000000000LL};
-    f->delete_row_count = (pm_opt_i64){1, 0};
-    f->file_source = (pm_opt_i32){1, 0};
-}
-
-static void tentry_free(tentry *x) {
-    pm_buf_free(&x->part);
-    pm_buf_free(&x->empty);
+    tentry_init_at(x, part, plen, bucket, name, rows, 1700000000000LL);
 }
 
 /* ---- the scenario loop ------------------------------------------------------- */

@@ -23,44 +23,19 @@
 
 /* ---- temp copies, shell ------------------------------------------------------ */
 
-typedef struct tcopy { char dir[256]; char table[300]; } tcopy;
+typedef tu_copy tcopy;
 
-static int copy_fixture(tcopy *c, const char *rel) {
-    strcpy(c->dir, "/tmp/pm_test_commit_index.XXXXXX");
-    if (!mkdtemp(c->dir)) return -1;
-    snprintf(c->table, sizeof c->table, "%s/t", c->dir);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cp -R '%s/paimon-java/%s' '%s'", fixtures_dir(), rel, c->table);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#define TMP_PREFIX "/tmp/pm_test_commit_index."
 
-static void remove_copy(tcopy *c) {
-    char cmd[600];
-    if (!strncmp(c->dir, "/tmp/pm_test_commit_index.", 26)) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
-        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", c->dir);
-    }
-}
+static int copy_fixture(tcopy *c, const char *rel) { return tu_copy_make(c, TMP_PREFIX, rel); }
 
-/* stdout of a shell command (malloc'd); *status = exit status. */
-static char *run(const char *cmd, int *status) {
-    FILE *p = popen(cmd, "r");
-    if (!p) return NULL;
-    pm_buf b = {0};
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, k);
-    int st = pclose(p);
-    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    pm_buf_cstr(&b);
-    return b.data ? (char *)b.data : pm_strdup("");
-}
+static void remove_copy(tcopy *c) { tu_copy_remove(c, TMP_PREFIX); }
 
 /* Sorted listing of TABLE/manifest (hidden files too). */
 static char *manifest_listing(const tcopy *c) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls -A '%s/manifest' | sort", c->table);
-    return run(cmd, NULL);
+    return tu_sh_out(cmd, NULL);
 }
 
 /* index_manifest_check.py diff TABLE OLD NEW changes...: exit status; the
@@ -71,7 +46,7 @@ static int py_diff_to(const tcopy *c, int64_t old_id, int64_t new_id, const char
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/index_manifest_check.py diff '%s' %lld %lld %s%s",
              c->table, (long long)old_id, (long long)new_id, changes, quiet ? " 2>/dev/null" : "");
     int st = -1;
-    char *o = run(cmd, &st);
+    char *o = tu_sh_out(cmd, &st);
     if (out) *out = o;
     else free(o);
     return st;
@@ -81,40 +56,18 @@ static int py_diff(const tcopy *c, int64_t old_id, int64_t new_id, const char *c
     return py_diff_to(c, old_id, new_id, changes, out, 0);
 }
 
-static paimon_table *open_copy(const tcopy *c) {
-    paimon_table *t = NULL;
-    pm_err e;
-    if (pm_table_open(c->table, NULL, &t, &e)) { fprintf(stderr, "  open: %s\n", e.msg); return NULL; }
-    return t;
-}
-
-static int64_t latest_id(paimon_table *t) {
-    int64_t id = -1;
-    pm_err e;
-    if (pm_snapshot_latest_id(t->io, t->branch_root, &id, &e)) return -1;
-    return id;
-}
-
-static pm_snapshot *read_snap(paimon_table *t, int64_t id) {
-    pm_snapshot *s = NULL;
-    pm_err e;
-    if (pm_snapshot_read(t->io, t->branch_root, id, &s, &e)) {
-        fprintf(stderr, "  read snapshot %lld: %s\n", (long long)id, e.msg);
-        return NULL;
-    }
-    return s;
-}
+static paimon_table *open_copy(const tcopy *c) { return tu_open_table(c->table); }
 
 /* Index manifest file name of snapshot id (malloc'd; NULL if none). */
 static char *index_manifest_of(paimon_table *t, int64_t id) {
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     char *n = s && s->index_manifest ? pm_strdup(s->index_manifest) : NULL;
     pm_snapshot_free(s);
     return n;
 }
 
 static char *commit_kind_of(paimon_table *t, int64_t id) {
-    pm_snapshot *s = read_snap(t, id);
+    pm_snapshot *s = tu_read_snap(t, id);
     char *n = s && s->commit_kind ? pm_strdup(s->commit_kind) : NULL;
     pm_snapshot_free(s);
     return n;
@@ -123,7 +76,7 @@ static char *commit_kind_of(paimon_table *t, int64_t id) {
 /* Partition bytes and a live data file name of partition `path` ("f1=20/")
  * in the latest snapshot. */
 static int live_file_in(paimon_table *t, const char *path, pm_buf *part, char *name, size_t name_len) {
-    pm_snapshot *s = read_snap(t, latest_id(t));
+    pm_snapshot *s = tu_read_snap(t, tu_latest_id(t));
     if (!s) return -1;
     pm_scan *sc;
     pm_err e;
@@ -215,7 +168,7 @@ TEST(index_add_then_delete) {
     paimon_table *t = open_copy(&c);
     CHECK(t != NULL);
     if (!t) { remove_copy(&c); return; }
-    int64_t base = latest_id(t);
+    int64_t base = tu_latest_id(t);
     CHECK_EQ_INT(base, 6);
     char *old_ix = index_manifest_of(t, base);
     CHECK(old_ix != NULL);
@@ -268,7 +221,7 @@ TEST(index_add_then_delete) {
     free(ix2);
 
     /* a commit without index changes reuses the latest index manifest */
-    pm_snapshot *s = read_snap(t, id2);
+    pm_snapshot *s = tu_read_snap(t, id2);
     int64_t id3 = 0;
     rc = pm_commit(t, NULL, 0, &o, &id3, &e);
     CHECK_EQ_INT(rc, PAIMON_OK);
@@ -377,7 +330,7 @@ TEST(index_delete_unknown_conflicts) {
     both[0].kind = PM_FILE_DELETE;
     rc = pm_commit_with_index(t, NULL, 0, both, 2, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
-    CHECK_EQ_INT(latest_id(t), 6);
+    CHECK_EQ_INT(tu_latest_id(t), 6);
     char *after = manifest_listing(&c);
     CHECK(before && after && !strcmp(before, after));
     free(before);
@@ -460,7 +413,7 @@ TEST(index_failed_attempt_removed) {
     after = manifest_listing(&c);
     CHECK(before && after && !strcmp(before, after));
     free(after);
-    CHECK_EQ_INT(latest_id(t), 6);
+    CHECK_EQ_INT(tu_latest_id(t), 6);
 
     /* 3. the k-th write fails, for every k until the commit succeeds */
     int succeeded = 0, failures = 0;
@@ -475,7 +428,7 @@ TEST(index_failed_attempt_removed) {
         after = manifest_listing(&c);
         CHECK(before && after && !strcmp(before, after));
         free(after);
-        CHECK_EQ_INT(latest_id(t), 6);
+        CHECK_EQ_INT(tu_latest_id(t), 6);
     }
     CHECK(succeeded);
     CHECK(failures >= 2);   /* index manifest, base list, ... */
@@ -497,12 +450,12 @@ TEST(index_unaware_dv_by_name) {
     paimon_table *t = open_copy(&c);
     CHECK(t != NULL);
     if (!t) { remove_copy(&c); return; }
-    int64_t base = latest_id(t);
+    int64_t base = tu_latest_id(t);
     pm_buf part = {0};
     char data[160] = "";
     pm_buf p = {0};
     /* any partition with a live file */
-    pm_snapshot *s = read_snap(t, base);
+    pm_snapshot *s = tu_read_snap(t, base);
     pm_scan *sc;
     pm_err e;
     const pm_manifest_entry *m;
@@ -535,7 +488,7 @@ TEST(index_unaware_dv_by_name) {
     rc = pm_commit_with_index(t, NULL, 0, &a2.x, 1, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK(strstr(e.msg, data) != NULL);
-    CHECK_EQ_INT(latest_id(t), id1);
+    CHECK_EQ_INT(tu_latest_id(t), id1);
     /* DELETE 1 then ADD 3 for the same data file: fine */
     pm_index_entry v[2] = {a1.x, a3.x};
     v[0].kind = PM_FILE_DELETE;
@@ -565,7 +518,7 @@ TEST(index_global_overlap) {
     paimon_table *t = open_copy(&c);
     CHECK(t != NULL);
     if (!t) { remove_copy(&c); return; }
-    int64_t base = latest_id(t);
+    int64_t base = tu_latest_id(t);
     pm_arena *a = pm_arena_new(1 << 14);
     pm_index_entry cur[64];
     size_t n = read_index(t, base, a, cur, 64);
@@ -595,7 +548,7 @@ TEST(index_global_overlap) {
     v[1] = nx;
     rc = pm_commit_with_index(t, NULL, 0, v, 2, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
-    CHECK_EQ_INT(latest_id(t), base);
+    CHECK_EQ_INT(tu_latest_id(t), base);
     /* replacing all of them (DELETEs + ADD) is fine */
     pm_buf ch = {0};
     for (size_t i = 0; i < n_same; i++) {
@@ -651,7 +604,7 @@ TEST(index_misuse) {
     b.partition = (pm_bytes){empty.data, empty.len};
     CHECK_EQ_INT(pm_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
     CHECK_EQ_INT(pm_commit_with_index(t, NULL, 0, NULL, 1, &o, &id, &e), PAIMON_MISUSE);
-    CHECK_EQ_INT(latest_id(t), 6);
+    CHECK_EQ_INT(tu_latest_id(t), 6);
     pm_buf_free(&empty);
     tix_free(&x);
     pm_buf_free(&part);
@@ -676,7 +629,7 @@ static void replace_dv(void) {
     if (pm_table_open(dhook_table, NULL, &o, &e)) return;
     pm_arena *a = pm_arena_new(4096);
     pm_index_entry cur[8];
-    size_t n = read_index(o, latest_id(o), a, cur, 8);
+    size_t n = read_index(o, tu_latest_id(o), a, cur, 8);
     for (size_t i = 0; i < n; i++) {
         if (cur[i].bucket != 0) continue;
         pm_index_entry v[2] = {cur[i], cur[i]};
@@ -805,7 +758,7 @@ TEST(drop_faults_leave_no_index_manifest) {
         if (ops < at) done = 1;                 /* the fault never fired */
         if (rc != PAIMON_OK) {
             failed++;
-            int64_t lid = latest_id(t);
+            int64_t lid = tu_latest_id(t);
             char *after = manifest_listing(&c);
             if (lid != 6) committed++;
             if (lid == 6) {
@@ -820,7 +773,7 @@ TEST(drop_faults_leave_no_index_manifest) {
             if (rc) fprintf(stderr, "  re-run after fault at op %ld: %s\n", at, e.msg);
         }
         CHECK_EQ_INT(rc, PAIMON_OK);
-        CHECK_EQ_INT(latest_id(t), 7);
+        CHECK_EQ_INT(tu_latest_id(t), 7);
         if (at == 1 || done) {
             pm_arena *a = pm_arena_new(4096);
             pm_index_entry cur[8];

@@ -23,43 +23,9 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-typedef struct tentry {
-    pm_manifest_entry m;
-    pm_buf part, empty;
-    char name[160];
-} tentry;
-
+/* An ADD entry for a fake data file with a fixed creation time. */
 static void tentry_init(tentry *x, const uint8_t *part, size_t plen, int bucket, const char *name, int64_t rows) {
-    memset(x, 0, sizeof *x);
-    pm_err e;
-    pm_buf_append(&x->part, part, plen);
-    pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
-    snprintf(x->name, sizeof x->name, "%s", name);
-    pm_bytes empty = {x->empty.data, x->empty.len};
-    x->m.version = 2;
-    x->m.kind = PM_FILE_ADD;
-    x->m.partition = (pm_bytes){x->part.data, x->part.len};
-    x->m.bucket = bucket;
-    x->m.total_buckets = 2;
-    pm_data_file *f = &x->m.file;
-    f->file_name = x->name;
-    f->file_size = 1234;
-    f->row_count = rows;
-    f->min_key = f->max_key = empty;
-    f->key_stats.min_values = f->key_stats.max_values = empty;
-    f->key_stats.has_null_counts = 1;
-    f->value_stats.min_values = f->value_stats.max_values = empty;
-    f->value_stats.has_null_counts = 1;
-    f->has_value_stats_cols = 1;
-    f->max_sequence_number = rows - 1;
-    f->creation_time = (pm_opt_i64){1, 1700000000000LL};
-    f->delete_row_count = (pm_opt_i64){1, 0};
-    f->file_source = (pm_opt_i32){1, 0};
-}
-
-static void tentry_free(tentry *x) {
-    pm_buf_free(&x->part);
-    pm_buf_free(&x->empty);
+    tentry_init_at(x, part, plen, bucket, name, rows, 1700000000000LL);
 }
 
 static int partition_of_first_live(const char *table, pm_buf *out) {

@@ -22,54 +22,20 @@
 
 /* ---- temp dirs ------------------------------------------------------------- */
 
-typedef struct tdir { char dir[128]; char table[200]; char outside[200]; } tdir;
+typedef tu_copy tdir;
 
-static int run(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
+#define TMP_PREFIX "/tmp/pm_test_expire."
 
+/* A copy of the fixture at d->table and an empty directory d->outside. */
 static int tdir_make(tdir *d, const char *fixture) {
-    strcpy(d->dir, "/tmp/pm_test_expire.XXXXXX");
-    if (!mkdtemp(d->dir)) return -1;
-    snprintf(d->table, sizeof d->table, "%s/t", d->dir);
-    snprintf(d->outside, sizeof d->outside, "%s/outside", d->dir);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "cp -R '%s/paimon-java/%s' '%s' && mkdir '%s'", fixtures_dir(), fixture, d->table,
-             d->outside);
-    return run(cmd);
+    if (tu_copy_make(d, TMP_PREFIX, fixture)) return -1;
+    return mkdir(d->outside, 0777) == 0 ? 0 : -1;
 }
 
-static void tdir_remove(tdir *d) {
-    char cmd[300];
-    if (strncmp(d->dir, "/tmp/pm_test_expire.", 20)) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
-    run(cmd);
-}
+static void tdir_remove(tdir *d) { tu_copy_remove(d, TMP_PREFIX); }
 
 /* "checksum size path" lines for every file below dir (symlinks followed). */
-static char *tree(const char *dir) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "cd '%s' && find -L . -type f -exec cksum {} + | LC_ALL=C sort -k3", dir);
-    FILE *p = popen(cmd, "r");
-    if (!p) return pm_strdup("");
-    pm_buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, n);
-    pclose(p);
-    pm_buf_cstr(&b);
-    return b.data ? (char *)b.data : pm_strdup("");
-}
-
-static int file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
-static int write_file(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(p, 1, n, f) == n;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
+static char *tree(const char *dir) { return tu_tree(dir, 1); }
 
 static int expire_all(paimon_table *t, int threads, int dry_run, pm_expire_result *res, pm_err *e) {
     pm_expire_opts o;
@@ -102,7 +68,7 @@ static int write_manifest(const tdir *d, const char *name, const pm_manifest_ent
     if (!rc) rc = pm_avro_writer_finish(w, &file, e);
     else pm_avro_writer_abort(w);
     snprintf(path, sizeof path, "%s/manifest/%s", d->table, name);
-    if (!rc) rc = write_file(path, file.data, file.len);
+    if (!rc) rc = tu_write_file(path, file.data, file.len);
     *size = (int64_t)file.len;
     pm_buf_free(&file);
     return rc;
@@ -125,7 +91,7 @@ static int write_list(const tdir *d, const char *name, const pm_manifest_meta *t
     if (!rc) rc = pm_avro_writer_finish(w, &file, e);
     else pm_avro_writer_abort(w);
     snprintf(path, sizeof path, "%s/manifest/%s", d->table, name);
-    if (!rc) rc = write_file(path, file.data, file.len);
+    if (!rc) rc = tu_write_file(path, file.data, file.len);
     pm_buf_free(&file);
     return rc;
 }
@@ -175,13 +141,13 @@ static int craft_snapshot2(const tdir *d, entry_edit edit, int seq, int with_cha
         pm_buf rel = {0};
         if (!rc) rc = pm_table_file_path(t, &c, &rel, &e);
         snprintf(path, sizeof path, "%s/%s", d->table, rel.data ? (char *)rel.data : "");
-        if (!rc) rc = write_file(path, "changelog", 9);
+        if (!rc) rc = tu_write_file(path, "changelog", 9);
         pm_buf_free(&rel);
     }
     pm_manifest_close(r);
     if (!rc) { rc = pm_avro_writer_finish(w, &file, &e); w = NULL; }
     snprintf(path, sizeof path, "%s/manifest/%s", d->table, mname);
-    if (!rc) rc = write_file(path, file.data, file.len);
+    if (!rc) rc = tu_write_file(path, file.data, file.len);
     int64_t msize = (int64_t)file.len;
     pm_buf_free(&file);
     /* delta list: one meta (a copy of an existing one, renamed) */
@@ -204,7 +170,7 @@ static int craft_snapshot2(const tdir *d, entry_edit edit, int seq, int with_cha
     pm_manifest_close(lr);
     if (!rc) { rc = pm_avro_writer_finish(w, &file, &e); w = NULL; }
     snprintf(path, sizeof path, "%s/manifest/%s", d->table, lname);
-    if (!rc) rc = write_file(path, file.data, file.len);
+    if (!rc) rc = tu_write_file(path, file.data, file.len);
     pm_buf_free(&file);
     /* base list: base + delta of the latest snapshot */
     if (!rc) rc = pm_avro_writer_open(PM_SCHEMA_MANIFEST_LIST, "null", 0, &w, &e);
@@ -218,7 +184,7 @@ static int craft_snapshot2(const tdir *d, entry_edit edit, int seq, int with_cha
     }
     if (!rc) { rc = pm_avro_writer_finish(w, &file, &e); w = NULL; }
     snprintf(path, sizeof path, "%s/manifest/%s", d->table, bname);
-    if (!rc) rc = write_file(path, file.data, file.len);
+    if (!rc) rc = tu_write_file(path, file.data, file.len);
     pm_buf_free(&file);
     pm_avro_writer_abort(w);
     /* the snapshot */
@@ -237,7 +203,7 @@ static int craft_snapshot2(const tdir *d, entry_edit edit, int seq, int with_cha
         pm_buf j = {0};
         rc = pm_snapshot_to_json(s, &j);
         snprintf(path, sizeof path, "%s/snapshot/snapshot-%lld", d->table, (long long)(latest + 1));
-        if (!rc) rc = write_file(path, j.data, j.len);
+        if (!rc) rc = tu_write_file(path, j.data, j.len);
         pm_buf_free(&j);
         if (!rc) rc = pm_hint_write(t->io, t->root, "LATEST", latest + 1, &e);
     }
@@ -290,7 +256,7 @@ static void check_crafted(entry_edit edit, int expect_rc, const char *what) {
     CHECK(tdir_make(&d, PK) == 0);
     char sentinel[300];
     snprintf(sentinel, sizeof sentinel, "%s/sentinel", d.outside);
-    CHECK(write_file(sentinel, "keep", 4) == 0);
+    CHECK(tu_write_file(sentinel, "keep", 4) == 0);
     CHECK(craft_snapshot(&d, edit) == 0);
     char *before = tree(d.table);
     paimon_table *t;
@@ -300,7 +266,7 @@ static void check_crafted(entry_edit edit, int expect_rc, const char *what) {
     int rc = expire_all(t, 4, 0, &res, &e);
     if (rc != expect_rc) fprintf(stderr, "  %s: rc %d: %s\n", what, rc, e.msg);
     CHECK_EQ_INT(rc, expect_rc);
-    CHECK(file_exists(sentinel));
+    CHECK(tu_file_exists(sentinel));
     if (rc) {
         char *after = tree(d.table);
         CHECK_EQ_STR(after, before);           /* refused: nothing deleted */
@@ -328,14 +294,14 @@ TEST(external_path_inside_is_deleted) {
     CHECK(tdir_make(&d, PK) == 0);
     char inside[300];
     snprintf(inside, sizeof inside, "%s/ext-data-file.parquet", d.table);
-    CHECK(write_file(inside, "x", 1) == 0);
+    CHECK(tu_write_file(inside, "x", 1) == 0);
     CHECK(craft_snapshot(&d, edit_external_inside) == 0);
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
     pm_expire_result res;
     CHECK_EQ_INT(expire_all(t, 1, 0, &res, &e), PAIMON_OK);
-    CHECK(!file_exists(inside));
+    CHECK(!tu_file_exists(inside));
     CHECK_EQ_INT(res.clean.n_skipped, 0);
     pm_clean_result_free(&res.clean);
     pm_table_free(t);
@@ -360,7 +326,7 @@ TEST(changelog_files_of_expired_snapshots_are_deleted) {
     snprintf(cl, sizeof cl, "%s/f1=10/bucket-0/changelog-crafted-01.parquet", d.table);
     snprintf(cm, sizeof cm, "%s/manifest/manifest-crafted01-0000-0000-0000-000000000000-9", d.table);
     snprintf(cll, sizeof cll, "%s/manifest/manifest-list-crafted01-0000-0000-0000-000000000000-9", d.table);
-    CHECK(file_exists(cl) && file_exists(cm) && file_exists(cll));
+    CHECK(tu_file_exists(cl) && tu_file_exists(cm) && tu_file_exists(cll));
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
@@ -373,9 +339,9 @@ TEST(changelog_files_of_expired_snapshots_are_deleted) {
         CHECK_EQ_INT(res.clean.count[PM_K_CHANGELOG], 1);
         pm_clean_result_free(&res.clean);
     }
-    CHECK(!file_exists(cl));
-    CHECK(!file_exists(cm));
-    CHECK(!file_exists(cll));
+    CHECK(!tu_file_exists(cl));
+    CHECK(!tu_file_exists(cm));
+    CHECK(!tu_file_exists(cll));
     pm_table_free(t);
     tdir_remove(&d);
 }
@@ -388,7 +354,7 @@ TEST(symlinked_bucket_dir_is_never_followed) {
     char cmd[1200], bucket[300];
     snprintf(bucket, sizeof bucket, "%s/f1=10/bucket-1", d.table);
     snprintf(cmd, sizeof cmd, "mv '%s' '%s/bucket-1' && ln -s '%s/bucket-1' '%s'", bucket, d.outside, d.outside, bucket);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     char *outside_before = tree(d.outside);
     paimon_table *t;
     pm_err e;
@@ -429,7 +395,7 @@ TEST(path_inside_rules) {
     CHECK_EQ_INT(pm_path_inside(io, d.table, p, why, sizeof why), 0);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "ln -s '%s' '%s/link'", d.outside, d.table);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     snprintf(p, sizeof p, "%s/link/x", d.table);
     CHECK_EQ_INT(pm_path_inside(io, d.table, p, why, sizeof why), 0);
     snprintf(p, sizeof p, "%s/nodir/x", d.table);
@@ -458,7 +424,7 @@ TEST(dry_run_changes_nothing_and_matches_the_real_run) {
         CHECK_EQ_INT(dry.clean.count[k], real.clean.count[k]);
         CHECK_EQ_INT(dry.clean.bytes[k], real.clean.bytes[k]);
     }
-    for (size_t i = 0; i < dry.clean.n_paths; i++) CHECK(!file_exists(dry.clean.paths[i].path));
+    for (size_t i = 0; i < dry.clean.n_paths; i++) CHECK(!tu_file_exists(dry.clean.paths[i].path));
     pm_clean_result_free(&dry.clean);
     pm_clean_result_free(&real.clean);
     free(before);
@@ -478,7 +444,7 @@ static int hook_list(pm_fileio *io, const char *p, pm_dirent **o, size_t *n, pm_
     if (l >= 4 && !strcmp(p + l - 4, "/tag") && ++h->tag_lists == 2) {
         char cmd[700];
         snprintf(cmd, sizeof cmd, "cp '%s/snapshot/snapshot-2' '%s/tag/tag-late'", h->table, h->table);
-        run(cmd);
+        tu_sh(cmd);
     }
     return pm_io_list(h->inner, p, o, n, e);
 }
@@ -511,7 +477,7 @@ TEST(tag_created_while_planning_aborts) {
     CHECK(h->tag_lists >= 3);
     char late[300];
     snprintf(late, sizeof late, "%s/tag/tag-late", d.table);
-    CHECK(file_exists(late));
+    CHECK(tu_file_exists(late));
     unlink(late);
     char *after = tree(d.table);
     CHECK_EQ_STR(after, before);
@@ -523,61 +489,17 @@ TEST(tag_created_while_planning_aborts) {
 
 /* ---- fault injection -------------------------------------------------------------- */
 
-/* Tree after an undisturbed expiration of the fixture, and its op count. */
-static char *clean_run(const char *fixture, long *ops) {
-    tdir d;
-    if (tdir_make(&d, fixture)) return NULL;
-    paimon_table *t;
-    pm_err e;
-    char *res = NULL;
-    if (pm_table_open(d.table, NULL, &t, &e) == 0) {
-        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, 0, 0);
-        pm_expire_result r;
-        if (expire_all(t, 1, 0, &r, &e) == 0) {
-            *ops = pm_fileio_fault_count(t->io);
-            pm_clean_result_free(&r.clean);
-            res = tree(d.table);
-        }
-        pm_table_free(t);
-    }
-    tdir_remove(&d);
-    return res;
+/* The expiration under fault injection: frees its result. */
+static int sweep_op(paimon_table *t, pm_err *e) {
+    pm_expire_result r;
+    int rc = expire_all(t, 1, 0, &r, e);
+    if (!rc) pm_clean_result_free(&r.clean);
+    return rc;
 }
 
 static void fault_sweep(const char *fixture, int crash) {
-    long ops = 0;
-    char *want = clean_run(fixture, &ops);
-    CHECK(want != NULL);
-    CHECK(ops > 20);
-    if (!want) return;
-    int bad = 0;
-    for (long k = 1; k <= ops && bad < 3; k++) {
-        tdir d;
-        if (tdir_make(&d, fixture)) { CHECK(0); break; }
-        paimon_table *t;
-        pm_err e;
-        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
-        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, k, crash);
-        pm_expire_result r;
-        int rc = expire_all(t, 1, 0, &r, &e);
-        if (!rc) pm_clean_result_free(&r.clean);
-        t->io = pm_fileio_fault_release(t->io);
-        /* the re-run without faults finishes the job */
-        rc = expire_all(t, 1, 0, &r, &e);
-        if (rc) { fprintf(stderr, "  fault at op %ld (crash %d): re-run failed: %s\n", k, crash, e.msg); bad++; }
-        else pm_clean_result_free(&r.clean);
-        pm_table_free(t);
-        char *got = tree(d.table);
-        if (strcmp(got, want)) {
-            fprintf(stderr, "  fault at op %ld (crash %d): tree differs from an undisturbed run\n--- got\n%s--- want\n%s",
-                    k, crash, got, want);
-            bad++;
-        }
-        free(got);
-        tdir_remove(&d);
-    }
-    CHECK_EQ_INT(bad, 0);
-    free(want);
+    static const tu_sweep sweep = {tdir_make, tdir_remove, tree, sweep_op, 20, "tree differs from an undisturbed run"};
+    tu_fault_sweep(&sweep, fixture, crash);
 }
 
 TEST(fault_at_every_operation_pk) { fault_sweep(PK, 0); }

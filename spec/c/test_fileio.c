@@ -9,30 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void rm_rf(const char *path) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        while (d && (de = readdir(d))) {
-            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-            char p[1024];
-            snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-            rm_rf(p);
-        }
-        if (d) closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
-static char *make_tmpdir(void) {
-    char tmpl[] = "/tmp/pm_test_fileio.XXXXXX";
-    char *d = mkdtemp(tmpl);
-    return d ? pm_strdup(d) : NULL;
-}
+static char *make_tmpdir(void) { return tu_make_tmpdir("/tmp/pm_test_fileio."); }
 
 static int count_entries(const char *dir, int hidden_only) {
     DIR *d = opendir(dir);
@@ -182,7 +159,7 @@ TEST(read_list_stat_exists) {
     free(f);
     free(sub);
     pm_fileio_destroy(io);
-    rm_rf(dir);
+    tu_rm_rf(dir);
     free(dir);
 }
 
@@ -220,7 +197,7 @@ TEST(write_atomic_replaces_without_temp_files) {
     free(deep);
     free(f);
     pm_fileio_destroy(io);
-    rm_rf(dir);
+    tu_rm_rf(dir);
     free(dir);
 }
 
@@ -246,7 +223,7 @@ TEST(create_no_replace_twice) {
     free(g);
     free(f);
     pm_fileio_destroy(io);
-    rm_rf(dir);
+    tu_rm_rf(dir);
     free(dir);
 }
 
@@ -309,7 +286,7 @@ TEST(create_no_replace_concurrent) {
     }
     CHECK_EQ_INT(count_entries(dir, 0), ROUNDS);
     CHECK_EQ_INT(count_entries(dir, 1), 0);
-    rm_rf(dir);
+    tu_rm_rf(dir);
     free(dir);
 }
 
@@ -348,7 +325,7 @@ TEST(remove_and_mkdirs) {
     free(deep);
     free(f);
     pm_fileio_destroy(io);
-    rm_rf(dir);
+    tu_rm_rf(dir);
     free(dir);
 }
 
@@ -367,7 +344,7 @@ TEST(permission_errors_name_path) {
     pm_buf_free(&b);
     free(f);
     pm_fileio_destroy(io);
-    rm_rf(dir);
+    tu_rm_rf(dir);
     free(dir);
 }
 

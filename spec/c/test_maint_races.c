@@ -69,15 +69,6 @@ static const char *PYCHECK =
     "    for k in ('base_manifest_list', 'delta_manifest_list'):\n"
     "        out.write('s:%d\\tmanifest/%s\\n' % (sid, s[k]))\n";
 
-static int run_cmd(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
-
-static int write_file(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(p, 1, n, f) == n;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* ---- string sets -------------------------------------------------------------------- */
 
 typedef struct strset { pm_set *set; char **v; size_t n, cap; } strset;
@@ -105,9 +96,7 @@ typedef struct world { char dir[128], table[200], script[200]; } world;
 
 static int world_open(world *w) {
     memset(w, 0, sizeof *w);
-    struct stat st;
-    const char *base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
-                           ? "/dev/shm" : "/tmp";
+    const char *base = tu_tmp_base();
     snprintf(w->dir, sizeof w->dir, "%s/pm_test_mraces.XXXXXX", base);
     if (!mkdtemp(w->dir)) return -1;
     snprintf(w->table, sizeof w->table, "%s/t", w->dir);
@@ -116,21 +105,21 @@ static int world_open(world *w) {
     snprintf(p, sizeof p, "%s/schema", w->table);
     if (mkdir(w->table, 0755) || mkdir(p, 0755)) return -1;
     snprintf(p, sizeof p, "%s/schema/schema-0", w->table);
-    if (write_file(p, SCHEMA, strlen(SCHEMA))) return -1;
+    if (tu_write_file(p, SCHEMA, strlen(SCHEMA))) return -1;
     for (int i = 0; i < N_PARTS; i++) {
         snprintf(p, sizeof p, "%s/dt=p%d", w->table, i);
         mkdir(p, 0755);
         snprintf(p, sizeof p, "%s/dt=p%d/bucket-0", w->table, i);
         mkdir(p, 0755);
     }
-    return write_file(w->script, PYCHECK, strlen(PYCHECK));
+    return tu_write_file(w->script, PYCHECK, strlen(PYCHECK));
 }
 
 static void world_close(world *w) {
     if (!getenv("KEEP") && strstr(w->dir, "/pm_test_mraces.")) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", w->dir);
-        run_cmd(cmd);
+        tu_sh(cmd);
     }
 }
 
@@ -155,27 +144,9 @@ static int new_file(paimon_table *t, const char *table, tfile *x, const char *ta
     x->live = 1;
     char path[600];
     snprintf(path, sizeof path, "%s/dt=%s/bucket-0/%s", table, dt, x->name);
-    if (write_file(path, x->name, strlen(x->name))) return -1;
-    pm_bytes empty = {x->empty.data, x->empty.len};
-    x->m.version = 2;
-    x->m.kind = PM_FILE_ADD;
-    x->m.partition = (pm_bytes){x->part.data, x->part.len};
-    x->m.bucket = 0;
-    x->m.total_buckets = -1;
-    pm_data_file *f = &x->m.file;
-    f->file_name = x->name;
-    f->file_size = (int64_t)strlen(x->name);
-    f->row_count = 3;
-    f->min_key = f->max_key = empty;
-    f->key_stats.min_values = f->key_stats.max_values = empty;
-    f->key_stats.has_null_counts = 1;
-    f->value_stats.min_values = f->value_stats.max_values = empty;
-    f->value_stats.has_null_counts = 1;
-    f->has_value_stats_cols = 1;
-    f->max_sequence_number = 2;
-    f->creation_time = (pm_opt_i64){1, 1764000000000LL};
-    f->delete_row_count = (pm_opt_i64){1, 0};
-    f->file_source = (pm_opt_i32){1, 0};
+    if (tu_write_file(path, x->name, strlen(x->name))) return -1;
+    tu_fake_add(&x->m, (pm_bytes){x->part.data, x->part.len}, (pm_bytes){x->empty.data, x->empty.len}, 0, -1,
+                x->name, (int64_t)strlen(x->name), 3, 1764000000000LL);
     return 0;
 }
 
@@ -388,7 +359,7 @@ static void backdate(const char *path, int64_t ms_ago) {
 static void plant(const world *w, strset *set, const char *rel, int old) {
     char p[600];
     snprintf(p, sizeof p, "%s/%s", w->table, rel);
-    if (write_file(p, "orphan", 6)) return;
+    if (tu_write_file(p, "orphan", 6)) return;
     if (old) backdate(p, 3600 * 1000);
     ss_add(set, rel);
 }

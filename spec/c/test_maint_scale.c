@@ -115,15 +115,6 @@ typedef struct world {
     int64_t branch_id;
 } world;
 
-static int run_cmd(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
-
-static int write_file(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(p, 1, n, f) == n;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 static int path_exists(const world *w, const char *rel) {
     char p[600];
     struct stat st;
@@ -155,27 +146,9 @@ static tfile *new_file(world *w, int p) {
     mkdir(dirp, 0755);   /* the partition directory exists (made in world_open) */
     snprintf(path, sizeof path, "%s/%s", dirp, x->name);
     int len = snprintf(body, sizeof body, "PAR1 fake data file %s of dt=%s PAR1\n", x->name, dt);
-    if (write_file(path, body, (size_t)len)) return NULL;
-    pm_bytes empty = {x->empty.data, x->empty.len};
-    x->m.version = 2;
-    x->m.kind = PM_FILE_ADD;
-    x->m.partition = (pm_bytes){x->part.data, x->part.len};
-    x->m.bucket = 0;
-    x->m.total_buckets = -1;
-    pm_data_file *f = &x->m.file;
-    f->file_name = x->name;
-    f->file_size = len;
-    f->row_count = 10;
-    f->min_key = f->max_key = empty;
-    f->key_stats.min_values = f->key_stats.max_values = empty;
-    f->key_stats.has_null_counts = 1;
-    f->value_stats.min_values = f->value_stats.max_values = empty;
-    f->value_stats.has_null_counts = 1;
-    f->has_value_stats_cols = 1;
-    f->max_sequence_number = 9;
-    f->creation_time = (pm_opt_i64){1, 1764000000000LL};
-    f->delete_row_count = (pm_opt_i64){1, 0};
-    f->file_source = (pm_opt_i32){1, 0};
+    if (tu_write_file(path, body, (size_t)len)) return NULL;
+    tu_fake_add(&x->m, (pm_bytes){x->part.data, x->part.len}, (pm_bytes){x->empty.data, x->empty.len}, 0, -1,
+                x->name, len, 10, 1764000000000LL);
     return x;
 }
 
@@ -197,14 +170,12 @@ static int commit(world *w, const pm_manifest_entry *v, size_t n, const char *ki
 static int copy_file(const char *from, const char *to) {
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
-    return run_cmd(cmd);
+    return tu_sh(cmd);
 }
 
 static int world_open(world *w) {
     memset(w, 0, sizeof *w);
-    struct stat st;
-    const char *base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
-                           ? "/dev/shm" : "/tmp";
+    const char *base = tu_tmp_base();
     snprintf(w->dir, sizeof w->dir, "%s/pm_test_mscale.XXXXXX", base);
     if (!mkdtemp(w->dir)) return -1;
     snprintf(w->table, sizeof w->table, "%s/t", w->dir);
@@ -214,12 +185,12 @@ static int world_open(world *w) {
     snprintf(p, sizeof p, "%s/schema", w->table);
     if (mkdir(p, 0755)) return -1;
     snprintf(p, sizeof p, "%s/schema/schema-0", w->table);
-    if (write_file(p, SCHEMA, strlen(SCHEMA))) return -1;
+    if (tu_write_file(p, SCHEMA, strlen(SCHEMA))) return -1;
     for (int i = 0; i < N_PARTS; i++) {
         snprintf(p, sizeof p, "%s/dt=p%d", w->table, i);
         mkdir(p, 0755);
     }
-    if (write_file(w->script, PYCHECK, strlen(PYCHECK))) return -1;
+    if (tu_write_file(w->script, PYCHECK, strlen(PYCHECK))) return -1;
     w->f = calloc(MAX_FILES, sizeof *w->f);
     pm_err e;
     if (pm_table_open(w->table, NULL, &w->t, &e)) { fprintf(stderr, "  open: %s\n", e.msg); return -1; }
@@ -233,7 +204,7 @@ static void world_close(world *w) {
     if (!getenv("KEEP") && strstr(w->dir, "/pm_test_mscale.")) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", w->dir);
-        run_cmd(cmd);
+        tu_sh(cmd);
     }
 }
 
@@ -307,7 +278,7 @@ static int build(world *w) {
                      "cp '%s/schema/schema-0' '%s/branch/branch-b/schema/' && "
                      "cp '%s/snapshot/snapshot-130' '%s/branch/branch-b/snapshot/'",
                      w->table, w->table, w->table, w->table, w->table, w->table);
-            if (run_cmd(cmd)) return -1;
+            if (tu_sh(cmd)) return -1;
             w->branch_id = 130;
         }
     }

@@ -61,17 +61,13 @@ static int decode_and_rewrite(const char *path, pm_manifest_kind kind, pm_buf *n
     return rc;
 }
 
+/* stdout of a shell command (malloc'd; NULL if it cannot be started); a
+ * failure is reported with its output. */
 static char *run_cmd(const char *cmd) {
-    FILE *p = popen(cmd, "r");
-    if (!p) return NULL;
-    pm_buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, n);
-    int st = pclose(p);
-    pm_buf_cstr(&b);
-    if (st != 0) { fprintf(stderr, "  command failed: %s\n%s", cmd, b.data ? (char *)b.data : ""); }
-    return (char *)b.data;
+    int st = 0;
+    char *out = tu_sh_out(cmd, &st);
+    if (out && st != 0) fprintf(stderr, "  command failed: %s\n%s", cmd, out);
+    return out;
 }
 
 static int files_checked, records_checked, names_only_checked;

@@ -40,30 +40,7 @@ static void write_text(const char *dir, const char *name, const char *text) {
     fclose(f);
 }
 
-static void rm_rf(const char *path) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        while (d && (de = readdir(d))) {
-            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-            char p[1024];
-            snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-            rm_rf(p);
-        }
-        if (d) closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
-static char *make_tmpdir(void) {
-    char tmpl[] = "/tmp/pm_test_meta.XXXXXX";
-    char *d = mkdtemp(tmpl);
-    return d ? pm_strdup(d) : NULL;
-}
+static char *make_tmpdir(void) { return tu_make_tmpdir("/tmp/pm_test_meta."); }
 
 static char *jdir(const char *a, const char *b) { return pm_path_join(a, b); }
 
@@ -378,7 +355,7 @@ TEST(snapshot_read_from_files) {
     CHECK(strstr(e.msg, "snapshot/snapshot-5") != NULL);
     pm_fileio_destroy(io);
     free(sd);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -694,7 +671,7 @@ TEST(consumers) {
     CHECK(strstr(e.msg, "consumer-zzz") != NULL);
     pm_fileio_destroy(io);
     free(cd);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -738,7 +715,7 @@ TEST(hint_latest_correct_and_stale) {
     CHECK_EQ_INT(latest_of(root, &rc), 4);
     set_hint(root, "LATEST", "-3");
     CHECK_EQ_INT(latest_of(root, &rc), 4);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -753,7 +730,7 @@ TEST(hint_latest_trusted_without_listing) {
     CHECK_EQ_INT(rc, PAIMON_OK);
     set_hint(root, "EARLIEST", "2");
     CHECK_EQ_INT(earliest_of(root, &rc), 2);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -789,7 +766,7 @@ TEST(hint_junk_falls_back_to_listing) {
     CHECK_EQ_INT(pm_hint_read(io, root, "LATEST", &h, &e), PAIMON_CORRUPT);
     CHECK_EQ_INT(pm_hint_read(io, root, "NOPE", &h, &e), PAIMON_NOTFOUND);
     pm_fileio_destroy(io);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -808,7 +785,7 @@ TEST(hint_earliest_expired) {
     free(p);
     CHECK_EQ_INT(earliest_of(root, &rc), 6);
     CHECK_EQ_INT(latest_of(root, &rc), 8);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -840,7 +817,7 @@ TEST(listing_gaps_and_non_numeric_names) {
     CHECK_EQ_INT(latest_of(root, &rc), 4);
     pm_fileio_destroy(io);
     free(sd);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -868,7 +845,7 @@ TEST(no_snapshots_notfound) {
     CHECK_EQ_INT(pm_snapshot_latest_id(io, root, &id, &e), PAIMON_NOTFOUND);
     CHECK_EQ_INT(pm_snapshot_earliest_id(io, root, &id, &e), PAIMON_NOTFOUND);
     pm_fileio_destroy(io);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 
@@ -902,7 +879,7 @@ TEST(hint_write) {
     free(sd);
     free(p);
     pm_fileio_destroy(io);
-    rm_rf(root);
+    tu_rm_rf(root);
     free(root);
 }
 

@@ -17,46 +17,19 @@
 #define BITMAP "cpp-parquet-append_with_bitmap/append_with_bitmap.db/append_with_bitmap"
 #define TAGGED "cpp-parquet-pk_btree_partitioned_e2e/pk_btree_partitioned_e2e.db/pk_btree_partitioned_e2e"
 
-typedef struct tdir { char dir[128]; char table[200]; } tdir;
+typedef tu_copy tdir;
 
-static int run(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
+#define TMP_PREFIX "/tmp/pm_test_orphan."
 
 static int tdir_make(tdir *d, const char *fixture) {
-    strcpy(d->dir, "/tmp/pm_test_orphan.XXXXXX");
-    if (!mkdtemp(d->dir)) return -1;
-    snprintf(d->table, sizeof d->table, "%s/t", d->dir);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "cp -R '%s/paimon-java/%s' '%s'", fixtures_dir(), fixture, d->table);
-    int rc = run(cmd);
+    int rc = tu_copy_make(d, TMP_PREFIX, fixture);
     usleep(20000);    /* every copied file is now older than "now" */
     return rc;
 }
 
-static void tdir_remove(tdir *d) {
-    char cmd[300];
-    if (strncmp(d->dir, "/tmp/pm_test_orphan.", 20)) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
-    run(cmd);
-}
+static void tdir_remove(tdir *d) { tu_copy_remove(d, TMP_PREFIX); }
 
-static char *tree(const char *dir) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f -exec cksum {} + | LC_ALL=C sort -k3", dir);
-    FILE *p = popen(cmd, "r");
-    if (!p) return pm_strdup("");
-    pm_buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, n);
-    pclose(p);
-    pm_buf_cstr(&b);
-    return b.data ? (char *)b.data : pm_strdup("");
-}
-
-static int file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0;
-}
+static char *tree(const char *dir) { return tu_tree(dir, 0); }
 
 /* Clean with the cut-off `age_ms` before now. */
 static int clean_older(paimon_table *t, int64_t age_ms, int threads, int dry_run, pm_orphan_result *r, pm_err *e) {
@@ -86,9 +59,9 @@ TEST(removes_the_known_orphans) {
     CHECK_EQ_INT(r.clean.count[PM_K_MANIFEST_LIST], 2);
     char p[400];
     snprintf(p, sizeof p, "%s/bucket-0/data-5816f838-a213-4d34-89c3-2cab0fa8c0cb-0.parquet", d.table);
-    CHECK(!file_exists(p));
+    CHECK(!tu_file_exists(p));
     snprintf(p, sizeof p, "%s/manifest/manifest-list-9661d22b-a0de-419b-8d2b-cae55816f507-1", d.table);
-    CHECK(!file_exists(p));
+    CHECK(!tu_file_exists(p));
     pm_clean_result_free(&r.clean);
     /* a second run finds nothing */
     CHECK_EQ_INT(clean(t, 1, 0, &r, &e), PAIMON_OK);
@@ -161,11 +134,11 @@ TEST(age_is_checked_for_unused_files_only) {
     n = 0;
     for (int k = 0; k < PM_K__N; k++) n += r.clean.count[k];
     CHECK_EQ_INT(n, 2);
-    CHECK(!file_exists(p));
-    CHECK(!file_exists(tmp));
-    CHECK(file_exists(used_file));
+    CHECK(!tu_file_exists(p));
+    CHECK(!tu_file_exists(tmp));
+    CHECK(tu_file_exists(used_file));
     snprintf(p, sizeof p, "%s/bucket-0/data-dir-not-a-file.parquet", d.table);
-    CHECK(file_exists(p));
+    CHECK(tu_file_exists(p));
     pm_clean_result_free(&r.clean);
     pm_table_free(t);
     tdir_remove(&d);
@@ -180,7 +153,7 @@ static void commit_during(void *ud, const char *phase, size_t done, size_t total
     if (h->fired || strcmp(phase, "checking ages") || done != total) return;
     char cmd[700];
     snprintf(cmd, sizeof cmd, "cp '%s/snapshot/snapshot-1' '%s/snapshot/snapshot-2'", h->table, h->table);
-    h->fired = run(cmd) == 0;
+    h->fired = tu_sh(cmd) == 0;
 }
 
 TEST(commit_while_cleaning_deletes_nothing) {
@@ -237,7 +210,7 @@ TEST(empty_used_set_aborts) {
     CHECK(tdir_make(&d, BITMAP) == 0);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -f '%s'/snapshot/*", d.table);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     char *before = tree(d.table);
     paimon_table *t;
     pm_err e;
@@ -271,58 +244,17 @@ TEST(dry_run_changes_nothing) {
     tdir_remove(&d);
 }
 
-static char *clean_run(const char *fixture, long *ops) {
-    tdir d;
-    if (tdir_make(&d, fixture)) return NULL;
-    paimon_table *t;
-    pm_err e;
-    char *res = NULL;
-    if (pm_table_open(d.table, NULL, &t, &e) == 0) {
-        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, 0, 0);
-        pm_orphan_result r;
-        if (clean(t, 1, 0, &r, &e) == 0) {
-            *ops = pm_fileio_fault_count(t->io);
-            pm_clean_result_free(&r.clean);
-            res = tree(d.table);
-        }
-        pm_table_free(t);
-    }
-    tdir_remove(&d);
-    return res;
+/* The clean under fault injection: frees its result. */
+static int sweep_op(paimon_table *t, pm_err *e) {
+    pm_orphan_result r;
+    int rc = clean(t, 1, 0, &r, e);
+    if (!rc) pm_clean_result_free(&r.clean);
+    return rc;
 }
 
 static void fault_sweep(const char *fixture, int crash) {
-    long ops = 0;
-    char *want = clean_run(fixture, &ops);
-    CHECK(want != NULL);
-    CHECK(ops > 10);
-    if (!want) return;
-    int bad = 0;
-    for (long k = 1; k <= ops && bad < 3; k++) {
-        tdir d;
-        if (tdir_make(&d, fixture)) { CHECK(0); break; }
-        paimon_table *t;
-        pm_err e;
-        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
-        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, k, crash);
-        pm_orphan_result r;
-        int rc = clean(t, 1, 0, &r, &e);
-        if (!rc) pm_clean_result_free(&r.clean);
-        t->io = pm_fileio_fault_release(t->io);
-        rc = clean(t, 1, 0, &r, &e);
-        if (rc) { fprintf(stderr, "  fault at op %ld (crash %d): re-run failed: %s\n", k, crash, e.msg); bad++; }
-        else pm_clean_result_free(&r.clean);
-        pm_table_free(t);
-        char *got = tree(d.table);
-        if (strcmp(got, want)) {
-            fprintf(stderr, "  fault at op %ld (crash %d): tree differs\n--- got\n%s--- want\n%s", k, crash, got, want);
-            bad++;
-        }
-        free(got);
-        tdir_remove(&d);
-    }
-    CHECK_EQ_INT(bad, 0);
-    free(want);
+    static const tu_sweep sweep = {tdir_make, tdir_remove, tree, sweep_op, 10, "tree differs"};
+    tu_fault_sweep(&sweep, fixture, crash);
 }
 
 TEST(fault_at_every_operation) { fault_sweep(BITMAP, 0); }

@@ -38,15 +38,6 @@
 
 static long strays_runs;   /* runs that left strays (crash, uncertain snapshot write) */
 
-static int run_cmd(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
-
-static int write_file(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(p, 1, n, f) == n;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* ---- the directory tree: "relpath size hash" lines, sorted ------------------------ */
 
 typedef struct lines { char **v; size_t n, cap; } lines;
@@ -144,35 +135,15 @@ static int add_file(world *w, paimon_table *t, int p) {
     snprintf(path, sizeof path, "%s/dt=%s/bucket-0", w->pristine, dt);
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/dt=%s/bucket-0/%s", w->pristine, dt, x->name);
-    if (write_file(path, x->name, strlen(x->name))) return -1;
-    pm_bytes empty = {x->empty.data, x->empty.len};
-    x->m.version = 2;
-    x->m.kind = PM_FILE_ADD;
-    x->m.partition = (pm_bytes){x->part.data, x->part.len};
-    x->m.bucket = 0;
-    x->m.total_buckets = -1;
-    pm_data_file *f = &x->m.file;
-    f->file_name = x->name;
-    f->file_size = (int64_t)strlen(x->name);
-    f->row_count = 5;
-    f->min_key = f->max_key = empty;
-    f->key_stats.min_values = f->key_stats.max_values = empty;
-    f->key_stats.has_null_counts = 1;
-    f->value_stats.min_values = f->value_stats.max_values = empty;
-    f->value_stats.has_null_counts = 1;
-    f->has_value_stats_cols = 1;
-    f->max_sequence_number = 4;
-    f->creation_time = (pm_opt_i64){1, 1764000000000LL};
-    f->delete_row_count = (pm_opt_i64){1, 0};
-    f->file_source = (pm_opt_i32){1, 0};
+    if (tu_write_file(path, x->name, strlen(x->name))) return -1;
+    tu_fake_add(&x->m, (pm_bytes){x->part.data, x->part.len}, (pm_bytes){x->empty.data, x->empty.len}, 0, -1,
+                x->name, (int64_t)strlen(x->name), 5, 1764000000000LL);
     return 0;
 }
 
 static int world_open(world *w, const char *extra_options) {
     memset(w, 0, sizeof *w);
-    struct stat st;
-    const char *base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
-                           ? "/dev/shm" : "/tmp";
+    const char *base = tu_tmp_base();
     snprintf(w->dir, sizeof w->dir, "%s/pm_test_pfaults.XXXXXX", base);
     if (!mkdtemp(w->dir)) return -1;
     snprintf(w->pristine, sizeof w->pristine, "%s/pristine", w->dir);
@@ -182,7 +153,7 @@ static int world_open(world *w, const char *extra_options) {
     if (mkdir(w->pristine, 0755) || mkdir(p, 0755)) return -1;
     snprintf(p, sizeof p, "%s/schema/schema-0", w->pristine);
     int n = snprintf(schema, sizeof schema, SCHEMA_FMT, extra_options);
-    if (write_file(p, schema, (size_t)n)) return -1;
+    if (tu_write_file(p, schema, (size_t)n)) return -1;
     paimon_table *t;
     pm_err e;
     if (pm_table_open(w->pristine, NULL, &t, &e)) return -1;
@@ -218,14 +189,14 @@ static void world_close(world *w) {
     if (strstr(w->dir, "/pm_test_pfaults.")) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", w->dir);
-        run_cmd(cmd);
+        tu_sh(cmd);
     }
 }
 
 static int reset(world *w) {
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -a '%s' '%s'", w->work, w->pristine, w->work);
-    return run_cmd(cmd);
+    return tu_sh(cmd);
 }
 
 /* ---- the recording fault FileIO (as in test_commit_faults.c) -------------------- */

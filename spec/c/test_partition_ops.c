@@ -17,19 +17,6 @@
 
 typedef struct ttable { char dir[256]; char path[300]; paimon_table *t; } ttable;
 
-static char *run(const char *cmd, int *status) {
-    FILE *p = popen(cmd, "r");
-    if (!p) return NULL;
-    pm_buf b = {0};
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, k);
-    int st = pclose(p);
-    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    pm_buf_cstr(&b);
-    return b.data ? (char *)b.data : pm_strdup("");
-}
-
 static const char *SCHEMA_ONE =
     "{\n  \"version\" : 3,\n  \"id\" : 0,\n  \"fields\" : [ {\n    \"id\" : 0,\n    \"name\" : \"id\",\n"
     "    \"type\" : \"INT\"\n  }, {\n    \"id\" : 1,\n    \"name\" : \"dt\",\n    \"type\" : \"STRING\"\n  } ],\n"
@@ -73,14 +60,8 @@ static void drop_table(ttable *x) {
     }
 }
 
-/* An ADD entry of a fake data file; partition values as text ("dt" or
- * "dt|hr" for the two-key table; hr is an INT). */
-typedef struct tentry {
-    pm_manifest_entry m;
-    pm_buf part, empty;
-    char name[160];
-} tentry;
-
+/* An ADD entry of a fake data file (a tentry, test_util.h); partition values
+ * as text ("dt" or "dt|hr" for the two-key table; hr is an INT). */
 static void tentry_init(tentry *x, paimon_table *t, const char *values, const char *name, int64_t rows,
                         int64_t ctime) {
     memset(x, 0, sizeof *x);
@@ -98,26 +79,8 @@ static void tentry_init(tentry *x, paimon_table *t, const char *values, const ch
     pm_binrow_encode(t->part_types, t->n_part, v, &x->part, &e);
     pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
     snprintf(x->name, sizeof x->name, "%s", name);
-    pm_bytes empty = {x->empty.data, x->empty.len};
-    x->m.version = 2;
-    x->m.kind = PM_FILE_ADD;
-    x->m.partition = (pm_bytes){x->part.data, x->part.len};
-    x->m.bucket = 0;
-    x->m.total_buckets = -1;
-    pm_data_file *f = &x->m.file;
-    f->file_name = x->name;
-    f->file_size = 1000 + rows;
-    f->row_count = rows;
-    f->min_key = f->max_key = empty;
-    f->key_stats.min_values = f->key_stats.max_values = empty;
-    f->key_stats.has_null_counts = 1;
-    f->value_stats.min_values = f->value_stats.max_values = empty;
-    f->value_stats.has_null_counts = 1;
-    f->has_value_stats_cols = 1;
-    f->max_sequence_number = rows - 1;
-    f->creation_time = (pm_opt_i64){1, ctime};
-    f->delete_row_count = (pm_opt_i64){1, 0};
-    f->file_source = (pm_opt_i32){1, 0};
+    tu_fake_add(&x->m, (pm_bytes){x->part.data, x->part.len}, (pm_bytes){x->empty.data, x->empty.len}, 0, -1,
+                x->name, 1000 + rows, rows, ctime);
 }
 
 static int64_t wall_now(void) {
@@ -232,7 +195,7 @@ TEST(entries_and_drop) {
     /* dry run: plan, nothing written */
     char cmd[600];
     snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f | sort | xargs md5sum", x.path);
-    char *before = run(cmd, NULL);
+    char *before = tu_sh_out(cmd, NULL);
     pm_partition_filter f;
     const char *k[] = {"dt"}, *val[] = {"2026-01-01"};
     pm_part_select sel = spec1(&f, k, val, 1);
@@ -247,7 +210,7 @@ TEST(entries_and_drop) {
     CHECK_EQ_INT(r.base_snapshot_id, id);
     CHECK_EQ_INT(r.n_parts, 1);
     pm_drop_result_free(&r);
-    char *after = run(cmd, NULL);
+    char *after = tu_sh_out(cmd, NULL);
     CHECK(before && after && !strcmp(before, after));
     free(after);
 
@@ -267,7 +230,7 @@ TEST(entries_and_drop) {
     /* the independent reader agrees */
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files 2>&1", x.path);
     int st = -1;
-    char *py = run(cmd, &st);
+    char *py = tu_sh_out(cmd, &st);
     CHECK_EQ_INT(st, 0);
     CHECK(py && !strstr(py, "data-a-0") && !strstr(py, "data-a-1") && strstr(py, "data-b-0") && strstr(py, "data-c-0"));
     free(py);
@@ -506,7 +469,7 @@ static char *cli(const char *table, const char *args, int *status) {
     const char *b = getenv("PAIMON_BUILD");
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "'%s/paimon-lua' expire_partitions.lua '%s' %s 2>/dev/null", b ? b : "build", table, args);
-    return run(cmd, status);
+    return tu_sh_out(cmd, status);
 }
 
 static void ymd(int64_t wall_ms, int dashes, char *out, size_t cap) {

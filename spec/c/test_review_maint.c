@@ -29,30 +29,13 @@
 
 #define TAGGED "cpp-parquet-pk_btree_partitioned_e2e/pk_btree_partitioned_e2e.db/pk_btree_partitioned_e2e"
 
-typedef struct tdir { char dir[128]; char table[200]; } tdir;
+typedef tu_copy tdir;
 
-static int run(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
+#define TMP_PREFIX "/tmp/pm_test_review."
 
-static int tdir_make(tdir *d, const char *fixture) {
-    strcpy(d->dir, "/tmp/pm_test_review.XXXXXX");
-    if (!mkdtemp(d->dir)) return -1;
-    snprintf(d->table, sizeof d->table, "%s/t", d->dir);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "cp -R '%s/paimon-java/%s' '%s'", fixtures_dir(), fixture, d->table);
-    return run(cmd);
-}
+static int tdir_make(tdir *d, const char *fixture) { return tu_copy_make(d, TMP_PREFIX, fixture); }
 
-static void tdir_remove(tdir *d) {
-    char cmd[300];
-    if (strncmp(d->dir, "/tmp/pm_test_review.", 20)) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
-    run(cmd);
-}
-
-static int file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0;
-}
+static void tdir_remove(tdir *d) { tu_copy_remove(d, TMP_PREFIX); }
 
 static int expire_all(paimon_table *t, pm_expire_result *res, pm_err *e) {
     pm_expire_opts o;
@@ -107,7 +90,7 @@ static int count_existing(const char *paths, int *total) {
             memcpy(line, p, l);
             line[l] = 0;
             (*total)++;
-            n += file_exists(line);
+            n += tu_file_exists(line);
         }
         p += l + (nl != NULL);
     }
@@ -136,7 +119,7 @@ static void changelog_protects(int in_branch) {
         snprintf(cmd, sizeof cmd, "cd '%s' && mkdir -p changelog && cp snapshot/snapshot-1 changelog/changelog-1",
                  d.table);
     }
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
@@ -168,7 +151,7 @@ static void changelog_protects(int in_branch) {
     }
     if (s1) {
         char *lp = pm_table_manifest_path(t, s1->delta_manifest_list);
-        CHECK(lp && file_exists(lp));
+        CHECK(lp && tu_file_exists(lp));
         free(lp);
         pm_snapshot_free(s1);
     }
@@ -205,7 +188,7 @@ TEST(expire_refuses_a_corrupt_changelog) {
     CHECK(tdir_make(&d, PK) == 0);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "cd '%s' && mkdir -p changelog && printf '{bad' > changelog/changelog-1", d.table);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
@@ -216,7 +199,7 @@ TEST(expire_refuses_a_corrupt_changelog) {
     else pm_clean_result_free(&r.clean);
     char p[400];
     snprintf(p, sizeof p, "%s/snapshot/snapshot-1", d.table);
-    CHECK(file_exists(p));
+    CHECK(tu_file_exists(p));
     pm_table_free(t);
     tdir_remove(&d);
 }
@@ -231,7 +214,7 @@ TEST(a_consumer_at_zero_stops_everything) {
              "cd '%s' && mkdir -p consumer && printf '{\"nextSnapshot\" : 0}' > consumer/consumer-a && "
              "printf '{\"nextSnapshot\" : 4}' > consumer/consumer-b && grep -q nextSnapshot consumer/consumer-a",
              d.table);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
@@ -267,7 +250,7 @@ static pm_fileio_ops hook_ops;
 static int hook_list(pm_fileio *io, const char *p, pm_dirent **o, size_t *n, pm_err *e) {
     hook_io *h = (hook_io *)io;
     size_t l = strlen(p);
-    if (l >= 4 && !strcmp(p + l - 4, "/tag") && ++h->tag_lists == 2) run(h->cmd);
+    if (l >= 4 && !strcmp(p + l - 4, "/tag") && ++h->tag_lists == 2) tu_sh(h->cmd);
     return pm_io_list(h->inner, p, o, n, e);
 }
 static int hook_read(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) { return pm_io_read_all(((hook_io *)io)->inner, p, o, e); }
@@ -286,7 +269,7 @@ static void changed_while_planning(const char *setup, const char *during, const 
     CHECK(tdir_make(&d, TAGGED) == 0);
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "cd '%s' && %s", d.table, setup);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f ! -path './tag/*' ! -path './consumer/*' | sort", d.table);
     FILE *f = popen(cmd, "r");
     char before[20000] = "", after[20000] = "";
@@ -416,9 +399,9 @@ TEST(a_gap_at_the_end_of_the_range_does_not_stall) {
         CHECK_EQ_INT(r.range.end, 4);
         pm_clean_result_free(&r.clean);
     }
-    CHECK(!file_exists(p1));
-    CHECK(!file_exists(p2));
-    CHECK(file_exists(p4));
+    CHECK(!tu_file_exists(p1));
+    CHECK(!tu_file_exists(p2));
+    CHECK(tu_file_exists(p4));
     int total = 0;
     CHECK_EQ_INT(count_existing(live4 ? live4 : "", &total), total);
     int64_t earliest = 0;
@@ -438,7 +421,7 @@ TEST(a_consumer_at_a_gap_is_no_conflict) {
     snprintf(cmd, sizeof cmd,
              "cd '%s' && rm snapshot/snapshot-3 && mkdir -p consumer && printf '{\"nextSnapshot\" : 3}' > consumer/consumer-c",
              d.table);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
@@ -454,8 +437,8 @@ TEST(a_consumer_at_a_gap_is_no_conflict) {
     char p2[300], p4[300];
     snprintf(p2, sizeof p2, "%s/snapshot/snapshot-2", d.table);
     snprintf(p4, sizeof p4, "%s/snapshot/snapshot-4", d.table);
-    CHECK(!file_exists(p2));
-    CHECK(file_exists(p4));
+    CHECK(!tu_file_exists(p2));
+    CHECK(tu_file_exists(p4));
     pm_table_free(t);
     tdir_remove(&d);
 }
@@ -486,7 +469,7 @@ TEST(orphan_accepts_a_changelog_whose_base_list_is_gone) {
              "snapshot/snapshot-1 > changelog/changelog-1 && grep -q manifest-list-gone-0 changelog/changelog-1 && "
              "grep -q index-manifest-gone-0 changelog/changelog-1 && sleep 1",
              d.table);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
@@ -505,7 +488,7 @@ TEST(orphan_accepts_a_changelog_whose_base_list_is_gone) {
              "-e 's/\"changelogManifestList\" : null/\"changelogManifestList\" : \"manifest-list-gone-2\"/' "
              "changelog/changelog-1 && grep -q manifest-list-gone-2 changelog/changelog-1",
              d.table);
-    CHECK(run(cmd) == 0);
+    CHECK(tu_sh(cmd) == 0);
     rc = orphan_clean(t, 1, &r, &e);
     CHECK(rc != PAIMON_OK);
     if (rc) CHECK(strstr(e.msg, "manifest-list-gone-2") != NULL);
@@ -534,8 +517,8 @@ TEST(stop_on_failure_stops_after_a_directory) {
     memset(&r, 0, sizeof r);
     CHECK_EQ_INT(pm_deleter_run(del, t->io, t->root, &co, "snapshots", &r, &e), PAIMON_OK);
     CHECK_EQ_INT(r.n_failures, 1);
-    CHECK(file_exists(a));
-    CHECK(file_exists(b));        /* never attempted after the failure: no gap */
+    CHECK(tu_file_exists(a));
+    CHECK(tu_file_exists(b));        /* never attempted after the failure: no gap */
     CHECK_EQ_INT(r.count[PM_K_SNAPSHOT], 0);
     pm_clean_result_free(&r);
     pm_deleter_free(del);

@@ -1,0 +1,279 @@
+/* Helpers shared by the C tests (included from test.h, so a change here
+ * rebuilds every test): shell commands and their output, temp copies of the
+ * Java-written fixtures, file-tree listings, small file I/O, fake ADD
+ * entries, snapshot lookups and the fault sweep of the maintenance tests.
+ * Everything is static inline and prefixed tu_: each test is one
+ * translation unit and uses what it needs. */
+#ifndef PM_TEST_UTIL_H
+#define PM_TEST_UTIL_H
+#include "pm_commit.h"
+#include "pm_fileio_fault.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- shell -------------------------------------------------------------------- */
+
+/* Runs a shell command: 0 when it exits 0, else -1. */
+static inline int tu_sh(const char *cmd) { return system(cmd) == 0 ? 0 : -1; }
+
+/* stdout of a shell command (malloc'd, NUL-terminated; NULL if it cannot be
+ * started); *status = exit status when status != NULL. */
+static inline char *tu_sh_out(const char *cmd, int *status) {
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    pm_buf b = {0};
+    char chunk[4096];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, p)) > 0) pm_buf_append(&b, chunk, k);
+    int st = pclose(p);
+    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    pm_buf_cstr(&b);
+    return b.data ? (char *)b.data : pm_strdup("");
+}
+
+/* "checksum size path" lines for every file below dir, sorted by path
+ * (symlinks followed when follow_links); "" when it cannot run. */
+static inline char *tu_tree(const char *dir, int follow_links) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && find %s. -type f -exec cksum {} + | LC_ALL=C sort -k3", dir,
+             follow_links ? "-L " : "");
+    char *s = tu_sh_out(cmd, NULL);
+    return s ? s : pm_strdup("");
+}
+
+/* ---- temp directories ---------------------------------------------------------- */
+
+/* /dev/shm when it is a writable directory (fsync is free there), else /tmp. */
+static inline const char *tu_tmp_base(void) {
+    struct stat st;
+    return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+}
+
+/* cp -R of the fixture PAIMON_FIXTURES/paimon-java/<rel> to dest: 0 or -1. */
+static inline int tu_cp_fixture(const char *rel, const char *dest) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cp -R '%s/paimon-java/%s' '%s'", fixtures_dir(), rel, dest);
+    return tu_sh(cmd);
+}
+
+/* A temp directory `dir` (from the template prefix + "XXXXXX", e.g.
+ * "/tmp/pm_test_orphan.") holding a copy of the fixture
+ * PAIMON_FIXTURES/paimon-java/<rel> at `table` = dir/t; `outside` = dir/outside
+ * (not created). */
+typedef struct tu_copy { char dir[128]; char table[200]; char outside[200]; } tu_copy;
+
+static inline int tu_copy_make(tu_copy *c, const char *prefix, const char *rel) {
+    snprintf(c->dir, sizeof c->dir, "%sXXXXXX", prefix);
+    if (!mkdtemp(c->dir)) return -1;
+    snprintf(c->table, sizeof c->table, "%s/t", c->dir);
+    snprintf(c->outside, sizeof c->outside, "%s/outside", c->dir);
+    return tu_cp_fixture(rel, c->table);
+}
+
+/* rm -rf of c->dir, only when it starts with prefix. */
+static inline void tu_copy_remove(const tu_copy *c, const char *prefix) {
+    char cmd[300];
+    if (strncmp(c->dir, prefix, strlen(prefix))) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
+    if (tu_sh(cmd)) fprintf(stderr, "cannot remove %s\n", c->dir);
+}
+
+/* A fresh empty directory from the template prefix + "XXXXXX" (malloc'd). */
+static inline char *tu_make_tmpdir(const char *prefix) {
+    char tmpl[256];
+    snprintf(tmpl, sizeof tmpl, "%sXXXXXX", prefix);
+    char *d = mkdtemp(tmpl);
+    return d ? pm_strdup(d) : NULL;
+}
+
+/* Removes path and everything below it (symlinks are not followed). */
+static inline void tu_rm_rf(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            char p[1024];
+            if (snprintf(p, sizeof p, "%s/%s", path, de->d_name) >= (int)sizeof p) continue;   /* cannot name it */
+            tu_rm_rf(p);
+        }
+        if (d) closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* ---- files ---------------------------------------------------------------------- */
+
+static inline int tu_file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Writes n bytes to path (replacing it): 0, or -1 when opening, writing or
+ * closing fails. */
+static inline int tu_write_file(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = fwrite(p, 1, n, f) == n;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* ---- tables and snapshots -------------------------------------------------------- */
+
+static inline paimon_table *tu_open_table(const char *path) {
+    paimon_table *t = NULL;
+    pm_err e;
+    if (pm_table_open(path, NULL, &t, &e)) { fprintf(stderr, "  open: %s\n", e.msg); return NULL; }
+    return t;
+}
+
+/* Latest snapshot id of the table's branch, -1 on error. */
+static inline int64_t tu_latest_id(paimon_table *t) {
+    int64_t id = -1;
+    pm_err e;
+    if (pm_snapshot_latest_id(t->io, t->branch_root, &id, &e)) return -1;
+    return id;
+}
+
+static inline pm_snapshot *tu_read_snap(paimon_table *t, int64_t id) {
+    pm_snapshot *s = NULL;
+    pm_err e;
+    if (pm_snapshot_read(t->io, t->branch_root, id, &s, &e)) {
+        fprintf(stderr, "  read snapshot %lld: %s\n", (long long)id, e.msg);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- fake data files ---------------------------------------------------------------- */
+
+/* Fills *m (zeroed first) as an ADD entry for a fake data file of `rows`
+ * rows with "unknown" stats: `empty` is an encoded empty row (min/max keys
+ * and values), value stats columns [] (none), sequence numbers 0..rows-1. */
+static inline void tu_fake_add(pm_manifest_entry *m, pm_bytes partition, pm_bytes empty, int bucket,
+                               int total_buckets, const char *name, int64_t size, int64_t rows,
+                               int64_t creation_time) {
+    memset(m, 0, sizeof *m);
+    m->version = 2;
+    m->kind = PM_FILE_ADD;
+    m->partition = partition;
+    m->bucket = bucket;
+    m->total_buckets = total_buckets;
+    pm_data_file *f = &m->file;
+    f->file_name = name;
+    f->file_size = size;
+    f->row_count = rows;
+    f->min_key = f->max_key = empty;
+    f->key_stats.min_values = f->key_stats.max_values = empty;
+    f->key_stats.has_null_counts = 1;
+    f->value_stats.min_values = f->value_stats.max_values = empty;
+    f->value_stats.has_null_counts = 1;
+    f->has_value_stats_cols = 1;          /* [] = no column stats */
+    f->max_sequence_number = rows - 1;
+    f->creation_time = (pm_opt_i64){1, creation_time};
+    f->delete_row_count = (pm_opt_i64){1, 0};
+    f->file_source = (pm_opt_i32){1, 0};
+}
+
+/* An ADD entry that owns its partition bytes, empty row and name: bucket
+ * of 2 buckets, 1234 bytes. */
+typedef struct tentry {
+    pm_manifest_entry m;
+    pm_buf part, empty;
+    char name[160];
+} tentry;
+
+static inline void tentry_init_at(tentry *x, const uint8_t *part, size_t plen, int bucket, const char *name,
+                                  int64_t rows, int64_t creation_time) {
+    memset(x, 0, sizeof *x);
+    pm_err e;
+    pm_buf_append(&x->part, part, plen);
+    pm_binrow_encode(NULL, 0, NULL, &x->empty, &e);
+    snprintf(x->name, sizeof x->name, "%s", name);
+    tu_fake_add(&x->m, (pm_bytes){x->part.data, x->part.len}, (pm_bytes){x->empty.data, x->empty.len}, bucket, 2,
+                x->name, 1234, rows, creation_time);
+}
+
+static inline void tentry_free(tentry *x) {
+    pm_buf_free(&x->part);
+    pm_buf_free(&x->empty);
+}
+
+/* ---- fault sweeps of the maintenance operations ------------------------------------- */
+
+/* A maintenance operation under test on a temp copy of a fixture. */
+typedef struct tu_sweep {
+    int (*make)(tu_copy *d, const char *fixture);   /* the temp copy */
+    void (*remove)(tu_copy *d);
+    char *(*tree)(const char *dir);                  /* the state compared */
+    int (*op)(paimon_table *t, pm_err *e);          /* runs it (and frees its result) */
+    long min_ops;                                    /* an undisturbed run does more I/O operations */
+    const char *differs;                             /* message when a tree differs */
+} tu_sweep;
+
+/* Tree after an undisturbed run on a copy of the fixture, and its op count. */
+static inline char *tu_sweep_clean_run(const tu_sweep *s, const char *fixture, long *ops) {
+    tu_copy d;
+    if (s->make(&d, fixture)) return NULL;
+    paimon_table *t;
+    pm_err e;
+    char *res = NULL;
+    if (pm_table_open(d.table, NULL, &t, &e) == 0) {
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, 0, 0);
+        if (s->op(t, &e) == 0) {
+            *ops = pm_fileio_fault_count(t->io);
+            res = s->tree(d.table);
+        }
+        pm_table_free(t);
+    }
+    s->remove(&d);
+    return res;
+}
+
+/* For every k, the k-th I/O operation fails (once, or as a crash when every
+ * later one fails too); a re-run without faults then leaves exactly the
+ * tree of an undisturbed run. */
+static inline void tu_fault_sweep(const tu_sweep *s, const char *fixture, int crash) {
+    long ops = 0;
+    char *want = tu_sweep_clean_run(s, fixture, &ops);
+    CHECK(want != NULL);
+    CHECK(ops > s->min_ops);
+    if (!want) return;
+    int bad = 0;
+    for (long k = 1; k <= ops && bad < 3; k++) {
+        tu_copy d;
+        if (s->make(&d, fixture)) { CHECK(0); break; }
+        paimon_table *t;
+        pm_err e;
+        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, k, crash);
+        s->op(t, &e);
+        t->io = pm_fileio_fault_release(t->io);
+        /* the re-run without faults finishes the job */
+        if (s->op(t, &e)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): re-run failed: %s\n", k, crash, e.msg);
+            bad++;
+        }
+        pm_table_free(t);
+        char *got = s->tree(d.table);
+        if (strcmp(got, want)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): %s\n--- got\n%s--- want\n%s", k, crash, s->differs, got,
+                    want);
+            bad++;
+        }
+        free(got);
+        s->remove(&d);
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(want);
+}
+#endif
