@@ -113,6 +113,19 @@ function H.tree(dir)
   return out
 end
 
+-- Runs a CLI wrapper `run(args)` on the table copy and asserts that it exits
+-- with code rc, names msg (plain text) on stderr and leaves the copy's tree
+-- (H.tree) as it was; returns that tree.
+function H.refuses_unchanged(copy, run, args, rc, msg)
+  local assert = require "luassert"
+  local before = H.tree(copy)
+  local _, err, got = run(args)
+  assert.equals(rc, got)
+  assert.matches(msg, err, 1, true)
+  assert.equals(before, H.tree(copy))
+  return before
+end
+
 -- md5 of every file under dir, sorted: a byte-exact picture of the table
 function H.fingerprint(dir)
   local out = H.run("cd " .. H.sh_quote(dir) .. " && find . -type f | sort | xargs md5sum")

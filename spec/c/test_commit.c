@@ -34,6 +34,9 @@ static int copy_fixture(tcopy *c) { return copy_fixture_of(c, COMPLEX); }
 
 static void remove_copy(tcopy *c) { tu_copy_remove(c, TMP_PREFIX); }
 
+/* A temp copy of the fixture rel, opened (tu_copy_open): NULL when it fails. */
+static paimon_table *open_fixture_copy(tcopy *c, const char *rel) { return tu_copy_open(c, TMP_PREFIX, rel); }
+
 /* Sorted listing of a directory as one "\n"-joined string. */
 static char *listing(const char *dir) {
     char cmd[600];
@@ -205,10 +208,8 @@ static int py_check(const char *table, int64_t old_id, int64_t new_id, const cha
 
 TEST(commit_add_new_file) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_buf before = {0}, after = {0}, part = {0};
     int64_t rows0 = 0, rows1 = 0;
     int n0 = live_names(t, 4, &before, &rows0);
@@ -341,10 +342,8 @@ static const pm_manifest_entry *first_live(paimon_table *t, pm_snapshot **s, pm_
 
 TEST(commit_delete_live_file) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_snapshot *s4;
     pm_scan *sc = NULL;
     const pm_manifest_entry *live = first_live(t, &s4, &sc);
@@ -400,10 +399,8 @@ TEST(commit_delete_live_file) {
 
 TEST(commit_delete_non_live_conflicts) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     char mdir[600], sdir[600];
     snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
     snprintf(sdir, sizeof sdir, "%s/snapshot", c.table);
@@ -537,10 +534,8 @@ static void race_remove(paimon_table *t) {
 
 TEST(commit_retries_when_id_taken) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     char mdir[600];
     snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
     char *m0 = listing(mdir);
@@ -591,10 +586,8 @@ TEST(commit_retries_when_id_taken) {
 
 TEST(commit_uncertain_failure) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     char mdir[600];
     snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
     pm_buf part = {0};
@@ -637,10 +630,8 @@ TEST(commit_uncertain_failure) {
  * ids, every committed file live, every (user, identifier) exactly once. */
 static void concurrent_commits(int NP, int NC) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_buf part = {0};
     CHECK(partition_bytes(t, "f1=20/", &part) == 0);
     pid_t pids[8];
@@ -800,10 +791,8 @@ TEST(commit_concurrent_deletes_conflict) {
 
 TEST(commit_last_identifier) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_err e;
     int64_t ident = 0;
     CHECK_EQ_INT(pm_commit_last_identifier(t, "d6fa8cca-d72a-461c-8e5d-8786c0243850", &ident, &e), PAIMON_OK);
@@ -845,10 +834,8 @@ TEST(commit_last_identifier) {
 
 TEST(commit_partition_stats_span) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_buf p10 = {0}, p20 = {0};
     CHECK(partition_bytes(t, "f1=20/", &p20) == 0);
     CHECK(partition_bytes(t, "f1=10/", &p10) == 0);
@@ -908,10 +895,8 @@ TEST(commit_partition_stats_span) {
 
 TEST(commit_merges_small_manifests) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_buf before = {0}, after = {0}, part = {0};
     CHECK_EQ_INT(live_names(t, 4, &before, NULL), 3);
     CHECK(partition_bytes(t, "f1=10/", &part) == 0);
@@ -971,10 +956,8 @@ TEST(commit_merges_small_manifests) {
 
 TEST(commit_full_compaction) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_buf p10 = {0}, p20 = {0}, names = {0};
     CHECK(partition_bytes(t, "f1=20/", &p20) == 0);
     CHECK(partition_bytes(t, "f1=10/", &p10) == 0);
@@ -1054,10 +1037,8 @@ static int first_partition(paimon_table *t, pm_buf *out) {
 
 TEST(commit_unpartitioned_table) {
     tcopy c;
-    CHECK(copy_fixture_of(&c, UNPART) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, UNPART);
+    if (!t) return;
     CHECK_EQ_INT(t->n_part, 0);
     pm_buf part = {0};
     CHECK(first_partition(t, &part) == 0);
@@ -1170,10 +1151,8 @@ TEST(commit_on_branch) {
 /* indexManifest, watermark, statistics and nextRowId come from the latest snapshot */
 TEST(commit_copies_snapshot_fields) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_snapshot *s4 = tu_read_snap(t, 4);
     CHECK(s4 != NULL);
     if (s4) {
@@ -1340,10 +1319,8 @@ TEST(commit_options_from_table) {
 
 TEST(commit_misuse) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_commit_opts o;
     pm_commit_opts_from_table(t, &o);
     pm_err e;
@@ -1391,10 +1368,8 @@ static int list_of(paimon_table *t, int64_t id, int base, pm_mfile **v, size_t *
 
 TEST(commit_rolls_manifests) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_buf part = {0}, names = {0};
     CHECK(partition_bytes(t, "f1=10/", &part) == 0);
     enum { N = 2500 };
@@ -1490,10 +1465,8 @@ TEST(commit_rolls_manifests) {
 /* Full compaction writes its output through the rolling writer too. */
 TEST(commit_full_compaction_rolls) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     pm_buf part = {0}, names = {0};
     CHECK(partition_bytes(t, "f1=20/", &part) == 0);
     enum { B = 6, PER = 400 };
@@ -1568,10 +1541,8 @@ static int flaky_read(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
 
 TEST(commit_uncertain_retry_is_idempotent) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     char sdir[600];
     snprintf(sdir, sizeof sdir, "%s/snapshot", c.table);
     pm_buf part = {0}, names = {0};
@@ -1672,10 +1643,8 @@ static int ovt_read_all(pm_fileio *io, const char *path, pm_buf *out, pm_err *e)
 
 TEST(commit_overtaken_by_expiration_retries) {
     tcopy c;
-    CHECK(copy_fixture(&c) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
     snprintf(ovt_table, sizeof ovt_table, "%s", c.table);
     pm_buf part = {0};
     CHECK(partition_bytes(t, "f1=10/", &part) == 0);

@@ -565,46 +565,36 @@ static void all_modes(world *w, scenario *sc) {
     }
 }
 
-TEST(faults_append) {
+/* world_open, CHECKed; -1 (everything closed again) when there is no live file. */
+static int world_begin(world *w) {
+    CHECK(world_open(w) == 0);
+    if (!w->live) { world_close(w); return -1; }
+    return 0;
+}
+
+/* A scenario that adds one file `name` of 3 rows to f1=20 (p20) or f1=10,
+ * bucket `bucket`, with the option tweaks full/minor/race; in all modes. */
+static void one_add(const char *label, int p20, int bucket, const char *name, int full, int minor, int race) {
     world w;
-    CHECK(world_open(&w) == 0);
-    if (!w.live) { world_close(&w); return; }
+    if (world_begin(&w)) return;
+    const pm_buf *p = p20 ? &w.p20 : &w.p10;
     tentry x;
-    tentry_init(&x, w.p10.data, w.p10.len, 0, "data-fault-append.parquet", 3);
-    scenario sc = {"append", &x.m, 1, "data-fault-append.parquet", NULL, 1, 0, 0, 0, 0};
+    tentry_init(&x, p->data, p->len, bucket, name, 3);
+    scenario sc = {label, &x.m, 1, name, NULL, 1, full, minor, 0, race};
     all_modes(&w, &sc);
     tentry_free(&x);
     world_close(&w);
 }
 
-TEST(faults_append_minor_merge) {
-    world w;
-    CHECK(world_open(&w) == 0);
-    if (!w.live) { world_close(&w); return; }
-    tentry x;
-    tentry_init(&x, w.p20.data, w.p20.len, 1, "data-fault-minor.parquet", 3);
-    scenario sc = {"minor-merge", &x.m, 1, "data-fault-minor.parquet", NULL, 1, 0, 1, 0, 0};
-    all_modes(&w, &sc);
-    tentry_free(&x);
-    world_close(&w);
-}
+TEST(faults_append) { one_add("append", 0, 0, "data-fault-append.parquet", 0, 0, 0); }
 
-TEST(faults_full_compaction) {
-    world w;
-    CHECK(world_open(&w) == 0);
-    if (!w.live) { world_close(&w); return; }
-    tentry x;
-    tentry_init(&x, w.p10.data, w.p10.len, 1, "data-fault-full.parquet", 3);
-    scenario sc = {"full-compaction", &x.m, 1, "data-fault-full.parquet", NULL, 1, 1, 0, 0, 0};
-    all_modes(&w, &sc);
-    tentry_free(&x);
-    world_close(&w);
-}
+TEST(faults_append_minor_merge) { one_add("minor-merge", 1, 1, "data-fault-minor.parquet", 0, 1, 0); }
+
+TEST(faults_full_compaction) { one_add("full-compaction", 0, 1, "data-fault-full.parquet", 1, 0, 0); }
 
 TEST(faults_delete) {
     world w;
-    CHECK(world_open(&w) == 0);
-    if (!w.live) { world_close(&w); return; }
+    if (world_begin(&w)) return;
     pm_manifest_entry del[2];
     del[0] = *w.live;
     del[0].kind = PM_FILE_DELETE;
@@ -622,8 +612,7 @@ TEST(faults_delete) {
 /* Rolled delta manifests (3 files) merged with the base (min count 2). */
 TEST(faults_rolling) {
     world w;
-    CHECK(world_open(&w) == 0);
-    if (!w.live) { world_close(&w); return; }
+    if (world_begin(&w)) return;
     enum { N = 2100 };
     tentry *x = calloc(N, sizeof *x);
     pm_manifest_entry *v = calloc(N, sizeof *v);
@@ -643,17 +632,7 @@ TEST(faults_rolling) {
 
 /* Another writer commits first: our attempt loses the id (its files are
  * removed) and the retry commits on top of the other snapshot. */
-TEST(faults_lost_race) {
-    world w;
-    CHECK(world_open(&w) == 0);
-    if (!w.live) { world_close(&w); return; }
-    tentry x;
-    tentry_init(&x, w.p10.data, w.p10.len, 0, "data-fault-race.parquet", 3);
-    scenario sc = {"lost-race", &x.m, 1, "data-fault-race.parquet", NULL, 1, 0, 1, 0, 1};
-    all_modes(&w, &sc);
-    tentry_free(&x);
-    world_close(&w);
-}
+TEST(faults_lost_race) { one_add("lost-race", 0, 0, "data-fault-race.parquet", 0, 1, 1); }
 
 int main(void) {
     RUN(faults_append);

@@ -31,6 +31,9 @@ static int copy_fixture(tcopy *c, const char *rel) { return tu_copy_make(c, TMP_
 
 static void remove_copy(tcopy *c) { tu_copy_remove(c, TMP_PREFIX); }
 
+/* A temp copy of the fixture rel, opened (tu_copy_open): NULL when it fails. */
+static paimon_table *open_fixture_copy(tcopy *c, const char *rel) { return tu_copy_open(c, TMP_PREFIX, rel); }
+
 /* Sorted listing of TABLE/manifest (hidden files too). */
 static char *manifest_listing(const tcopy *c) {
     char cmd[600];
@@ -164,10 +167,8 @@ static void opts_for(paimon_table *t, pm_commit_opts *o) {
  * again; the index manifest goes 2 -> 3 -> 2 records, data unchanged. */
 TEST(index_add_then_delete) {
     tcopy c;
-    CHECK(copy_fixture(&c, DV) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, DV);
+    if (!t) return;
     int64_t base = tu_latest_id(t);
     CHECK_EQ_INT(base, 6);
     char *old_ix = index_manifest_of(t, base);
@@ -243,10 +244,8 @@ TEST(index_add_then_delete) {
  * BucketedCombiner). */
 TEST(index_bucketed_replace) {
     tcopy c;
-    CHECK(copy_fixture(&c, DV) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, DV);
+    if (!t) return;
     pm_arena *a = pm_arena_new(4096);
     pm_index_entry cur[8];
     size_t n = read_index(t, 6, a, cur, 8);
@@ -298,10 +297,8 @@ TEST(index_bucketed_replace) {
  * conflict; nothing is written. */
 TEST(index_delete_unknown_conflicts) {
     tcopy c;
-    CHECK(copy_fixture(&c, DV) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, DV);
+    if (!t) return;
     pm_arena *a = pm_arena_new(4096);
     pm_index_entry cur[8];
     size_t n = read_index(t, 6, a, cur, 8);
@@ -379,10 +376,8 @@ static void hook_remove(paimon_table *t) { t->io->ops = hook_orig; }
  * (fault FileIO): afterwards manifest/ is exactly as before. */
 TEST(index_failed_attempt_removed) {
     tcopy c;
-    CHECK(copy_fixture(&c, DV) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, DV);
+    if (!t) return;
     char *before = manifest_listing(&c);
     pm_buf part = {0};
     char data[160] = "";
@@ -446,10 +441,8 @@ TEST(index_failed_attempt_removed) {
  * DELETE then ADD in one commit moves a data file's DV. */
 TEST(index_unaware_dv_by_name) {
     tcopy c;
-    CHECK(copy_fixture(&c, UNAWARE) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, UNAWARE);
+    if (!t) return;
     int64_t base = tu_latest_id(t);
     pm_buf part = {0};
     char data[160] = "";
@@ -514,10 +507,8 @@ TEST(index_unaware_dv_by_name) {
  * GlobalIndexCombiner). The fixture has two files per (field, row range). */
 TEST(index_global_overlap) {
     tcopy c;
-    CHECK(copy_fixture(&c, BTREE) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, BTREE);
+    if (!t) return;
     int64_t base = tu_latest_id(t);
     pm_arena *a = pm_arena_new(1 << 14);
     pm_index_entry cur[64];
@@ -576,10 +567,8 @@ TEST(index_global_overlap) {
 
 TEST(index_misuse) {
     tcopy c;
-    CHECK(copy_fixture(&c, DV) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, DV);
+    if (!t) return;
     pm_buf part = {0};
     char data[160] = "";
     CHECK(live_file_in(t, "f1=20/", &part, data, sizeof data) == 0);
@@ -655,10 +644,8 @@ static int dhook_read(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
 
 TEST(drop_retries_after_concurrent_dv_change) {
     tcopy c;
-    CHECK(copy_fixture(&c, DV) == 0);
-    paimon_table *t = open_copy(&c);
-    CHECK(t != NULL);
-    if (!t) { remove_copy(&c); return; }
+    paimon_table *t = open_fixture_copy(&c, DV);
+    if (!t) return;
     const char *k[] = {"f1"}, *v[] = {"10"};
     pm_partition_filter f = {1, k, v};
     pm_part_select sel = {1, &f, 0, NULL, 0};

@@ -479,10 +479,7 @@ TEST(tag_created_while_planning_aborts) {
     snprintf(late, sizeof late, "%s/tag/tag-late", d.table);
     CHECK(tu_file_exists(late));
     unlink(late);
-    char *after = tree(d.table);
-    CHECK_EQ_STR(after, before);
-    free(before);
-    free(after);
+    tu_check_tree_same(tree, d.table, before);
     pm_table_free(t);
     tdir_remove(&d);
 }

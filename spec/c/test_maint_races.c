@@ -69,27 +69,6 @@ static const char *PYCHECK =
     "    for k in ('base_manifest_list', 'delta_manifest_list'):\n"
     "        out.write('s:%d\\tmanifest/%s\\n' % (sid, s[k]))\n";
 
-/* ---- string sets -------------------------------------------------------------------- */
-
-typedef struct strset { pm_set *set; char **v; size_t n, cap; } strset;
-
-static void ss_add(strset *s, const char *str) {
-    if (!s->set) s->set = pm_set_new();
-    if (pm_set_add(s->set, str, strlen(str)) != 1) return;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
-        s->v = realloc(s->v, s->cap * sizeof *s->v);
-    }
-    s->v[s->n++] = pm_strdup(str);
-}
-static int ss_has(const strset *s, const char *str) { return s->set && pm_set_contains(s->set, str, strlen(str)); }
-static void ss_free(strset *s) {
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-    pm_set_free(s->set);
-    memset(s, 0, sizeof *s);
-}
-
 /* ---- the table ------------------------------------------------------------------------ */
 
 typedef struct world { char dir[128], table[200], script[200]; } world;
@@ -276,7 +255,7 @@ static int child_done(pid_t pid, int *status) {
 /* ---- checks ------------------------------------------------------------------------------ */
 
 /* pyref's references of every snapshot; -1 when it fails. */
-static int reference(const world *w, strset *refs, strset *labels) {
+static int reference(const world *w, tu_strset *refs, tu_strset *labels) {
     char cmd[800];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' spec/support 2>&1", w->script, w->table);
     FILE *p = popen(cmd, "r");
@@ -290,8 +269,8 @@ static int reference(const world *w, strset *refs, strset *labels) {
         char *tab = strchr(line, '\t');
         if (!tab) { fprintf(stderr, "  pyref: %s\n", line); bad = 1; continue; }
         *tab = '\0';
-        if (labels) ss_add(labels, line);
-        ss_add(refs, tab + 1);
+        if (labels) tu_ss_add(labels, line);
+        tu_ss_add(refs, tab + 1);
         n++;
     }
     int st = pclose(p);
@@ -307,7 +286,7 @@ static int rel_exists(const world *w, const char *rel) {
 
 /* Every path pyref finds referenced exists; returns the number missing
  * (-1 when the reader fails). */
-static long check_all_referenced(const world *w, strset *refs, const char *ctx) {
+static long check_all_referenced(const world *w, tu_strset *refs, const char *ctx) {
     if (reference(w, refs, NULL)) { fprintf(stderr, "  %s: pyref failed on the table\n", ctx); return -1; }
     long missing = 0;
     for (size_t i = 0; i < refs->n; i++)
@@ -356,12 +335,12 @@ static void backdate(const char *path, int64_t ms_ago) {
 }
 
 /* Plant an orphan: rel path under the table; old ones backdated an hour. */
-static void plant(const world *w, strset *set, const char *rel, int old) {
+static void plant(const world *w, tu_strset *set, const char *rel, int old) {
     char p[600];
     snprintf(p, sizeof p, "%s/%s", w->table, rel);
     if (tu_write_file(p, "orphan", 6)) return;
     if (old) backdate(p, 3600 * 1000);
-    ss_add(set, rel);
+    tu_ss_add(set, rel);
 }
 
 static int build(paimon_table *t, const char *table, int commits, const char *user) {
@@ -402,7 +381,7 @@ TEST(orphan_removal_while_a_writer_commits) {
         backdate(p, 3600 * 1000);
     }
     walk_free();
-    strset old_orphans = {0}, young = {0};
+    tu_strset old_orphans = {0}, young = {0};
     char rel[300];
     int planted = 0;
     for (; planted < 6; planted++) {
@@ -418,7 +397,7 @@ TEST(orphan_removal_while_a_writer_commits) {
     CHECK(pid > 0);
     int status = -1, runs = 0, ok_runs = 0, dry_runs = 0, conflicts = 0, bad = 0;
     int64_t deleted_total = 0;
-    strset deleted = {0};
+    tu_strset deleted = {0};
     while (pid > 0 && !child_done(pid, &status) && bad < 5) {
         /* more old orphans for this run */
         snprintf(rel, sizeof rel, "dt=p%d/bucket-0/data-orphan-old-%d.parquet", planted % N_PARTS, planted);
@@ -442,7 +421,7 @@ TEST(orphan_removal_while_a_writer_commits) {
                 for (size_t i = 0; i < r.clean.n_paths; i++) {
                     const char *p = r.clean.paths[i].path;
                     const char *rp = strncmp(p, w.table, strlen(w.table)) ? p : p + strlen(w.table) + 1;
-                    if (!ss_has(&old_orphans, rp)) { fprintf(stderr, "  dry run %d plans %s\n", runs, rp); bad++; }
+                    if (!tu_ss_has(&old_orphans, rp)) { fprintf(stderr, "  dry run %d plans %s\n", runs, rp); bad++; }
                 }
             } else {
                 ok_runs++;
@@ -456,12 +435,12 @@ TEST(orphan_removal_while_a_writer_commits) {
             if (rel_exists(&w, walk_v[i].rel)) continue;
             const char *rp = walk_v[i].rel;
             if (rp[0] == '.' || strstr(rp, "/.")) continue;     /* a writer's temp file, renamed */
-            if (!ss_has(&old_orphans, rp) || walk_v[i].mtime >= o.older_than_ms) {
+            if (!tu_ss_has(&old_orphans, rp) || walk_v[i].mtime >= o.older_than_ms) {
                 fprintf(stderr, "  run %d deleted %s (mtime %lld, cut-off %lld)\n", runs, rp,
                         (long long)walk_v[i].mtime, (long long)o.older_than_ms);
                 bad++;
             }
-            ss_add(&deleted, rp);
+            tu_ss_add(&deleted, rp);
         }
         walk_free();
     }
@@ -475,10 +454,10 @@ TEST(orphan_removal_while_a_writer_commits) {
            dry_runs, conflicts, (long long)deleted_total);
     CHECK(ok_runs > 0 && deleted_total > 0);
     /* after the writer stopped: every file of every snapshot exists */
-    strset refs = {0};
+    tu_strset refs = {0};
     CHECK_EQ_INT(check_all_referenced(&w, &refs, "orphan race"), 0);
     for (size_t i = 0; i < deleted.n; i++)
-        if (ss_has(&refs, deleted.v[i])) { fprintf(stderr, "  deleted %s is referenced\n", deleted.v[i]); CHECK(0); }
+        if (tu_ss_has(&refs, deleted.v[i])) { fprintf(stderr, "  deleted %s is referenced\n", deleted.v[i]); CHECK(0); }
     /* the writer's commits are all there */
     FILE *lf = fopen(log, "r");
     char line[4096];
@@ -491,7 +470,7 @@ TEST(orphan_removal_while_a_writer_commits) {
                     int found = 0;
                     for (int p = 0; p < N_PARTS && !found; p++) {
                         snprintf(rel, sizeof rel, "dt=p%d/bucket-0/%s", p, tok + 1);
-                        found = ss_has(&refs, rel) && rel_exists(&w, rel);
+                        found = tu_ss_has(&refs, rel) && rel_exists(&w, rel);
                     }
                     if (!found) { fprintf(stderr, "  committed %s lost\n", tok + 1); CHECK(0); }
                 }
@@ -512,12 +491,12 @@ TEST(orphan_removal_while_a_writer_commits) {
     for (size_t i = 0; i < old_orphans.n; i++)
         if (rel_exists(&w, old_orphans.v[i])) { fprintf(stderr, "  %s survived\n", old_orphans.v[i]); CHECK(0); }
     for (size_t i = 0; i < young.n; i++) CHECK(rel_exists(&w, young.v[i]));
-    ss_free(&refs);
+    tu_ss_free(&refs);
     CHECK_EQ_INT(check_all_referenced(&w, &refs, "after the last orphan run"), 0);
-    ss_free(&refs);
-    ss_free(&deleted);
-    ss_free(&old_orphans);
-    ss_free(&young);
+    tu_ss_free(&refs);
+    tu_ss_free(&deleted);
+    tu_ss_free(&old_orphans);
+    tu_ss_free(&young);
     pm_table_free(t);
     world_close(&w);
 }
@@ -598,34 +577,34 @@ TEST(expiration_while_writers_commit) {
     CHECK_EQ_INT(pm_snapshot_latest_id(t->io, t->root, &latest, &e), PAIMON_OK);
     CHECK(latest - earliest + 1 == 2);
     /* continuity, and every remaining snapshot fully readable with its files */
-    strset refs = {0}, labels = {0};
+    tu_strset refs = {0}, labels = {0};
     CHECK_EQ_INT(check_all_referenced(&w, &refs, "expire race"), 0);
-    ss_free(&refs);
+    tu_ss_free(&refs);
     CHECK(reference(&w, &refs, &labels) == 0);
     for (int64_t id = earliest; id <= latest; id++) {
         char l[64];
         snprintf(l, sizeof l, "s:%lld", (long long)id);
-        if (!ss_has(&labels, l)) { fprintf(stderr, "  snapshot %lld missing\n", (long long)id); CHECK(0); }
+        if (!tu_ss_has(&labels, l)) { fprintf(stderr, "  snapshot %lld missing\n", (long long)id); CHECK(0); }
     }
     /* live files of the latest snapshot (C scan) */
-    strset livef = {0};
+    tu_strset livef = {0};
     pm_snapshot *s = NULL;
     CHECK_EQ_INT(pm_snapshot_read(t->io, t->root, latest, &s, &e), PAIMON_OK);
     pm_scan *sc;
     if (s && pm_scan_open(t, s, NULL, &sc, &e) == 0) {
         const pm_manifest_entry *m;
-        while (pm_scan_next(sc, &m, &e) == PAIMON_OK) ss_add(&livef, m->file.file_name);
+        while (pm_scan_next(sc, &m, &e) == PAIMON_OK) tu_ss_add(&livef, m->file.file_name);
         pm_scan_close(sc);
     }
     pm_snapshot_free(s);
     /* no commit lost */
     int64_t commits = 0, failures = 0;
-    strset ids = {0};
+    tu_strset ids = {0};
     for (int i = 0; i < 2; i++) {
         FILE *lf = fopen(logs[i], "r");
         CHECK(lf != NULL);
         static char line[8192];
-        strset added = {0}, removed = {0};
+        tu_strset added = {0}, removed = {0};
         while (lf && fgets(line, sizeof line, lf)) {
             if (line[0] == 'F') { failures++; continue; }
             if (line[0] != 'C') continue;
@@ -635,8 +614,8 @@ TEST(expiration_while_writers_commit) {
             if (id > 0) {
                 char key[32];
                 snprintf(key, sizeof key, "%lld", id);
-                if (ss_has(&ids, key)) { fprintf(stderr, "  snapshot %lld committed twice\n", id); CHECK(0); }
-                ss_add(&ids, key);
+                if (tu_ss_has(&ids, key)) { fprintf(stderr, "  snapshot %lld committed twice\n", id); CHECK(0); }
+                tu_ss_add(&ids, key);
                 if (id >= earliest) {
                     pm_snapshot *x = NULL;
                     if (pm_snapshot_read(t->io, t->root, id, &x, &e) || strcmp(x->commit_user, users[i]) ||
@@ -648,15 +627,15 @@ TEST(expiration_while_writers_commit) {
                 }
             }
             for (char *tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n")) {
-                if (tok[0] == '+') ss_add(&added, tok + 1);
-                if (tok[0] == '-') ss_add(&removed, tok + 1);
+                if (tok[0] == '+') tu_ss_add(&added, tok + 1);
+                if (tok[0] == '-') tu_ss_add(&removed, tok + 1);
             }
         }
         if (lf) fclose(lf);
         int lost = 0;
         for (size_t j = 0; j < added.n; j++) {
-            if (ss_has(&removed, added.v[j])) {
-                if (ss_has(&livef, added.v[j])) { fprintf(stderr, "  compacted %s still live\n", added.v[j]); lost++; }
+            if (tu_ss_has(&removed, added.v[j])) {
+                if (tu_ss_has(&livef, added.v[j])) { fprintf(stderr, "  compacted %s still live\n", added.v[j]); lost++; }
                 continue;
             }
             int exists = 0;
@@ -665,24 +644,24 @@ TEST(expiration_while_writers_commit) {
                 snprintf(rel, sizeof rel, "dt=p%d/bucket-0/%s", p, added.v[j]);
                 exists = rel_exists(&w, rel);
             }
-            if (!ss_has(&livef, added.v[j]) || !exists) {
+            if (!tu_ss_has(&livef, added.v[j]) || !exists) {
                 if (lost < 10) fprintf(stderr, "  %s of %s lost (live %d, on disk %d)\n", added.v[j], users[i],
-                                       ss_has(&livef, added.v[j]), exists);
+                                       tu_ss_has(&livef, added.v[j]), exists);
                 lost++;
             }
         }
         CHECK_EQ_INT(lost, 0);
         CHECK(added.n > 10 && removed.n > 0);
-        ss_free(&added);
-        ss_free(&removed);
+        tu_ss_free(&added);
+        tu_ss_free(&removed);
     }
     printf("# writers: %lld commits, %lld failed attempts retried; latest snapshot %lld\n", (long long)commits,
            (long long)failures, (long long)latest);
     CHECK(commits > 20);
-    ss_free(&ids);
-    ss_free(&livef);
-    ss_free(&refs);
-    ss_free(&labels);
+    tu_ss_free(&ids);
+    tu_ss_free(&livef);
+    tu_ss_free(&refs);
+    tu_ss_free(&labels);
     pm_table_free(t);
     world_close(&w);
 }

@@ -74,27 +74,6 @@ static const char *PYCHECK =
     "    for s in pyref.view_snapshots(b, None):\n"
     "        refs(b, 'b:%s:%d' % (name, s['snapshot_id']), s, snapshot=s['snapshot_id'])\n";
 
-/* ---- a set of strings we can iterate ------------------------------------------ */
-
-typedef struct strset { pm_set *set; char **v; size_t n, cap; } strset;
-
-static void ss_add(strset *s, const char *str) {
-    if (!s->set) s->set = pm_set_new();
-    if (pm_set_add(s->set, str, strlen(str)) != 1) return;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
-        s->v = realloc(s->v, s->cap * sizeof *s->v);
-    }
-    s->v[s->n++] = pm_strdup(str);
-}
-static int ss_has(const strset *s, const char *str) { return s->set && pm_set_contains(s->set, str, strlen(str)); }
-static void ss_free(strset *s) {
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-    pm_set_free(s->set);
-    memset(s, 0, sizeof *s);
-}
-
 /* ---- the table ----------------------------------------------------------------- */
 
 typedef struct tfile {
@@ -288,7 +267,7 @@ static int build(world *w) {
 /* pyref's references of the current table state into refs (paths) and
  * labels (ref names). -1 when the reader fails (a referenced file missing,
  * corrupt metadata). */
-static int reference(world *w, strset *refs, strset *labels) {
+static int reference(world *w, tu_strset *refs, tu_strset *labels) {
     char cmd[800];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' spec/support 2>&1", w->script, w->table);
     FILE *p = popen(cmd, "r");
@@ -302,8 +281,8 @@ static int reference(world *w, strset *refs, strset *labels) {
         char *tab = strchr(line, '\t');
         if (!tab) { fprintf(stderr, "  pyref: %s\n", line); bad = 1; continue; }
         *tab = '\0';
-        if (labels) ss_add(labels, line);
-        ss_add(refs, tab + 1);
+        if (labels) tu_ss_add(labels, line);
+        tu_ss_add(refs, tab + 1);
         n++;
     }
     int st = pclose(p);
@@ -329,7 +308,7 @@ static int64_t snapshot_time(world *w, int64_t id) {
 
 /* One expiration run, then the reference check: all = every path the
  * reader saw before the first run. Returns the number of problems. */
-static int expire_and_check(world *w, const run_spec *rs, const strset *all) {
+static int expire_and_check(world *w, const run_spec *rs, const tu_strset *all) {
     pm_expire_opts o;
     memset(&o, 0, sizeof o);
     o.retain_min = rs->retain_min;
@@ -362,7 +341,7 @@ static int expire_and_check(world *w, const run_spec *rs, const strset *all) {
     if (r.expired <= 0) { fprintf(stderr, "  %s: nothing expired\n", rs->what); bad++; }
     pm_clean_result_free(&r.clean);
 
-    strset refs = {0}, labels = {0};
+    tu_strset refs = {0}, labels = {0};
     if (reference(w, &refs, &labels)) {
         fprintf(stderr, "  %s: the reference reader failed on the expired table\n", rs->what);
         bad++;
@@ -370,14 +349,14 @@ static int expire_and_check(world *w, const run_spec *rs, const strset *all) {
     /* the retained state: latest, the tags, the branch */
     char l[64];
     snprintf(l, sizeof l, "s:%d", N_SNAPSHOTS);
-    if (!ss_has(&labels, l)) { fprintf(stderr, "  %s: latest snapshot gone\n", rs->what); bad++; }
-    if (!ss_has(&labels, "t:t40") || !ss_has(&labels, "t:t170") || !ss_has(&labels, "b:branch-b:130")) {
+    if (!tu_ss_has(&labels, l)) { fprintf(stderr, "  %s: latest snapshot gone\n", rs->what); bad++; }
+    if (!tu_ss_has(&labels, "t:t40") || !tu_ss_has(&labels, "t:t170") || !tu_ss_has(&labels, "b:branch-b:130")) {
         fprintf(stderr, "  %s: a tag or the branch is gone\n", rs->what);
         bad++;
     }
     for (int64_t id = 1; id < earliest; id++) {
         snprintf(l, sizeof l, "s:%lld", (long long)id);
-        if (ss_has(&labels, l)) { fprintf(stderr, "  %s: snapshot %lld below EARLIEST remains\n", rs->what, (long long)id); bad++; }
+        if (tu_ss_has(&labels, l)) { fprintf(stderr, "  %s: snapshot %lld below EARLIEST remains\n", rs->what, (long long)id); bad++; }
     }
     size_t kept = 0, gone = 0;
     for (size_t i = 0; i < refs.n; i++) {
@@ -388,7 +367,7 @@ static int expire_and_check(world *w, const run_spec *rs, const strset *all) {
         kept++;
     }
     for (size_t i = 0; i < all->n; i++) {
-        if (ss_has(&refs, all->v[i])) continue;
+        if (tu_ss_has(&refs, all->v[i])) continue;
         if (path_exists(w, all->v[i])) {
             if (bad < 20) fprintf(stderr, "  %s: %s (only expired snapshots used it) still exists\n", rs->what, all->v[i]);
             bad++;
@@ -397,8 +376,8 @@ static int expire_and_check(world *w, const run_spec *rs, const strset *all) {
     }
     printf("# %s: %zu referenced paths exist, %zu paths of expired snapshots gone\n", rs->what, kept, gone);
     if (!gone) bad++;
-    ss_free(&refs);
-    ss_free(&labels);
+    tu_ss_free(&refs);
+    tu_ss_free(&labels);
     return bad;
 }
 
@@ -411,13 +390,13 @@ TEST(expire_300_snapshots_with_tags_and_branch) {
            (long long)(pm_now_millis() - t0));
     if (w.commits != N_SNAPSHOTS) { world_close(&w); return; }
     usleep(5000);
-    strset all = {0};
+    tu_strset all = {0};
     CHECK(reference(&w, &all, NULL) == 0);
     /* the reader sees what we built: every file ever written is referenced */
     for (size_t i = 0; i < w.nf; i++) {
         char rel[300];
         snprintf(rel, sizeof rel, "dt=p%d/bucket-0/%s", w.f[i].p, w.f[i].name);
-        if (!ss_has(&all, rel)) { fprintf(stderr, "  %s not referenced\n", rel); CHECK(0); break; }
+        if (!tu_ss_has(&all, rel)) { fprintf(stderr, "  %s not referenced\n", rel); CHECK(0); break; }
     }
     int64_t t150 = snapshot_time(&w, 150), t1 = snapshot_time(&w, 1);
     CHECK(t150 > 0 && t1 > 0);
@@ -449,7 +428,7 @@ TEST(expire_300_snapshots_with_tags_and_branch) {
     CHECK(orr.listed > 0);
     CHECK_EQ_INT(orr.used, orr.listed);   /* nothing unused left, of any age */
     pm_clean_result_free(&orr.clean);
-    ss_free(&all);
+    tu_ss_free(&all);
     world_close(&w);
 }
 

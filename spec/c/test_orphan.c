@@ -179,10 +179,7 @@ TEST(commit_while_cleaning_deletes_nothing) {
     char p[400];
     snprintf(p, sizeof p, "%s/snapshot/snapshot-2", d.table);
     CHECK(unlink(p) == 0);
-    char *after = tree(d.table);
-    CHECK_EQ_STR(after, before);
-    free(before);
-    free(after);
+    tu_check_tree_same(tree, d.table, before);
     pm_table_free(t);
     tdir_remove(&d);
 }
@@ -197,10 +194,7 @@ TEST(future_cutoff_is_refused) {
     pm_orphan_result r;
     CHECK_EQ_INT(clean_older(t, -60000, 1, 0, &r, &e), PAIMON_MISUSE);
     CHECK(strstr(e.msg, "future") != NULL);
-    char *after = tree(d.table);
-    CHECK_EQ_STR(after, before);
-    free(before);
-    free(after);
+    tu_check_tree_same(tree, d.table, before);
     pm_table_free(t);
     tdir_remove(&d);
 }
@@ -217,10 +211,7 @@ TEST(empty_used_set_aborts) {
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
     pm_orphan_result r;
     CHECK_EQ_INT(clean(t, 2, 0, &r, &e), PAIMON_CONFLICT);
-    char *after = tree(d.table);
-    CHECK_EQ_STR(after, before);
-    free(before);
-    free(after);
+    tu_check_tree_same(tree, d.table, before);
     pm_table_free(t);
     tdir_remove(&d);
 }
@@ -235,10 +226,7 @@ TEST(dry_run_changes_nothing) {
     pm_orphan_result r;
     CHECK_EQ_INT(clean(t, 4, 1, &r, &e), PAIMON_OK);
     CHECK_EQ_INT(r.clean.n_paths, 2);
-    char *after = tree(d.table);
-    CHECK_EQ_STR(after, before);
-    free(before);
-    free(after);
+    tu_check_tree_same(tree, d.table, before);
     pm_clean_result_free(&r.clean);
     pm_table_free(t);
     tdir_remove(&d);

@@ -60,6 +60,13 @@ static void drop_table(ttable *x) {
     }
 }
 
+/* make_table, CHECKed: -1 (the table dropped again) when it has no table. */
+static int begin_table(ttable *x, const char *schema) {
+    CHECK(make_table(x, schema) == 0);
+    if (!x->t) { drop_table(x); return -1; }
+    return 0;
+}
+
 /* An ADD entry of a fake data file (a tentry, test_util.h); partition values
  * as text ("dt" or "dt|hr" for the two-key table; hr is an INT). */
 static void tentry_init(tentry *x, paimon_table *t, const char *values, const char *name, int64_t rows,
@@ -107,17 +114,10 @@ static int commit_adds(paimon_table *t, size_t n, const char *const *values, con
     pm_err e = {0};
     int rc = pm_commit(t, m, n, &o, id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
-    for (size_t i = 0; i < n; i++) { pm_buf_free(&x[i].part); pm_buf_free(&x[i].empty); }
+    for (size_t i = 0; i < n; i++) tentry_free(&x[i]);
     free(x);
     free(m);
     return rc;
-}
-
-static int64_t latest_id(paimon_table *t) {
-    int64_t id = -1;
-    pm_err e;
-    if (pm_snapshot_latest_id(t->io, t->branch_root, &id, &e)) return -1;
-    return id;
 }
 
 /* "path name\n" lines of the live files of a snapshot, sorted by scan order. */
@@ -169,8 +169,7 @@ static const char *const NAMES3[] = {"data-a-0.parquet", "data-a-1.parquet", "da
 
 TEST(entries_and_drop) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_ONE) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_ONE)) return;
     int64_t id = 0;
     CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
     pm_snapshot *s = NULL;
@@ -240,7 +239,7 @@ TEST(entries_and_drop) {
     CHECK_EQ_INT(r.files, 0);
     CHECK_EQ_INT(r.snapshot_id, 0);
     pm_drop_result_free(&r);
-    CHECK_EQ_INT(latest_id(x.t), id + 1);
+    CHECK_EQ_INT(tu_latest_id(x.t), id + 1);
 
     /* exact bytes + a spec in one snapshot */
     tentry te;
@@ -255,8 +254,7 @@ TEST(entries_and_drop) {
     CHECK_EQ_INT(r.snapshot_id, id + 2);
     pm_drop_result_free(&r);
     CHECK_EQ_INT(live(x.t, id + 2, &names), 0);
-    pm_buf_free(&te.part);
-    pm_buf_free(&te.empty);
+    tentry_free(&te);
 
     /* misuse: unknown column, empty spec */
     const char *bad[] = {"nope"};
@@ -272,8 +270,7 @@ TEST(entries_and_drop) {
 
 TEST(drop_partial_spec_two_keys) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_TWO) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_TWO)) return;
     static const char *const vals[] = {"2026-01-01|1", "2026-01-01|2", "2026-01-02|1", "2026-01-02|2"};
     static const char *const nm[] = {"data-11.parquet", "data-12.parquet", "data-21.parquet", "data-22.parquet"};
     int64_t id = 0;
@@ -294,7 +291,7 @@ TEST(drop_partial_spec_two_keys) {
     }
     pm_drop_result_free(&r);
     pm_buf names = {0};
-    CHECK_EQ_INT(live(x.t, latest_id(x.t), &names), 2);
+    CHECK_EQ_INT(live(x.t, tu_latest_id(x.t), &names), 2);
     CHECK(names.data && strstr((char *)names.data, "data-12") && strstr((char *)names.data, "data-22"));
     pm_buf_free(&names);
     drop_table(&x);
@@ -326,8 +323,7 @@ static int concurrent_commit(int mode) {
         co.commit_user = "other";
         rc = pm_commit(o, &d.m, 1, &co, &id, &e);
         if (rc) fprintf(stderr, "  concurrent delete: %s\n", e.msg);
-        pm_buf_free(&d.part);
-        pm_buf_free(&d.empty);
+        tentry_free(&d);
     } else {
         char name[64];
         snprintf(name, sizeof name, "data-late-%d.parquet", hook_fired);
@@ -372,22 +368,28 @@ static void hook_install(paimon_table *t, const char *table, int mode) {
 
 static void hook_remove(paimon_table *t) { t->io->ops = orig_ops; }
 
-TEST(drop_retries_after_concurrent_delete) {
-    ttable x;
-    CHECK(make_table(&x, SCHEMA_ONE) == 0);
-    if (!x.t) { drop_table(&x); return; }
-    int64_t id = 0;
-    CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
+/* Commits the VALS3 entries (snapshot *id), then drops dt=2026-01-01 with
+ * the hook of `mode` installed: pm_drop_partitions' code. */
+static int drop_hooked(ttable *x, int64_t *id, int mode, pm_drop_opts *o, pm_drop_result *r, pm_err *e) {
+    CHECK_EQ_INT(commit_adds(x->t, 4, VALS3, NAMES3, NULL, id), PAIMON_OK);
     pm_partition_filter f;
     const char *k[] = {"dt"}, *v[] = {"2026-01-01"};
     pm_part_select sel = spec1(&f, k, v, 1);
+    hook_install(x->t, x->path, mode);
+    int rc = pm_drop_partitions(x->t, &sel, o, r, e);
+    hook_remove(x->t);
+    return rc;
+}
+
+TEST(drop_retries_after_concurrent_delete) {
+    ttable x;
+    if (begin_table(&x, SCHEMA_ONE)) return;
+    int64_t id = 0;
     pm_drop_opts o;
     memset(&o, 0, sizeof o);
     pm_drop_result r;
     pm_err e = {0};
-    hook_install(x.t, x.path, 1);
-    int rc = pm_drop_partitions(x.t, &sel, &o, &r, &e);
-    hook_remove(x.t);
+    int rc = drop_hooked(&x, &id, 1, &o, &r, &e);
     if (rc) fprintf(stderr, "  drop: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(hook_fired, 1);
@@ -404,28 +406,21 @@ TEST(drop_retries_after_concurrent_delete) {
 
 TEST(drop_conflict_exhausted) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_ONE) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_ONE)) return;
     int64_t id = 0;
-    CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
-    pm_partition_filter f;
-    const char *k[] = {"dt"}, *v[] = {"2026-01-01"};
-    pm_part_select sel = spec1(&f, k, v, 1);
     pm_drop_opts o;
     memset(&o, 0, sizeof o);
     o.max_attempts = 3;
     o.retry_wait_ms = 1;
     pm_drop_result r;
     pm_err e = {0};
-    hook_install(x.t, x.path, 2);
-    int rc = pm_drop_partitions(x.t, &sel, &o, &r, &e);
-    hook_remove(x.t);
+    int rc = drop_hooked(&x, &id, 2, &o, &r, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "after 3 attempts") != NULL);
     CHECK_EQ_INT(hook_fired, 3);
     pm_drop_result_free(&r);
     /* consistent: the three concurrent appends, no drop */
-    CHECK_EQ_INT(latest_id(x.t), id + 3);
+    CHECK_EQ_INT(tu_latest_id(x.t), id + 3);
     pm_buf names = {0};
     CHECK_EQ_INT(live(x.t, id + 3, &names), 7);
     CHECK(names.data && strstr((char *)names.data, "data-a-0"));
@@ -435,20 +430,13 @@ TEST(drop_conflict_exhausted) {
 
 TEST(drop_chases_concurrent_append) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_ONE) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_ONE)) return;
     int64_t id = 0;
-    CHECK_EQ_INT(commit_adds(x.t, 4, VALS3, NAMES3, NULL, &id), PAIMON_OK);
-    pm_partition_filter f;
-    const char *k[] = {"dt"}, *v[] = {"2026-01-01"};
-    pm_part_select sel = spec1(&f, k, v, 1);
     pm_drop_opts o;
     memset(&o, 0, sizeof o);
     pm_drop_result r;
     pm_err e = {0};
-    hook_install(x.t, x.path, 3);
-    int rc = pm_drop_partitions(x.t, &sel, &o, &r, &e);
-    hook_remove(x.t);
+    int rc = drop_hooked(&x, &id, 3, &o, &r, &e);
     if (rc) fprintf(stderr, "  drop: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(hook_fired, 1);
@@ -457,7 +445,7 @@ TEST(drop_chases_concurrent_append) {
     CHECK_EQ_INT(r.snapshot_id, id + 3);
     pm_drop_result_free(&r);
     pm_buf names = {0};
-    CHECK_EQ_INT(live(x.t, latest_id(x.t), &names), 2);
+    CHECK_EQ_INT(live(x.t, tu_latest_id(x.t), &names), 2);
     CHECK(names.data && !strstr((char *)names.data, "2026-01-01"));
     pm_buf_free(&names);
     drop_table(&x);
@@ -481,8 +469,7 @@ static void ymd(int64_t wall_ms, int dashes, char *out, size_t cap) {
 
 TEST(expire_values_time) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_ONE) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_ONE)) return;
     char recent[32];
     ymd(wall_now() - 86400000LL, 1, recent, sizeof recent);   /* 2026-11-28 on 2026-11-29 */
     const char *vals[] = {"2026-01-01", "2026-01-01", recent, "bogus"};
@@ -495,7 +482,7 @@ TEST(expire_values_time) {
     CHECK(out && strstr(out, "\"kind\":\"unparseable\"") && strstr(out, "dt=bogus/"));
     CHECK(out && strstr(out, "\"snapshot_id\":null"));
     free(out);
-    CHECK_EQ_INT(latest_id(x.t), id);
+    CHECK_EQ_INT(tu_latest_id(x.t), id);
     out = cli(x.path, "--expiration-time 30d --json", &st);
     CHECK_EQ_INT(st, 0);
     char want[64];
@@ -510,7 +497,7 @@ TEST(expire_values_time) {
     CHECK_EQ_INT(st, 0);
     CHECK(out && strstr(out, "\"files\":0"));
     free(out);
-    CHECK_EQ_INT(latest_id(x.t), id + 1);
+    CHECK_EQ_INT(tu_latest_id(x.t), id + 1);
     /* the table option gives the default */
     out = cli(x.path, "--json", &st);
     CHECK_EQ_INT(st, 2);
@@ -521,8 +508,7 @@ TEST(expire_values_time) {
 
 TEST(expire_formatter_and_max) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_ONE) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_ONE)) return;
     char recent[32];
     ymd(wall_now() - 86400000LL, 0, recent, sizeof recent);
     const char *vals[] = {"20251201", "20260101", "20260201", recent, "2026-01-01"};
@@ -549,8 +535,7 @@ TEST(expire_formatter_and_max) {
 
 TEST(expire_update_time) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_ONE) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_ONE)) return;
     int64_t now = wall_now();
     const char *vals[] = {"a", "a", "b", "c"};
     const char *nm[] = {"a0.parquet", "a1.parquet", "b0.parquet", "c0.parquet"};
@@ -572,8 +557,7 @@ TEST(expire_update_time) {
 
 TEST(null_partition_and_pattern) {
     ttable x;
-    CHECK(make_table(&x, SCHEMA_TWO) == 0);
-    if (!x.t) { drop_table(&x); return; }
+    if (begin_table(&x, SCHEMA_TWO)) return;
     char recent[32];
     ymd(wall_now() - 86400000LL, 1, recent, sizeof recent);
     char r10[48];

@@ -1,13 +1,15 @@
 /* Helpers shared by the C tests (included from test.h, so a change here
  * rebuilds every test): shell commands and their output, temp copies of the
  * Java-written fixtures, file-tree listings, small file I/O, fake ADD
- * entries, snapshot lookups and the fault sweep of the maintenance tests.
+ * entries, snapshot lookups, string sets and the fault sweep of the
+ * maintenance tests.
  * Everything is static inline and prefixed tu_: each test is one
  * translation unit and uses what it needs. */
 #ifndef PM_TEST_UTIL_H
 #define PM_TEST_UTIL_H
 #include "pm_commit.h"
 #include "pm_fileio_fault.h"
+#include "pm_set.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -44,6 +46,15 @@ static inline char *tu_tree(const char *dir, int follow_links) {
              follow_links ? "-L " : "");
     char *s = tu_sh_out(cmd, NULL);
     return s ? s : pm_strdup("");
+}
+
+/* CHECKs that the tree of dir (by `tree`, e.g. tu_tree) is still `before`;
+ * frees before. */
+static inline void tu_check_tree_same(char *(*tree)(const char *dir), const char *dir, char *before) {
+    char *after = tree(dir);
+    CHECK_EQ_STR(after, before);
+    free(before);
+    free(after);
 }
 
 /* ---- temp directories ---------------------------------------------------------- */
@@ -136,6 +147,16 @@ static inline paimon_table *tu_open_table(const char *path) {
     return t;
 }
 
+/* tu_copy_make and tu_open_table of its copy, both CHECKed: the table, or
+ * NULL (and the copy removed). */
+static inline paimon_table *tu_copy_open(tu_copy *c, const char *prefix, const char *rel) {
+    CHECK(tu_copy_make(c, prefix, rel) == 0);
+    paimon_table *t = tu_open_table(c->table);
+    CHECK(t != NULL);
+    if (!t) tu_copy_remove(c, prefix);
+    return t;
+}
+
 /* Latest snapshot id of the table's branch, -1 on error. */
 static inline int64_t tu_latest_id(paimon_table *t) {
     int64_t id = -1;
@@ -206,6 +227,32 @@ static inline void tentry_init_at(tentry *x, const uint8_t *part, size_t plen, i
 static inline void tentry_free(tentry *x) {
     pm_buf_free(&x->part);
     pm_buf_free(&x->empty);
+}
+
+/* ---- string sets ------------------------------------------------------------------- */
+
+/* A set of strings that keeps the order of first insertion (v[0..n)). */
+typedef struct tu_strset { pm_set *set; char **v; size_t n, cap; } tu_strset;
+
+static inline void tu_ss_add(tu_strset *s, const char *str) {
+    if (!s->set) s->set = pm_set_new();
+    if (pm_set_add(s->set, str, strlen(str)) != 1) return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = pm_strdup(str);
+}
+
+static inline int tu_ss_has(const tu_strset *s, const char *str) {
+    return s->set && pm_set_contains(s->set, str, strlen(str));
+}
+
+static inline void tu_ss_free(tu_strset *s) {
+    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    pm_set_free(s->set);
+    memset(s, 0, sizeof *s);
 }
 
 /* ---- fault sweeps of the maintenance operations ------------------------------------- */
