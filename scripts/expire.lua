@@ -51,27 +51,7 @@ local function main(opts, pos)
   range, msg, code = maint.call(t.expire_range, t, base)
   if not range then io.stderr:write("expire.lua: ", msg, "\n"); return maint.exit_code(code) end
   -- the policy sees the snapshots and the resolved options
-  local snapshots = {}
-  if range.latest > 0 then
-    for id = range.earliest, range.latest do
-      local s = t:snapshot(id)
-      if s then
-        snapshots[#snapshots + 1] = {id = s.id, time_millis = s.time_millis, commit_kind = s.commit_kind,
-                                     total_record_count = s.total_record_count}
-      end
-    end
-  end
-  local ctx = {earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,
-               retain_max = range.retain_max, max_deletes = range.max_deletes, older_than = range.older_than,
-               now = range.now, consumer_min = range.consumer_min, hard_end = range.hard_end,
-               java_end = range["end"]}
-  local stop, reason = range.earliest, nil
-  if range.latest > 0 then
-    local ok, answer = pcall(policy, snapshots, ctx)
-    if not ok then error("policy failed: " .. tostring(answer), 0) end
-    stop = maint.policy_end(answer, ctx)
-    reason = type(answer) == "table" and answer.reason or nil
-  end
+  local stop, reason = maint.policy_stop(t, range, policy)
   local run = {}
   for k, v in pairs(base) do run[k] = v end
   run["until"] = math.max(stop, 1)

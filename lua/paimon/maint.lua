@@ -41,15 +41,7 @@ function M.parse_duration(s)
   return n * f
 end
 
--- days since 1970-01-01 of a proleptic Gregorian date (UTC arithmetic)
-local function days_from_civil(y, m, d)
-  y = m <= 2 and y - 1 or y
-  local era = floor((y >= 0 and y or y - 399) / 400)
-  local yoe = y - era * 400
-  local doy = floor((153 * (m + (m > 2 and -3 or 9)) + 2) / 5) + d - 1
-  local doe = yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy
-  return era * 146097 + doe - 719468
-end
+local days_from_civil = require("paimon.policy.partition_expire").days_from_civil
 
 -- Timestamp "2026-11-29 10:00:00", "2026-11-29T10:00:00[.123][Z|+01:00]" or
 -- "2026-11-29" -> epoch milliseconds. Without a zone: local time.
@@ -143,6 +135,29 @@ function M.policy_end(answer, ctx)
     return first
   end
   error("policy must return {until = id} or {keep = {ids}}", 0)
+end
+
+-- Ask an expiration policy where to stop: it sees the snapshots of `range`
+-- (Table:expire_range) and the resolved options. Returns the exclusive end
+-- id and the policy's reason (or nil); raises "policy failed: ..." or a
+-- policy_end error.
+function M.policy_stop(t, range, policy)
+  if range.latest <= 0 then return range.earliest, nil end
+  local snapshots = {}
+  for id = range.earliest, range.latest do
+    local s = t:snapshot(id)
+    if s then
+      snapshots[#snapshots + 1] = {id = s.id, time_millis = s.time_millis, commit_kind = s.commit_kind,
+                                   total_record_count = s.total_record_count}
+    end
+  end
+  local ctx = {earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,
+               retain_max = range.retain_max, max_deletes = range.max_deletes, older_than = range.older_than,
+               now = range.now, consumer_min = range.consumer_min, hard_end = range.hard_end,
+               java_end = range["end"]}
+  local ok, answer = pcall(policy, snapshots, ctx)
+  if not ok then error("policy failed: " .. tostring(answer), 0) end
+  return M.policy_end(answer, ctx), type(answer) == "table" and answer.reason or nil
 end
 
 -- Whether stderr is a terminal (progress and hints go there only then).

@@ -193,29 +193,8 @@ local function expire_on(t, path, opts, policy)
                                               max_deletes = run.max_deletes, older_than = run.older_than,
                                               now = run.now }
     if not range then return nil, err, code end
-    local snaps = {}
-    if range.latest > 0 then
-      for id = range.earliest, range.latest do
-        local sn = t:snapshot(id)
-        if sn then
-          snaps[#snaps + 1] = { id = sn.id, time_millis = sn.time_millis, commit_kind = sn.commit_kind,
-                                total_record_count = sn.total_record_count }
-        end
-      end
-    end
-    local ctx = { earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,
-                  retain_max = range.retain_max, max_deletes = range.max_deletes,
-                  older_than = range.older_than, now = range.now, consumer_min = range.consumer_min,
-                  hard_end = range.hard_end, java_end = range["end"] }
-    local stop, reason = range.earliest, nil
-    if range.latest > 0 then
-      local ok, answer = pcall(pol, snaps, ctx)
-      if not ok then return nil, "policy failed: " .. tostring(answer), "error" end
-      local ok2, e = pcall(require("paimon.maint").policy_end, answer, ctx)
-      if not ok2 then return nil, tostring(e), "error" end
-      stop = e
-      reason = type(answer) == "table" and answer.reason or nil
-    end
+    local ok, stop, reason = pcall(require("paimon.maint").policy_stop, t, range, pol)
+    if not ok then return nil, tostring(stop), "error" end
     run["until"] = max(stop, 1)
     report.policy_until = run["until"]
     local res, err2, code2 = t:expire_snapshots(run)

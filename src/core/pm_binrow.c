@@ -196,8 +196,7 @@ static int put_var(pm_buf *out, size_t row_start, const uint8_t *p, size_t n, si
     return PAIMON_OK;
 }
 
-/* Minimal big-endian two's complement form (BigInteger.toByteArray). */
-static void minimal_be(const uint8_t *p, size_t n, const uint8_t **mp, size_t *mn) {
+void pm_twos_complement_minimal(const uint8_t *p, size_t n, const uint8_t **mp, size_t *mn) {
     while (n > 1 && ((p[0] == 0x00 && !(p[1] & 0x80)) || (p[0] == 0xff && (p[1] & 0x80)))) {
         p++;
         n--;
@@ -288,7 +287,7 @@ static int encode_fields(pm_type *const *types, size_t n, const pm_datum *vals, 
             if (d->v.bin.len && !d->v.bin.ptr)
                 return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: NULL data pointer", i);
             if (d->v.bin.len == 0) { mp = zero16; mn = 1; }
-            else minimal_be(d->v.bin.ptr, d->v.bin.len, &mp, &mn);
+            else pm_twos_complement_minimal(d->v.bin.ptr, d->v.bin.len, &mp, &mn);
             if (mn > 16)
                 return pm_fail(e, PAIMON_MISUSE,
                                "BinaryRow field %zu: DECIMAL unscaled value needs %zu bytes (max 16)",

@@ -667,17 +667,13 @@ static int get_pwriter(pm_append_writer *w, const uint8_t *part, size_t len, siz
     return PAIMON_OK;
 }
 
-/* BigInteger.toByteArray of an unscaled value. */
-static size_t unscaled_bytes(df_i128 v, uint8_t out[17]) {
-    uint8_t tmp[16];
+/* BigInteger.toByteArray of an unscaled value (points into buf). */
+static const uint8_t *unscaled_bytes(df_i128 v, uint8_t buf[16], size_t *n) {
     df_u128 u = (df_u128)v;
-    for (int i = 15; i >= 0; i--) { tmp[i] = (uint8_t)u; u >>= 8; }
-    size_t start = 0;
-    while (start < 15 && ((tmp[start] == 0x00 && !(tmp[start + 1] & 0x80)) ||
-                          (tmp[start] == 0xFF && (tmp[start + 1] & 0x80))))
-        start++;
-    memcpy(out, tmp + start, 16 - start);
-    return 16 - start;
+    for (int i = 15; i >= 0; i--) { buf[i] = (uint8_t)u; u >>= 8; }
+    const uint8_t *p;
+    pm_twos_complement_minimal(buf, 16, &p, n);
+    return p;
 }
 
 static df_i128 pow10_i128(int p) {
@@ -726,8 +722,9 @@ int pm_datafile_encode_value(pm_buf *b, const pm_type *t, const pm_datum *d, con
         df_i128 lim = pow10_i128(t->precision);
         if (v >= lim || v <= -lim)
             return pm_fail(e, PAIMON_MISUSE, "column '%s': value does not fit DECIMAL(%d, %d)", col, (int)t->precision, (int)t->scale);
-        uint8_t bytes[17];
-        size_t n = unscaled_bytes(v, bytes);
+        uint8_t buf[16];
+        size_t n;
+        const uint8_t *bytes = unscaled_bytes(v, buf, &n);
         rc = pm_avro_put_bytes(b, bytes, n);
         break;
     }

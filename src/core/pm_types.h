@@ -70,6 +70,9 @@ int32_t pm_binrow_arity(const uint8_t *ser, size_t len);
 /* Encode canonical bytes exactly as Java's BinaryRowWriter (with the BE
  * arity prefix) appended to out. */
 int pm_binrow_encode(pm_type *const *types, size_t n, const pm_datum *vals, pm_buf *out, pm_err *e);
+/* The minimal form (BigInteger.toByteArray) of big-endian two's complement
+ * bytes (n >= 1): *mp points into p, *mn bytes long. */
+void pm_twos_complement_minimal(const uint8_t *p, size_t n, const uint8_t **mp, size_t *mn);
 
 /* Java's toString of the internal value (partition.legacy-name = true):
  * DATE as day count, TIMESTAMP as LocalDateTime ISO, FLOAT/DOUBLE as Java

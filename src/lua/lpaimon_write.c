@@ -132,14 +132,12 @@ static const char *parse_decimal(const char *s, int precision, int scale, lw_i12
     return NULL;
 }
 
+/* The core takes a wide decimal as big-endian two's complement of any
+ * length up to 16 bytes (and writes Java's minimal form itself). */
 static size_t unscaled_be(lw_i128 v, uint8_t out[16]) {
-    uint8_t tmp[16];
     lw_u128 u = (lw_u128)v;
-    for (int i = 15; i >= 0; i--) { tmp[i] = (uint8_t)u; u >>= 8; }
-    size_t st = 0;
-    while (st < 15 && ((tmp[st] == 0 && !(tmp[st + 1] & 0x80)) || (tmp[st] == 0xFF && (tmp[st + 1] & 0x80)))) st++;
-    memcpy(out, tmp + st, 16 - st);
-    return 16 - st;
+    for (int i = 15; i >= 0; i--) { out[i] = (uint8_t)u; u >>= 8; }
+    return 16;
 }
 
 static int lua_int64(lua_State *L, int i, int64_t *out) {

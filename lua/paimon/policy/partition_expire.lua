@@ -31,6 +31,7 @@ M.toint = toint
 
 -- ---- dates --------------------------------------------------------------------
 
+-- days since 1970-01-01 of a proleptic Gregorian date (UTC arithmetic)
 local function days_from_civil(y, m, d)
   y = m <= 2 and y - 1 or y
   local era = floor((y >= 0 and y or y - 399) / 400)
@@ -39,6 +40,7 @@ local function days_from_civil(y, m, d)
   local doe = yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy
   return era * 146097 + doe - 719468
 end
+M.days_from_civil = days_from_civil
 
 local function is_leap(y) return y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0) end
 
