@@ -159,6 +159,18 @@ describe("expiration safety", function()
     H.rmdir(dir)
   end)
 
+  it("refuses when the snapshot files resolve outside the table directory, and deletes nothing", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local outside = dir .. "/outside-snapshot"
+    assert(os.rename(copy .. "/snapshot", outside))
+    assert(os.execute("ln -s " .. H.sh_quote(outside) .. " " .. H.sh_quote(copy .. "/snapshot")))
+    local out_before = H.tree(outside)
+    H.refuses_unchanged(copy, expire_cli, {copy, "--retain-min", "1", "--older-than", "0s"}, 1,
+                        "outside the table directory")
+    assert.equals(out_before, H.tree(outside))
+    H.rmdir(dir)
+  end)
+
   it("refuses when a tag file is corrupt, naming it, and deletes nothing", function()
     local copy, dir = H.copy_table(H.fixture(TAGGED))
     H.write_file(copy .. "/tag/tag-fallback-base", '{ "id" : 1, "schemaId" ')

@@ -623,3 +623,43 @@ describe("command line", function()
     H.rmdir(dir)
   end)
 end)
+
+describe("commit abort", function()
+  local function data_files(dir)
+    local _, n = H.file_set(dir, "-name 'data-*'")
+    return n
+  end
+
+  it("deletes the files of messages that were never committed", function()
+    local dir = H.tmpdir()
+    local t = new_table(dir)
+    local w = assert(t:new_write{})
+    for _, r in ipairs(rows_a()) do w:write(r) end
+    local msgs = assert(w:prepare_commit())
+    w:close()
+    assert.equals(2, data_files(dir))                 -- partitions a and b
+    local c = t:new_commit{commit_user = "u"}
+    local removed, kept = c:abort(msgs)
+    assert.equals(2, removed)
+    assert.equals(0, kept)
+    assert.equals(0, data_files(dir))
+    t:close()
+    H.rmdir(dir)
+  end)
+
+  it("keeps files a snapshot adds: a commit whose outcome looked unknown may have landed", function()
+    local dir = H.tmpdir()
+    local t = new_table(dir)
+    local id, msgs, c = write_commit(t, rows_a(), "u")
+    -- the same object, and a fresh one that never committed (checks every snapshot)
+    for _, cc in ipairs{c, t:new_commit{commit_user = "other"}} do
+      local removed, kept = cc:abort(msgs)
+      assert.equals(0, removed)
+      assert.equals(2, kept)
+    end
+    assert.equals(2, data_files(dir))
+    assert.equals(#rows_a(), #read_all(t:snapshot(id)))
+    t:close()
+    H.rmdir(dir)
+  end)
+end)

@@ -1636,6 +1636,64 @@ int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size
     return PAIMON_OK;
 }
 
+/* found[i] for the ADDs of one manifest list */
+static int find_added_in_list(paimon_table *t, const char *list, pm_set *names, const pm_manifest_entry *entries,
+                              size_t n, uint8_t *found, pm_err *e) {
+    pm_mfile *mf = NULL;
+    size_t nm = 0;
+    int rc = pm_read_manifest_list(t, list, &mf, &nm, e);
+    for (size_t i = 0; !rc && i < nm; i++) {
+        pm_manifest_reader *r;
+        if ((rc = pm_table_open_manifest(t, mf[i].name, PM_MANIFEST_FILE, &r, e))) break;
+        pm_manifest_names_only(r);
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK) {
+            if (m->kind != PM_FILE_ADD || !pm_set_contains(names, m->file.file_name, strlen(m->file.file_name)))
+                continue;
+            for (size_t k = 0; k < n; k++)
+                if (entries[k].file.file_name && !strcmp(entries[k].file.file_name, m->file.file_name)) found[k] = 1;
+        }
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    pm_mfiles_free(mf, nm);
+    return rc;
+}
+
+int pm_commit_find_added(paimon_table *t, int64_t from_id, const pm_manifest_entry *entries, size_t n,
+                         uint8_t *found, pm_err *e) {
+    memset(found, 0, n);
+    pm_set *names = pm_set_new();
+    if (!names) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    int rc = PAIMON_OK;
+    for (size_t k = 0; !rc && k < n; k++)
+        if (entries[k].kind == PM_FILE_ADD && entries[k].file.file_name &&
+            pm_set_add(names, entries[k].file.file_name, strlen(entries[k].file.file_name)) < 0)
+            rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+    int64_t latest = 0, earliest = 1;
+    if (!rc) {
+        rc = pm_snapshot_latest_id(t->io, t->branch_root, &latest, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; latest = 0; }
+    }
+    if (!rc && latest > 0) {
+        pm_err e2;
+        if (pm_snapshot_earliest_id(t->io, t->branch_root, &earliest, &e2) != PAIMON_OK) earliest = 1;
+    }
+    for (int64_t id = from_id > earliest ? from_id : earliest; !rc && id <= latest; id++) {
+        pm_snapshot *s;
+        rc = pm_snapshot_read(t->io, t->branch_root, id, &s, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; continue; }
+        if (rc) break;
+        const char *lists[2] = {s->delta_manifest_list, s->changelog_manifest_list};
+        for (int i = 0; i < 2 && !rc; i++)
+            if (lists[i]) rc = find_added_in_list(t, lists[i], names, entries, n, found, e);
+        if (rc) pm_err_prefix(e, "cannot tell whether snapshot %lld added these files", (long long)id);
+        pm_snapshot_free(s);
+    }
+    pm_set_free(names);
+    return rc;
+}
+
 int pm_commit_last_identifier(paimon_table *t, const char *commit_user, int64_t *identifier, pm_err *e) {
     *identifier = INT64_MIN;
     if (!commit_user) return pm_fail(e, PAIMON_MISUSE, "commit_user is required");

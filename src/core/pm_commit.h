@@ -41,6 +41,15 @@ void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o);
 int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const pm_commit_opts *o,
               int64_t *snapshot_id, pm_err *e);
 
+/* Which ADD entries' files a snapshot from `from_id` on adds (its delta or
+ * changelog manifests): found[i] = 1, else 0. Before deleting the files of
+ * a commit that failed: a snapshot write with an unknown outcome may have
+ * landed. Any unreadable snapshot, list or manifest of that range is an
+ * error (nothing can be known to be unused); a snapshot that vanished
+ * meanwhile (expired) is skipped. */
+int pm_commit_find_added(paimon_table *t, int64_t from_id, const pm_manifest_entry *entries, size_t n,
+                         uint8_t *found, pm_err *e);
+
 /* pm_commit plus index-file changes (IndexManifestEntry ADD/DELETE records:
  * deletion vectors, HASH index, global indexes). Without index entries this
  * is pm_commit (the snapshot reuses the latest indexManifest). With them,

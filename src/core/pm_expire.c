@@ -885,6 +885,15 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     for (size_t i = 0; i < n_exp; i++) {
         pm_buf b = {0};
         if (snapshot_path(t->branch_root, exp[i]->id, &b)) { rc = nomem(e); goto done_all; }
+        /* the snapshot files must be deletable, or their manifests would go
+         * and leave snapshots behind that point at nothing */
+        char out_why[700];
+        if (i == 0 && pm_path_inside(t->io, t->root, (char *)b.data, out_why, sizeof out_why) == 0) {
+            rc = pm_fail(e, PAIMON_UNSUPPORTED, "%s: refusing to expire: snapshot file %s %s; nothing deleted", t->root,
+                         (char *)b.data, out_why);
+            pm_buf_free(&b);
+            goto done_all;
+        }
         rc = pm_deleter_add(snaps_del, (char *)b.data, PM_K_SNAPSHOT, e);
         pm_buf_free(&b);
         if (rc) goto done_all;
@@ -928,8 +937,15 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_deleter *phases[4] = {pl.data, pl.meta_a, pl.meta_b, snaps_del};
     static const char *const names[4] = {"data files", "manifests", "manifest lists", "snapshots"};
     for (int ph = 0; ph < 4; ph++) {
+        size_t skipped_before = res->clean.n_skipped;
         if ((rc = pm_deleter_run(phases[ph], t->io, t->root, ph == 3 ? &seq : &co, names[ph], &res->clean, e)))
             goto done_all;
+        /* a snapshot file that cannot be deleted must not move EARLIEST */
+        if (!o->dry_run && ph == 3 && res->clean.n_skipped > skipped_before) {
+            rc = pm_fail(e, PAIMON_IO, "%s: snapshot file %s was not deleted: %s; EARLIEST not moved", t->root,
+                         res->clean.skipped[skipped_before].path, res->clean.skipped[skipped_before].msg);
+            goto done_all;
+        }
         /* a failed deletion stops here: the next phase would forget the file */
         if (!o->dry_run && res->clean.n_failures) {
             rc = pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); stopped after the %s, re-run to finish",

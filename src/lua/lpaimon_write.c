@@ -11,6 +11,7 @@
 #include "pm_commit.h"
 #include "pm_create.h"
 #include "pm_datafile.h"
+#include "pm_exec.h"
 
 #define WRITE_MT "paimon.Write"
 #define COMMIT_MT "paimon.Commit"
@@ -952,6 +953,7 @@ typedef struct lp_commit {
     char *user;
     lp_table *owner;
     int closed;
+    int64_t first_seen;   /* latest snapshot id before this object's first commit + 1 (0: none yet) */
 } lp_commit;
 
 static int commit_gc(lua_State *L) {
@@ -1141,6 +1143,12 @@ static int commit_commit(lua_State *L) {
     }
     int64_t id = 0;
     pm_err e = {0};
+    if (!c->first_seen) {   /* where c:abort starts looking for snapshots of this object */
+        int64_t latest = 0;
+        pm_err e2;
+        if (pm_snapshot_latest_id(t->io, t->branch_root, &latest, &e2) != PAIMON_OK) latest = 0;
+        c->first_seen = latest + 1;
+    }
     int rc = pm_commit(t, ents, n, &o, &id, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_pushint64(L, id);
@@ -1176,31 +1184,56 @@ static int commit_filter(lua_State *L) {
     return 1;
 }
 
-/* c:abort(messages): delete the data files the ADD messages name. */
+/* c:abort(messages) -> removed, kept | nil, msg, code: delete the data
+ * files the ADD messages name, except those a snapshot adds (a commit
+ * whose snapshot write had an unknown outcome may have landed; snapshots
+ * from before this object's first commit, or all if it has none, are
+ * checked). Deletion goes through the cleanup deleter (inside the table
+ * directory only). */
 static int commit_abort(lua_State *L) {
     lp_commit *c = check_commit(L);
     paimon_table *t = c->owner->t;
     luaL_checktype(L, 2, LUA_TTABLE);
     size_t n = lp_rawlen(L, 2);
     conv cv = {push_arena(L), L, "commit message"};
-    int removed = 0;
+    pm_manifest_entry *ents = conv_alloc(&cv, (n ? n : 1) * sizeof *ents);
+    uint8_t *found = conv_alloc(&cv, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
         lua_rawgeti(L, 2, (int)i + 1);
-        pm_manifest_entry m;
-        entry_from_lua(&cv, t, -1, &m);
+        entry_from_lua(&cv, t, -1, &ents[i]);
         lua_pop(L, 1);
-        if (m.kind != PM_FILE_ADD || m.file.external_path) continue;
+    }
+    pm_err e = {0};
+    int rc = pm_commit_find_added(t, c->first_seen ? c->first_seen : 1, ents, n, found, &e);
+    if (rc) {
+        pm_err_prefix(&e, "abort: deleting nothing");
+        return lp_push_fail(L, rc, &e);
+    }
+    pm_deleter *del = pm_deleter_new();
+    if (!del) return luaL_error(L, "out of memory");
+    int kept = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (ents[i].kind != PM_FILE_ADD || ents[i].file.external_path) continue;
+        if (found[i]) { kept++; continue; }
         pm_buf rel = {0};
-        pm_err e = {0};
-        if (pm_table_file_path(t, &m, &rel, &e) == PAIMON_OK) {
+        if (pm_table_file_path(t, &ents[i], &rel, &e) == PAIMON_OK) {
             char *full = pm_path_join(t->root, (const char *)rel.data);
-            if (full && pm_io_remove(t->io, full, &e) == PAIMON_OK) removed++;
+            rc = full ? pm_deleter_add(del, full, PM_K_DATA, &e) : pm_fail(&e, PAIMON_NOMEM, "out of memory");
             free(full);
         }
         pm_buf_free(&rel);
     }
-    lua_pushinteger(L, removed);
-    return 1;
+    pm_clean_result res;
+    memset(&res, 0, sizeof res);
+    pm_clean_opts co = {1, 0, 0, NULL, NULL};
+    if (!rc) rc = pm_deleter_run(del, t->io, t->root, &co, "aborting", &res, &e);
+    pm_deleter_free(del);
+    int64_t removed = res.count[PM_K_DATA];
+    pm_clean_result_free(&res);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_pushint64(L, removed);
+    lua_pushinteger(L, kept);
+    return 2;
 }
 
 /* ---- snapshot:read ------------------------------------------------------------------------ */
