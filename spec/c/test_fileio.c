@@ -329,6 +329,62 @@ TEST(remove_and_mkdirs) {
     free(dir);
 }
 
+/* remove_within reaches the file from the root without following
+ * symlinks: a directory swapped for a symlink to elsewhere (after any check
+ * a caller made) cannot redirect the deletion outside the root. */
+TEST(remove_within_never_leaves_the_root) {
+    char *dir = make_tmpdir();
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p root/a/b out/b && printf 1 > root/a/b/f && printf 22 > root/a/b/g && "
+             "printf 333 > out/b/f && printf 4 > out/target", dir);
+    CHECK(tu_sh(cmd) == 0);
+    char *root = pm_path_join(dir, "root");
+    char *out_f = pm_path_join(dir, "out/b/f"), *target = pm_path_join(dir, "out/target");
+    char *in_g = pm_path_join(dir, "root/a/b/g");
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    pm_stat st = {0};
+    /* a dry run only looks */
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a/b/g", 1, &st, &e), PAIMON_OK);
+    CHECK_EQ_INT(st.size, 2);
+    CHECK(tu_file_exists(in_g));
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a/b/g", 0, &st, &e), PAIMON_OK);
+    CHECK(!tu_file_exists(in_g));
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a/b/g", 0, &st, &e), PAIMON_NOTFOUND);
+    CHECK(strstr(e.msg, "a/b/g") != NULL);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "nope/b/g", 0, &st, &e), PAIMON_NOTFOUND);
+    /* the swap: root/a becomes a symlink to out/ */
+    snprintf(cmd, sizeof cmd, "cd '%s' && mv root/a root/a.old && ln -s '%s/out' root/a", dir, dir);
+    CHECK(tu_sh(cmd) == 0);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a/b/f", 0, &st, &e), PM_IO_OUTSIDE);
+    CHECK(strstr(e.msg, "symlink") != NULL);
+    CHECK(tu_file_exists(out_f));
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a/b/f", 1, &st, &e), PM_IO_OUTSIDE);
+    /* a symlink as the last component is removed itself, never its target */
+    snprintf(cmd, sizeof cmd, "cd '%s' && ln -s '%s' root/a.old/b/link", dir, target);
+    CHECK(tu_sh(cmd) == 0);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b/link", 0, &st, &e), PAIMON_OK);
+    CHECK(tu_file_exists(target));
+    snprintf(cmd, sizeof cmd, "test ! -e '%s/root/a.old/b/link' && test ! -L '%s/root/a.old/b/link'", dir, dir);
+    CHECK(tu_sh(cmd) == 0);
+    /* directories are never removed; a file on the way is no directory */
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b", 0, &st, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, "directory") != NULL);
+    snprintf(cmd, sizeof cmd, "test -d '%s/root/a.old/b' && test -f '%s/root/a.old/b/f'", dir, dir);
+    CHECK(tu_sh(cmd) == 0);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b/f/x", 0, &st, &e), PM_IO_OUTSIDE);
+    CHECK(tu_file_exists(out_f));
+    CHECK(tu_file_exists(target));
+    pm_fileio_destroy(io);
+    free(in_g);
+    free(target);
+    free(out_f);
+    free(root);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 TEST(permission_errors_name_path) {
     if (geteuid() == 0) return;   /* root ignores permissions */
     char *dir = make_tmpdir();
@@ -356,6 +412,7 @@ int main(void) {
     RUN(create_no_replace_twice);
     RUN(create_no_replace_concurrent);
     RUN(remove_and_mkdirs);
+    RUN(remove_within_never_leaves_the_root);
     RUN(permission_errors_name_path);
     return TEST_SUMMARY();
 }

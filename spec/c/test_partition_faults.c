@@ -267,6 +267,13 @@ static int r_remove(pm_fileio *io, const char *p, pm_err *e) {
     rec_note(R(io), p, rc, e, 0);
     return rec_after(R(io), p, 0, rc, e);
 }
+static int r_remove_within(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st, pm_err *e) {
+    int rc = pm_io_remove_within(R(io)->inner, root, rel, dry_run, st, e);
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", pm_local_path(root), rel);
+    rec_note(R(io), p, rc, e, 0);
+    return dry_run ? rc : rec_after(R(io), p, 0, rc, e);
+}
 static int r_mkdirs(pm_fileio *io, const char *p, pm_err *e) {
     int rc = pm_io_mkdirs(R(io)->inner, p, e);
     rec_note(R(io), p, rc, e, 0);
@@ -276,7 +283,7 @@ static void r_destroy(pm_fileio *io) { (void)io; }
 
 static void faults_install(paimon_table *t, rec_io *r, int mode, long k) {
     rec_ops = (pm_fileio_ops){t->io->ops->scheme, r_read_all, r_list, r_stat, r_exists, r_write,
-                              r_create, r_remove, r_mkdirs, r_destroy};
+                              r_create, r_remove, r_remove_within, r_mkdirs, r_destroy};
     memset(r, 0, sizeof *r);
     r->io.ops = &rec_ops;
     r->mode = mode;

@@ -259,6 +259,7 @@ static int hook_exists(pm_fileio *io, const char *p, int *x, pm_err *e) { return
 static int hook_write(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return pm_io_write_atomic(((hook_io *)io)->inner, p, d, n, e); }
 static int hook_create(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return pm_io_create_no_replace(((hook_io *)io)->inner, p, d, n, e); }
 static int hook_remove(pm_fileio *io, const char *p, pm_err *e) { return pm_io_remove(((hook_io *)io)->inner, p, e); }
+static int hook_remove_within(pm_fileio *io, const char *r, const char *p, int dry, pm_stat *s, pm_err *e) { return pm_io_remove_within(((hook_io *)io)->inner, r, p, dry, s, e); }
 static int hook_mkdirs(pm_fileio *io, const char *p, pm_err *e) { return pm_io_mkdirs(((hook_io *)io)->inner, p, e); }
 static void hook_destroy(pm_fileio *io) { pm_fileio_destroy(((hook_io *)io)->inner); free(io); }
 
@@ -278,7 +279,7 @@ static void changed_while_planning(const char *setup, const char *during, const 
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
     hook_ops = (pm_fileio_ops){"file", hook_read, hook_list, hook_stat, hook_exists, hook_write, hook_create,
-                               hook_remove, hook_mkdirs, hook_destroy};
+                               hook_remove, hook_remove_within, hook_mkdirs, hook_destroy};
     hook_io *h = calloc(1, sizeof *h);
     h->io.ops = &hook_ops;
     h->inner = t->io;

@@ -274,25 +274,22 @@ static void delete_one(void *ctx, size_t i) {
     del_item *it = &d->v[i];
     if (d->stop_on_failure && __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) { it->status = 4; return; }
     char why[700];
-    int in = pm_path_inside(d->io, d->root, it->path, why, sizeof why);
-    if (in < 0) { it->status = 1; return; }          /* its directory is gone: nothing to delete */
-    if (in == 0) { it->status = 3; it->msg = pm_strdup(why); return; }
+    const char *lroot = pm_local_path(d->root), *lpath = pm_local_path(it->path);
+    if (!lexically_inside(lroot, lpath, why, sizeof why)) { it->status = 3; it->msg = pm_strdup(why); return; }
+    size_t rl = strlen(lroot);
+    while (rl > 1 && lroot[rl - 1] == '/') rl--;
     pm_err e;
-    pm_stat st;
-    int rc = pm_io_stat(d->io, it->path, &st, &e);
+    pm_stat st = {0};
+    /* Checked and removed in one step, from the table directory down (a
+     * directory swapped for a symlink after a check would otherwise
+     * redirect the deletion). */
+    int rc = pm_io_remove_within(d->io, d->root, lpath + rl + 1, d->dry_run, &st, &e);
+    if (rc == PAIMON_OK) { it->size = st.size; return; }
     if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
-    if (rc) { it->status = 2; it->msg = pm_strdup(e.msg); __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE); return; }
-    if (st.is_dir) {
-        it->status = 2;
-        it->msg = pm_strdup("is a directory; cleanup never removes directories");
-        __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
-        return;
-    }
-    it->size = st.size;
-    if (d->dry_run) return;
-    rc = pm_io_remove(d->io, it->path, &e);
-    if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
-    if (rc) { it->status = 2; it->msg = pm_strdup(e.msg); __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE); }
+    if (rc == PM_IO_OUTSIDE) { it->status = 3; it->msg = pm_strdup(e.msg); return; }
+    it->status = 2;
+    it->msg = pm_strdup(e.msg);
+    __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
 }
 
 int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clean_opts *o,

@@ -71,7 +71,9 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e);
 int pm_deleter_contains(const pm_deleter *d, const char *path);
 size_t pm_deleter_count(const pm_deleter *d);
 /* Check, stat and delete (or only list, in a dry run) every path; results
- * are added to r. Files outside root are never touched (r->skipped); a
+ * are added to r. Files outside root, lexically or through a directory
+ * that is a symlink (checked in the same step as the removal, see
+ * remove_within), are never touched (r->skipped); a
  * missing file counts in r->missing; directories are never removed. Fails
  * only for out-of-memory; per-file errors go to r->failures. `phase` names
  * the step in progress reports. */

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,12 @@ static int local_list(pm_fileio *io, const char *uri, pm_dirent **out, size_t *n
     return PAIMON_OK;
 }
 
+static void fill_stat(pm_stat *out, const struct stat *st) {
+    out->size = (int64_t)st->st_size;
+    out->mtime_ms = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+    out->is_dir = S_ISDIR(st->st_mode) ? 1 : 0;
+}
+
 static int local_stat(pm_fileio *io, const char *uri, pm_stat *out, pm_err *e) {
     (void)io;
     const char *path = pm_local_path(uri);
@@ -160,9 +167,7 @@ static int local_stat(pm_fileio *io, const char *uri, pm_stat *out, pm_err *e) {
         return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
                              "cannot stat %s", path);
     }
-    out->size = (int64_t)st.st_size;
-    out->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-    out->is_dir = S_ISDIR(st.st_mode) ? 1 : 0;
+    fill_stat(out, &st);
     return PAIMON_OK;
 }
 
@@ -368,6 +373,57 @@ static int local_remove(pm_fileio *io, const char *uri, pm_err *e) {
                          "cannot remove %s", path);
 }
 
+/* Descend from root one directory at a time with O_NOFOLLOW, then
+ * fstatat/unlinkat in the last directory: every check applies to the very
+ * directory the file is removed from (no check-then-use window). */
+static int local_remove_within(pm_fileio *io, const char *root_uri, const char *rel, int dry_run, pm_stat *out,
+                               pm_err *e) {
+    (void)io;
+    const char *root = pm_local_path(root_uri);
+    int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        int err = errno;
+        return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
+                             "cannot open the table directory %s", root);
+    }
+    const char *p = rel;
+    char comp[NAME_MAX + 1];
+    for (const char *slash; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
+        size_t cl = (size_t)(slash - p);
+        if (cl == 0 || cl > NAME_MAX) { close(dfd); return pm_fail(e, PM_IO_OUTSIDE, "%s/%s: bad path component", root, rel); }
+        memcpy(comp, p, cl);
+        comp[cl] = '\0';
+        int next = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int err = errno;
+        close(dfd);
+        if (next < 0) {
+            if (err == ENOENT) return pm_fail_errno(e, PAIMON_NOTFOUND, err, "cannot open %s/%.*s", root, (int)(slash - rel), rel);
+            if (err == ELOOP || err == ENOTDIR)
+                return pm_fail(e, PM_IO_OUTSIDE, "%s/%.*s is a symlink or not a directory; nothing is removed through it (it may lead outside the table directory)",
+                               root, (int)(slash - rel), rel);
+            return pm_fail_errno(e, PAIMON_IO, err, "cannot open %s/%.*s", root, (int)(slash - rel), rel);
+        }
+        dfd = next;
+    }
+    struct stat st;
+    int rc = PAIMON_OK;
+    if (fstatat(dfd, p, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        int err = errno;
+        rc = pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err, "cannot stat %s/%s",
+                           root, rel);
+    } else if (S_ISDIR(st.st_mode)) {
+        rc = pm_fail(e, PAIMON_IO, "%s/%s is a directory; cleanup never removes directories", root, rel);
+    } else {
+        fill_stat(out, &st);
+        if (!dry_run && unlinkat(dfd, p, 0) != 0) {
+            int err = errno;
+            rc = pm_fail_errno(e, err == ENOENT ? PAIMON_NOTFOUND : PAIMON_IO, err, "cannot remove %s/%s", root, rel);
+        }
+    }
+    close(dfd);
+    return rc;
+}
+
 static void local_destroy(pm_fileio *io) {
     free(io);
 }
@@ -381,6 +437,7 @@ static const pm_fileio_ops local_ops = {
     local_write_atomic,
     local_create_no_replace,
     local_remove,
+    local_remove_within,
     local_mkdirs,
     local_destroy,
 };

@@ -19,6 +19,9 @@ typedef struct pm_dirent {
     int is_dir;
 } pm_dirent;
 
+/* Internal result of remove_within: the path leaves the root directory. */
+#define PM_IO_OUTSIDE 200
+
 /* Operations. Each returns PAIMON_OK or a code with *e filled; messages name
  * the path and include strerror text. A missing path is PAIMON_NOTFOUND. */
 typedef struct pm_fileio_ops {
@@ -33,6 +36,15 @@ typedef struct pm_fileio_ops {
      * exists. The file appears complete or not at all. */
     int (*create_no_replace)(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e);
     int (*remove)(pm_fileio *io, const char *path, pm_err *e);
+    /* Remove the file root/rel (rel: relative, no empty, "." or ".."
+     * component), reaching it from root without following a symlink on the
+     * way, so a directory swapped for a symlink meanwhile cannot redirect
+     * the deletion outside root; a symlink as the last component is removed
+     * itself. dry_run: only look. *st gets what was (or would be) removed.
+     * PAIMON_NOTFOUND if it is missing, PM_IO_OUTSIDE if a directory on the
+     * way is a symlink or not a directory; a directory is never removed. */
+    int (*remove_within)(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st,
+                         pm_err *e);
     int (*mkdirs)(pm_fileio *io, const char *path, pm_err *e);
     void (*destroy)(pm_fileio *io);
 } pm_fileio_ops;
@@ -59,6 +71,7 @@ static inline int pm_io_exists(pm_fileio *io, const char *p, int *x, pm_err *e) 
 static inline int pm_io_write_atomic(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->write_atomic(io, p, d, n, e); }
 static inline int pm_io_create_no_replace(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->create_no_replace(io, p, d, n, e); }
 static inline int pm_io_remove(pm_fileio *io, const char *p, pm_err *e) { return io->ops->remove(io, p, e); }
+static inline int pm_io_remove_within(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st, pm_err *e) { return io->ops->remove_within(io, root, rel, dry_run, st, e); }
 static inline int pm_io_mkdirs(pm_fileio *io, const char *p, pm_err *e) { return io->ops->mkdirs(io, p, e); }
 
 #endif

@@ -56,6 +56,12 @@ static int f_remove(pm_fileio *io, const char *p, pm_err *e) {
     int rc = hit(io, PM_FAULT_REMOVE, p, e);
     return rc ? rc : pm_io_remove(INNER(io), p, e);
 }
+/* The same fault points as the stat + remove it replaces. */
+static int f_remove_within(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st, pm_err *e) {
+    int rc = hit(io, PM_FAULT_STAT, rel, e);
+    if (!rc && !dry_run) rc = hit(io, PM_FAULT_REMOVE, rel, e);
+    return rc ? rc : pm_io_remove_within(INNER(io), root, rel, dry_run, st, e);
+}
 static int f_mkdirs(pm_fileio *io, const char *p, pm_err *e) {
     int rc = hit(io, PM_FAULT_MKDIRS, p, e);
     return rc ? rc : pm_io_mkdirs(INNER(io), p, e);
@@ -76,7 +82,7 @@ pm_fileio *pm_fileio_fault_new(pm_fileio *inner, unsigned kinds, long fail_at, i
     c->fail_at = fail_at;
     c->crash = crash;
     c->ops = (pm_fileio_ops){inner->ops->scheme, f_read_all, f_list, f_stat, f_exists, f_write_atomic,
-                             f_create, f_remove, f_mkdirs, f_destroy};
+                             f_create, f_remove, f_remove_within, f_mkdirs, f_destroy};
     io->ops = &c->ops;
     io->ctx = c;
     return io;
