@@ -59,35 +59,33 @@ static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e
         return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
                              "cannot open %s", path);
     }
-    struct stat st;
-    int have_st = fstat(fd, &st) == 0;
-    if (have_st && S_ISDIR(st.st_mode)) {
-        close(fd);
-        return pm_fail_errno(e, PAIMON_IO, EISDIR, "cannot read %s", path);
-    }
-    int sized = have_st && S_ISREG(st.st_mode) && st.st_size > 0;
-    if (sized) {
-        if (pm_buf_reserve(out, (size_t)st.st_size + 1)) {
-            close(fd);
-            return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
-        }
-    }
-    for (;;) {
-        /* sized from fstat: the read that returns 0 fits without growing */
+    /* Metadata files are small: one read into 64 KiB usually takes the
+     * whole file, and a short read of a local file is its end (open, read,
+     * close: no fstat, no read that returns 0). Bigger files continue,
+     * growing the buffer by what fstat says. */
+    for (int sized = 0;;) {
         size_t room = out->cap - out->len;
-        if ((room == 0 || (room < 4096 && !sized)) && pm_buf_reserve(out, 8192)) {
-            close(fd);
-            return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
+        if (room < 4096) {
+            size_t want = 65536;
+            struct stat st;
+            if (!sized && out->len > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size >= out->len)
+                want = (size_t)st.st_size - out->len + 1;   /* the rest, and room to see the end */
+            sized = 1;
+            if (pm_buf_reserve(out, want < 4096 ? 4096 : want)) {
+                close(fd);
+                return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
+            }
+            room = out->cap - out->len;
         }
-        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        ssize_t n = read(fd, out->data + out->len, room);
         if (n < 0) {
             if (errno == EINTR) continue;
             int err = errno;
             close(fd);
             return pm_fail_errno(e, PAIMON_IO, err, "cannot read %s", path);
         }
-        if (n == 0) break;
         out->len += (size_t)n;
+        if (n == 0 || (size_t)n < room) break;
     }
     close(fd);
     return PAIMON_OK;
