@@ -1,6 +1,6 @@
 -- expire.lua TABLE [--retain-min N] [--retain-max N] [--older-than T]
 --   [--max-deletes N] [--branch B] [--policy FILE.lua] [--threads N]
---   [--dry-run] [--json]
+--   [--clean-empty-directories] [--dry-run] [--json]
 -- Expire old snapshots and delete the files only they used (Java Paimon's
 -- rules; see docs/maintenance.md).
 local paimon = require "paimon"
@@ -11,7 +11,8 @@ local spec = {
   name = "expire.lua",
   positional = {"TABLE"},
   flags = {retain_min = "integer", retain_max = "integer", older_than = "string", max_deletes = "integer",
-           branch = "string", policy = "string", threads = "integer", dry_run = "boolean", json = "boolean"},
+           branch = "string", policy = "string", threads = "integer", dry_run = "boolean", json = "boolean",
+           clean_empty_directories = "boolean"},
   usage = [[
 usage: paimon-lua expire.lua TABLE [options]
   --retain-min N     keep at least N snapshots (snapshot.num-retained.min, default 10, >= 1)
@@ -24,6 +25,9 @@ usage: paimon-lua expire.lua TABLE [options]
   --policy FILE.lua  a policy function(snapshots, ctx) choosing what to keep
                      (default: lua/paimon/policy/expire.lua, Java's rule)
   --threads N        delete with N threads (default 4)
+  --clean-empty-directories
+                     then remove the bucket and partition directories left empty
+                     (snapshot.clean-empty-directories, default false)
   --dry-run          print the plan, change nothing
   --json             print one JSON object
 exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
@@ -57,6 +61,7 @@ local function main(opts, pos)
   run["until"] = math.max(stop, 1)
   run.threads = opts.threads or 4
   run.dry_run = opts.dry_run
+  if opts.clean_empty_directories then run.clean_empty_directories = true end
   run.progress = maint.progress_fn(true)
   local r
   r, msg, code = maint.call(t.expire_snapshots, t, run)

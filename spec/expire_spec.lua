@@ -478,3 +478,115 @@ describe("paimon.maint parsers", function()
     assert.is_nil(maint.parse_timestamp("yesterday"))
   end)
 end)
+
+describe("empty data directories (Java's cleanEmptyDataDirectory)", function()
+  local core = require "paimon.core"
+  local create_table = paimon.create_table or core.create_table
+
+  local is_dir = H.is_dir
+
+  -- two partition levels, three partitions with one data file each
+  local function make(path)
+    local t = assert(create_table(path, {fields = {{name = "id", type = "BIGINT"}, {name = "dt", type = "STRING"},
+                                                   {name = "hr", type = "INT"}},
+                                         partition_keys = {"dt", "hr"}, options = {["file.format"] = "avro", bucket = -1}}))
+    for i, p in ipairs({{"a", 1}, {"a", 2}, {"b", 1}}) do
+      local w = assert(t:new_write{})
+      w:write{id = i, dt = p[1], hr = p[2]}
+      local msgs = assert(w:prepare_commit())
+      w:close()
+      assert(t:new_commit{commit_user = "dirs"}:commit(msgs))
+    end
+    return t
+  end
+
+  local function expire_all(t, dry, clean)
+    os.execute("sleep 0.05")
+    return assert(t:expire_snapshots{retain_min = 1, older_than = core.now_ms(), max_deletes = 1000, dry_run = dry,
+                                     clean_empty_directories = clean})
+  end
+
+  it("expiration leaves them by default (snapshot.clean-empty-directories is false)", function()
+    local dir = H.tmpdir()
+    local path = dir .. "/t"
+    local t = make(path)
+    assert(t:drop_partitions({dt = "a"}))
+    local r = expire_all(t)
+    assert.equals(2, r.deleted.data_files)
+    assert.equals(0, r.directories)
+    assert.is_true(is_dir(path .. "/dt=a/hr=1/bucket-0"))
+    -- the table option turns it on (expire.lua reads it through the core)
+    H.run("sed -i 's/\"options\" : {/\"options\" : {\"snapshot.clean-empty-directories\" : \"true\", /' " ..
+          H.sh_quote(path .. "/schema/schema-0"))
+    assert.truthy(H.read_file(path .. "/schema/schema-0"):match('"snapshot.clean%-empty%-directories" : "true"'))
+    assert(paimon.open(path):drop_partitions({dt = "b"}))
+    local out, err, rc = H.script("expire.lua", {path, "--retain-min", "1", "--older-than", "1", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(3, H.cjson.decode(out).directories)
+    assert.is_false(is_dir(path .. "/dt=b"))
+    assert.is_true(is_dir(path .. "/dt=a/hr=1/bucket-0"))   -- emptied by an earlier run: left as it was
+    H.rmdir(dir)
+  end)
+
+  it("expiration removes the bucket and partition directories it emptied, nothing else", function()
+    local dir = H.tmpdir()
+    local path = dir .. "/t"
+    local t = make(path)
+    assert(t:drop_partitions({dt = "a", hr = 1}))
+    assert.equals(0, expire_all(t, true, true).directories)
+    assert.is_true(is_dir(path .. "/dt=a/hr=1/bucket-0"))
+    local r = expire_all(t, false, true)
+    assert.equals(1, r.deleted.data_files)
+    assert.equals(2, r.directories)
+    assert.is_false(is_dir(path .. "/dt=a/hr=1"))
+    assert.is_true(is_dir(path .. "/dt=a/hr=2/bucket-0"))     -- still has its file
+    assert.is_true(is_dir(path .. "/dt=b/hr=1/bucket-0"))
+    -- the last partition under dt=a: its directory goes too, the table directory stays
+    assert(t:drop_partitions({dt = "a"}))
+    local out, err, rc = H.script("expire.lua", {path, "--retain-min", "1", "--older-than", "1", "--json",
+                                                 "--clean-empty-directories"})
+    assert.equals(0, rc, err)
+    assert.equals(3, H.cjson.decode(out).directories)
+    assert.is_false(is_dir(path .. "/dt=a"))
+    assert.is_true(is_dir(path .. "/dt=b/hr=1/bucket-0"))
+    assert.is_true(is_dir(path .. "/snapshot"))
+    assert.equals(1, #H.pyref_json(path, "files"))
+    H.rmdir(dir)
+  end)
+
+  it("orphan cleaning removes the directories it emptied; a directory with anything else in it stays", function()
+    local dir = H.tmpdir()
+    local path = dir .. "/t"
+    make(path)
+    local orphan = "data-11111111-2222-3333-4444-555555555555-0.avro"
+    H.run("mkdir -p " .. H.sh_quote(path .. "/dt=z/hr=9/bucket-0") .. " " .. H.sh_quote(path .. "/dt=y/hr=1/bucket-0"))
+    H.write_file(path .. "/dt=z/hr=9/bucket-0/" .. orphan, "x")
+    H.write_file(path .. "/dt=y/hr=1/bucket-0/" .. orphan, "x")
+    H.write_file(path .. "/dt=y/hr=1/bucket-0/notes.txt", "not Paimon's: never deleted")
+    H.run("touch -d '2 days ago' " .. H.sh_quote(path .. "/dt=z/hr=9/bucket-0/" .. orphan) .. " " ..
+          H.sh_quote(path .. "/dt=y/hr=1/bucket-0/" .. orphan))
+    local out, err, rc = H.script("remove_orphan_files.lua", {path, "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(0, H.cjson.decode(out).directories)
+    assert.is_true(is_dir(path .. "/dt=z/hr=9/bucket-0"))
+    out, err, rc = H.script("remove_orphan_files.lua", {path, "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.equals(2, r.deleted.data_files)
+    assert.equals(3, r.directories)
+    assert.is_false(is_dir(path .. "/dt=z"))
+    assert.is_true(H.exists(path .. "/dt=y/hr=1/bucket-0/notes.txt"))
+    for _, p in ipairs({{"a", 1}, {"a", 2}, {"b", 1}}) do
+      assert.is_true(is_dir(path .. "/dt=" .. p[1] .. "/hr=" .. p[2] .. "/bucket-0"))
+    end
+    -- the human report says so
+    H.run("mkdir -p " .. H.sh_quote(path .. "/dt=x/hr=1/bucket-0"))
+    H.write_file(path .. "/dt=x/hr=1/bucket-0/" .. orphan, "x")
+    H.run("touch -d '2 days ago' " .. H.sh_quote(path .. "/dt=x/hr=1/bucket-0/" .. orphan))
+    out, err, rc = H.script("remove_orphan_files.lua", {path})
+    assert.equals(0, rc, err)
+    assert.truthy(out:match("removed 3 empty data directories"), out)
+    assert.is_false(is_dir(path .. "/dt=x"))
+    H.rmdir(dir)
+  end)
+end)

@@ -100,6 +100,12 @@ function H.read_file(path)
   return s
 end
 
+-- (os.execute: true under Lua 5.4, 0 under LuaJIT)
+function H.is_dir(path)
+  local r = os.execute("test -d " .. H.sh_quote(path))
+  return r == true or r == 0
+end
+
 function H.exists(path)
   local f = io.open(path, "rb")
   if f then f:close() return true end

@@ -220,7 +220,7 @@ function M.print_json(obj)
   obj.skipped = arr(obj.skipped)
   if obj.paths then obj.paths = arr(obj.paths) end
   io.stdout:write(json.encode(obj, {"expired", "range", "dry_run", "deleted", "bytes", "files",
-                                    "total_bytes", "missing", "protected", "skipped", "failures",
+                                    "total_bytes", "directories", "missing", "protected", "skipped", "failures",
                                     "paths", "duration_ms"}), "\n")
 end
 
@@ -241,6 +241,7 @@ function M.print_human(title, r)
   else
     out:write("nothing to delete\n")
   end
+  if (r.directories or 0) > 0 then out:write("removed ", r.directories, " empty data director", r.directories == 1 and "y" or "ies", "\n") end
   if (r.missing or 0) > 0 then out:write(r.missing, " file(s) were already gone\n") end
   if (r.protected or 0) > 0 then out:write(r.protected, " candidate file(s) kept: still used by a retained snapshot, tag or branch\n") end
   for _, s in ipairs(r.skipped or {}) do

@@ -374,6 +374,18 @@ TEST(remove_within_never_leaves_the_root) {
     snprintf(cmd, sizeof cmd, "test -d '%s/root/a.old/b' && test -f '%s/root/a.old/b/f'", dir, dir);
     CHECK(tu_sh(cmd) == 0);
     CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b/f/x", 0, &st, &e), PM_IO_OUTSIDE);
+    /* PM_RM_EMPTY_DIR: only an empty directory, never through or at a symlink */
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b", PM_RM_EMPTY_DIR, &st, &e), PAIMON_EXISTS);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b/f", PM_RM_EMPTY_DIR, &st, &e), PAIMON_IO);
+    CHECK(tu_file_exists(out_f));
+    snprintf(cmd, sizeof cmd, "cd '%s' && mkdir -p root/e/empty out/empty2 && ln -s '%s/out/empty2' root/e/link", dir, dir);
+    CHECK(tu_sh(cmd) == 0);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "e/link", PM_RM_EMPTY_DIR, &st, &e), PAIMON_IO);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a/empty2", PM_RM_EMPTY_DIR, &st, &e), PM_IO_OUTSIDE);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "e/empty", PM_RM_EMPTY_DIR | PM_RM_DRY_RUN, &st, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "e/empty", PM_RM_EMPTY_DIR, &st, &e), PAIMON_OK);
+    snprintf(cmd, sizeof cmd, "test ! -e '%s/root/e/empty' && test -d '%s/out/empty2' && test -L '%s/root/e/link'", dir, dir, dir);
+    CHECK(tu_sh(cmd) == 0);
     CHECK(tu_file_exists(out_f));
     CHECK(tu_file_exists(target));
     pm_fileio_destroy(io);

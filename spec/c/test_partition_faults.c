@@ -267,12 +267,12 @@ static int r_remove(pm_fileio *io, const char *p, pm_err *e) {
     rec_note(R(io), p, rc, e, 0);
     return rec_after(R(io), p, 0, rc, e);
 }
-static int r_remove_within(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st, pm_err *e) {
-    int rc = pm_io_remove_within(R(io)->inner, root, rel, dry_run, st, e);
+static int r_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) {
+    int rc = pm_io_remove_within(R(io)->inner, root, rel, flags, st, e);
     char p[600];
     snprintf(p, sizeof p, "%s/%s", pm_local_path(root), rel);
     rec_note(R(io), p, rc, e, 0);
-    return dry_run ? rc : rec_after(R(io), p, 0, rc, e);
+    return flags & PM_RM_DRY_RUN ? rc : rec_after(R(io), p, 0, rc, e);
 }
 static int r_mkdirs(pm_fileio *io, const char *p, pm_err *e) {
     int rc = pm_io_mkdirs(R(io)->inner, p, e);

@@ -283,13 +283,61 @@ static void delete_one(void *ctx, size_t i) {
     /* Checked and removed in one step, from the table directory down (a
      * directory swapped for a symlink after a check would otherwise
      * redirect the deletion). */
-    int rc = pm_io_remove_within(d->io, d->root, lpath + rl + 1, d->dry_run, &st, &e);
+    int rc = pm_io_remove_within(d->io, d->root, lpath + rl + 1, d->dry_run ? PM_RM_DRY_RUN : 0, &st, &e);
     if (rc == PAIMON_OK) { it->size = st.size; return; }
     if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
     if (rc == PM_IO_OUTSIDE) { it->status = 3; it->msg = pm_strdup(e.msg); return; }
     it->status = 2;
     it->msg = pm_strdup(e.msg);
     __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+}
+
+static char *parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash && slash > path ? pm_strndup(path, (size_t)(slash - path)) : NULL;
+}
+
+void pm_deleter_clean_dirs(pm_deleter *d, pm_fileio *io, const char *root, size_t partition_levels,
+                           pm_clean_result *r) {
+    if (d->dry_run) return;
+    const char *lroot = pm_local_path(root);
+    size_t rl = strlen(lroot);
+    while (rl > 1 && lroot[rl - 1] == '/') rl--;
+    pm_set *seen = pm_set_new();
+    char **cur = calloc(d->n ? d->n : 1, sizeof *cur);
+    size_t n = 0;
+    if (!seen || !cur) { pm_set_free(seen); free(cur); return; }   /* cosmetic: nothing lost by skipping it */
+    for (size_t i = 0; i < d->n; i++) {
+        const del_item *it = &d->v[i];
+        if (it->status != 0 || (it->kind != PM_K_DATA && it->kind != PM_K_CHANGELOG)) continue;
+        char *dir = parent_dir(pm_local_path(it->path));
+        const char *base = dir ? strrchr(dir, '/') : NULL;
+        if (base && strncmp(base + 1, "bucket-", 7) == 0 && pm_set_add(seen, dir, strlen(dir)) == 1) cur[n++] = dir;
+        else free(dir);
+    }
+    /* level 0: the bucket directories; then one partition level each */
+    for (size_t level = 0; level <= partition_levels && n; level++) {
+        size_t next = 0;
+        for (size_t i = 0; i < n; i++) {
+            char why[600];
+            pm_stat st;
+            pm_err e;
+            char *dir = cur[i];
+            cur[i] = NULL;
+            if (lexically_inside(lroot, dir, why, sizeof why) &&
+                pm_io_remove_within(io, root, dir + rl + 1, PM_RM_EMPTY_DIR, &st, &e) == PAIMON_OK) {
+                r->dirs_removed++;
+                char *up = parent_dir(dir);
+                if (up && pm_set_add(seen, up, strlen(up)) == 1) { cur[next++] = up; up = NULL; }
+                free(up);
+            }
+            free(dir);
+        }
+        n = next;
+    }
+    for (size_t i = 0; i < n; i++) free(cur[i]);
+    free(cur);
+    pm_set_free(seen);
 }
 
 int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clean_opts *o,

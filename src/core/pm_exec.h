@@ -39,6 +39,7 @@ typedef struct pm_clean_result {
     int dry_run;
     int64_t count[PM_K__N], bytes[PM_K__N];
     int64_t missing;                 /* already gone (not an error) */
+    int64_t dirs_removed;            /* empty bucket / partition directories removed afterwards */
     int64_t protected_files;         /* candidates kept because something still uses them */
     pm_clean_item *paths; size_t n_paths;        /* dry run: the plan */
     pm_clean_item *failures; size_t n_failures;  /* could not delete */
@@ -79,6 +80,15 @@ size_t pm_deleter_count(const pm_deleter *d);
  * the step in progress reports. */
 int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clean_opts *o,
                    const char *phase, pm_clean_result *r, pm_err *e);
+/* After pm_deleter_run (not a dry run): the bucket directories (bucket-*)
+ * that held the data or changelog files it deleted are removed if they are
+ * empty now, then, level by level, up to `partition_levels` parent
+ * (partition) directories that became empty — Java's
+ * cleanEmptyDataDirectory. Never the table directory or anything outside
+ * it; a directory that is not empty, or cannot be removed, stays.
+ * Counted in r->dirs_removed. */
+void pm_deleter_clean_dirs(pm_deleter *d, pm_fileio *io, const char *root, size_t partition_levels,
+                           pm_clean_result *r);
 void pm_deleter_free(pm_deleter *d);
 
 #endif

@@ -158,6 +158,13 @@ static int changelog_decoupled(const paimon_table *t, char *why, size_t wl, pm_e
     return 0;
 }
 
+static int clean_dirs_wanted(paimon_table *t, const pm_expire_opts *o) {
+    if (o->clean_empty_dirs) return o->clean_empty_dirs > 0;
+    const char *v = pm_schema_option(t->schema, "snapshot.clean-empty-directories");
+    if (!v) v = pm_schema_option(t->schema, "snapshot.expire.clean-empty-directories");   /* Java's fallback key */
+    return v && !strcasecmp(v, "true");
+}
+
 /* ---- range ----------------------------------------------------------------- */
 
 int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e) {
@@ -955,6 +962,9 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
         }
     }
     if (!o->dry_run && (rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", end, e))) goto done_all;
+    /* last, after EARLIEST: the bucket and partition directories emptied,
+     * if asked for (Java: snapshot.clean-empty-directories, default false) */
+    if (clean_dirs_wanted(t, o)) pm_deleter_clean_dirs(pl.data, t->io, t->root, t->schema->n_partition_keys, &res->clean);
 done_all:
     snaps_free(all, n_all);
 done:

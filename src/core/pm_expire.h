@@ -22,6 +22,7 @@ typedef struct pm_expire_opts {
     int64_t until;                /* > 0: the policy's exclusive end (still capped, see below) */
     int threads;                  /* delete parallelism (<= 1: inline) */
     int dry_run;
+    int clean_empty_dirs;         /* > 0 yes, < 0 no, 0: snapshot.clean-empty-directories (false) */
     int64_t now_ms;               /* 0: the clock */
     pm_progress_fn progress;
     void *progress_ud;

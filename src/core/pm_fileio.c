@@ -374,7 +374,7 @@ static int local_remove(pm_fileio *io, const char *uri, pm_err *e) {
 /* Descend from root one directory at a time with O_NOFOLLOW, then
  * fstatat/unlinkat in the last directory: every check applies to the very
  * directory the file is removed from (no check-then-use window). */
-static int local_remove_within(pm_fileio *io, const char *root_uri, const char *rel, int dry_run, pm_stat *out,
+static int local_remove_within(pm_fileio *io, const char *root_uri, const char *rel, int flags, pm_stat *out,
                                pm_err *e) {
     (void)io;
     const char *root = pm_local_path(root_uri);
@@ -409,11 +409,20 @@ static int local_remove_within(pm_fileio *io, const char *root_uri, const char *
         int err = errno;
         rc = pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err, "cannot stat %s/%s",
                            root, rel);
+    } else if (flags & PM_RM_EMPTY_DIR) {
+        fill_stat(out, &st);
+        if (!S_ISDIR(st.st_mode)) {
+            rc = pm_fail(e, PAIMON_IO, "%s/%s is not a directory", root, rel);
+        } else if (!(flags & PM_RM_DRY_RUN) && unlinkat(dfd, p, AT_REMOVEDIR) != 0) {
+            int err = errno;
+            rc = pm_fail_errno(e, err == ENOENT ? PAIMON_NOTFOUND : err == ENOTEMPTY || err == EEXIST ? PAIMON_EXISTS : PAIMON_IO,
+                               err, "cannot remove the directory %s/%s", root, rel);
+        }
     } else if (S_ISDIR(st.st_mode)) {
         rc = pm_fail(e, PAIMON_IO, "%s/%s is a directory; cleanup never removes directories", root, rel);
     } else {
         fill_stat(out, &st);
-        if (!dry_run && unlinkat(dfd, p, 0) != 0) {
+        if (!(flags & PM_RM_DRY_RUN) && unlinkat(dfd, p, 0) != 0) {
             int err = errno;
             rc = pm_fail_errno(e, err == ENOENT ? PAIMON_NOTFOUND : PAIMON_IO, err, "cannot remove %s/%s", root, rel);
         }

@@ -21,6 +21,9 @@ typedef struct pm_dirent {
 
 /* Internal result of remove_within: the path leaves the root directory. */
 #define PM_IO_OUTSIDE 200
+/* remove_within flags */
+#define PM_RM_DRY_RUN 1
+#define PM_RM_EMPTY_DIR 2
 
 /* Operations. Each returns PAIMON_OK or a code with *e filled; messages name
  * the path and include strerror text. A missing path is PAIMON_NOTFOUND. */
@@ -40,11 +43,13 @@ typedef struct pm_fileio_ops {
      * component), reaching it from root without following a symlink on the
      * way, so a directory swapped for a symlink meanwhile cannot redirect
      * the deletion outside root; a symlink as the last component is removed
-     * itself. dry_run: only look. *st gets what was (or would be) removed.
-     * PAIMON_NOTFOUND if it is missing, PM_IO_OUTSIDE if a directory on the
-     * way is a symlink or not a directory; a directory is never removed. */
-    int (*remove_within)(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st,
-                         pm_err *e);
+     * itself. flags: PM_RM_DRY_RUN only looks; PM_RM_EMPTY_DIR removes
+     * root/rel only if it is an empty directory (PAIMON_EXISTS if it is not
+     * empty). *st gets what was (or would be) removed. PAIMON_NOTFOUND if
+     * it is missing, PM_IO_OUTSIDE if a directory on the way is a symlink
+     * or not a directory; without PM_RM_EMPTY_DIR a directory is never
+     * removed. */
+    int (*remove_within)(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e);
     int (*mkdirs)(pm_fileio *io, const char *path, pm_err *e);
     void (*destroy)(pm_fileio *io);
 } pm_fileio_ops;
@@ -71,7 +76,7 @@ static inline int pm_io_exists(pm_fileio *io, const char *p, int *x, pm_err *e) 
 static inline int pm_io_write_atomic(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->write_atomic(io, p, d, n, e); }
 static inline int pm_io_create_no_replace(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->create_no_replace(io, p, d, n, e); }
 static inline int pm_io_remove(pm_fileio *io, const char *p, pm_err *e) { return io->ops->remove(io, p, e); }
-static inline int pm_io_remove_within(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st, pm_err *e) { return io->ops->remove_within(io, root, rel, dry_run, st, e); }
+static inline int pm_io_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) { return io->ops->remove_within(io, root, rel, flags, st, e); }
 static inline int pm_io_mkdirs(pm_fileio *io, const char *p, pm_err *e) { return io->ops->mkdirs(io, p, e); }
 
 #endif

@@ -57,10 +57,10 @@ static int f_remove(pm_fileio *io, const char *p, pm_err *e) {
     return rc ? rc : pm_io_remove(INNER(io), p, e);
 }
 /* The same fault points as the stat + remove it replaces. */
-static int f_remove_within(pm_fileio *io, const char *root, const char *rel, int dry_run, pm_stat *st, pm_err *e) {
+static int f_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) {
     int rc = hit(io, PM_FAULT_STAT, rel, e);
-    if (!rc && !dry_run) rc = hit(io, PM_FAULT_REMOVE, rel, e);
-    return rc ? rc : pm_io_remove_within(INNER(io), root, rel, dry_run, st, e);
+    if (!rc && !(flags & PM_RM_DRY_RUN)) rc = hit(io, PM_FAULT_REMOVE, rel, e);
+    return rc ? rc : pm_io_remove_within(INNER(io), root, rel, flags, st, e);
 }
 static int f_mkdirs(pm_fileio *io, const char *p, pm_err *e) {
     int rc = hit(io, PM_FAULT_MKDIRS, p, e);

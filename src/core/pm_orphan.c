@@ -761,6 +761,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     }
     pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
     rc = pm_deleter_run(del, t->io, t->root, &co, "deleting", &res->clean, e);
+    if (!rc) pm_deleter_clean_dirs(del, t->io, t->root, main_t->schema->n_partition_keys, &res->clean);
 
 done:
     for (size_t i = 0; i < n_tasks; i++) {

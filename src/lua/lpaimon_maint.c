@@ -3,6 +3,7 @@
  *   t:expire_snapshots(opts)  -> result table, or nil, message, code
  * opts: retain_min, retain_max, older_than (epoch ms), max_deletes, until
  * (exclusive end chosen by a policy), threads, dry_run, now (epoch ms),
+ * clean_empty_directories (default: the table option, false),
  * progress = function(phase, done, total). */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ void lp_push_clean_result(lua_State *L, const pm_clean_result *r) {
     lua_setfield(L, -2, "bytes");
     lp_set_int(L, "files", files);
     lp_set_int(L, "total_bytes", bytes);
+    lp_set_int(L, "directories", r->dirs_removed);
     lp_set_int(L, "missing", r->missing);
     lp_set_int(L, "protected", r->protected_files);
     lp_set_bool(L, "dry_run", r->dry_run);
@@ -84,6 +86,11 @@ static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, lp_progre
     if (lp_opt_int(L, idx, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o->threads = (int)v; }
     if (lp_opt_int(L, idx, "now", &v)) o->now_ms = v;
     o->dry_run = lp_opt_bool(L, idx, "dry_run");
+    if (!lua_isnoneornil(L, idx)) {
+        lua_getfield(L, idx, "clean_empty_directories");
+        if (!lua_isnil(L, -1)) o->clean_empty_dirs = lua_toboolean(L, -1) ? 1 : -1;
+        lua_pop(L, 1);
+    }
     pr->L = L;
     pr->ref = LUA_NOREF;
     if (!lua_isnoneornil(L, idx)) {
