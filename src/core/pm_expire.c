@@ -301,6 +301,15 @@ static int add_entry_paths(const paimon_table *t, const pm_manifest_entry *m, pm
     return PAIMON_OK;
 }
 
+/* A retained manifest list just read: its name and its manifests' names are
+ * protected, and protect_meta need not read it again. */
+static int note_list(protect *p, const char *list, const pm_mfile *v, size_t n, pm_err *e) {
+    if (!list || pm_set_contains(p->lists_done, list, strlen(list))) return PAIMON_OK;
+    int rc = set_add_str(p->names, list, e);
+    for (size_t k = 0; !rc && k < n; k++) rc = set_add_str(p->names, v[k].name, e);
+    return rc ? rc : set_add_str(p->lists_done, list, e);
+}
+
 /* Names of a snapshot's metadata files. */
 static int protect_meta(paimon_table *t, const pm_snapshot *s, protect *p, pm_err *e) {
     const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
@@ -418,7 +427,10 @@ static int protect_live(paimon_table *t, const pm_snapshot *s, protect *p, pm_er
     size_t n = 0;
     int rc = PAIMON_OK;
     if (s->base_manifest_list) rc = pm_read_manifest_list(t, s->base_manifest_list, &v, &n, e);
+    size_t n_base = n;
     if (!rc && s->delta_manifest_list) rc = pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, e);
+    if (!rc) rc = note_list(p, s->base_manifest_list, v, n_base, e);
+    if (!rc) rc = note_list(p, s->delta_manifest_list, v + n_base, n - n_base, e);
     pm_set *deleted = pm_set_new();
     live_task *tasks = calloc(n ? n : 1, sizeof *tasks);
     if (!deleted || !tasks) rc = rc ? rc : nomem(e);
@@ -436,11 +448,13 @@ static int protect_live(paimon_table *t, const pm_snapshot *s, protect *p, pm_er
     return rc;
 }
 
-/* ADD entries of every manifest of a list into paths. */
-static int protect_list_adds(paimon_table *t, const char *list, pm_set *paths, pm_err *e) {
+/* ADD entries of every manifest of a retained list into p->paths. */
+static int protect_list_adds(paimon_table *t, const char *list, protect *p, pm_err *e) {
+    pm_set *paths = p->paths;
     pm_mfile *v = NULL;
     size_t n = 0;
     int rc = pm_read_manifest_list(t, list, &v, &n, e);
+    if (!rc) rc = note_list(p, list, v, n, e);
     pm_buf b = {0}, x = {0};
     for (size_t i = 0; !rc && i < n; i++) {
         pm_manifest_reader *r;
@@ -464,8 +478,8 @@ static int protect_chain(paimon_table *t, pm_snapshot **s, size_t n, protect *p,
     int rc;
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || s[i]->id != s[i - 1]->id + 1) rc = protect_live(t, s[i], p, e);
-        else rc = s[i]->delta_manifest_list ? protect_list_adds(t, s[i]->delta_manifest_list, p->paths, e) : 0;
-        if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(t, s[i]->changelog_manifest_list, p->paths, e);
+        else rc = s[i]->delta_manifest_list ? protect_list_adds(t, s[i]->delta_manifest_list, p, e) : 0;
+        if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(t, s[i]->changelog_manifest_list, p, e);
         if (!rc) rc = protect_meta(t, s[i], p, e);
         if (rc) {
             pm_err_prefix(e, "refusing to expire: cannot read %s snapshot %lld (it protects files)",
@@ -485,7 +499,7 @@ static int protect_tags(paimon_table *t, protect *p, pm_err *e) {
         pm_snapshot *s = NULL;
         rc = pm_tag_read(t->io, t->branch_root, names[i], &s, e);
         if (!rc) rc = protect_live(t, s, p, e);
-        if (!rc && s->changelog_manifest_list) rc = protect_list_adds(t, s->changelog_manifest_list, p->paths, e);
+        if (!rc && s->changelog_manifest_list) rc = protect_list_adds(t, s->changelog_manifest_list, p, e);
         if (!rc) rc = protect_meta(t, s, p, e);
         if (rc) {
             pm_err_prefix(e, "refusing to expire: cannot read tag '%s' of branch %s (%s/tag/tag-%s) which protects files",
