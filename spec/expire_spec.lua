@@ -171,6 +171,16 @@ describe("expiration safety", function()
     H.rmdir(dir)
   end)
 
+  it("refuses when the snapshot directory is a symlink, even one inside the table, and deletes nothing", function()
+    -- the deleter never goes through a symlink: planning must refuse before
+    -- any manifest goes, or snapshots would be left pointing at nothing
+    local copy, dir = H.copy_table(H.fixture(PK))
+    assert(os.rename(copy .. "/snapshot", copy .. "/snapdir"))
+    assert(os.execute("ln -s snapdir " .. H.sh_quote(copy .. "/snapshot")))
+    H.refuses_unchanged(copy, expire_cli, {copy, "--retain-min", "1", "--older-than", "0s"}, 1, "symlink")
+    H.rmdir(dir)
+  end)
+
   it("refuses when a tag file is corrupt, naming it, and deletes nothing", function()
     local copy, dir = H.copy_table(H.fixture(TAGGED))
     H.write_file(copy .. "/tag/tag-fallback-base", '{ "id" : 1, "schemaId" ')

@@ -373,7 +373,12 @@ TEST(remove_within_never_leaves_the_root) {
     CHECK(strstr(e.msg, "directory") != NULL);
     snprintf(cmd, sizeof cmd, "test -d '%s/root/a.old/b' && test -f '%s/root/a.old/b/f'", dir, dir);
     CHECK(tu_sh(cmd) == 0);
-    CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b/f/x", 0, &st, &e), PM_IO_OUTSIDE);
+    CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b/f/x", 0, &st, &e), PAIMON_NOTFOUND);
+    /* ".", ".." and empty components are refused by the operation itself */
+    static const char *const dotted[] = {"../out/target", "a.old/../../out/target", "./a.old/b/f", "a.old//b/f",
+                                         "a.old/b/.", "a.old/b/..", ""};
+    for (size_t k = 0; k < sizeof dotted / sizeof *dotted; k++)
+        CHECK_EQ_INT(pm_io_remove_within(io, root, dotted[k], 0, &st, &e), PM_IO_OUTSIDE);
     /* PM_RM_EMPTY_DIR: only an empty directory, never through or at a symlink */
     CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b", PM_RM_EMPTY_DIR, &st, &e), PAIMON_EXISTS);
     CHECK_EQ_INT(pm_io_remove_within(io, root, "a.old/b/f", PM_RM_EMPTY_DIR, &st, &e), PAIMON_IO);
@@ -393,6 +398,32 @@ TEST(remove_within_never_leaves_the_root) {
     free(target);
     free(out_f);
     free(root);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+/* read_all returns every byte whatever the size relative to its buffer
+ * steps (and an empty file as empty) */
+TEST(read_all_sizes) {
+    char *dir = make_tmpdir();
+    pm_fileio *io = pm_fileio_local();
+    static const size_t sizes[] = {0, 1, 4095, 4096, 8193, 65535, 65536, 65537, 131072, 200003};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        uint8_t *data = malloc(n ? n : 1);
+        for (size_t i = 0; i < n; i++) data[i] = (uint8_t)(i * 31 + k);
+        char *f = pm_path_join(dir, "f");
+        CHECK(tu_write_file(f, data, n) == 0);
+        pm_buf b = {0};
+        pm_err e;
+        CHECK_EQ_INT(pm_io_read_all(io, f, &b, &e), PAIMON_OK);
+        CHECK_EQ_INT(b.len, n);
+        CHECK(n == 0 || memcmp(b.data, data, n) == 0);
+        pm_buf_free(&b);
+        free(f);
+        free(data);
+    }
+    pm_fileio_destroy(io);
     tu_rm_rf(dir);
     free(dir);
 }
@@ -425,6 +456,7 @@ int main(void) {
     RUN(create_no_replace_concurrent);
     RUN(remove_and_mkdirs);
     RUN(remove_within_never_leaves_the_root);
+    RUN(read_all_sizes);
     RUN(permission_errors_name_path);
     return TEST_SUMMARY();
 }

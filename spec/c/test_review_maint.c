@@ -527,6 +527,58 @@ TEST(stop_on_failure_stops_after_a_directory) {
     tdir_remove(&d);
 }
 
+/* ---- deleter: empty directories ------------------------------------------------- */
+
+/* Files deleted now and files already gone (a run that crashed after
+ * deleting them) both lead to their emptied bucket directory and its empty
+ * k=v parents; never in a dry run, never a directory with anything left,
+ * never a parent that is no partition directory. */
+TEST(clean_dirs_after_deleting) {
+    char *dir = tu_make_tmpdir("/tmp/pm_test_dirs.");
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p t/dt=a/hr=1/bucket-0 t/dt=a/hr=2/bucket-0 t/dt=b/hr=1/bucket-0 t/data/bucket-3 "
+             "t/dt=c/hr=1/bucket-0 && printf 1 > t/dt=a/hr=1/bucket-0/data-1 && printf 1 > t/dt=b/hr=1/bucket-0/data-2 "
+             "&& printf 1 > t/dt=b/hr=1/bucket-0/keep && printf 1 > t/data/bucket-3/data-3", dir);
+    CHECK(tu_sh(cmd) == 0);
+    char root[600], p1[700], p2[700], p3[700], gone[700];
+    snprintf(root, sizeof root, "%s/t", dir);
+    snprintf(p1, sizeof p1, "%s/dt=a/hr=1/bucket-0/data-1", root);
+    snprintf(p2, sizeof p2, "%s/dt=b/hr=1/bucket-0/data-2", root);
+    snprintf(p3, sizeof p3, "%s/data/bucket-3/data-3", root);
+    snprintf(gone, sizeof gone, "%s/dt=a/hr=2/bucket-0/data-9", root);   /* already gone */
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    for (int dry = 1; dry >= 0; dry--) {
+        pm_deleter *del = pm_deleter_new();
+        CHECK_EQ_INT(pm_deleter_add(del, p1, PM_K_DATA, &e), PAIMON_OK);
+        CHECK_EQ_INT(pm_deleter_add(del, p2, PM_K_DATA, &e), PAIMON_OK);
+        CHECK_EQ_INT(pm_deleter_add(del, p3, PM_K_DATA, &e), PAIMON_OK);
+        CHECK_EQ_INT(pm_deleter_add(del, gone, PM_K_DATA, &e), PAIMON_OK);
+        pm_clean_opts co = {2, dry, 0, NULL, NULL};
+        pm_clean_result r;
+        memset(&r, 0, sizeof r);
+        CHECK_EQ_INT(pm_deleter_run(del, io, root, &co, "data files", &r, &e), PAIMON_OK);
+        pm_deleter_clean_dirs(del, io, root, 2, &r);
+        if (dry) {
+            CHECK_EQ_INT(r.dirs_removed, 0);
+            snprintf(cmd, sizeof cmd, "test -d '%s/dt=a/hr=2/bucket-0'", root);   /* empty, but a dry run */
+            CHECK(tu_sh(cmd) == 0);
+        } else {
+            /* dt=a/hr=1/bucket-0, dt=a/hr=1, dt=a/hr=2/bucket-0, dt=a/hr=2, dt=a; data/bucket-3 (not data/) */
+            CHECK_EQ_INT(r.dirs_removed, 6);
+            snprintf(cmd, sizeof cmd, "cd '%s' && test ! -e dt=a && test -f dt=b/hr=1/bucket-0/keep && "
+                     "test -d dt=c/hr=1/bucket-0 && test -d data && test ! -e data/bucket-3", root);
+            CHECK(tu_sh(cmd) == 0);
+        }
+        pm_clean_result_free(&r);
+        pm_deleter_free(del);
+    }
+    pm_fileio_destroy(io);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 int main(void) {
     RUN(without_a_changelog_the_files_go);
     RUN(expire_keeps_what_a_long_lived_changelog_reads);
@@ -540,5 +592,6 @@ int main(void) {
     RUN(a_consumer_at_a_gap_is_no_conflict);
     RUN(orphan_accepts_a_changelog_whose_base_list_is_gone);
     RUN(stop_on_failure_stops_after_a_directory);
+    RUN(clean_dirs_after_deleting);
     return TEST_SUMMARY();
 }

@@ -59,10 +59,10 @@ typedef struct pm_clean_opts {
 } pm_clean_opts;
 
 /* 1 if `path` (full path or file: URI) lies strictly inside the table
- * directory `root`: lexically (no "." / ".." / empty component, prefix
- * root + "/") and, on the local file system, after resolving symlinks of
- * its parent directory. 0 with the reason in why otherwise; -1 when it is
- * lexically inside but its directory does not exist (nothing to delete). */
+ * directory `root` and the deleter could remove it: lexically (no "." /
+ * ".." / empty component, prefix root + "/") and reached from root without
+ * a symlink on the way (remove_within, as a dry run). 0 with the reason in
+ * why otherwise; -1 when it does not exist (nothing to delete). */
 int pm_path_inside(pm_fileio *io, const char *root, const char *path, char *why, size_t whylen);
 
 /* One phase of deletions. Paths are deduplicated. */
@@ -81,11 +81,11 @@ size_t pm_deleter_count(const pm_deleter *d);
 int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clean_opts *o,
                    const char *phase, pm_clean_result *r, pm_err *e);
 /* After pm_deleter_run (not a dry run): the bucket directories (bucket-*)
- * that held the data or changelog files it deleted are removed if they are
- * empty now, then, level by level, up to `partition_levels` parent
- * (partition) directories that became empty — Java's
- * cleanEmptyDataDirectory. Never the table directory or anything outside
- * it; a directory that is not empty, or cannot be removed, stays.
+ * that held the files it deleted (or found already gone: a run that
+ * crashed) are removed if they are empty now, then, level by level, up to
+ * `partition_levels` parent partition directories (k=v) that became empty
+ * — Java's cleanEmptyDataDirectory. Never the table directory or anything
+ * outside it; a directory that is not empty, or cannot be removed, stays.
  * Counted in r->dirs_removed. */
 void pm_deleter_clean_dirs(pm_deleter *d, pm_fileio *io, const char *root, size_t partition_levels,
                            pm_clean_result *r);

@@ -59,24 +59,32 @@ static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e
         return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
                              "cannot open %s", path);
     }
-    /* Metadata files are small: one read into 64 KiB usually takes the
-     * whole file, and a short read of a local file is its end (open, read,
-     * close: no fstat, no read that returns 0). Bigger files continue,
-     * growing the buffer by what fstat says. */
-    for (int sized = 0;;) {
+    /* Sized by fstat: a regular file is read until it has given that many
+     * bytes (short reads, as on some network or FUSE mounts, continue), with
+     * no extra read to see the end (Paimon's files are immutable once
+     * published). Anything else is read until read() returns 0. */
+    struct stat st;
+    int have_st = fstat(fd, &st) == 0;
+    if (have_st && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return pm_fail_errno(e, PAIMON_IO, EISDIR, "cannot read %s", path);
+    }
+    int sized = have_st && S_ISREG(st.st_mode) && st.st_size > 0;
+    size_t want = sized ? (size_t)st.st_size : 0, got = 0;
+    if (sized && pm_buf_reserve(out, want)) {
+        close(fd);
+        return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
+    }
+    while (!sized || got < want) {
         size_t room = out->cap - out->len;
-        if (room < 4096) {
-            size_t want = 65536;
-            struct stat st;
-            if (!sized && out->len > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size >= out->len)
-                want = (size_t)st.st_size - out->len + 1;   /* the rest, and room to see the end */
-            sized = 1;
-            if (pm_buf_reserve(out, want < 4096 ? 4096 : want)) {
+        if (room == 0) {
+            if (pm_buf_reserve(out, 8192)) {
                 close(fd);
                 return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
             }
             room = out->cap - out->len;
         }
+        if (room > ((size_t)1 << 30)) room = (size_t)1 << 30;   /* Linux returns at most ~2 GiB per read */
         ssize_t n = read(fd, out->data + out->len, room);
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -84,8 +92,9 @@ static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e
             close(fd);
             return pm_fail_errno(e, PAIMON_IO, err, "cannot read %s", path);
         }
+        if (n == 0) break;
         out->len += (size_t)n;
-        if (n == 0 || (size_t)n < room) break;
+        got += (size_t)n;
     }
     close(fd);
     return PAIMON_OK;
@@ -384,23 +393,39 @@ static int local_remove_within(pm_fileio *io, const char *root_uri, const char *
         return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
                              "cannot open the table directory %s", root);
     }
+    /* every component: not empty, not "." or "..", at most NAME_MAX */
+    for (const char *c = rel;;) {
+        const char *end = strchr(c, '/');
+        size_t cl = end ? (size_t)(end - c) : strlen(c);
+        if (cl == 0 || cl > NAME_MAX || (cl == 1 && c[0] == '.') || (cl == 2 && c[0] == '.' && c[1] == '.')) {
+            close(dfd);
+            return pm_fail(e, PM_IO_OUTSIDE, "%s/%s: empty, '.', '..' or overlong path component", root, rel);
+        }
+        if (!end) break;
+        c = end + 1;
+    }
     const char *p = rel;
     char comp[NAME_MAX + 1];
     for (const char *slash; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
         size_t cl = (size_t)(slash - p);
-        if (cl == 0 || cl > NAME_MAX) { close(dfd); return pm_fail(e, PM_IO_OUTSIDE, "%s/%s: bad path component", root, rel); }
         memcpy(comp, p, cl);
         comp[cl] = '\0';
         int next = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         int err = errno;
-        close(dfd);
         if (next < 0) {
-            if (err == ENOENT) return pm_fail_errno(e, PAIMON_NOTFOUND, err, "cannot open %s/%.*s", root, (int)(slash - rel), rel);
-            if (err == ELOOP || err == ENOTDIR)
-                return pm_fail(e, PM_IO_OUTSIDE, "%s/%.*s is a symlink or not a directory; nothing is removed through it (it may lead outside the table directory)",
+            /* ENOTDIR: a symlink (O_NOFOLLOW) or a plain file on the way */
+            struct stat lst;
+            int is_link = err == ELOOP || (err == ENOTDIR && fstatat(dfd, comp, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                           S_ISLNK(lst.st_mode));
+            close(dfd);
+            if (is_link)
+                return pm_fail(e, PM_IO_OUTSIDE, "%s/%.*s is a symlink; nothing is removed through it (it may lead outside the table directory)",
                                root, (int)(slash - rel), rel);
+            if (err == ENOENT || err == ENOTDIR)
+                return pm_fail_errno(e, PAIMON_NOTFOUND, err, "cannot open %s/%.*s", root, (int)(slash - rel), rel);
             return pm_fail_errno(e, PAIMON_IO, err, "cannot open %s/%.*s", root, (int)(slash - rel), rel);
         }
+        close(dfd);
         dfd = next;
     }
     struct stat st;

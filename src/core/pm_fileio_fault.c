@@ -1,6 +1,7 @@
 /* Fault-injecting FileIO wrapper (tests). */
 #include "pm_fileio_fault.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct fault_ctx {
@@ -58,8 +59,10 @@ static int f_remove(pm_fileio *io, const char *p, pm_err *e) {
 }
 /* The same fault points as the stat + remove it replaces. */
 static int f_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) {
-    int rc = hit(io, PM_FAULT_STAT, rel, e);
-    if (!rc && !(flags & PM_RM_DRY_RUN)) rc = hit(io, PM_FAULT_REMOVE, rel, e);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", pm_local_path(root), rel);
+    int rc = hit(io, PM_FAULT_STAT, path, e);
+    if (!rc && !(flags & PM_RM_DRY_RUN)) rc = hit(io, PM_FAULT_REMOVE, path, e);
     return rc ? rc : pm_io_remove_within(INNER(io), root, rel, flags, st, e);
 }
 static int f_mkdirs(pm_fileio *io, const char *p, pm_err *e) {

@@ -88,6 +88,7 @@ static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, lp_progre
     o->dry_run = lp_opt_bool(L, idx, "dry_run");
     if (!lua_isnoneornil(L, idx)) {
         lua_getfield(L, idx, "clean_empty_directories");
+        if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) luaL_error(L, "clean_empty_directories must be a boolean");
         if (!lua_isnil(L, -1)) o->clean_empty_dirs = lua_toboolean(L, -1) ? 1 : -1;
         lua_pop(L, 1);
     }
