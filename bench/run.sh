@@ -350,14 +350,18 @@ orphan_tree() {
   "$OUT/bench_orphan" "$t" --reps 1 > /dev/null; "$OUT/bench_orphan" "$t" --floor --reps 1 > /dev/null
   find "$t" -type f > /dev/null
   : > "$OUT/ours.txt"; : > "$OUT/floor.txt"; : > "$OUT/floorp.txt"; : > "$OUT/find.txt"; : > "$OUT/findst.txt"
+  : > "$OUT/ours_cpu.txt"; : > "$OUT/floor_cpu.txt"; : > "$OUT/floorp_cpu.txt"
   r=0
   while [ "$r" -lt "$rounds" ]; do
     "$OUT/bench_orphan" "$t" --reps 3 > "$OUT/orphan.txt"
     result_field "$OUT/orphan.txt" best_s >> "$OUT/ours.txt"
+    result_field "$OUT/orphan.txt" cpu_s >> "$OUT/ours_cpu.txt"
     "$OUT/bench_orphan" "$t" --floor --reps 3 > "$OUT/orphan_floor.txt"
     result_field "$OUT/orphan_floor.txt" best_s >> "$OUT/floor.txt"
+    result_field "$OUT/orphan_floor.txt" cpu_s >> "$OUT/floor_cpu.txt"
     "$OUT/bench_orphan" "$t" --floor-parse --reps 3 > "$OUT/orphan_floorp.txt"
     result_field "$OUT/orphan_floorp.txt" best_s >> "$OUT/floorp.txt"
+    result_field "$OUT/orphan_floorp.txt" cpu_s >> "$OUT/floorp_cpu.txt"
     : > "$OUT/f1.txt"; : > "$OUT/f2.txt"
     for k in 1 2 3; do
       s=$(now_s); find "$t" -type f > /dev/null; e=$(now_s)
@@ -370,6 +374,14 @@ orphan_tree() {
     r=$((r + 1))
   done
   o=$OUT/orphan.txt fl=$OUT/orphan_floor.txt
+  # CPU time (user + system, every thread) of one run: the least seen; find's
+  # from the shell's `times` over 20 runs (10 ms ticks)
+  o_cpu=$(sort -g "$OUT/ours_cpu.txt" | head -1); fl_cpu=$(sort -g "$OUT/floor_cpu.txt" | head -1)
+  fp_cpu=$(sort -g "$OUT/floorp_cpu.txt" | head -1)
+  f_cpu=$(sh -c 'i=0; while [ $i -lt 20 ]; do find "$1" -type f >/dev/null; i=$((i+1)); done; times' sh "$t" | tail -1 |
+    awk '{ u = $1; s = $2; sub(/^[0-9]+m/, "", u); sub(/s$/, "", u); sub(/^[0-9]+m/, "", s); sub(/s$/, "", s)
+           m1 = $1; m2 = $2; sub(/m.*/, "", m1); sub(/m.*/, "", m2); printf "%.6f", (m1 * 60 + u + m2 * 60 + s) / 20 }')
+  ncpu=$(nproc 2>/dev/null || echo 1)
   # shellcheck disable=SC2046
   set -- $(stats "$OUT/ours.txt"); o_best=$1 o_med=$2
   # shellcheck disable=SC2046
@@ -385,19 +397,21 @@ orphan_tree() {
   fl_ratio=$(awk -v a="$fl_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')
   o_over_fl=$(awk -v a="$o_best" -v b="$fl_best" 'BEGIN { printf "%.2f", a / b }')
   {
-    printf '| %s | %s files; ours: %s listed, %s in use, %s metadata files read (%s MB) | | |\n' "**$label**" "$n" \
+    printf '| %s | %s files; ours: %s listed, %s in use, %s metadata files read (%s MB) | | | |\n' "**$label**" "$n" \
       "$(result_field "$o" listed)" "$(result_field "$o" used)" "$(result_field "$fl" read)" \
       "$(fmt %.1f "$(awk -v b="$(result_field "$fl" bytes)" 'BEGIN { print b / 1e6 }')")"
-    printf '| paimon-lua orphan dry run | %s | %s | **%sx** (%sx on medians) |\n' "$(fmt %.4f "$o_best")" "$(fmt %.4f "$o_med")" "$o_ratio" "$o_ratio_med"
-    printf '| physical floor: readdir walk + read the metadata files, no decoding | %s | %s | %sx |\n' "$(fmt %.4f "$fl_best")" "$(fmt %.4f "$fl_med")" "$fl_ratio"
-    printf '| floor + zstd decompression of the Avro blocks + jansson parse of the JSON (no Avro decoding) | %s | %s | %sx |\n' \
-      "$(fmt %.4f "$fp_best")" "$(fmt %.4f "$fp_med")" "$(awk -v a="$fp_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')"
-    printf '| find -type f | %s | %s | 1.00x |\n' "$(fmt %.4f "$f_best")" "$(fmt %.4f "$f_med")"
-    printf '| find -type f -printf mtime, size, path | %s | %s | %sx |\n' "$(fmt %.4f "$s_best")" "$(fmt %.4f "$s_med")" \
+    printf '| paimon-lua orphan dry run | %s | %s | **%sx** (%sx on medians) | %s |\n' "$(fmt %.4f "$o_best")" "$(fmt %.4f "$o_med")" "$o_ratio" "$o_ratio_med" "$(fmt %.4f "$o_cpu")"
+    printf '| physical floor: readdir walk + read the metadata files, no decoding | %s | %s | %sx | %s |\n' "$(fmt %.4f "$fl_best")" "$(fmt %.4f "$fl_med")" "$fl_ratio" "$(fmt %.4f "$fl_cpu")"
+    printf '| floor + zstd decompression of the Avro blocks + jansson parse of the JSON (no Avro decoding) | %s | %s | %sx | %s |\n' \
+      "$(fmt %.4f "$fp_best")" "$(fmt %.4f "$fp_med")" "$(awk -v a="$fp_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')" "$(fmt %.4f "$fp_cpu")"
+    printf '| find -type f | %s | %s | 1.00x | %s |\n' "$(fmt %.4f "$f_best")" "$(fmt %.4f "$f_med")" "$(fmt %.4f "$f_cpu")"
+    printf '| find -type f -printf mtime, size, path | %s | %s | %sx | |\n' "$(fmt %.4f "$s_best")" "$(fmt %.4f "$s_med")" \
       "$(awk -v a="$s_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')"
   } >> "$OUT/orphan_rows.md"
-  printf '%s: ours %sx find, floor %sx find (with decompression and JSON parsing %sx), ours %sx floor\n' "$label" "$o_ratio" \
-    "$fl_ratio" "$(awk -v a="$fp_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')" "$o_over_fl" >> "$OUT/orphan_summary.txt"
+  printf '%s: ours %sx find, floor %sx find (with decompression and JSON parsing %sx), ours %sx floor; CPU per run: ours %s s, floor with decompression and parsing %s s, find %s s: that floor spread perfectly over all %s CPUs would take %sx find'"'"'s time\n' "$label" "$o_ratio" \
+    "$fl_ratio" "$(awk -v a="$fp_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')" "$o_over_fl" \
+    "$(fmt %.4f "$o_cpu")" "$(fmt %.4f "$fp_cpu")" "$(fmt %.4f "$f_cpu")" "$ncpu" \
+    "$(awk -v c="$fp_cpu" -v n="$ncpu" -v b="$f_best" 'BEGIN { printf "%.2f", c / n / b }')" >> "$OUT/orphan_summary.txt"
 }
 
 bench_orphan() {
@@ -454,8 +468,8 @@ Programs:
 - \`find TABLE -type f\`: the listing only. \`find -printf '%T@ %s %p\n'\`: the listing with every file's
   mtime and size, for reference.
 
-| scan | best s | median s (of round bests) | vs find (best) |
-|---|---|---|---|
+| scan | best s | median s (of round bests) | vs find (best) | CPU s per run (user + system, all threads) |
+|---|---|---|---|---|
 $(cat "$OUT/orphan_rows.md")
 
 - typical: our scan takes **${r_typ}x** the time of \`find -type f\` — $v_typ.
