@@ -173,7 +173,7 @@ local function expire_policy(p)
 end
 
 local EXPIRE_OPTS = { "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads",
-                      "until", "now" }
+                      "until", "now", "clean_empty_directories" }
 
 -- Table:expire_snapshots with the options, after asking the policy (if
 -- any) where to stop: the same steps as scripts/expire.lua.
@@ -498,7 +498,8 @@ end
 -- expire(table_path [, opts]) → { table, latest_snapshot_id, expired =
 -- <Table:expire_snapshots result> }, or nil, err, code.
 -- opts: retain_min, retain_max, older_than (epoch ms or a duration: now
--- minus it), max_deletes, dry_run, threads, until, now, branch, pool,
+-- minus it), max_deletes, dry_run, threads, until, now,
+-- clean_empty_directories (boolean; default: the table option), branch, pool,
 -- policy (function(snapshots, ctx) or a policy file, as expire.lua --policy).
 function _M.expire(...)
   local self, path, opts, extra = args(...)

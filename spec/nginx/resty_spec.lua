@@ -395,6 +395,12 @@ describe("resty.paimon", function()
     assert.matches("missing.lua", err)
     assert.has_error(function() rp.expire(t, { older_than = require("paimon.core").now_ms() + 3600000 }) end)
     assert.has_error(function() rp.expire(t, { policy = 42 }) end)
+    -- clean_empty_directories reaches the core, which wants a boolean
+    local ok, res, err2 = pcall(rp.expire, t, { clean_empty_directories = "yes", dry_run = true })
+    assert.truthy((not ok and tostring(res):match("clean_empty_directories must be a boolean")) or
+                  (ok and res == nil and tostring(err2):match("clean_empty_directories must be a boolean")))
+    r = assert(rp.expire(t, { retain_min = 1, dry_run = true, clean_empty_directories = true }))
+    assert.equals(0, r.expired.directories)
     H.rmdir(dir)
   end)
 
