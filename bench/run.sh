@@ -17,7 +17,7 @@
 #   BENCH_EXPIRE_REPS      expire: repetitions on fresh copies (3)
 #   BENCH_ORPHAN_SNAPSHOTS orphan: snapshots of the typical table (100)
 #   BENCH_ORPHAN_FILES     orphan: data files appended per snapshot there (200)
-#   BENCH_ORPHAN_REPS      orphan: runs of each scan, ours and find alike, in rounds of 3 (15)
+#   BENCH_ORPHAN_REPS      orphan: runs of each scan, ours and find alike, in rounds of 3 (30)
 #   BENCH_RESULTS  report file (bench/RESULTS.md)
 #   BENCH_STRICT   1 = exit 1 when a benchmark misses its target
 #
@@ -38,7 +38,7 @@ BENCH_EXPIRE_FILES=${BENCH_EXPIRE_FILES:-20}
 BENCH_EXPIRE_REPS=${BENCH_EXPIRE_REPS:-3}
 BENCH_ORPHAN_SNAPSHOTS=${BENCH_ORPHAN_SNAPSHOTS:-100}
 BENCH_ORPHAN_FILES=${BENCH_ORPHAN_FILES:-200}
-BENCH_ORPHAN_REPS=${BENCH_ORPHAN_REPS:-15}
+BENCH_ORPHAN_REPS=${BENCH_ORPHAN_REPS:-30}
 BENCH_SNAPSHOTS=${BENCH_SNAPSHOTS:-1000}
 BENCH_MERGE_MANIFESTS=${BENCH_MERGE_MANIFESTS:-200}
 BENCH_MERGE_ENTRIES=${BENCH_MERGE_ENTRIES:-500}
