@@ -87,6 +87,8 @@ touch -d '2 days ago' "$TABLE/dt=2026-11-02/bucket-0/data-00000000-0000-4000-800
 step remove_orphan_files.lua "$TABLE" --dry-run
 step remove_orphan_files.lua "$TABLE" --json
 step inspect.lua "$TABLE" files
+# read-only: everything the latest snapshot and the tags need is still there
+step verify.lua "$TABLE"
 
 echo
 echo "demo: all steps passed"

@@ -30,8 +30,7 @@ int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm
     return rc;
 }
 
-/* <dir of data file>/<extra> */
-static int extra_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e) {
+int pm_extra_file_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e) {
     if (!safe_name(extra))
         return pm_fail(e, PAIMON_CORRUPT, "%s: manifest names an invalid extra file '%s' of %s", root, extra,
                        data_path);
@@ -295,7 +294,7 @@ static int add_entry_paths(const paimon_table *t, const pm_manifest_entry *m, pm
     if (rc) return rc;
     if ((rc = set_add_str(paths, (char *)b->data, e))) return rc;
     for (size_t i = 0; i < m->file.extra_files.n; i++) {
-        if ((rc = extra_path((char *)b->data, m->file.extra_files.v[i], t->root, x, e))) return rc;
+        if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], t->root, x, e))) return rc;
         if ((rc = set_add_str(paths, (char *)x->data, e))) return rc;
     }
     return PAIMON_OK;
@@ -386,7 +385,7 @@ static void live_one(void *ctx, size_t i) {
         if ((rc = pm_data_file_full_path(x->t, m, &b, &tk->err))) break;
         if (put_rec(&tk->out, b.data, b.len)) { rc = nomem(&tk->err); break; }
         for (size_t k = 0; k < m->file.extra_files.n; k++) {
-            if ((rc = extra_path((char *)b.data, m->file.extra_files.v[k], x->t->root, &xb, &tk->err))) break;
+            if ((rc = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], x->t->root, &xb, &tk->err))) break;
             if (put_rec(&tk->out, xb.data, xb.len)) { rc = nomem(&tk->err); break; }
         }
         if (rc != PAIMON_OK) break;
@@ -681,7 +680,7 @@ static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, pl
                 o->extra = calloc(m->file.extra_files.n, sizeof *o->extra);
                 if (!o->extra) { rc = nomem(e); break; }
                 for (size_t k = 0; k < m->file.extra_files.n; k++) {
-                    if ((rc = extra_path(o->path, m->file.extra_files.v[k], t->root, &x, e))) break;
+                    if ((rc = pm_extra_file_path(o->path, m->file.extra_files.v[k], t->root, &x, e))) break;
                     o->extra[o->n_extra] = pm_strdup((char *)x.data);
                     if (!o->extra[o->n_extra++]) { rc = nomem(e); break; }
                 }
@@ -734,7 +733,7 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
             if (pm_set_contains(p->paths, b.data, b.len)) { pl->protected_files++; continue; }
             if ((rc = pm_deleter_add(pl->data, (char *)b.data, PM_K_CHANGELOG, e))) break;
             for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
-                if ((rc = extra_path((char *)b.data, m->file.extra_files.v[k], t->root, &x, e))) break;
+                if ((rc = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], t->root, &x, e))) break;
                 if (!pm_set_contains(p->paths, x.data, x.len)) rc = pm_deleter_add(pl->data, (char *)x.data, PM_K_CHANGELOG, e);
             }
         }
@@ -747,11 +746,17 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
     return rc;
 }
 
-static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, pm_err *e) {
+int pm_table_meta_path(const paimon_table *t, const char *sub, const char *name, pm_buf *out, pm_err *e) {
     if (!safe_name(name))
-        return pm_fail(e, PAIMON_CORRUPT, "%s: metadata names an invalid file '%s'", t->root, name);
+        return pm_fail(e, PAIMON_CORRUPT, "%s: metadata names an invalid file '%s'", t->root, name ? name : "(null)");
+    out->len = 0;
+    return pm_buf_printf(out, "%s/%s/%s", t->root, sub, name) ? nomem(e) : PAIMON_OK;
+}
+
+static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, pm_err *e) {
     pm_buf b = {0};
-    int rc = pm_buf_printf(&b, "%s/%s/%s", t->root, sub, name) ? nomem(e) : pm_deleter_add(d, (char *)b.data, kind, e);
+    int rc = pm_table_meta_path(t, sub, name, &b, e);
+    if (!rc) rc = pm_deleter_add(d, (char *)b.data, kind, e);
     pm_buf_free(&b);
     return rc;
 }

@@ -974,6 +974,7 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_open_write(L, lua_gettop(L));
     lp_open_maint(L, lua_gettop(L));
     lp_open_orphan(L, lua_gettop(L));
+    lp_open_verify(L, lua_gettop(L));
     lp_open_partition(L, lua_gettop(L));
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");

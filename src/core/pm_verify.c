@@ -1,0 +1,316 @@
+/* Read-only table check (see pm_verify.h): collect every file the chosen
+ * snapshots and tags need, each once, with the size recorded for it and
+ * the first thing found needing it; then stat them on the thread pool. */
+#include "pm_verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pm_expire.h"
+#include "pm_set.h"
+
+static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+
+typedef struct need {
+    char *path;
+    int kind;
+    int64_t size;        /* recorded size, -1 if none */
+    char *by;            /* what needs it: "snapshot 7 of branch main", "tag t1" */
+    int status;          /* 0 fine, 1 missing, 2 wrong size, 3 cannot stat */
+    int64_t actual;
+    char *msg;
+} need;
+
+typedef struct walk {
+    pm_set *seen;        /* paths already in v */
+    need *v;
+    size_t n, cap;
+    pm_verify_result *r;
+    pm_fileio *io;
+} walk;
+
+static int want(walk *w, const char *path, int kind, int64_t size, const char *by, pm_err *e) {
+    int added = pm_set_add(w->seen, path, strlen(path));
+    if (added < 0) return nomem(e);
+    if (!added) return PAIMON_OK;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 256;
+        need *nv = realloc(w->v, cap * sizeof *nv);
+        if (!nv) return nomem(e);
+        w->v = nv;
+        w->cap = cap;
+    }
+    need *x = &w->v[w->n];
+    memset(x, 0, sizeof *x);
+    x->path = pm_strdup(path);
+    x->by = pm_strdup(by);
+    x->kind = kind;
+    x->size = size;
+    if (!x->path || !x->by) { free(x->path); free(x->by); return nomem(e); }
+    w->n++;
+    return PAIMON_OK;
+}
+
+/* A file that could not be read: a problem to report, not an error (only
+ * out of memory stops the walk). */
+static int unreadable(walk *w, const char *path, int kind, const char *by, const pm_err *why, pm_err *e) {
+    char msg[1500];
+    snprintf(msg, sizeof msg, "%s (needed by %s)", why->msg, by);
+    return pm_clean_result_add(&w->r->unreadable, &w->r->n_unreadable, path, kind, 0, msg) ? nomem(e) : PAIMON_OK;
+}
+
+static int want_meta(walk *w, paimon_table *t, const char *sub, const char *name, int kind, int64_t size,
+                     const char *by, pm_buf *b, pm_err *e) {
+    pm_err why;
+    if (pm_table_meta_path(t, sub, name, b, &why)) {
+        if (why.code == PAIMON_NOMEM) { *e = why; return why.code; }
+        return unreadable(w, name, kind, by, &why, e);
+    }
+    return want(w, (char *)b->data, kind, size, by, e);
+}
+
+/* A manifest list and the manifests it names; *ok = 0 if it cannot be read. */
+static int want_list(walk *w, paimon_table *t, const char *list, const char *by, pm_mfile **v, size_t *n, int *ok,
+                     pm_err *e) {
+    pm_buf b = {0};
+    int rc = want_meta(w, t, "manifest", list, PM_K_MANIFEST_LIST, -1, by, &b, e);
+    *ok = 0;
+    if (!rc) {
+        pm_err why;
+        size_t before = *n;
+        int lr = pm_read_manifest_list(t, list, v, n, &why);
+        if (lr == PAIMON_NOMEM) rc = nomem(e);
+        else if (lr == PAIMON_NOTFOUND) rc = PAIMON_OK;   /* reported as missing by the stat */
+        else if (lr) rc = unreadable(w, (char *)b.data, PM_K_MANIFEST_LIST, by, &why, e);
+        else *ok = 1;
+        for (size_t k = before; !rc && k < *n; k++)
+            rc = want_meta(w, t, "manifest", (*v)[k].name, PM_K_MANIFEST, (*v)[k].size, by, &b, e);
+    }
+    pm_buf_free(&b);
+    return rc;
+}
+
+/* Everything snapshot (or tag) s of branch bt needs. */
+static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const char *by, pm_err *e) {
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int ok_base = 1, ok_delta = 1, ok_cl = 1, rc = PAIMON_OK;
+    pm_buf b = {0}, x = {0};
+    pm_err why;
+    if (s->base_manifest_list) rc = want_list(w, bt, s->base_manifest_list, by, &v, &n, &ok_base, e);
+    if (!rc && s->delta_manifest_list) rc = want_list(w, bt, s->delta_manifest_list, by, &v, &n, &ok_delta, e);
+    pm_mfiles_free(v, n);
+    v = NULL;
+    n = 0;
+    /* live data files (the scan reads the lists again; a broken one was reported) */
+    if (!rc && ok_base && ok_delta) {
+        pm_scan *sc;
+        int sr = pm_scan_open(bt, s, NULL, &sc, &why);
+        if (!sr) {
+            const pm_manifest_entry *m;
+            while (!rc && (sr = pm_scan_next(sc, &m, &why)) == PAIMON_OK) {
+                if ((rc = pm_data_file_full_path(bt, m, &b, e))) break;
+                rc = want(w, (char *)b.data, PM_K_DATA, m->file.file_size, by, e);
+                for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
+                    pm_err xe;
+                    int xr = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], bt->root, &x, &xe);
+                    rc = xr ? (xr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)b.data, PM_K_DATA, by, &xe, e))
+                            : want(w, (char *)x.data, PM_K_DATA, -1, by, e);
+                }
+            }
+            pm_scan_close(sc);
+        }
+        if (!rc && sr != PAIMON_DONE && sr != PAIMON_OK)
+            rc = sr == PAIMON_NOMEM ? nomem(e) : unreadable(w, "(live files)", PM_K_MANIFEST, by, &why, e);
+    }
+    /* changelog files */
+    if (!rc && s->changelog_manifest_list) rc = want_list(w, bt, s->changelog_manifest_list, by, &v, &n, &ok_cl, e);
+    for (size_t i = 0; !rc && ok_cl && i < n; i++) {
+        pm_manifest_reader *r;
+        int mr = pm_table_open_manifest(bt, v[i].name, PM_MANIFEST_FILE, &r, &why);
+        if (mr == PAIMON_NOTFOUND) continue;   /* reported as missing */
+        if (mr) { rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, v[i].name, PM_K_MANIFEST, by, &why, e); continue; }
+        const pm_manifest_entry *m;
+        while ((mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK) {
+            if (m->kind != PM_FILE_ADD) continue;
+            if ((rc = pm_data_file_full_path(bt, m, &b, e)) ||
+                (rc = want(w, (char *)b.data, PM_K_CHANGELOG, m->file.file_size, by, e)))
+                break;
+        }
+        pm_manifest_close(r);
+        if (!rc && mr != PAIMON_DONE) rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, v[i].name, PM_K_MANIFEST, by, &why, e);
+    }
+    pm_mfiles_free(v, n);
+    /* index manifest and its files */
+    if (!rc && s->index_manifest) {
+        rc = want_meta(w, bt, "manifest", s->index_manifest, PM_K_INDEX_MANIFEST, -1, by, &b, e);
+        pm_manifest_reader *r;
+        int mr = rc ? PAIMON_OK : pm_table_open_manifest(bt, s->index_manifest, PM_INDEX_MANIFEST, &r, &why);
+        if (!rc && mr == PAIMON_OK) {
+            const pm_index_entry *ie;
+            while ((mr = pm_manifest_next_index(r, &ie, &why)) == PAIMON_OK) {
+                if (ie->kind != PM_FILE_ADD) continue;
+                pm_err xe;
+                int xr = pm_index_file_path(bt, ie, &x, &xe);
+                if (xr == PAIMON_NOMEM) { rc = nomem(e); break; }
+                rc = xr ? unreadable(w, s->index_manifest, PM_K_INDEX_MANIFEST, by, &xe, e)
+                        : want(w, (char *)x.data, PM_K_INDEX, ie->file_size, by, e);
+                if (rc) break;
+            }
+            pm_manifest_close(r);
+            if (!rc && mr != PAIMON_DONE)
+                rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)b.data, PM_K_INDEX_MANIFEST, by, &why, e);
+        } else if (!rc && mr != PAIMON_NOTFOUND) {
+            rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)b.data, PM_K_INDEX_MANIFEST, by, &why, e);
+        }
+    }
+    if (!rc && s->statistics) rc = want_meta(w, bt, "statistics", s->statistics, PM_K_STATISTICS, -1, by, &b, e);
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    return rc;
+}
+
+/* The chosen snapshots and every tag of one branch. */
+static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_err *e) {
+    char by[400];
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int rc;
+    if (o->all_snapshots) {
+        rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n, e);
+    } else {
+        int64_t latest = 0;
+        rc = pm_snapshot_latest_id(bt->io, bt->branch_root, &latest, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+        else if (!rc && !(ids = malloc(sizeof *ids))) rc = nomem(e);
+        else if (!rc) ids[n++] = latest;
+    }
+    if (rc) { pm_err_prefix(e, "cannot verify branch %s", bt->branch); free(ids); return rc; }
+    pm_buf sp = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        snprintf(by, sizeof by, "snapshot %lld of branch %s", (long long)ids[i], bt->branch);
+        pm_snapshot *s = NULL;
+        pm_err why;
+        int sr = pm_snapshot_read(bt->io, bt->branch_root, ids[i], &s, &why);
+        w->r->snapshots++;
+        if (sr == PAIMON_NOMEM) rc = nomem(e);
+        else if (sr) {
+            sp.len = 0;
+            rc = pm_buf_printf(&sp, "%s/snapshot/snapshot-%lld", bt->branch_root, (long long)ids[i])
+                     ? nomem(e) : unreadable(w, (char *)sp.data, PM_K_SNAPSHOT, by, &why, e);
+        } else {
+            rc = want_snapshot(w, bt, s, by, e);
+        }
+        pm_snapshot_free(s);
+    }
+    pm_buf_free(&sp);
+    free(ids);
+    if (rc) return rc;
+    char **tags = NULL;
+    size_t nt = 0;
+    if ((rc = pm_tag_list(bt->io, bt->branch_root, &tags, &nt, e))) {
+        pm_err_prefix(e, "cannot list the tags of branch %s", bt->branch);
+        return rc;
+    }
+    for (size_t i = 0; !rc && i < nt; i++) {
+        snprintf(by, sizeof by, "tag %s of branch %s", tags[i], bt->branch);
+        pm_snapshot *s = NULL;
+        pm_err why;
+        int sr = pm_tag_read(bt->io, bt->branch_root, tags[i], &s, &why);
+        w->r->tags++;
+        if (sr == PAIMON_NOMEM) rc = nomem(e);
+        else if (sr) {
+            pm_buf tp = {0};
+            rc = pm_buf_printf(&tp, "%s/tag/tag-%s", bt->branch_root, tags[i])
+                     ? nomem(e) : unreadable(w, (char *)tp.data, PM_K_SNAPSHOT, by, &why, e);
+            pm_buf_free(&tp);
+        } else {
+            rc = want_snapshot(w, bt, s, by, e);
+        }
+        pm_snapshot_free(s);
+    }
+    pm_strv_free(tags, nt);
+    return rc;
+}
+
+static void stat_one(void *ctx, size_t i) {
+    walk *w = ctx;
+    need *x = &w->v[i];
+    pm_stat st;
+    pm_err e;
+    int rc = pm_io_stat(w->io, x->path, &st, &e);
+    if (rc == PAIMON_NOTFOUND) { x->status = 1; return; }
+    if (rc) { x->status = 3; x->msg = pm_strdup(e.msg); return; }
+    if (st.is_dir) { x->status = 3; x->msg = pm_strdup("is a directory"); return; }
+    x->actual = st.size;
+    if (x->size >= 0 && st.size != x->size) x->status = 2;
+}
+
+int pm_verify(paimon_table *t, const pm_verify_opts *o, pm_verify_result *r, pm_err *e) {
+    int64_t t0 = pm_now_millis();
+    memset(r, 0, sizeof *r);
+    walk w = {pm_set_new(), NULL, 0, 0, r, t->io};
+    paimon_table *main_t = NULL;
+    char **bnames = NULL;
+    size_t nb = 0;
+    int rc = w.seen ? PAIMON_OK : nomem(e);
+    if (!rc) rc = pm_table_open_shared(t, "main", &main_t, e);
+    if (!rc) rc = pm_table_check_manifest_format(main_t, e);
+    if (!rc) rc = pm_branch_list(t->io, t->root, &bnames, &nb, e);
+    if (!rc) { r->branches++; rc = want_branch(&w, main_t, o, e); }
+    for (size_t i = 0; !rc && i < nb; i++) {
+        paimon_table *bt;
+        if ((rc = pm_table_open_shared(t, bnames[i], &bt, e))) {
+            pm_err_prefix(e, "cannot verify branch '%s'", bnames[i]);
+            break;
+        }
+        r->branches++;
+        rc = pm_table_check_manifest_format(bt, e);
+        if (!rc) rc = want_branch(&w, bt, o, e);
+        pm_table_free_shared(bt);
+    }
+    if (!rc) rc = pm_exec_run(o->threads, w.n, stat_one, &w, "checking files", o->progress, o->progress_ud, e);
+    for (size_t i = 0; !rc && i < w.n; i++) {
+        need *x = &w.v[i];
+        r->checked[x->kind]++;
+        char msg[1500];
+        switch (x->status) {
+        case 1:
+            snprintf(msg, sizeof msg, "missing; needed by %s", x->by);
+            if (pm_clean_result_add(&r->missing, &r->n_missing, x->path, x->kind, x->size, msg)) rc = nomem(e);
+            break;
+        case 2:
+            snprintf(msg, sizeof msg, "%lld bytes, %s records %lld", (long long)x->actual, x->by, (long long)x->size);
+            if (pm_clean_result_add(&r->wrong_size, &r->n_wrong_size, x->path, x->kind, x->actual, msg)) rc = nomem(e);
+            break;
+        case 3:
+            snprintf(msg, sizeof msg, "%s (needed by %s)", x->msg ? x->msg : "cannot stat", x->by);
+            if (pm_clean_result_add(&r->unreadable, &r->n_unreadable, x->path, x->kind, 0, msg)) rc = nomem(e);
+            break;
+        default:
+            break;
+        }
+    }
+    for (size_t i = 0; i < w.n; i++) { free(w.v[i].path); free(w.v[i].by); free(w.v[i].msg); }
+    free(w.v);
+    pm_set_free(w.seen);
+    pm_strv_free(bnames, nb);
+    pm_table_free_shared(main_t);
+    r->duration_ms = pm_now_millis() - t0;
+    if (rc) pm_verify_result_free(r);
+    return rc;
+}
+
+static void items_free(pm_clean_item *v, size_t n) {
+    for (size_t i = 0; i < n; i++) { free(v[i].path); free(v[i].msg); }
+    free(v);
+}
+
+void pm_verify_result_free(pm_verify_result *r) {
+    items_free(r->missing, r->n_missing);
+    items_free(r->wrong_size, r->n_wrong_size);
+    items_free(r->unreadable, r->n_unreadable);
+    r->missing = r->wrong_size = r->unreadable = NULL;
+    r->n_missing = r->n_wrong_size = r->n_unreadable = 0;
+}
