@@ -41,6 +41,7 @@ local function main(opts, pos)
     for _, k in ipairs(maint.KINDS) do
       if (r.checked[k] or 0) > 0 then rows[#rows + 1] = {kind = k, files = r.checked[k]} end
     end
+    if r.checked.schemas > 0 then rows[#rows + 1] = {kind = "schemas", files = r.checked.schemas} end
     if #rows > 0 then cli.print_table(rows, {"kind", "files"}) end
     for _, k in ipairs(PROBLEMS) do
       for _, p in ipairs(r[k]) do

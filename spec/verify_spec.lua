@@ -45,6 +45,22 @@ local function path_set(items)
   return s
 end
 
+-- schema files readers of the main branch's latest snapshot and its tags
+-- need (the snapshot's and every live data file's schema id), from
+-- pyref.py; nil when the table has branches (not covered here)
+local function latest_schemas(copy, refs)
+  for name in pairs(refs) do if name ~= "main" then return nil end end
+  local ids = {}
+  local function of(extra, snapshot_json)
+    if snapshot_json then ids[H.cjson.decode(snapshot_json).schemaId] = true end
+    for _, f in ipairs(H.pyref_json(copy, "files", extra)) do ids[f.schema_id] = true end
+  end
+  local latest = H.read_file(copy .. "/snapshot/LATEST")
+  if latest then of({}, H.read_file(copy .. "/snapshot/snapshot-" .. latest)) end
+  for tag in pairs(refs.main.tags) do of({"--tag", tag}, H.read_file(copy .. "/tag/tag-" .. tag)) end
+  return count(ids)
+end
+
 local function check_against_refs(copy, extra)
   local refs = H.refs(copy)
   for _, mode in ipairs({{all = true, used = H.used_paths(refs, copy)},
@@ -54,7 +70,13 @@ local function check_against_refs(copy, extra)
     for _, a in ipairs(extra or {}) do args[#args + 1] = a end
     local out, err, rc = verify_cli(args)
     local r = H.decode(out)
-    assert.equals(count(mode.used), r.files, "files checked (all snapshots: " .. tostring(mode.all) .. ")")
+    assert.equals(count(mode.used), r.files - r.checked.schemas,
+                  "files checked (all snapshots: " .. tostring(mode.all) .. ")")
+    assert.is_true(r.checked.schemas >= 1)
+    if not mode.all then
+      local want_schemas = latest_schemas(copy, refs)
+      if want_schemas then assert.equals(want_schemas, r.checked.schemas, "schema files checked") end
+    end
     local want_missing = absent(mode.used)
     assert.same(want_missing, path_set(r.missing))
     assert.same({}, r.wrong_size)
@@ -143,6 +165,22 @@ describe("verify.lua reports damage", function()
     r = run({copy, "--json"})
     assert.is_true(path_set(r.unreadable)[lists[1]], "corrupt list not reported")
     assert.matches("needed by snapshot", r.unreadable[1].message)
+  end)
+
+  it("a missing schema file an old data file still needs", function()
+    -- this fixture was altered: schema-1 is the latest, one live data file
+    -- was written with schema-0 (pyref says so)
+    local c2, d2 = H.copy_table(H.fixture("cpp-parquet-pk_table_with_alter_table"))
+    local old = 0
+    for _, f in ipairs(H.pyref_json(c2, "files")) do
+      if f.schema_id == 0 then old = old + 1 end
+    end
+    assert.is_true(old > 0)
+    os.remove(c2 .. "/schema/schema-0")
+    local r = run({c2, "--json"})
+    assert.same({[c2 .. "/schema/schema-0"] = true}, path_set(r.missing))
+    assert.equals("schemas", r.missing[1].kind)
+    H.rmdir(d2)
   end)
 
   it("--all-snapshots finds a file only an older snapshot needs", function()

@@ -12,6 +12,10 @@
 
 static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
+const char *pm_verify_kind_name(int kind) {
+    return kind == PM_VERIFY_SCHEMA ? "schemas" : kind >= 0 && kind < PM_K__N ? pm_file_kind_names[kind] : "files";
+}
+
 typedef struct need {
     char *path;
     int kind;
@@ -91,6 +95,14 @@ static int want_list(walk *w, paimon_table *t, const char *list, const char *by,
     return rc;
 }
 
+/* schema/schema-<id> of branch bt (readers need the schema of the snapshot
+ * and of every data file, for schema evolution). */
+static int want_schema(walk *w, paimon_table *bt, int64_t id, const char *by, pm_buf *b, pm_err *e) {
+    b->len = 0;
+    if (pm_buf_printf(b, "%s/schema/schema-%lld", bt->branch_root, (long long)id)) return nomem(e);
+    return want(w, (char *)b->data, PM_VERIFY_SCHEMA, -1, by, e);
+}
+
 /* Everything snapshot (or tag) s of branch bt needs. */
 static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const char *by, pm_err *e) {
     pm_mfile *v = NULL;
@@ -98,7 +110,8 @@ static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const 
     int ok_base = 1, ok_delta = 1, ok_cl = 1, rc = PAIMON_OK;
     pm_buf b = {0}, x = {0};
     pm_err why;
-    if (s->base_manifest_list) rc = want_list(w, bt, s->base_manifest_list, by, &v, &n, &ok_base, e);
+    rc = want_schema(w, bt, s->schema_id, by, &b, e);
+    if (!rc && s->base_manifest_list) rc = want_list(w, bt, s->base_manifest_list, by, &v, &n, &ok_base, e);
     if (!rc && s->delta_manifest_list) rc = want_list(w, bt, s->delta_manifest_list, by, &v, &n, &ok_delta, e);
     pm_mfiles_free(v, n);
     v = NULL;
@@ -112,6 +125,7 @@ static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const 
             while (!rc && (sr = pm_scan_next(sc, &m, &why)) == PAIMON_OK) {
                 if ((rc = pm_data_file_full_path(bt, m, &b, e))) break;
                 rc = want(w, (char *)b.data, PM_K_DATA, m->file.file_size, by, e);
+                if (!rc) rc = want_schema(w, bt, m->file.schema_id, by, &x, e);
                 for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
                     pm_err xe;
                     int xr = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], bt->root, &x, &xe);

@@ -7,6 +7,11 @@
 #include "pm_exec.h"
 #include "pm_table.h"
 
+/* Kind of schema files in a verify result (verify only: no cleanup deletes
+ * them); named by pm_verify_kind_name. */
+#define PM_VERIFY_SCHEMA PM_K__N
+const char *pm_verify_kind_name(int kind);
+
 typedef struct pm_verify_opts {
     int all_snapshots;          /* every snapshot of every branch, not only the latest */
     int threads;                /* stat parallelism (<= 1: inline) */
@@ -16,7 +21,7 @@ typedef struct pm_verify_opts {
 
 typedef struct pm_verify_result {
     int64_t branches, snapshots, tags;   /* what was checked */
-    int64_t checked[PM_K__N];            /* distinct files checked, per kind */
+    int64_t checked[PM_K__N + 1];        /* distinct files checked, per kind (+ PM_VERIFY_SCHEMA) */
     /* problems; msg names what needs the file */
     pm_clean_item *missing; size_t n_missing;
     pm_clean_item *wrong_size; size_t n_wrong_size;  /* size: on disk; msg: the size expected */
@@ -26,7 +31,8 @@ typedef struct pm_verify_result {
 
 /* Walk the snapshots (latest per branch, or all), tags and their manifest
  * lists, manifests, index manifests, statistics and live data, changelog,
- * extra and index files; stat each distinct file once, in parallel.
+ * extra and index files, and the schema files of the snapshots and of
+ * their data files; stat each distinct file once, in parallel.
  * Problems are reported in r, not as errors: PAIMON_OK with an empty
  * r->missing / wrong_size / unreadable means the table is whole. Errors
  * only when the check itself cannot run (no schema, non-Avro manifests,

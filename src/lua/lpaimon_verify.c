@@ -15,7 +15,7 @@ static void push_problems(lua_State *L, const char *k, const pm_clean_item *v, s
     for (size_t i = 0; i < n; i++) {
         lua_createtable(L, 0, 4);
         lp_set_str(L, "path", v[i].path);
-        lp_set_str(L, "kind", pm_file_kind_names[v[i].kind]);
+        lp_set_str(L, "kind", pm_verify_kind_name(v[i].kind));
         lp_set_int(L, "size", v[i].size);
         lp_set_str(L, "message", v[i].msg);
         lua_rawseti(L, -2, (int)i + 1);
@@ -55,8 +55,8 @@ static int tbl_verify(lua_State *L) {
     lp_set_int(L, "snapshots", res.snapshots);
     lp_set_int(L, "tags", res.tags);
     int64_t files = 0;
-    lua_createtable(L, 0, PM_K__N);
-    for (int k = 0; k < PM_K__N; k++) { lp_set_int(L, pm_file_kind_names[k], res.checked[k]); files += res.checked[k]; }
+    lua_createtable(L, 0, PM_K__N + 1);
+    for (int k = 0; k <= PM_VERIFY_SCHEMA; k++) { lp_set_int(L, pm_verify_kind_name(k), res.checked[k]); files += res.checked[k]; }
     lua_setfield(L, -2, "checked");
     lp_set_int(L, "files", files);
     push_problems(L, "missing", res.missing, res.n_missing);
