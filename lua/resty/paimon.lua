@@ -226,6 +226,16 @@ function jobs.remove_orphan_files(path, opts)
   end)
 end
 
+function jobs.verify(path, opts)
+  opts = opts or {}
+  return with_table(path, nil, function(t)
+    local res, err, code = t:verify{ all_snapshots = opts.all_snapshots, threads = opts.threads }
+    if res == nil then return nil, err, code end
+    res.table = path
+    return plain(res)
+  end)
+end
+
 -- Partition results without the serialized BinaryRow (binary bytes that
 -- to_json cannot print); SQL NULL values are left out by plain().
 local function partition_result(res)
@@ -516,6 +526,17 @@ end
 -- table, or nil, err, code. opts: dry_run, older_than_ms (or older_than:
 -- epoch ms or a duration; default the core's, now - 1 day; never in the
 -- future), threads, pool.
+-- verify(table_path [, opts]) → the Table:verify result (ok, files,
+-- checked, missing, wrong_size, unreadable, ...) plus table, or nil, err,
+-- code. Read-only. opts: all_snapshots, threads, pool.
+function _M.verify(...)
+  local self, path, opts = args(...)
+  check_path(path, "verify")
+  opts = check_opts(opts, "verify", 2)
+  local o = { all_snapshots = opts.all_snapshots and true or nil, threads = opts.threads }
+  return run(pool_of(self, opts), "verify", path, o)
+end
+
 function _M.remove_orphan_files(...)
   local self, path, opts = args(...)
   check_path(path, "remove_orphan_files")
