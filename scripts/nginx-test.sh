@@ -288,6 +288,10 @@ inspect files
 if [ "$status" = 200 ]; then ok "GET /tables/demo/orders/files is 200"; else notok "GET /tables/demo/orders/files is 200 (got $status)" "$(head -c 600 "$TMP/body")"; fi
 check "files equal inspect.lua files --json" compare_json files
 
+status=$(get /tables/demo/orders/verify)
+if [ "$status" = 200 ]; then ok "GET /tables/demo/orders/verify is 200"; else notok "GET /tables/demo/orders/verify is 200 (got $status)" "$(head -c 600 "$TMP/body")"; fi
+check "verify says the table is whole and names what it checked" sh -c "grep -q '\"ok\":true' '$TMP/body' && grep -q '\"data_files\":[1-9]' '$TMP/body'"
+
 for p in /tables/demo/nosuch/snapshots /tables/nosuch/orders/latest /tables/demo/orders/nosuchview /nope; do
   status=$(get "$p")
   if [ "$status" = 404 ]; then ok "GET $p is 404"; else notok "GET $p is 404 (got $status)" "$(head -c 300 "$TMP/body")"; fi
