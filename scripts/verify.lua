@@ -32,16 +32,19 @@ local function main(opts, pos)
   if not r then io.stderr:write("verify.lua: ", msg, "\n"); return maint.exit_code(code) end
   if opts.json then
     for _, k in ipairs(PROBLEMS) do r[k] = json.array(r[k]) end
-    io.stdout:write(json.encode(r, {"ok", "branches", "snapshots", "tags", "files", "checked", "missing",
-                                    "wrong_size", "unreadable", "duration_ms"}), "\n")
+    io.stdout:write(json.encode(r, {"ok", "branches", "snapshots", "tags", "changelogs", "files", "checked",
+                                    "not_checked", "missing", "wrong_size", "unreadable", "duration_ms"}), "\n")
   else
-    io.stdout:write(string.format("checked %d snapshot(s) and %d tag(s) of %d branch(es): %d file(s)\n",
-                                  r.snapshots, r.tags, r.branches, r.files))
+    io.stdout:write(string.format("checked %d snapshot(s), %d tag(s) and %d long-lived changelog(s) of %d branch(es): "
+                                  .. "%d file(s)\n", r.snapshots, r.tags, r.changelogs, r.branches, r.files))
     local rows = {}
     for _, k in ipairs(maint.KINDS) do
       if (r.checked[k] or 0) > 0 then rows[#rows + 1] = {kind = k, files = r.checked[k]} end
     end
     if r.checked.schemas > 0 then rows[#rows + 1] = {kind = "schemas", files = r.checked.schemas} end
+    if r.not_checked > 0 then
+      io.stdout:write(r.not_checked, " file(s) on remote file systems (external paths) not checked\n")
+    end
     if #rows > 0 then cli.print_table(rows, {"kind", "files"}) end
     for _, k in ipairs(PROBLEMS) do
       for _, p in ipairs(r[k]) do

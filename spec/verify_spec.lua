@@ -70,7 +70,7 @@ local function check_against_refs(copy, extra)
     for _, a in ipairs(extra or {}) do args[#args + 1] = a end
     local out, err, rc = verify_cli(args)
     local r = H.decode(out)
-    assert.equals(count(mode.used), r.files - r.checked.schemas,
+    assert.equals(count(mode.used), r.files - r.checked.schemas - r.checked.snapshots,
                   "files checked (all snapshots: " .. tostring(mode.all) .. ")")
     assert.is_true(r.checked.schemas >= 1)
     if not mode.all then
@@ -146,7 +146,7 @@ describe("verify.lua reports damage", function()
     assert.matches("snapshot %d+ of branch main", r.missing[1].message)
     assert.equals(1, #r.wrong_size)
     assert.equals(data[2], r.wrong_size[1].path)
-    assert.matches("records", r.wrong_size[1].message)
+    assert.matches("bytes on disk, %d+ recorded", r.wrong_size[1].message)
     -- the human report names them too
     local out = verify_cli({copy})
     assert.truthy(out:find(data[1], 1, true))
@@ -183,6 +183,80 @@ describe("verify.lua reports damage", function()
     H.rmdir(d2)
   end)
 
+  it("a missing manifest and a missing data file of another manifest: both, and the rest is still checked", function()
+    local manifests = latest_paths("/manifest/manifest%-[^l][^/]*$")
+    assert.is_true(#manifests >= 2)
+    -- a data file the independent reader places in another manifest than the one removed
+    local gone_manifest = manifests[1]
+    local data = latest_paths("/data%-[^/]*$")
+    os.remove(gone_manifest)
+    local r = run({copy, "--json"})
+    local n_data = r.checked.data_files
+    assert.is_true(n_data > 0, "no data file checked once a manifest is missing")
+    assert.same({}, r.unreadable)
+    -- remove one of the data files still checked: it is reported too
+    local still = {}
+    for _, p in ipairs(data) do if H.exists(p) then still[#still + 1] = p end end
+    local victim
+    for _, p in ipairs(still) do
+      os.rename(p, p .. ".x")
+      local r2 = run({copy, "--json"})
+      if path_set(r2.missing)[p] then victim = p end
+      os.rename(p .. ".x", p)
+      if victim then break end
+    end
+    assert.is_not_nil(victim, "no data file of the other manifests was checked")
+    assert.is_true(path_set(r.missing)[gone_manifest])
+  end)
+
+  it("a corrupt manifest is reported by its path; the other manifests' files are still checked", function()
+    local manifests = latest_paths("/manifest/manifest%-[^l][^/]*$")
+    local whole = H.decode((verify_cli({copy, "--json"})))
+    H.write_file(manifests[1], "Obj\1 garbage")
+    local r = run({copy, "--json"})
+    assert.is_true(path_set(r.unreadable)[manifests[1]], "corrupt manifest not reported by its path")
+    assert.is_true(r.checked.data_files > 0 and r.checked.data_files < whole.checked.data_files)
+  end)
+
+  it("files a long-lived changelog adds are needed too", function()
+    local latest = H.used_paths(latest_only(refs), copy)
+    -- a snapshot whose delta adds a data file the latest no longer uses
+    -- (in the live set of N, not of N - 1, not of the latest)
+    local function data_set(id)
+      local set = {}
+      for _, p in ipairs(refs.main.snapshots[tostring(id)] or {}) do
+        if p:match("/data%-[^/]*$") then set[copy .. "/" .. p] = true end
+      end
+      return set
+    end
+    local id, added
+    for n = 2, 100 do
+      if not refs.main.snapshots[tostring(n)] then break end
+      local prev = data_set(n - 1)
+      for p in pairs(data_set(n)) do
+        if not prev[p] and not latest[p] then id, added = n, p end
+      end
+      if id then break end
+    end
+    assert.is_not_nil(id)
+    -- changelog/changelog-<id>: snapshot <id> whose changelog list is its delta list
+    local json = H.read_file(copy .. "/snapshot/snapshot-" .. id)
+    local delta = H.cjson.decode(json).deltaManifestList
+    json = json:gsub('"changelogManifestList" : null', '"changelogManifestList" : "' .. delta .. '"')
+    assert.truthy(json:find('"changelogManifestList" : "' .. delta, 1, true))
+    os.execute("mkdir -p " .. H.sh_quote(copy .. "/changelog"))
+    H.write_file(copy .. "/changelog/changelog-" .. id, json)
+    local whole = H.decode((verify_cli({copy, "--json"})))
+    assert.is_true(whole.ok)
+    assert.equals(1, whole.changelogs)
+    os.remove(added)
+    local r = run({copy, "--json"})
+    local msg
+    for _, m in ipairs(r.missing) do if m.path == added then msg = m.message end end
+    assert.is_not_nil(msg, "a file the changelog adds was not checked")
+    assert.matches("changelog " .. id .. " of branch main", msg)
+  end)
+
   it("--all-snapshots finds a file only an older snapshot needs", function()
     local all = H.used_paths(refs, copy)
     local latest = H.used_paths(latest_only(refs), copy)
@@ -214,6 +288,16 @@ describe("Table:verify", function()
     assert.has_error(function() t:verify{progress = 1} end)
     assert.has_error(function() t:verify(1) end)
     t:close()
+    -- the check itself cannot run: nil, message, code
+    local copy, dir = H.copy_table(H.fixture(PK))
+    H.write_file(copy .. "/tag", "not a directory")
+    t = assert(paimon.open(copy))
+    local nope, msg, code = t:verify()
+    assert.is_nil(nope)
+    assert.matches("tag", msg)
+    assert.is_string(code)
+    t:close()
+    H.rmdir(dir)
   end)
 
   it("verify.lua rejects bad arguments with exit code 2", function()

@@ -521,11 +521,6 @@ function _M.expire(...)
   return run(pool_of(self, extra or opts), "expire", path, o, policy_arg(opts.policy, "expire"))
 end
 
--- remove_orphan_files(table_path [, opts]) → the Table:remove_orphan_files
--- result (deleted, paths (dry run), candidates, used, older_than, ...) plus
--- table, or nil, err, code. opts: dry_run, older_than_ms (or older_than:
--- epoch ms or a duration; default the core's, now - 1 day; never in the
--- future), threads, pool.
 -- verify(table_path [, opts]) → the Table:verify result (ok, files,
 -- checked, missing, wrong_size, unreadable, ...) plus table, or nil, err,
 -- code. Read-only. opts: all_snapshots, threads, pool.
@@ -537,6 +532,11 @@ function _M.verify(...)
   return run(pool_of(self, opts), "verify", path, o)
 end
 
+-- remove_orphan_files(table_path [, opts]) → the Table:remove_orphan_files
+-- result (deleted, paths (dry run), candidates, used, older_than, ...) plus
+-- table, or nil, err, code. opts: dry_run, older_than_ms (or older_than:
+-- epoch ms or a duration; default the core's, now - 1 day; never in the
+-- future), threads, pool.
 function _M.remove_orphan_files(...)
   local self, path, opts = args(...)
   check_path(path, "remove_orphan_files")
@@ -641,7 +641,7 @@ local INT_COLUMNS = {
 -- keys whose value is always a JSON array, even when empty
 local ARRAY_KEYS = {
   failures = true, skipped = true, paths = true, partitions = true, partition_keys = true,
-  values = true, orphans = true, range = true,
+  values = true, orphans = true, range = true, missing = true, wrong_size = true, unreadable = true,
 }
 
 local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',

@@ -36,6 +36,7 @@ int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_er
     int rc = pm_fileio_for_uri(uri, &t->io, e);
     if (rc) goto fail;
     t->root = pm_strdup(pm_local_path(uri));
+    if (!t->root) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
     size_t l = strlen(t->root);
     while (l > 1 && t->root[l - 1] == '/') t->root[--l] = '\0';
     if (branch && strcmp(branch, "main")) {
@@ -341,7 +342,10 @@ int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile
             x->pmax_len = m->partition_stats.max_values.len;
         }
         (*n)++;
-        if (!x->name) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+        if (!x->name || (m->partition_stats.min_values.ptr && (!x->pmin || !x->pmax))) {
+            rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+            break;
+        }
     }
     pm_manifest_close(r);
     return rc == PAIMON_DONE ? PAIMON_OK : rc;

@@ -64,37 +64,6 @@ static int unreadable(walk *w, const char *path, int kind, const char *by, const
     return pm_clean_result_add(&w->r->unreadable, &w->r->n_unreadable, path, kind, 0, msg) ? nomem(e) : PAIMON_OK;
 }
 
-static int want_meta(walk *w, paimon_table *t, const char *sub, const char *name, int kind, int64_t size,
-                     const char *by, pm_buf *b, pm_err *e) {
-    pm_err why;
-    if (pm_table_meta_path(t, sub, name, b, &why)) {
-        if (why.code == PAIMON_NOMEM) { *e = why; return why.code; }
-        return unreadable(w, name, kind, by, &why, e);
-    }
-    return want(w, (char *)b->data, kind, size, by, e);
-}
-
-/* A manifest list and the manifests it names; *ok = 0 if it cannot be read. */
-static int want_list(walk *w, paimon_table *t, const char *list, const char *by, pm_mfile **v, size_t *n, int *ok,
-                     pm_err *e) {
-    pm_buf b = {0};
-    int rc = want_meta(w, t, "manifest", list, PM_K_MANIFEST_LIST, -1, by, &b, e);
-    *ok = 0;
-    if (!rc) {
-        pm_err why;
-        size_t before = *n;
-        int lr = pm_read_manifest_list(t, list, v, n, &why);
-        if (lr == PAIMON_NOMEM) rc = nomem(e);
-        else if (lr == PAIMON_NOTFOUND) rc = PAIMON_OK;   /* reported as missing by the stat */
-        else if (lr) rc = unreadable(w, (char *)b.data, PM_K_MANIFEST_LIST, by, &why, e);
-        else *ok = 1;
-        for (size_t k = before; !rc && k < *n; k++)
-            rc = want_meta(w, t, "manifest", (*v)[k].name, PM_K_MANIFEST, (*v)[k].size, by, &b, e);
-    }
-    pm_buf_free(&b);
-    return rc;
-}
-
 /* schema/schema-<id> of branch bt (readers need the schema of the snapshot
  * and of every data file, for schema evolution). */
 static int want_schema(walk *w, paimon_table *bt, int64_t id, const char *by, pm_buf *b, pm_err *e) {
@@ -103,74 +72,189 @@ static int want_schema(walk *w, paimon_table *bt, int64_t id, const char *by, pm
     return want(w, (char *)b->data, PM_VERIFY_SCHEMA, -1, by, e);
 }
 
+/* <table>/<sub>/<name>; an invalid name is reported (*ok = 0), not opened. */
+static int want_meta(walk *w, paimon_table *t, const char *sub, const char *name, int kind, int64_t size,
+                     const char *by, pm_buf *b, int *ok, pm_err *e) {
+    pm_err why;
+    *ok = 0;
+    int rc = pm_table_meta_path(t, sub, name, b, &why);
+    if (rc == PAIMON_NOMEM) { *e = why; return rc; }
+    if (rc) return unreadable(w, name, kind, by, &why, e);
+    *ok = 1;
+    return want(w, (char *)b->data, kind, size, by, e);
+}
+
+/* A data or changelog file (+ its extra files and schema): remote paths
+ * (s3://, oss://, ...) are counted, not checked; a bad name or partition
+ * is reported against the manifest. */
+static int want_data(walk *w, paimon_table *bt, const pm_manifest_entry *m, int kind, const char *manifest,
+                     const char *by, pm_buf *b, pm_buf *x, pm_err *e) {
+    pm_err why;
+    int rc = pm_data_file_full_path(bt, m, b, &why);
+    if (rc == PAIMON_NOMEM) { *e = why; return rc; }
+    if (rc) return unreadable(w, manifest, PM_K_MANIFEST, by, &why, e);
+    if (strstr((char *)b->data, "://")) { w->r->not_checked++; return PAIMON_OK; }
+    if ((rc = want(w, (char *)b->data, kind, m->file.file_size, by, e))) return rc;
+    if ((rc = want_schema(w, bt, m->file.schema_id, by, x, e))) return rc;
+    for (size_t k = 0; k < m->file.extra_files.n; k++) {
+        rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[k], bt->root, x, &why);
+        if (rc == PAIMON_NOMEM) { *e = why; return rc; }
+        rc = rc ? unreadable(w, manifest, PM_K_MANIFEST, by, &why, e) : want(w, (char *)x->data, kind, -1, by, e);
+        if (rc) return rc;
+    }
+    return PAIMON_OK;
+}
+
+/* A manifest list and the manifests it names (appended to *v); *ok = 0 if
+ * it cannot be read (reported). */
+static int want_list(walk *w, paimon_table *t, const char *list, pm_opt_i64 size, const char *by, pm_mfile **v,
+                     size_t *n, int *ok, pm_err *e) {
+    pm_buf b = {0};
+    int rc = want_meta(w, t, "manifest", list, PM_K_MANIFEST_LIST, size.has ? size.v : -1, by, &b, ok, e);
+    if (!rc && *ok) {
+        pm_err why;
+        size_t before = *n;
+        int lr = pm_read_manifest_list(t, list, v, n, &why);
+        *ok = lr == PAIMON_OK;
+        if (lr == PAIMON_NOMEM) { *e = why; rc = lr; }
+        else if (lr && lr != PAIMON_NOTFOUND) rc = unreadable(w, (char *)b.data, PM_K_MANIFEST_LIST, by, &why, e);
+        /* (a missing list is reported by the stat) */
+        for (size_t k = before; !rc && k < *n; k++) {
+            int mok;
+            rc = want_meta(w, t, "manifest", (*v)[k].name, PM_K_MANIFEST, (*v)[k].size, by, &b, &mok, e);
+            if (!rc && !mok) (*v)[k].added = (*v)[k].deleted = -1;   /* not to be opened */
+        }
+    }
+    pm_buf_free(&b);
+    return rc;
+}
+
+/* An ADD entry kept until the DELETEs of every manifest are known. */
+typedef struct add_rec {
+    pm_manifest_entry m;     /* deep copy (arena) */
+    size_t manifest;         /* index in the list vector */
+} add_rec;
+
+/* Live data files of base + delta: every readable manifest read once (one
+ * that cannot be read is reported, the others still count), DELETE
+ * identifiers cancel ADDs, as Paimon merges entries. */
+static int want_live(walk *w, paimon_table *bt, const pm_mfile *v, size_t n, const char *by, pm_err *e) {
+    pm_set *deleted = pm_set_new();
+    pm_arena *ar = pm_arena_new(1 << 16);
+    add_rec *adds = NULL;
+    size_t na = 0, cap = 0;
+    pm_buf key = {0}, b = {0}, x = {0}, mp = {0};
+    int rc = deleted && ar ? PAIMON_OK : nomem(e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (v[i].added < 0) continue;               /* an invalid name, reported */
+        pm_manifest_reader *r;
+        pm_err why;
+        int mr = pm_table_open_manifest(bt, v[i].name, PM_MANIFEST_FILE, &r, &why);
+        if (mr == PAIMON_NOTFOUND) continue;        /* reported by the stat */
+        mp.len = 0;
+        if (pm_buf_printf(&mp, "%s/manifest/%s", bt->root, v[i].name)) { rc = nomem(e); break; }
+        if (mr) { rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e); continue; }
+        const pm_manifest_entry *m;
+        while (!rc && (mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK) {
+            if (pm_file_identifier(m, &key)) { rc = nomem(e); break; }
+            if (m->kind == PM_FILE_DELETE) {
+                if (pm_set_add(deleted, key.data, key.len) < 0) rc = nomem(e);
+                continue;
+            }
+            if (na == cap) {
+                cap = cap ? cap * 2 : 256;
+                add_rec *nv = realloc(adds, cap * sizeof *nv);
+                if (!nv) { rc = nomem(e); break; }
+                adds = nv;
+            }
+            /* the entry dies with the block: a deep copy into the arena */
+            adds[na].manifest = i;
+            if (pm_manifest_entry_copy(ar, m, &adds[na].m)) { rc = nomem(e); break; }
+            na++;
+        }
+        pm_manifest_close(r);
+        if (!rc && mr != PAIMON_DONE)
+            rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e);
+    }
+    for (size_t i = 0; !rc && i < na; i++) {
+        if (pm_file_identifier(&adds[i].m, &key)) { rc = nomem(e); break; }
+        if (pm_set_contains(deleted, key.data, key.len)) continue;
+        mp.len = 0;
+        if (pm_buf_printf(&mp, "%s/manifest/%s", bt->root, v[adds[i].manifest].name)) { rc = nomem(e); break; }
+        rc = want_data(w, bt, &adds[i].m, PM_K_DATA, (char *)mp.data, by, &b, &x, e);
+    }
+    free(adds);
+    pm_arena_free(ar);
+    pm_set_free(deleted);
+    pm_buf_free(&key);
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    pm_buf_free(&mp);
+    return rc;
+}
+
+/* Files the ADD entries of a changelog manifest list name. */
+static int want_changelog(walk *w, paimon_table *bt, const char *list, pm_opt_i64 size, const char *by, pm_err *e) {
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int ok;
+    pm_buf b = {0}, x = {0}, mp = {0};
+    int rc = want_list(w, bt, list, size, by, &v, &n, &ok, e);
+    for (size_t i = 0; !rc && ok && i < n; i++) {
+        if (v[i].added < 0) continue;
+        pm_manifest_reader *r;
+        pm_err why;
+        int mr = pm_table_open_manifest(bt, v[i].name, PM_MANIFEST_FILE, &r, &why);
+        if (mr == PAIMON_NOTFOUND) continue;   /* reported by the stat */
+        mp.len = 0;
+        if (pm_buf_printf(&mp, "%s/manifest/%s", bt->root, v[i].name)) { rc = nomem(e); break; }
+        if (mr) { rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e); continue; }
+        const pm_manifest_entry *m;
+        while (!rc && (mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK)
+            if (m->kind == PM_FILE_ADD) rc = want_data(w, bt, m, PM_K_CHANGELOG, (char *)mp.data, by, &b, &x, e);
+        pm_manifest_close(r);
+        if (!rc && mr != PAIMON_DONE)
+            rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e);
+    }
+    pm_mfiles_free(v, n);
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    pm_buf_free(&mp);
+    return rc;
+}
+
 /* Everything snapshot (or tag) s of branch bt needs. */
 static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const char *by, pm_err *e) {
     pm_mfile *v = NULL;
     size_t n = 0;
-    int ok_base = 1, ok_delta = 1, ok_cl = 1, rc = PAIMON_OK;
+    int ok_base = 1, ok_delta = 1, ok, rc;
     pm_buf b = {0}, x = {0};
     pm_err why;
     rc = want_schema(w, bt, s->schema_id, by, &b, e);
-    if (!rc && s->base_manifest_list) rc = want_list(w, bt, s->base_manifest_list, by, &v, &n, &ok_base, e);
-    if (!rc && s->delta_manifest_list) rc = want_list(w, bt, s->delta_manifest_list, by, &v, &n, &ok_delta, e);
+    if (!rc && s->base_manifest_list)
+        rc = want_list(w, bt, s->base_manifest_list, s->base_manifest_list_size, by, &v, &n, &ok_base, e);
+    if (!rc && s->delta_manifest_list)
+        rc = want_list(w, bt, s->delta_manifest_list, s->delta_manifest_list_size, by, &v, &n, &ok_delta, e);
+    /* the live files of what could be read (a broken list is reported) */
+    if (!rc) rc = want_live(w, bt, v, n, by, e);
     pm_mfiles_free(v, n);
-    v = NULL;
-    n = 0;
-    /* live data files (the scan reads the lists again; a broken one was reported) */
-    if (!rc && ok_base && ok_delta) {
-        pm_scan *sc;
-        int sr = pm_scan_open(bt, s, NULL, &sc, &why);
-        if (!sr) {
-            const pm_manifest_entry *m;
-            while (!rc && (sr = pm_scan_next(sc, &m, &why)) == PAIMON_OK) {
-                if ((rc = pm_data_file_full_path(bt, m, &b, e))) break;
-                rc = want(w, (char *)b.data, PM_K_DATA, m->file.file_size, by, e);
-                if (!rc) rc = want_schema(w, bt, m->file.schema_id, by, &x, e);
-                for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
-                    pm_err xe;
-                    int xr = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], bt->root, &x, &xe);
-                    rc = xr ? (xr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)b.data, PM_K_DATA, by, &xe, e))
-                            : want(w, (char *)x.data, PM_K_DATA, -1, by, e);
-                }
-            }
-            pm_scan_close(sc);
-        }
-        if (!rc && sr != PAIMON_DONE && sr != PAIMON_OK)
-            rc = sr == PAIMON_NOMEM ? nomem(e) : unreadable(w, "(live files)", PM_K_MANIFEST, by, &why, e);
-    }
-    /* changelog files */
-    if (!rc && s->changelog_manifest_list) rc = want_list(w, bt, s->changelog_manifest_list, by, &v, &n, &ok_cl, e);
-    for (size_t i = 0; !rc && ok_cl && i < n; i++) {
-        pm_manifest_reader *r;
-        int mr = pm_table_open_manifest(bt, v[i].name, PM_MANIFEST_FILE, &r, &why);
-        if (mr == PAIMON_NOTFOUND) continue;   /* reported as missing */
-        if (mr) { rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, v[i].name, PM_K_MANIFEST, by, &why, e); continue; }
-        const pm_manifest_entry *m;
-        while ((mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK) {
-            if (m->kind != PM_FILE_ADD) continue;
-            if ((rc = pm_data_file_full_path(bt, m, &b, e)) ||
-                (rc = want(w, (char *)b.data, PM_K_CHANGELOG, m->file.file_size, by, e)))
-                break;
-        }
-        pm_manifest_close(r);
-        if (!rc && mr != PAIMON_DONE) rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, v[i].name, PM_K_MANIFEST, by, &why, e);
-    }
-    pm_mfiles_free(v, n);
+    if (!rc && s->changelog_manifest_list)
+        rc = want_changelog(w, bt, s->changelog_manifest_list, s->changelog_manifest_list_size, by, e);
     /* index manifest and its files */
     if (!rc && s->index_manifest) {
-        rc = want_meta(w, bt, "manifest", s->index_manifest, PM_K_INDEX_MANIFEST, -1, by, &b, e);
+        rc = want_meta(w, bt, "manifest", s->index_manifest, PM_K_INDEX_MANIFEST, -1, by, &b, &ok, e);
         pm_manifest_reader *r;
-        int mr = rc ? PAIMON_OK : pm_table_open_manifest(bt, s->index_manifest, PM_INDEX_MANIFEST, &r, &why);
-        if (!rc && mr == PAIMON_OK) {
+        int mr = rc || !ok ? PAIMON_NOTFOUND : pm_table_open_manifest(bt, s->index_manifest, PM_INDEX_MANIFEST, &r, &why);
+        if (mr == PAIMON_OK) {
             const pm_index_entry *ie;
-            while ((mr = pm_manifest_next_index(r, &ie, &why)) == PAIMON_OK) {
-                if (ie->kind != PM_FILE_ADD) continue;
+            while (!rc && (mr = pm_manifest_next_index(r, &ie, &why)) == PAIMON_OK) {
+                if (ie->kind != PM_FILE_ADD) continue;   /* Java writes only ADDs; a DELETE needs nothing */
                 pm_err xe;
                 int xr = pm_index_file_path(bt, ie, &x, &xe);
-                if (xr == PAIMON_NOMEM) { rc = nomem(e); break; }
-                rc = xr ? unreadable(w, s->index_manifest, PM_K_INDEX_MANIFEST, by, &xe, e)
-                        : want(w, (char *)x.data, PM_K_INDEX, ie->file_size, by, e);
-                if (rc) break;
+                if (xr == PAIMON_NOMEM) { *e = xe; rc = xr; break; }
+                if (xr) rc = unreadable(w, (char *)b.data, PM_K_INDEX_MANIFEST, by, &xe, e);
+                else if (strstr((char *)x.data, "://")) w->r->not_checked++;
+                else rc = want(w, (char *)x.data, PM_K_INDEX, ie->file_size, by, e);
             }
             pm_manifest_close(r);
             if (!rc && mr != PAIMON_DONE)
@@ -179,7 +263,7 @@ static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const 
             rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)b.data, PM_K_INDEX_MANIFEST, by, &why, e);
         }
     }
-    if (!rc && s->statistics) rc = want_meta(w, bt, "statistics", s->statistics, PM_K_STATISTICS, -1, by, &b, e);
+    if (!rc && s->statistics) rc = want_meta(w, bt, "statistics", s->statistics, PM_K_STATISTICS, -1, by, &b, &ok, e);
     pm_buf_free(&b);
     pm_buf_free(&x);
     return rc;
@@ -214,6 +298,7 @@ static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_er
             rc = pm_buf_printf(&sp, "%s/snapshot/snapshot-%lld", bt->branch_root, (long long)ids[i])
                      ? nomem(e) : unreadable(w, (char *)sp.data, PM_K_SNAPSHOT, by, &why, e);
         } else {
+            w->r->checked[PM_K_SNAPSHOT]++;
             rc = want_snapshot(w, bt, s, by, e);
         }
         pm_snapshot_free(s);
@@ -240,11 +325,42 @@ static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_er
                      ? nomem(e) : unreadable(w, (char *)tp.data, PM_K_SNAPSHOT, by, &why, e);
             pm_buf_free(&tp);
         } else {
+            w->r->checked[PM_K_SNAPSHOT]++;
             rc = want_snapshot(w, bt, s, by, e);
         }
         pm_snapshot_free(s);
     }
     pm_strv_free(tags, nt);
+    if (rc) return rc;
+    /* long-lived changelogs (changelog/changelog-<id>, decoupled lifecycle):
+     * streaming readers read the files their changelog lists add (their
+     * base and delta lists may be gone already, as Java deletes them) */
+    int64_t *cids = NULL;
+    size_t nc = 0;
+    if ((rc = pm_changelog_list_ids(bt->io, bt->branch_root, &cids, &nc, e))) {
+        pm_err_prefix(e, "cannot list the changelogs of branch %s", bt->branch);
+        return rc;
+    }
+    for (size_t i = 0; !rc && i < nc; i++) {
+        snprintf(by, sizeof by, "changelog %lld of branch %s", (long long)cids[i], bt->branch);
+        pm_snapshot *s = NULL;
+        pm_err why;
+        int sr = pm_changelog_read(bt->io, bt->branch_root, cids[i], &s, &why);
+        if (sr == PAIMON_NOMEM) rc = nomem(e);
+        else if (sr) {
+            pm_buf cp = {0};
+            rc = pm_buf_printf(&cp, "%s/changelog/changelog-%lld", bt->branch_root, (long long)cids[i])
+                     ? nomem(e) : unreadable(w, (char *)cp.data, PM_K_SNAPSHOT, by, &why, e);
+            pm_buf_free(&cp);
+        } else {
+            w->r->checked[PM_K_SNAPSHOT]++;
+            w->r->changelogs++;
+            if (s->changelog_manifest_list)
+                rc = want_changelog(w, bt, s->changelog_manifest_list, s->changelog_manifest_list_size, by, e);
+        }
+        pm_snapshot_free(s);
+    }
+    free(cids);
     return rc;
 }
 
@@ -295,7 +411,8 @@ int pm_verify(paimon_table *t, const pm_verify_opts *o, pm_verify_result *r, pm_
             if (pm_clean_result_add(&r->missing, &r->n_missing, x->path, x->kind, x->size, msg)) rc = nomem(e);
             break;
         case 2:
-            snprintf(msg, sizeof msg, "%lld bytes, %s records %lld", (long long)x->actual, x->by, (long long)x->size);
+            snprintf(msg, sizeof msg, "%lld bytes on disk, %lld recorded (needed by %s)", (long long)x->actual,
+                     (long long)x->size, x->by);
             if (pm_clean_result_add(&r->wrong_size, &r->n_wrong_size, x->path, x->kind, x->actual, msg)) rc = nomem(e);
             break;
         case 3:

@@ -20,9 +20,12 @@ typedef struct pm_verify_opts {
 } pm_verify_opts;
 
 typedef struct pm_verify_result {
-    int64_t branches, snapshots, tags;   /* what was checked */
-    int64_t checked[PM_K__N + 1];        /* distinct files checked, per kind (+ PM_VERIFY_SCHEMA) */
-    /* problems; msg names what needs the file */
+    int64_t branches, snapshots, tags, changelogs;   /* what was checked */
+    int64_t checked[PM_K__N + 1];        /* distinct files checked, per kind (+ PM_VERIFY_SCHEMA); snapshots:
+                                            the snapshot, tag and changelog files read */
+    int64_t not_checked;                 /* files on a remote file system (s3://, oss://, ...) */
+    /* problems; msg names what needs the file; size: the recorded size
+     * (missing, -1 if none), the size on disk (wrong_size), 0 (unreadable) */
     pm_clean_item *missing; size_t n_missing;
     pm_clean_item *wrong_size; size_t n_wrong_size;  /* size: on disk; msg: the size expected */
     pm_clean_item *unreadable; size_t n_unreadable;  /* snapshots, tags, lists, manifests that cannot be read */
@@ -32,7 +35,9 @@ typedef struct pm_verify_result {
 /* Walk the snapshots (latest per branch, or all), tags and their manifest
  * lists, manifests, index manifests, statistics and live data, changelog,
  * extra and index files, and the schema files of the snapshots and of
- * their data files; stat each distinct file once, in parallel.
+ * their data files, and the files long-lived changelogs add; stat each
+ * distinct file once, in parallel. A manifest or list that cannot be read
+ * is reported and the rest still checked.
  * Problems are reported in r, not as errors: PAIMON_OK with an empty
  * r->missing / wrong_size / unreadable means the table is whole. Errors
  * only when the check itself cannot run (no schema, non-Avro manifests,

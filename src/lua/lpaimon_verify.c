@@ -2,7 +2,8 @@
  *   t:verify(opts) -> result table, or nil, message, code
  * opts: all_snapshots (every snapshot, not only each branch's latest),
  * threads, progress = function(phase, done, total).
- * result: ok, branches, snapshots, tags, checked = {<kind> = n}, files,
+ * result: ok, branches, snapshots, tags, changelogs, checked = {<kind> = n},
+ * files, not_checked (remote files),
  * missing / wrong_size / unreadable = {{path, kind, size, message}},
  * duration_ms. */
 #include <string.h>
@@ -54,6 +55,8 @@ static int tbl_verify(lua_State *L) {
     lp_set_int(L, "branches", res.branches);
     lp_set_int(L, "snapshots", res.snapshots);
     lp_set_int(L, "tags", res.tags);
+    lp_set_int(L, "changelogs", res.changelogs);
+    lp_set_int(L, "not_checked", res.not_checked);
     int64_t files = 0;
     lua_createtable(L, 0, PM_K__N + 1);
     for (int k = 0; k <= PM_VERIFY_SCHEMA; k++) { lp_set_int(L, pm_verify_kind_name(k), res.checked[k]); files += res.checked[k]; }
