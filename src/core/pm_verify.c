@@ -64,6 +64,30 @@ static int unreadable(walk *w, const char *path, int kind, const char *by, const
     return pm_clean_result_add(&w->r->unreadable, &w->r->n_unreadable, path, kind, 0, msg) ? nomem(e) : PAIMON_OK;
 }
 
+/* A manifest (by name) that cannot be read, or names an invalid file:
+ * reported by its path; out of memory stops the walk. */
+static int manifest_problem(walk *w, paimon_table *bt, const char *name, const char *by, const pm_err *why,
+                            pm_err *e) {
+    if (why->code == PAIMON_NOMEM) return nomem(e);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/manifest/%s", bt->root, name);
+    return unreadable(w, path, PM_K_MANIFEST, by, why, e);
+}
+
+/* Open manifest m of a list for its entries; *r = NULL when it cannot be
+ * (an invalid name or a missing file, reported elsewhere; another failure,
+ * reported here). */
+static int open_entries(walk *w, paimon_table *bt, const pm_mfile *m, const char *by, pm_manifest_reader **r,
+                        pm_err *e) {
+    *r = NULL;
+    if (m->added < 0) return PAIMON_OK;                       /* an invalid name, reported */
+    pm_err why;
+    int rc = pm_table_open_manifest(bt, m->name, PM_MANIFEST_FILE, r, &why);
+    if (rc == PAIMON_OK) return PAIMON_OK;
+    *r = NULL;
+    return rc == PAIMON_NOTFOUND ? PAIMON_OK : manifest_problem(w, bt, m->name, by, &why, e);   /* missing: the stat */
+}
+
 /* schema/schema-<id> of branch bt (readers need the schema of the snapshot
  * and of every data file, for schema evolution). */
 static int want_schema(walk *w, paimon_table *bt, int64_t id, const char *by, pm_buf *b, pm_err *e) {
@@ -86,20 +110,18 @@ static int want_meta(walk *w, paimon_table *t, const char *sub, const char *name
 
 /* A data or changelog file (+ its extra files and schema): remote paths
  * (s3://, oss://, ...) are counted, not checked; a bad name or partition
- * is reported against the manifest. */
+ * is reported against the manifest that names it. */
 static int want_data(walk *w, paimon_table *bt, const pm_manifest_entry *m, int kind, const char *manifest,
                      const char *by, pm_buf *b, pm_buf *x, pm_err *e) {
     pm_err why;
     int rc = pm_data_file_full_path(bt, m, b, &why);
-    if (rc == PAIMON_NOMEM) { *e = why; return rc; }
-    if (rc) return unreadable(w, manifest, PM_K_MANIFEST, by, &why, e);
+    if (rc) return manifest_problem(w, bt, manifest, by, &why, e);
     if (strstr((char *)b->data, "://")) { w->r->not_checked++; return PAIMON_OK; }
     if ((rc = want(w, (char *)b->data, kind, m->file.file_size, by, e))) return rc;
     if ((rc = want_schema(w, bt, m->file.schema_id, by, x, e))) return rc;
     for (size_t k = 0; k < m->file.extra_files.n; k++) {
         rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[k], bt->root, x, &why);
-        if (rc == PAIMON_NOMEM) { *e = why; return rc; }
-        rc = rc ? unreadable(w, manifest, PM_K_MANIFEST, by, &why, e) : want(w, (char *)x->data, kind, -1, by, e);
+        rc = rc ? manifest_problem(w, bt, manifest, by, &why, e) : want(w, (char *)x->data, kind, -1, by, e);
         if (rc) return rc;
     }
     return PAIMON_OK;
@@ -143,17 +165,13 @@ static int want_live(walk *w, paimon_table *bt, const pm_mfile *v, size_t n, con
     pm_arena *ar = pm_arena_new(1 << 16);
     add_rec *adds = NULL;
     size_t na = 0, cap = 0;
-    pm_buf key = {0}, b = {0}, x = {0}, mp = {0};
+    pm_buf key = {0}, b = {0}, x = {0};
     int rc = deleted && ar ? PAIMON_OK : nomem(e);
     for (size_t i = 0; !rc && i < n; i++) {
-        if (v[i].added < 0) continue;               /* an invalid name, reported */
         pm_manifest_reader *r;
+        if ((rc = open_entries(w, bt, &v[i], by, &r, e)) || !r) continue;
         pm_err why;
-        int mr = pm_table_open_manifest(bt, v[i].name, PM_MANIFEST_FILE, &r, &why);
-        if (mr == PAIMON_NOTFOUND) continue;        /* reported by the stat */
-        mp.len = 0;
-        if (pm_buf_printf(&mp, "%s/manifest/%s", bt->root, v[i].name)) { rc = nomem(e); break; }
-        if (mr) { rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e); continue; }
+        int mr = PAIMON_DONE;
         const pm_manifest_entry *m;
         while (!rc && (mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK) {
             if (pm_file_identifier(m, &key)) { rc = nomem(e); break; }
@@ -173,15 +191,12 @@ static int want_live(walk *w, paimon_table *bt, const pm_mfile *v, size_t n, con
             na++;
         }
         pm_manifest_close(r);
-        if (!rc && mr != PAIMON_DONE)
-            rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e);
+        if (!rc && mr != PAIMON_DONE) rc = manifest_problem(w, bt, v[i].name, by, &why, e);
     }
     for (size_t i = 0; !rc && i < na; i++) {
         if (pm_file_identifier(&adds[i].m, &key)) { rc = nomem(e); break; }
         if (pm_set_contains(deleted, key.data, key.len)) continue;
-        mp.len = 0;
-        if (pm_buf_printf(&mp, "%s/manifest/%s", bt->root, v[adds[i].manifest].name)) { rc = nomem(e); break; }
-        rc = want_data(w, bt, &adds[i].m, PM_K_DATA, (char *)mp.data, by, &b, &x, e);
+        rc = want_data(w, bt, &adds[i].m, PM_K_DATA, v[adds[i].manifest].name, by, &b, &x, e);
     }
     free(adds);
     pm_arena_free(ar);
@@ -189,7 +204,6 @@ static int want_live(walk *w, paimon_table *bt, const pm_mfile *v, size_t n, con
     pm_buf_free(&key);
     pm_buf_free(&b);
     pm_buf_free(&x);
-    pm_buf_free(&mp);
     return rc;
 }
 
@@ -198,28 +212,22 @@ static int want_changelog(walk *w, paimon_table *bt, const char *list, pm_opt_i6
     pm_mfile *v = NULL;
     size_t n = 0;
     int ok;
-    pm_buf b = {0}, x = {0}, mp = {0};
+    pm_buf b = {0}, x = {0};
     int rc = want_list(w, bt, list, size, by, &v, &n, &ok, e);
     for (size_t i = 0; !rc && ok && i < n; i++) {
-        if (v[i].added < 0) continue;
         pm_manifest_reader *r;
+        if ((rc = open_entries(w, bt, &v[i], by, &r, e)) || !r) continue;
         pm_err why;
-        int mr = pm_table_open_manifest(bt, v[i].name, PM_MANIFEST_FILE, &r, &why);
-        if (mr == PAIMON_NOTFOUND) continue;   /* reported by the stat */
-        mp.len = 0;
-        if (pm_buf_printf(&mp, "%s/manifest/%s", bt->root, v[i].name)) { rc = nomem(e); break; }
-        if (mr) { rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e); continue; }
+        int mr = PAIMON_DONE;
         const pm_manifest_entry *m;
         while (!rc && (mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK)
-            if (m->kind == PM_FILE_ADD) rc = want_data(w, bt, m, PM_K_CHANGELOG, (char *)mp.data, by, &b, &x, e);
+            if (m->kind == PM_FILE_ADD) rc = want_data(w, bt, m, PM_K_CHANGELOG, v[i].name, by, &b, &x, e);
         pm_manifest_close(r);
-        if (!rc && mr != PAIMON_DONE)
-            rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)mp.data, PM_K_MANIFEST, by, &why, e);
+        if (!rc && mr != PAIMON_DONE) rc = manifest_problem(w, bt, v[i].name, by, &why, e);
     }
     pm_mfiles_free(v, n);
     pm_buf_free(&b);
     pm_buf_free(&x);
-    pm_buf_free(&mp);
     return rc;
 }
 

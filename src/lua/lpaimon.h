@@ -62,6 +62,10 @@ void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
 int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
 int lp_opt_bool(lua_State *L, int idx, const char *k);
 void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
+/* Option `progress` (a function, or absent) of the options table at idx:
+ * *fn / *ud call it through pr; lp_progress_release(pr) afterwards. */
+void lp_opt_progress(lua_State *L, int idx, lp_progress *pr, pm_progress_fn *fn, void **ud);
+void lp_progress_release(lp_progress *pr);
 
 /* Each part registers its functions: Table methods go into the Table
  * metatable's __index, Snapshot methods into its __methods, module

@@ -22,6 +22,26 @@ void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total) {
     if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);   /* a broken progress callback never stops a cleanup */
 }
 
+void lp_opt_progress(lua_State *L, int idx, lp_progress *pr, pm_progress_fn *fn, void **ud) {
+    pr->L = L;
+    pr->ref = LUA_NOREF;
+    if (lua_isnoneornil(L, idx)) return;
+    lua_getfield(L, idx, "progress");
+    if (lua_isfunction(L, -1)) {
+        pr->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        *fn = lp_progress_cb;
+        *ud = pr;
+        return;
+    }
+    if (!lua_isnil(L, -1)) luaL_error(L, "option 'progress' must be a function");
+    lua_pop(L, 1);
+}
+
+void lp_progress_release(lp_progress *pr) {
+    if (pr->ref != LUA_NOREF) luaL_unref(pr->L, LUA_REGISTRYINDEX, pr->ref);
+    pr->ref = LUA_NOREF;
+}
+
 /* Integer field k of the options table at idx; 1 if present. */
 int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out) {
     if (lua_isnoneornil(L, idx)) return 0;
@@ -92,19 +112,7 @@ static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, lp_progre
         if (!lua_isnil(L, -1)) o->clean_empty_dirs = lua_toboolean(L, -1) ? 1 : -1;
         lua_pop(L, 1);
     }
-    pr->L = L;
-    pr->ref = LUA_NOREF;
-    if (!lua_isnoneornil(L, idx)) {
-        lua_getfield(L, idx, "progress");
-        if (lua_isfunction(L, -1)) {
-            pr->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-            o->progress = lp_progress_cb;
-            o->progress_ud = pr;
-        } else {
-            if (!lua_isnil(L, -1)) luaL_error(L, "option 'progress' must be a function");
-            lua_pop(L, 1);
-        }
-    }
+    lp_opt_progress(L, idx, pr, &o->progress, &o->progress_ud);
 }
 
 static void push_range(lua_State *L, const pm_expire_range *r) {
@@ -128,7 +136,7 @@ static int tbl_expire_range(lua_State *L) {
     pm_expire_opts o;
     lp_progress pr;
     read_expire_opts(L, 2, &o, &pr);
-    if (pr.ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, pr.ref);
+    lp_progress_release(&pr);
     pm_expire_range r;
     pm_err e;
     pm_err_clear(&e);
@@ -147,7 +155,7 @@ static int tbl_expire_snapshots(lua_State *L) {
     pm_err e;
     pm_err_clear(&e);
     int rc = pm_expire_snapshots(t, &o, &res, &e);
-    if (pr.ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, pr.ref);
+    lp_progress_release(&pr);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_push_clean_result(L, &res.clean);
     lp_set_int(L, "expired", res.expired);

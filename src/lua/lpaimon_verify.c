@@ -32,23 +32,13 @@ static int tbl_verify(lua_State *L) {
     int64_t v;
     if (lp_opt_int(L, 2, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o.threads = (int)v; }
     o.all_snapshots = lp_opt_bool(L, 2, "all_snapshots");
-    lp_progress pr = {L, LUA_NOREF};
-    if (!lua_isnoneornil(L, 2)) {
-        lua_getfield(L, 2, "progress");
-        if (lua_isfunction(L, -1)) {
-            pr.ref = luaL_ref(L, LUA_REGISTRYINDEX);
-            o.progress = lp_progress_cb;
-            o.progress_ud = &pr;
-        } else {
-            if (!lua_isnil(L, -1)) luaL_error(L, "option 'progress' must be a function");
-            lua_pop(L, 1);
-        }
-    }
+    lp_progress pr;
+    lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);
     pm_verify_result res;
     pm_err e;
     pm_err_clear(&e);
     int rc = pm_verify(t, &o, &res, &e);
-    if (pr.ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, pr.ref);
+    lp_progress_release(&pr);
     if (rc) return lp_push_fail(L, rc, &e);
     lua_createtable(L, 0, 10);
     lp_set_bool(L, "ok", res.n_missing == 0 && res.n_wrong_size == 0 && res.n_unreadable == 0);
