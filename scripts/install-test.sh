@@ -164,6 +164,19 @@ if PKG_CONFIG_PATH="$P2/lib/pkgconfig" cc examples/c/table_info.c -o "$TMP/table
 else
   notok "examples/c/table_info.c builds with pkg-config" "$(cat "$TMP/cc.log")"
 fi
+# the maintenance API from the installed header and library alone
+if PKG_CONFIG_PATH="$P2/lib/pkgconfig" cc examples/c/table_maint.c -o "$TMP/table_maint" \
+     $(PKG_CONFIG_PATH="$P2/lib/pkgconfig" pkg-config --cflags --libs paimon) >"$TMP/cc.log" 2>&1; then
+  ok "examples/c/table_maint.c builds with pkg-config --cflags --libs paimon"
+  out=$(LD_LIBRARY_PATH="$P2/lib" "$TMP/table_maint" verify "$SAMPLE" all-snapshots=true 2>&1); rc=$?
+  if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q '^{"ok":true,"branches":1,"snapshots":5,'; then
+    ok "its verify runs against the installed libpaimon.so"
+  else
+    notok "its verify runs against the installed libpaimon.so (exit $rc)" "$out"
+  fi
+else
+  notok "examples/c/table_maint.c builds with pkg-config" "$(cat "$TMP/cc.log")"
+fi
 $MAKE --no-print-directory BUILD="$TMP/build2" PREFIX="$P2" uninstall >"$TMP/uninstall2.log" 2>&1
 left=$(find "$P2" \( -type f -o -type l \) 2>/dev/null)
 if [ -z "$left" ]; then ok "make uninstall PREFIX=TMP/prefix left no file"; else notok "uninstall PREFIX left no file" "$left"; fi

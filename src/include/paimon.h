@@ -82,6 +82,53 @@ PAIMON_API void paimon_file_iter_close(paimon_file_iter *it); /* NULL-safe */
 
 PAIMON_API void paimon_free(void *p);
 
+/* ---- maintenance ------------------------------------------------------
+ * The operations of expire.lua, remove_orphan_files.lua, verify.lua and
+ * drop_partition.lua, with the same safety rules (the core enforces them,
+ * whoever calls). Options are key/value text named like the scripts'
+ * flags; a key the operation does not know is PAIMON_MISUSE (a misspelt
+ * option never falls back to a default). On failure the message is
+ * paimon_table_errmsg(t) and *out is NULL.
+ *
+ *   expire_snapshots:    retain-min, retain-max, max-deletes, until (exclusive
+ *                        end id), older-than (a duration: "1 h", "7d", "90s";
+ *                        now minus it) or older-than-ms (epoch ms), threads
+ *                        (default 4), dry-run, clean-empty-directories, now-ms
+ *   remove_orphan_files: older-than / older-than-ms (default now - 1 day),
+ *                        threads, dry-run, now-ms
+ *   verify:              all-snapshots, threads (read-only)
+ *   drop_partitions:     partition ("k=v[,k2=v2]", repeat for several),
+ *                        max-attempts, commit-user, dry-run
+ * Booleans are "true" / "false"; integers are decimal. */
+typedef struct paimon_options paimon_options;
+typedef struct paimon_result paimon_result;
+
+PAIMON_API paimon_options *paimon_options_new(void);          /* NULL: out of memory */
+/* Copies both strings; a second value replaces the first, except for
+ * "partition", whose values add up. */
+PAIMON_API int paimon_options_set(paimon_options *o, const char *key, const char *value);
+PAIMON_API void paimon_options_free(paimon_options *o);       /* NULL-safe */
+
+/* o may be NULL (every default). The table's branch (paimon_table_open)
+ * is the one expired / dropped on; orphan cleaning and verify cover every
+ * branch. */
+PAIMON_API int paimon_expire_snapshots(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_verify(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_drop_partitions(paimon_table *t, const paimon_options *o, paimon_result **out);
+
+/* The result as one JSON object, the keys of the Lua methods' result
+ * tables (t:expire_snapshots() ...): e.g. "expired", "deleted": {"data":
+ * n, ...}, "bytes", "files", "paths" (dry run), "failures", "plan". Valid
+ * until paimon_result_free. */
+PAIMON_API const char *paimon_result_json(const paimon_result *r);
+/* A value by dotted path ("expired", "deleted.data", "plan.end",
+ * "range.0"): integers, booleans (0 / 1) and arrays (their length).
+ * PAIMON_NOTFOUND if absent, PAIMON_MISUSE if it is not one of those. */
+PAIMON_API int paimon_result_int(const paimon_result *r, const char *path, int64_t *out);
+PAIMON_API const char *paimon_result_str(const paimon_result *r, const char *path);  /* NULL: no such string */
+PAIMON_API void paimon_result_free(paimon_result *r);         /* NULL-safe */
+
 #ifdef __cplusplus
 }
 #endif

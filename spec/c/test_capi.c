@@ -1,0 +1,276 @@
+/* The maintenance part of the public C API (paimon.h): options (replace,
+ * repeat, unknown keys, malformed values), result accessors by dotted
+ * path, errors on the table handle, NULL handling; and the operations on
+ * a temp copy of a Java-written table, checked with the public read API
+ * (snapshot ids, the live files). Whole-fixture comparisons with the Lua
+ * methods are in spec/capi_spec.lua. */
+#include "test.h"
+
+#include <paimon.h>
+
+#define BITMAP "cpp-parquet-append_with_bitmap/append_with_bitmap.db/append_with_bitmap"
+#define PARTED "cpp-parquet-pk_btree_partitioned_e2e/pk_btree_partitioned_e2e.db/pk_btree_partitioned_e2e"
+#define TMP_PREFIX "/tmp/pm_test_capi."
+
+static char *tree_of(const char *dir) { return tu_tree(dir, 0); }
+
+static paimon_table *open_copy(tu_copy *c, const char *fixture) {
+    if (tu_copy_make(c, TMP_PREFIX, fixture)) return NULL;
+    usleep(20000);   /* every copied file is older than "now" */
+    paimon_table *t = NULL;
+    char *err = NULL;
+    if (paimon_table_open(c->table, NULL, &t, &err)) {
+        fprintf(stderr, "open %s: %s\n", c->table, err ? err : "?");
+        paimon_free(err);
+        return NULL;
+    }
+    return t;
+}
+
+static paimon_options *opts(const char *const *kv) {
+    paimon_options *o = paimon_options_new();
+    for (size_t i = 0; o && kv[i]; i += 2)
+        if (paimon_options_set(o, kv[i], kv[i + 1])) { paimon_options_free(o); return NULL; }
+    return o;
+}
+
+/* Count of live data files of the latest snapshot whose partition path starts with prefix. */
+static long live_files(paimon_table *t, const char *prefix) {
+    int64_t id;
+    if (paimon_latest_snapshot_id(t, &id)) return -1;
+    paimon_snapshot *s;
+    if (paimon_snapshot_load(t, id, &s)) return -1;
+    paimon_file_iter *it;
+    if (paimon_file_iter_open(t, s, &it)) { paimon_snapshot_free(s); return -1; }
+    paimon_file_info fi;
+    long n = 0;
+    int rc;
+    while ((rc = paimon_file_iter_next(it, &fi)) == PAIMON_OK)
+        if (!strncmp(fi.partition, prefix, strlen(prefix))) n++;
+    paimon_file_iter_close(it);
+    paimon_snapshot_free(s);
+    return rc == PAIMON_DONE ? n : -1;
+}
+
+TEST(options_replace_repeat_and_reject_null) {
+    paimon_options *o = paimon_options_new();
+    CHECK(o != NULL);
+    CHECK_EQ_INT(paimon_options_set(o, "retain-min", "5"), PAIMON_OK);
+    CHECK_EQ_INT(paimon_options_set(o, "retain-min", "bad"), PAIMON_OK);   /* replaces: checked when used */
+    CHECK_EQ_INT(paimon_options_set(o, NULL, "1"), PAIMON_MISUSE);
+    CHECK_EQ_INT(paimon_options_set(o, "", "1"), PAIMON_MISUSE);
+    CHECK_EQ_INT(paimon_options_set(o, "threads", NULL), PAIMON_MISUSE);
+    CHECK_EQ_INT(paimon_options_set(NULL, "threads", "1"), PAIMON_MISUSE);
+    tu_copy c;
+    paimon_table *t = open_copy(&c, BITMAP);
+    CHECK(t != NULL);
+    if (!t) { paimon_options_free(o); return; }
+    char *before = tu_tree(c.table, 0);
+    paimon_result *r = (paimon_result *)1;
+    /* the replacing value is the one used */
+    CHECK_EQ_INT(paimon_expire_snapshots(t, o, &r), PAIMON_MISUSE);
+    CHECK(r == NULL);
+    CHECK(strstr(paimon_table_errmsg(t), "option 'retain-min' must be an integer, got 'bad'") != NULL);
+    CHECK_EQ_INT(paimon_expire_snapshots(t, o, NULL), PAIMON_MISUSE);
+    CHECK_EQ_INT(paimon_expire_snapshots(NULL, o, &r), PAIMON_MISUSE);
+    paimon_options_free(o);
+    paimon_options_free(NULL);
+    paimon_result_free(NULL);
+    CHECK(paimon_result_json(NULL) == NULL);
+    tu_check_tree_same(tree_of, c.table, before);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
+TEST(unknown_and_malformed_options_refuse_before_anything) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, BITMAP);
+    CHECK(t != NULL);
+    if (!t) return;
+    char *before = tu_tree(c.table, 0);
+    static const struct { int (*op)(paimon_table *, const paimon_options *, paimon_result **); const char *kv[5];
+                          const char *msg; } cases[] = {
+        {paimon_expire_snapshots, {"retain_min", "1", NULL}, "unknown option 'retain_min'"},
+        {paimon_expire_snapshots, {"retain-max", "-3", NULL}, "option 'retain-max' must be between 1"},
+        {paimon_expire_snapshots, {"until", "+4", NULL}, "option 'until' must be an integer"},
+        {paimon_expire_snapshots, {"clean-empty-directories", "1", NULL}, "must be true or false"},
+        {paimon_expire_snapshots, {"older-than", "soon", NULL}, "option 'older-than'"},
+        {paimon_remove_orphan_files, {"threads", "257", NULL}, "option 'threads' must be between 1 and 256"},
+        {paimon_remove_orphan_files, {"older-than", "1h", "older-than-ms", "1"}, "exclude each other"},
+        {paimon_verify, {"all_snapshots", "true", NULL}, "verify: unknown option 'all_snapshots'"},
+        {paimon_drop_partitions, {"max-attempts", "0", NULL}, "option 'max-attempts' must be between 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        paimon_options *o = opts(cases[i].kv);
+        paimon_result *r = NULL;
+        int rc = cases[i].op(t, o, &r);
+        CHECK_EQ_INT(rc, PAIMON_MISUSE);
+        CHECK(r == NULL);
+        if (!strstr(paimon_table_errmsg(t), cases[i].msg)) {
+            fprintf(stderr, "  case %zu: '%s' lacks '%s'\n", i, paimon_table_errmsg(t), cases[i].msg);
+            CHECK(0);
+        }
+        paimon_options_free(o);
+    }
+    /* the bitmap table is not partitioned */
+    paimon_options *o = opts((const char *const[]){"partition", "a=1", NULL});
+    paimon_result *r = NULL;
+    CHECK_EQ_INT(paimon_drop_partitions(t, o, &r), PAIMON_MISUSE);
+    CHECK(strstr(paimon_table_errmsg(t), "is not partitioned") != NULL);
+    paimon_options_free(o);
+    tu_check_tree_same(tree_of, c.table, before);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
+TEST(expire_result_by_path_and_the_table_after) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, PARTED);
+    CHECK(t != NULL);
+    if (!t) return;
+    int64_t earliest, latest;
+    CHECK_EQ_INT(paimon_earliest_snapshot_id(t, &earliest), PAIMON_OK);
+    CHECK_EQ_INT(paimon_latest_snapshot_id(t, &latest), PAIMON_OK);
+    CHECK(latest > earliest);
+    long live_before = live_files(t, "");
+    /* a dry run: the plan, nothing changed */
+    char *before = tu_tree(c.table, 0);
+    paimon_options *o = opts((const char *const[]){"retain-min", "1", "older-than", "0 s", "max-deletes", "1000",
+                                                   "dry-run", "true", NULL});
+    paimon_result *r = NULL;
+    CHECK_EQ_INT(paimon_expire_snapshots(t, o, &r), PAIMON_OK);
+    tu_check_tree_same(tree_of, c.table, before);
+    int64_t v = -1, files = -1, paths = -1;
+    CHECK_EQ_INT(paimon_result_int(r, "expired", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, latest - earliest);
+    CHECK_EQ_INT(paimon_result_int(r, "dry_run", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 1);
+    CHECK_EQ_INT(paimon_result_int(r, "range.0", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, earliest);
+    CHECK_EQ_INT(paimon_result_int(r, "range.1", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, latest - 1);
+    CHECK_EQ_INT(paimon_result_int(r, "range.2", &v), PAIMON_NOTFOUND);
+    CHECK_EQ_INT(paimon_result_int(r, "plan.end", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, latest);
+    CHECK_EQ_INT(paimon_result_int(r, "deleted.snapshots", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, latest - earliest);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &files), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "paths", &paths), PAIMON_OK);   /* an array: its length */
+    CHECK_EQ_INT(paths, files);
+    CHECK(files > latest - earliest);
+    CHECK_EQ_STR(paimon_result_str(r, "capped_by"), "retain-min");
+    CHECK_EQ_STR(paimon_result_str(r, "paths.0.kind"), "data_files");
+    CHECK(paimon_result_str(r, "expired") == NULL);
+    CHECK_EQ_INT(paimon_result_int(r, "capped_by", &v), PAIMON_MISUSE);   /* a string */
+    CHECK_EQ_INT(paimon_result_int(r, "nope", &v), PAIMON_NOTFOUND);
+    CHECK_EQ_INT(paimon_result_int(r, "deleted..data_files", &v), PAIMON_NOTFOUND);
+    CHECK_EQ_INT(paimon_result_int(r, "paths.x", &v), PAIMON_NOTFOUND);
+    CHECK_EQ_INT(paimon_result_int(r, "", &v), PAIMON_NOTFOUND);
+    const char *json = paimon_result_json(r);
+    CHECK(json && json[0] == '{' && strstr(json, "\"expired\":") && strstr(json, "\"plan\":{"));
+    paimon_result_free(r);
+    /* for real: only the latest snapshot is left, its live files unchanged */
+    paimon_options_set(o, "dry-run", "false");
+    CHECK_EQ_INT(paimon_expire_snapshots(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "expired", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, latest - earliest);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, files);
+    CHECK_EQ_INT(paimon_result_int(r, "failures", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 0);
+    paimon_result_free(r);
+    CHECK_EQ_INT(paimon_earliest_snapshot_id(t, &v), PAIMON_OK);
+    CHECK_EQ_INT(v, latest);
+    CHECK_EQ_INT(live_files(t, ""), live_before);
+    /* verify: the table is whole */
+    CHECK_EQ_INT(paimon_verify(t, NULL, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "ok", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 1);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
+TEST(drop_marks_the_partition_deleted) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, PARTED);
+    CHECK(t != NULL);
+    if (!t) return;
+    long pt1 = live_files(t, "pt=1/"), pt2 = live_files(t, "pt=2/");
+    CHECK(pt1 > 0 && pt2 > 0);
+    paimon_options *o = opts((const char *const[]){"partition", "pt=1", NULL});
+    paimon_result *r = NULL;
+    CHECK_EQ_INT(paimon_drop_partitions(t, o, &r), PAIMON_OK);
+    int64_t v = -1, sid = -1;
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, pt1);
+    CHECK_EQ_INT(paimon_result_int(r, "partitions", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 1);
+    CHECK_EQ_STR(paimon_result_str(r, "partitions.0.path"), "pt=1/");
+    CHECK_EQ_INT(paimon_result_int(r, "snapshot_id", &sid), PAIMON_OK);
+    paimon_result_free(r);
+    int64_t latest;
+    CHECK_EQ_INT(paimon_latest_snapshot_id(t, &latest), PAIMON_OK);
+    CHECK_EQ_INT(latest, sid);
+    CHECK_EQ_INT(live_files(t, "pt=1/"), 0);
+    CHECK_EQ_INT(live_files(t, "pt=2/"), pt2);
+    /* nothing left to drop: no snapshot */
+    CHECK_EQ_INT(paimon_drop_partitions(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 0);
+    CHECK_EQ_INT(paimon_result_int(r, "snapshot_id", &v), PAIMON_NOTFOUND);
+    paimon_result_free(r);
+    CHECK_EQ_INT(paimon_latest_snapshot_id(t, &v), PAIMON_OK);
+    CHECK_EQ_INT(v, sid);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
+TEST(orphans_dry_run_lists_and_real_run_removes) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, BITMAP);
+    CHECK(t != NULL);
+    if (!t) return;
+    char *before = tu_tree(c.table, 0);
+    paimon_options *o = opts((const char *const[]){"older-than", "0ms", "dry-run", "true", NULL});
+    paimon_result *r = NULL;
+    CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+    tu_check_tree_same(tree_of, c.table, before);
+    int64_t planned = -1, v = -1;
+    CHECK_EQ_INT(paimon_result_int(r, "files", &planned), PAIMON_OK);
+    CHECK(planned > 0);   /* the fixture ships unreferenced files */
+    char first[512];
+    snprintf(first, sizeof first, "%s", paimon_result_str(r, "paths.0.path") ? paimon_result_str(r, "paths.0.path") : "");
+    CHECK(tu_file_exists(first));
+    paimon_result_free(r);
+    /* a cut-off in the future is refused */
+    paimon_options *f = opts((const char *const[]){"older-than-ms", "99999999999999", NULL});
+    CHECK_EQ_INT(paimon_remove_orphan_files(t, f, &r), PAIMON_MISUSE);
+    CHECK(strstr(paimon_table_errmsg(t), "in the future") != NULL);
+    paimon_options_free(f);
+    paimon_options_set(o, "dry-run", "false");
+    CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, planned);
+    CHECK_EQ_INT(paimon_result_int(r, "paths", &v), PAIMON_NOTFOUND);   /* listed in dry runs only */
+    paimon_result_free(r);
+    CHECK(!tu_file_exists(first));
+    CHECK_EQ_INT(paimon_verify(t, NULL, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "ok", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 1);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
+int main(void) {
+    RUN(options_replace_repeat_and_reject_null);
+    RUN(unknown_and_malformed_options_refuse_before_anything);
+    RUN(expire_result_by_path_and_the_table_after);
+    RUN(drop_marks_the_partition_deleted);
+    RUN(orphans_dry_run_lists_and_real_run_removes);
+    return TEST_SUMMARY();
+}
