@@ -5,7 +5,8 @@
  * pm_remove_orphan_files as a dry run with the cut-off "now": lists every
  * candidate directory (names only), reads the used set of every snapshot,
  * stats the files nobody uses (none on a clean table), plans nothing.
- * Timed --reps times. Prints "RESULT listed=.. used=.. planned=.. best_s=..
+ * Timed --reps times. Prints "RESULT listed=.. used=.. planned=.. manifests_read=..
+ * manifests_skipped=.. best_s=..
  * median_s=.. cpu_s=.." (cpu_s: the least CPU time, user + system of all
  * threads, of one run).
  *
@@ -215,7 +216,7 @@ int main(int argc, char **argv) {
     if (reps < 1 || reps > 100) return 2;
     if (floor) return run_floor(argv[1], threads, reps);
     double *tv = calloc((size_t)reps, sizeof *tv);
-    int64_t listed = 0, used = 0, planned = 0;
+    int64_t listed = 0, used = 0, planned = 0, mread = 0, mskipped = 0;
     double cpu_best = 1e9;
     for (int r = 0; r < reps; r++) {
         paimon_table *t;
@@ -235,14 +236,17 @@ int main(int argc, char **argv) {
         if (cpu_s() - c0 < cpu_best) cpu_best = cpu_s() - c0;
         listed = res.listed;
         used = res.used;
+        mread = res.manifests_read;
+        mskipped = res.manifests_skipped;
         planned = 0;
         for (int k = 0; k < PM_K__N; k++) planned += res.clean.count[k];
         pm_clean_result_free(&res.clean);
         pm_table_free(t);
     }
     qsort(tv, (size_t)reps, sizeof *tv, cmp_d);
-    printf("RESULT listed=%lld used=%lld planned=%lld best_s=%.6f median_s=%.6f cpu_s=%.6f\n", (long long)listed,
-           (long long)used, (long long)planned, tv[0], tv[reps / 2], cpu_best);
+    printf("RESULT listed=%lld used=%lld planned=%lld manifests_read=%lld manifests_skipped=%lld best_s=%.6f "
+           "median_s=%.6f cpu_s=%.6f\n", (long long)listed, (long long)used, (long long)planned, (long long)mread,
+           (long long)mskipped, tv[0], tv[reps / 2], cpu_best);
     free(tv);
     return 0;
 }

@@ -399,8 +399,9 @@ orphan_tree() {
   fl_ratio=$(awk -v a="$fl_best" -v b="$f_best" 'BEGIN { printf "%.2f", a / b }')
   o_over_fl=$(awk -v a="$o_best" -v b="$fl_best" 'BEGIN { printf "%.2f", a / b }')
   {
-    printf '| %s | %s files; ours: %s listed, %s in use, %s metadata files read (%s MB) | | | |\n' "**$label**" "$n" \
-      "$(result_field "$o" listed)" "$(result_field "$o" used)" "$(result_field "$fl" read)" \
+    printf '| %s | %s files; ours: %s listed, %s in use, %s to delete; %s manifests read, %s skipped (only older snapshots name them); floor: %s metadata files read (%s MB) | | | |\n' "**$label**" "$n" \
+      "$(result_field "$o" listed)" "$(result_field "$o" used)" "$(result_field "$o" planned)" \
+      "$(result_field "$o" manifests_read)" "$(result_field "$o" manifests_skipped)" "$(result_field "$fl" read)" \
       "$(fmt %.1f "$(awk -v b="$(result_field "$fl" bytes)" 'BEGIN { print b / 1e6 }')")"
     printf '| paimon-lua orphan dry run | %s | %s | **%sx** (%sx on medians) | %s |\n' "$(fmt %.4f "$o_best")" "$(fmt %.4f "$o_med")" "$o_ratio" "$o_ratio_med" "$(fmt %.4f "$o_cpu")"
     printf '| physical floor: readdir walk + read the metadata files, no decoding | %s | %s | %sx | %s |\n' "$(fmt %.4f "$fl_best")" "$(fmt %.4f "$fl_med")" "$fl_ratio" "$(fmt %.4f "$fl_cpu")"
@@ -431,6 +432,13 @@ bench_orphan() {
   sync
   orphan_tree "typical: $BENCH_ORPHAN_SNAPSHOTS snapshots, $BENCH_ORPHAN_FILES data files appended per snapshot" "$ta"
   r_typ=$o_ratio
+  # the same table with one old data file nothing references: before it may
+  # go, every manifest of every snapshot is read (no round is skipped)
+  set -- "$ta"/*=*/bucket-0
+  printf x > "$1/data-00000000-0000-0000-0000-000000000000-0.parquet"
+  touch -d '2 days ago' "$1/data-00000000-0000-0000-0000-000000000000-0.parquet"
+  orphan_tree "typical + 1 orphan: the same table with one old unreferenced data file" "$ta"
+  r_orph=$o_ratio
   rm -rf "$ta"
   # metadata-heavy: the expiration benchmark's table, nothing expired
   t=$OUT/orphan-t
@@ -438,20 +446,25 @@ bench_orphan() {
   orphan_tree "metadata-heavy: $BENCH_EXPIRE_SNAPSHOTS snapshots never expired, $BENCH_EXPIRE_FILES data files replaced per snapshot" "$t"
   r_meta=$o_ratio b_meta=$o_bound
   rm -rf "$t"
-  v_typ="meets the <= 1.5x target"; v_meta="meets the <= 1.5x target"
+  v_typ="meets the <= 1.5x target"; v_orph="meets the <= 1.5x target"; v_meta="meets the <= 1.5x target"
   if awk -v r="$r_typ" 'BEGIN { exit !(r > 1.5) }'; then v_typ="MISSES the <= 1.5x target"; below_target "orphan (typical): ${r_typ}x of find"; fi
+  if awk -v r="$r_orph" 'BEGIN { exit !(r > 1.5) }'; then v_orph="MISSES the <= 1.5x target"; below_target "orphan (typical + 1 orphan): ${r_orph}x of find"; fi
   if awk -v r="$r_meta" 'BEGIN { exit !(r > 1.5) }'; then v_meta="MISSES the <= 1.5x target"; below_target "orphan (metadata-heavy): ${r_meta}x of find"; fi
   cat <<EOF
 ## Orphan scan vs \`find\`
 
-Two trees (local disk, page cache warm), each scanned in $(( (BENCH_ORPHAN_REPS + 2) / 3 )) rounds after an untimed
+Three trees (local disk, page cache warm), each scanned in $(( (BENCH_ORPHAN_REPS + 2) / 3 )) rounds after an untimed
 warm-up; a round runs every program 3 times in turn and keeps each one's best; the table gives the best and the
 median of those per-round bests:
 
 - **typical**: \`bench_expire build --append\`: an append table of $BENCH_ORPHAN_SNAPSHOTS snapshots, each adding
   $BENCH_ORPHAN_FILES real data files (10 partitions, default manifest options) — what a table looks like under
   the default retention (\`snapshot.num-retained.min\` 10, \`snapshot.time-retained\` 1 h): few snapshots, many
-  live files.
+  live files. Every file is in use, so once the manifests of the latest snapshot have shown that, the ones only
+  older snapshots name (merged away since) are not read: nothing they could protect is left to delete
+  (docs/maintenance.md, orphan step 4). This is the usual cron run on a healthy table.
+- **typical + 1 orphan**: the same table plus one data file, two days old, that nothing references: before it
+  may be deleted every manifest of every snapshot is read — what a run that finds something to clean costs.
 - **metadata-heavy**: the expiration benchmark's table ($BENCH_EXPIRE_SNAPSHOTS snapshots, each replacing the
   $BENCH_EXPIRE_FILES data files of the previous one, none expired): every data file ever written is still
   referenced by some snapshot, and the scan must read $BENCH_EXPIRE_SNAPSHOTS snapshots and two manifest lists per
@@ -461,7 +474,8 @@ Programs:
 
 - ours: \`$OUT/bench_orphan TABLE\` (\`bench/bench_orphan.c\`): a \`pm_remove_orphan_files\` dry run, cut-off now,
   4 threads, timed from opening the table: lists the candidate directories (names only), reads every snapshot,
-  tag, manifest list and manifest (names only), stats the files nobody uses, plans the deletions (none here).
+  tag and manifest list and the manifests it needs (names only), stats the files nobody uses, plans the
+  deletions.
 - physical floor: \`$OUT/bench_orphan TABLE --floor\`: a readdir walk of the whole tree (names only, like
   \`find\`), then open + read + close of every file in \`snapshot/\`, \`tag/\`, \`changelog/\` and
   \`manifest/\` on 4 threads, no decoding: the I/O the scan cannot avoid. \`--floor-parse\` adds the
@@ -475,12 +489,13 @@ Programs:
 $(cat "$OUT/orphan_rows.md")
 
 - typical: our scan takes **${r_typ}x** the time of \`find -type f\` — $v_typ.
+- typical + 1 orphan: **${r_orph}x** — $v_orph.
 - metadata-heavy: **${r_meta}x** — $v_meta.
 $(sed 's/^/- /' "$OUT/orphan_summary.txt")
 
-Where the time goes: both scans list the same directories as \`find\` (names only, in parallel) and stat
+Where the time goes: every scan lists the same directories as \`find\` (names only, in parallel) and stats
 nothing that is in use; the rest is reading what the used set is built from. On the typical tree that is a few
-hundred metadata files; on the metadata-heavy one it is one snapshot JSON and two manifest lists per snapshot
+hundred metadata files (the manifests column says how many manifests were needed); on the metadata-heavy one it is one snapshot JSON and two manifest lists per snapshot
 (4 files per snapshot with the manifests): opening and reading them alone (the floor, no decoding) already
 takes longer than \`find\`'s whole walk, zstd and the JSON parser add to that (the second floor row) before
 a single Avro record is decoded. The scan is CPU-bound: the CPU column divided by the $(nproc) CPUs is the

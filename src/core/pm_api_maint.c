@@ -376,6 +376,8 @@ int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_
     j_int(&b, b.o, "used", res.used);
     j_int(&b, b.o, "candidates", res.candidates);
     j_int(&b, b.o, "recent", res.recent);
+    j_int(&b, b.o, "manifests_read", res.manifests_read);
+    j_int(&b, b.o, "manifests_skipped", res.manifests_skipped);
     pm_clean_result_free(&res.clean);
     return result_finish(&b, out, e);
 }

@@ -320,6 +320,7 @@ typedef struct read_task {
     const char *name;
     int64_t size;        /* from the manifest list: biggest first */
     int index;           /* index manifest */
+    int later;           /* only older snapshots name it: the second round */
     slotv used;          /* slots of listed names it uses */
     int64_t data_names;
     int rc;
@@ -328,6 +329,7 @@ typedef struct read_task {
 
 static int cmp_read_size(const void *a, const void *b) {
     const read_task *x = a, *y = b;
+    if (x->later != y->later) return x->later - y->later;
     if (x->size != y->size) return x->size > y->size ? -1 : 1;
     return strcmp(x->name, y->name);
 }
@@ -404,17 +406,21 @@ static void read_list_one(void *ctx, size_t i) {
 typedef struct used {
     marks *m;
     pm_set *lists;       /* manifest lists to read */
+    pm_set *first;       /* those of each branch's latest snapshot and of the tags */
     pm_set *index;       /* index manifests to read */
     strv list_v, index_v;
 } used;
 
-static int use_snapshot(used *u, const pm_snapshot *s, pm_err *e) {
+/* first: the snapshot is a branch's latest or a tag; its manifests are read
+ * in the first round (see the manifest reads in pm_remove_orphan_files). */
+static int use_snapshot(used *u, const pm_snapshot *s, int first, pm_err *e) {
     const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
     for (int i = 0; i < 3; i++) {
         if (!lists[i]) continue;
         mark(u->m, lists[i]);
         int a = pm_set_add(u->lists, lists[i], strlen(lists[i]));
         if (a < 0 || (a && strv_push(&u->list_v, lists[i]))) return nomem(e);
+        if (first && pm_set_add(u->first, lists[i], strlen(lists[i])) < 0) return nomem(e);
     }
     if (s->index_manifest) {
         mark(u->m, s->index_manifest);
@@ -444,7 +450,7 @@ static int use_changelog(paimon_table *bt, used *u, const pm_snapshot *s, pm_err
         if (rc) return rc;
         if (!ex) *opt[i] = NULL;
     }
-    return use_snapshot(u, &c, e);
+    return use_snapshot(u, &c, 0, e);
 }
 
 /* Snapshot files, read in parallel; used in id order afterwards. */
@@ -517,7 +523,7 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
             if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
             break;
         }
-        rc = use_snapshot(u, sr[i].s, e);
+        rc = use_snapshot(u, sr[i].s, i + 1 == n, e);
     }
     if (sr) for (size_t i = 0; i < n; i++) pm_snapshot_free(sr[i].s);
     free(sr);
@@ -535,7 +541,7 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
             if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
             break;
         }
-        rc = use_snapshot(u, s, e);
+        rc = use_snapshot(u, s, 1, e);
         pm_snapshot_free(s);
     }
     pm_strv_free(names, nt);
@@ -559,6 +565,29 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
 static int latest_or_zero(paimon_table *bt, int64_t *id, pm_err *e) {
     int rc = pm_snapshot_latest_id(bt->io, bt->branch_root, id, e);
     if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); *id = 0; return PAIMON_OK; }
+    return rc;
+}
+
+/* The age check for the candidates the used set does not name (temp files:
+ * all of them, by age alone): marks them used or not from the flags, then
+ * stats the unused ones (c->remove). *used_out: candidates in use. */
+static int check_ages(list_ctx *lx, list_task *tasks, size_t n_tasks, const marks *m, const pm_orphan_opts *o,
+                      int64_t *used_out, pm_err *e) {
+    int64_t n_used = 0;
+    for (size_t i = 0; i < n_tasks; i++) {
+        tasks[i].n_unused = 0;
+        for (size_t k = 0; k < tasks[i].n; k++) {
+            cand *c = &tasks[i].c[k];
+            c->remove = 0;
+            if (c->kind != PM_K_TEMP) c->used = m->flag[c->slot];
+            if (c->used) n_used++;
+            else tasks[i].n_unused++;
+        }
+    }
+    *used_out = n_used;
+    int rc = pm_exec_run(o->threads, n_tasks, age_one, lx, "checking ages", o->progress, o->progress_ud, e);
+    for (size_t i = 0; !rc && i < n_tasks; i++)
+        if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); }
     return rc;
 }
 
@@ -591,11 +620,11 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     list_task *tasks = NULL;
     read_task *reads = NULL;
     marks m = {pm_set_new(), NULL, 0};
-    used u = {&m, pm_set_new(), pm_set_new(), {0}, {0}};
+    used u = {&m, pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}};
     pm_deleter *del = pm_deleter_new();
     /* the many manifest lists and manifests share a few writer schemas */
     pm_avro_schema_cache *sc = pm_avro_schema_cache_new();
-    if (!m.names || !u.lists || !u.index || !del || !sc) { rc = nomem(e); goto done; }
+    if (!m.names || !u.lists || !u.first || !u.index || !del || !sc) { rc = nomem(e); goto done; }
 
     /* every branch must have a schema (Java aborts otherwise) */
     if ((rc = pm_table_open_shared(t, "main", &main_t, e))) goto done;
@@ -656,10 +685,11 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     /* manifest lists -> manifests */
     strv manifests = {0};
     int64_t *msize = NULL;
-    pm_set *mseen = pm_set_new();
-    if (!mseen) { rc = nomem(e); goto done; }
+    uint8_t *mlater = NULL;
+    pm_set *mseen = pm_set_new(), *mfirst = pm_set_new();
+    if (!mseen || !mfirst) { pm_set_free(mseen); pm_set_free(mfirst); rc = nomem(e); goto done; }
     list_read *lr = calloc(u.list_v.n ? u.list_v.n : 1, sizeof *lr);
-    if (!lr) { pm_set_free(mseen); rc = nomem(e); goto done; }
+    if (!lr) { pm_set_free(mseen); pm_set_free(mfirst); rc = nomem(e); goto done; }
     for (size_t i = 0; i < u.list_v.n; i++) lr[i].name = u.list_v.v[i];
     list_read_ctx lrx = {main_t, lr, sc};
     rc = pm_exec_run(o->threads, u.list_v.n, read_list_one, &lrx, "reading manifest lists", o->progress, o->progress_ud, e);
@@ -671,6 +701,12 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             pm_err_prefix(e, "refusing to clean: cannot read the used set");
             break;
         }
+        const char *ln = u.list_v.v[i];
+        if (!pm_set_contains(u.first, ln, strlen(ln))) continue;
+        for (size_t k = 0; k < lr[i].v.n; k++)
+            if (pm_set_add(mfirst, lr[i].v.v[k], strlen(lr[i].v.v[k])) < 0) { rc = nomem(e); break; }
+    }
+    for (size_t i = 0; i < u.list_v.n && !rc; i++) {
         for (size_t k = 0; !rc && k < lr[i].v.n; k++) {
             const char *mn = lr[i].v.v[k];
             int a = pm_set_add(mseen, mn, strlen(mn));
@@ -678,35 +714,87 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             if (!a) continue;
             mark(&m, mn);
             int64_t *ns = realloc(msize, manifests.cap * sizeof *ns);
-            if (!ns) { rc = nomem(e); break; }
-            msize = ns;
+            uint8_t *nl = ns ? realloc(mlater, manifests.cap) : NULL;
+            if (ns) msize = ns;
+            if (!nl) { rc = nomem(e); break; }
+            mlater = nl;
             msize[manifests.n - 1] = lr[i].size[k];
+            mlater[manifests.n - 1] = !pm_set_contains(mfirst, mn, strlen(mn));
         }
     }
     for (size_t i = 0; i < u.list_v.n; i++) { strv_free(&lr[i].v); free(lr[i].size); }
     free(lr);
     pm_set_free(mseen);
-    if (rc) { strv_free(&manifests); free(msize); goto done; }
+    pm_set_free(mfirst);
+    if (rc) { strv_free(&manifests); free(msize); free(mlater); goto done; }
+    /* Two rounds: first the manifests of each branch's latest snapshot and
+     * of the tags, with every index manifest; then those only older
+     * snapshots name. When the first round already shows every listed
+     * file in use, the second could protect nothing more and is skipped
+     * (most runs on a healthy table). Otherwise it is read whole, and any
+     * unreadable manifest of either round fails the run as before. */
     n_reads = manifests.n + u.index_v.n;
     reads = calloc(n_reads ? n_reads : 1, sizeof *reads);
-    if (!reads) { strv_free(&manifests); free(msize); rc = nomem(e); goto done; }
-    for (size_t i = 0; i < manifests.n; i++) { reads[i].name = manifests.v[i]; reads[i].size = msize[i]; }
-    free(msize);
-    /* the biggest manifests first: a big one started last would run alone */
-    if (manifests.n > 1) qsort(reads, manifests.n, sizeof *reads, cmp_read_size);
-    for (size_t i = 0; i < u.index_v.n; i++) { reads[manifests.n + i].name = u.index_v.v[i]; reads[manifests.n + i].index = 1; }
-    read_ctx rx = {main_t, reads, sc, &m};
-    rc = pm_exec_run(o->threads, n_reads, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
-    for (size_t i = 0; !rc && i < n_reads; i++) {
-        if (reads[i].rc) {
-            rc = reads[i].rc;
-            *e = reads[i].err;
-            pm_err_prefix(e, "refusing to clean: cannot read the used set");
-            break;
-        }
-        for (size_t k = 0; k < reads[i].used.n; k++) m.flag[reads[i].used.v[k]] = 1;
-        m.data_names += reads[i].data_names;
+    if (!reads) { strv_free(&manifests); free(msize); free(mlater); rc = nomem(e); goto done; }
+    for (size_t i = 0; i < u.index_v.n; i++) { reads[i].name = u.index_v.v[i]; reads[i].index = 1; }
+    for (size_t i = 0; i < manifests.n; i++) {
+        read_task *rt = &reads[u.index_v.n + i];
+        rt->name = manifests.v[i];
+        rt->size = msize[i];
+        rt->later = mlater[i];
     }
+    free(msize);
+    free(mlater);
+    /* the biggest manifests first in each round: a big one started last would run alone */
+    if (manifests.n > 1) qsort(reads + u.index_v.n, manifests.n, sizeof *reads, cmp_read_size);
+    size_t n_first = u.index_v.n;
+    while (n_first < n_reads && !reads[n_first].later) n_first++;
+    read_ctx rx = {main_t, reads, sc, &m};
+    rc = pm_exec_run(o->threads, n_first, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
+    size_t n_done = n_first;
+    int ages_final = 0;
+    for (int round = 0; !rc && round < 2; round++) {
+        for (size_t i = round ? n_first : 0; !rc && i < n_done; i++) {
+            if (reads[i].rc) {
+                rc = reads[i].rc;
+                *e = reads[i].err;
+                pm_err_prefix(e, "refusing to clean: cannot read the used set");
+                break;
+            }
+            for (size_t k = 0; k < reads[i].used.n; k++) m.flag[reads[i].used.v[k]] = 1;
+            m.data_names += reads[i].data_names;
+        }
+        if (rc || round || n_first == n_reads) break;
+        /* the second round is needed only if a file not yet known to be in
+         * use would be deleted: one older than the cut-off (a file being
+         * written now is kept either way) */
+        int64_t unknown = 0;
+        int deletable = 0;
+        for (size_t i = 0; i < n_tasks; i++)
+            for (size_t k = 0; k < tasks[i].n; k++)
+                unknown += tasks[i].c[k].kind != PM_K_TEMP && !m.flag[tasks[i].c[k].slot];
+        /* their ages first when they are few (files of commits in progress);
+         * many (older snapshots' files): the second round right away */
+        if (unknown > 64 && unknown > res->listed / 64) deletable = 1;
+        else if (unknown) {
+            /* these ages are final if the second round is skipped */
+            if ((rc = check_ages(&lx, tasks, n_tasks, &m, o, &res->used, e))) break;
+            ages_final = 1;
+            for (size_t i = 0; i < n_tasks && !deletable; i++)
+                for (size_t k = 0; k < tasks[i].n && !deletable; k++) {
+                    const cand *c = &tasks[i].c[k];
+                    deletable = c->kind != PM_K_TEMP && !c->used && c->remove;
+                }
+        }
+        if (!deletable) break;
+        ages_final = 0;
+        read_ctx rx2 = {main_t, reads + n_first, sc, &m};
+        rc = pm_exec_run(o->threads, n_reads - n_first, read_one, &rx2, "reading manifests", o->progress,
+                         o->progress_ud, e);
+        n_done = n_reads;
+    }
+    res->manifests_read = (int64_t)(n_done - u.index_v.n);
+    res->manifests_skipped = (int64_t)(n_reads - n_done);
     for (size_t i = 0; i < n_reads; i++) free(reads[i].used.v);
     strv_free(&manifests);
     if (rc) goto done;
@@ -715,18 +803,10 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
                      "%s: refusing to clean: no snapshot, tag or changelog uses any data file, yet data files exist", t->root);
         goto done;
     }
-    /* 3. the age of each unused candidate (temp files: by age alone) */
-    for (size_t i = 0; i < n_tasks; i++)
-        for (size_t k = 0; k < tasks[i].n; k++) {
-            cand *c = &tasks[i].c[k];
-            if (c->kind != PM_K_TEMP) c->used = m.flag[c->slot];
-            if (c->used) res->used++;
-            else tasks[i].n_unused++;
-        }
+    /* 3. the age of each unused candidate (temp files: by age alone); done
+     * already when it decided against the second round of manifests */
+    if (!ages_final && (rc = check_ages(&lx, tasks, n_tasks, &m, o, &res->used, e))) goto done;
     res->candidates = res->listed - res->used;
-    if ((rc = pm_exec_run(o->threads, n_tasks, age_one, &lx, "checking ages", o->progress, o->progress_ud, e))) goto done;
-    for (size_t i = 0; i < n_tasks; i++)
-        if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
     /* 4. nothing committed meanwhile (checked last, right before deleting) */
     for (size_t i = 0; i <= nb; i++) {
         int64_t now_latest;
@@ -779,6 +859,7 @@ done:
     pm_set_free(m.names);
     free(m.flag);
     pm_set_free(u.lists);
+    pm_set_free(u.first);
     pm_set_free(u.index);
     strv_free(&u.list_v);
     strv_free(&u.index_v);

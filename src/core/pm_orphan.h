@@ -4,8 +4,14 @@
  * is read (their ages are looked up afterwards, only for files nobody
  * uses), matching by file name, a cut-off that is not in the future, and
  * abort when the used set cannot be built completely (any unreadable
- * snapshot, tag, changelog or manifest of any branch) or is empty while
- * data files exist. A long-lived changelog's base / delta manifest list
+ * snapshot, tag, changelog or manifest list of any branch, any unreadable
+ * manifest it reads) or is empty while data files exist. Manifests are read
+ * in two rounds: those of each branch's latest snapshot and of the tags
+ * (and every index manifest) first; the ones only older snapshots name
+ * only if some listed file older than the cut-off is still not known to be
+ * in use (otherwise every file is used or too young to delete: no manifest
+ * could change what is deleted, so nothing it could protect is deleted
+ * unread). A long-lived changelog's base / delta manifest list
  * and index manifest are read only if they exist (Java deletes them when it
  * moves a snapshot to changelog/); its changelog manifest list must be
  * readable. The cut-off is checked against the real clock too. */
@@ -33,6 +39,9 @@ typedef struct pm_orphan_result {
     int64_t candidates;           /* listed files not in use (then checked for age) */
     int64_t recent;               /* candidates kept: not older than the cut-off, gone, or a
                                      directory the listing could not tell from a file */
+    int64_t manifests_read;       /* data manifests read (index manifests are always read) */
+    int64_t manifests_skipped;    /* named only by older snapshots, not needed: every listed
+                                     file was already known to be in use */
 } pm_orphan_result;
 
 /* Clean the whole table directory of t (every branch). Free with

@@ -32,6 +32,8 @@ static int tbl_remove_orphan_files(lua_State *L) {
     lp_set_int(L, "used", res.used);
     lp_set_int(L, "candidates", res.candidates);
     lp_set_int(L, "recent", res.recent);
+    lp_set_int(L, "manifests_read", res.manifests_read);
+    lp_set_int(L, "manifests_skipped", res.manifests_skipped);
     pm_clean_result_free(&res.clean);
     return 1;
 }

@@ -1,0 +1,150 @@
+-- Orphan cleaning reads manifests in two rounds (docs/maintenance.md,
+-- step 4): those of each branch's latest snapshot and the tags first; the
+-- ones only older snapshots name are read only while some listed file is
+-- not yet known to be in use. Tables written here (write.lua, then
+-- compact_manifest.lua, so that older snapshots name manifests the latest
+-- one no longer does); what must stay is taken from the independent
+-- python3-avro walk (spec/support/refs.py).
+local H = require "helper"
+local paimon = require "paimon"
+
+local unpack = table.unpack or unpack   -- LuaJIT
+
+local function sh(args)
+  local out, err, rc = H.script(args[1], {unpack(args, 2)})
+  assert(rc == 0, err)
+  return out
+end
+
+-- 3 appends (partitions d0, d1), optionally a drop of d0, then a manifest
+-- compaction: snapshots 1-3 (4) name small manifests, the latest only the
+-- merged one.
+local function build(drop)
+  local dir = H.tmpdir()
+  local path = dir .. "/t"
+  sh{"create_table.lua", path, "--field", "id:BIGINT", "--field", "dt:STRING", "--partition", "dt",
+     "--option", "bucket=-1", "--option", "file.format=avro"}
+  for i = 1, 3 do
+    H.write_file(dir .. "/rows.jsonl", string.format('{"id":%d,"dt":"d0"}\n{"id":%d,"dt":"d1"}\n', i, i + 10))
+    sh{"write.lua", path, "--input", dir .. "/rows.jsonl"}
+  end
+  if drop then sh{"drop_partition.lua", path, "--partition", "dt=d0"} end
+  sh{"compact_manifest.lua", path}
+  -- everything is older than the cut-offs used below
+  H.run("find " .. H.sh_quote(path) .. " -type f -exec touch -d '2 days ago' {} +")
+  return path, dir
+end
+
+local function orphans(path, args)
+  local all = {path, "--json"}
+  for _, a in ipairs(args or {}) do all[#all + 1] = a end
+  local out, err, rc = H.script("remove_orphan_files.lua", all)
+  return rc == 0 and H.decode(out) or nil, err, rc
+end
+
+-- manifests the latest snapshot names (base + delta), and all of them
+local function manifests(path)
+  local t = assert(paimon.open(path))
+  local s = assert(t:latest_snapshot())
+  local latest = {}
+  for _, kind in ipairs{"base", "delta"} do
+    for m in assert(s:manifests(kind)) do latest[m.file_name] = true end
+  end
+  t:close()
+  local all = {}
+  for name in pairs(H.file_set(path .. "/manifest")) do
+    if name:match("^manifest%-") and not name:match("^manifest%-list%-") then all[name] = true end
+  end
+  return latest, all
+end
+
+local function used_all_exist(path)
+  for p in pairs(H.used_paths(H.refs(path), path, true)) do assert.is_true(H.exists(p), "used file deleted: " .. p) end
+end
+
+describe("orphan cleaning's manifest rounds", function()
+  it("skips the manifests only older snapshots name when every listed file is in use", function()
+    local path, dir = build(false)
+    local latest, all = manifests(path)
+    local older_only = 0
+    for name in pairs(all) do if not latest[name] then older_only = older_only + 1 end end
+    assert.is_true(older_only >= 3, "the compaction left older-only manifests")
+    local before = H.tree(path)
+    local r = assert(orphans(path, {"--older-than", "1d", "--dry-run"}))
+    assert.equals(older_only, r.manifests_skipped)
+    assert.equals(r.listed, r.used)
+    assert.equals(0, r.files)
+    r = assert(orphans(path, {"--older-than", "1d"}))
+    assert.equals(0, r.files)
+    assert.equals(before, H.tree(path))
+    used_all_exist(path)
+    -- a file being written now (younger than the cut-off) is kept whatever
+    -- any manifest says: still no need for the older manifests
+    local young = path .. "/dt=d1/bucket-0/data-11111111-1111-1111-1111-111111111111-0.avro"
+    H.write_file(young, "x")
+    r = assert(orphans(path, {"--older-than", "1d"}))
+    assert.equals(older_only, r.manifests_skipped)
+    assert.equals(1, r.candidates)
+    assert.equals(1, r.recent)
+    assert.equals(0, r.files)
+    assert.is_true(H.exists(young))
+    -- once it is old, it can only go after every manifest has been read
+    H.run("touch -d '2 days ago' " .. H.sh_quote(young))
+    r = assert(orphans(path, {"--older-than", "1d"}))
+    assert.equals(0, r.manifests_skipped)
+    assert.equals(1, r.files)
+    assert.is_false(H.exists(young))
+    used_all_exist(path)
+    H.rmdir(dir)
+  end)
+
+  it("reads them when a file only older snapshots name would otherwise look unused", function()
+    -- d0's files were dropped, and the compaction left them out of the merged
+    -- manifest: only the manifests of snapshots 1-4 name them
+    local path, dir = build(true)
+    local t = assert(paimon.open(path))
+    local live = {}
+    for f in assert(assert(t:latest_snapshot()):files()) do live[f.file.file_name] = true end
+    t:close()
+    local d0 = H.file_set(path .. "/dt=d0/bucket-0")
+    local n_d0 = 0
+    for name in pairs(d0) do assert.is_nil(live[name]); n_d0 = n_d0 + 1 end
+    assert.equals(3, n_d0)
+    local r = assert(orphans(path, {"--older-than", "1d"}))
+    assert.equals(0, r.manifests_skipped)
+    assert.equals(0, r.files)
+    assert.same(d0, H.file_set(path .. "/dt=d0/bucket-0"))
+    used_all_exist(path)
+    H.rmdir(dir)
+  end)
+
+  it("an unreadable manifest of an older snapshot: skipped while nothing is unused, refused once something is",
+     function()
+    local path, dir = build(false)
+    local latest, all = manifests(path)
+    local victim
+    for name in pairs(all) do if not latest[name] then victim = name break end end
+    assert.truthy(victim)
+    local vpath = path .. "/manifest/" .. victim
+    H.write_file(vpath, H.read_file(vpath):sub(1, 40))   -- truncated: not readable
+    H.run("touch -d '2 days ago' " .. H.sh_quote(vpath))
+    -- every listed file is in use: the truncated manifest could protect
+    -- nothing more, the run deletes nothing and succeeds
+    local before = H.tree(path)
+    local r = assert(orphans(path, {"--older-than", "1d"}))
+    assert.equals(0, r.files)
+    assert.is_true(r.manifests_skipped > 0)
+    assert.equals(before, H.tree(path))
+    -- an old unreferenced data file: now the older manifests must be read,
+    -- and the truncated one refuses the run before anything is deleted
+    local orphan = path .. "/dt=d1/bucket-0/data-00000000-0000-0000-0000-000000000000-0.avro"
+    H.write_file(orphan, "x")
+    H.run("touch -d '2 days ago' " .. H.sh_quote(orphan))
+    before = H.tree(path)
+    local _, err, rc = orphans(path, {"--older-than", "1d"})
+    assert.equals(1, rc)
+    assert.matches(victim, err, 1, true)
+    assert.equals(before, H.tree(path))
+    H.rmdir(dir)
+  end)
+end)
