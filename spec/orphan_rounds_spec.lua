@@ -16,10 +16,11 @@ local function sh(args)
   return out
 end
 
--- 3 appends (partitions d0, d1), optionally a drop of d0, then a manifest
--- compaction: snapshots 1-3 (4) name small manifests, the latest only the
--- merged one.
-local function build(drop)
+-- 3 appends (partitions d0, d1), optionally drops (drop: a partition or a
+-- list of them), then a manifest compaction: snapshots 1-3 (4) name small
+-- manifests, the latest only the merged one. Files two days old unless
+-- young.
+local function build(drop, young)
   local dir = H.tmpdir()
   local path = dir .. "/t"
   sh{"create_table.lua", path, "--field", "id:BIGINT", "--field", "dt:STRING", "--partition", "dt",
@@ -28,10 +29,17 @@ local function build(drop)
     H.write_file(dir .. "/rows.jsonl", string.format('{"id":%d,"dt":"d0"}\n{"id":%d,"dt":"d1"}\n', i, i + 10))
     sh{"write.lua", path, "--input", dir .. "/rows.jsonl"}
   end
-  if drop then sh{"drop_partition.lua", path, "--partition", "dt=d0"} end
+  if drop then
+    local args = {"drop_partition.lua", path}
+    for _, p in ipairs(type(drop) == "table" and drop or {"d0"}) do
+      args[#args + 1] = "--partition"
+      args[#args + 1] = "dt=" .. p
+    end
+    sh(args)
+  end
   sh{"compact_manifest.lua", path}
   -- everything is older than the cut-offs used below
-  H.run("find " .. H.sh_quote(path) .. " -type f -exec touch -d '2 days ago' {} +")
+  if not young then H.run("find " .. H.sh_quote(path) .. " -type f -exec touch -d '2 days ago' {} +") end
   return path, dir
 end
 
@@ -115,6 +123,35 @@ describe("orphan cleaning's manifest rounds", function()
     assert.equals(0, r.files)
     assert.same(d0, H.file_set(path .. "/dt=d0/bucket-0"))
     used_all_exist(path)
+    H.rmdir(dir)
+  end)
+
+  it("reads them when the latest snapshot names no data file at all (the empty-used-set check sees everything)",
+     function()
+    -- both partitions dropped and compacted away, the files still young:
+    -- nothing is deletable, yet only the older manifests name data files
+    local path, dir = build({"d0", "d1"}, true)
+    local before = H.tree(path)
+    local r, err, rc = orphans(path, {"--older-than", "1d"})
+    assert.equals(0, rc, err)
+    assert.equals(0, r.manifests_skipped)
+    assert.equals(r.listed, r.used)
+    assert.equals(0, r.files)
+    assert.equals(before, H.tree(path))
+    H.rmdir(dir)
+  end)
+
+  it("a manifest only older snapshots name that is missing refuses the run, as reading it would", function()
+    local path, dir = build(false)
+    local latest, all = manifests(path)
+    local victim
+    for name in pairs(all) do if not latest[name] then victim = name break end end
+    os.remove(path .. "/manifest/" .. victim)
+    local before = H.tree(path)
+    local _, err, rc = orphans(path, {"--older-than", "1d"})
+    assert.equals(1, rc)
+    assert.matches(victim, err, 1, true)
+    assert.equals(before, H.tree(path))
     H.rmdir(dir)
   end)
 

@@ -786,6 +786,14 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
                     deletable = c->kind != PM_K_TEMP && !c->used && c->remove;
                 }
         }
+        /* and also when what would be skipped is wrong in a way reading
+         * would show without doubt: no data file named yet while data files
+         * exist (the empty-used-set check below must see every manifest), or
+         * a manifest the lists name that the listing did not find (a read
+         * would fail, as Java's does) */
+        if (data_cands > 0 && m.data_names == 0) deletable = 1;
+        for (size_t i = n_first; i < n_reads && !deletable; i++)
+            deletable = pm_set_slot(m.names, reads[i].name, strlen(reads[i].name)) < 0;
         if (!deletable) break;
         ages_final = 0;
         read_ctx rx2 = {main_t, reads + n_first, sc, &m};

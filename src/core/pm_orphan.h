@@ -11,7 +11,8 @@
  * only if some listed file older than the cut-off is still not known to be
  * in use (otherwise every file is used or too young to delete: no manifest
  * could change what is deleted, so nothing it could protect is deleted
- * unread). A long-lived changelog's base / delta manifest list
+ * unread), or the first round names no data file while data files exist,
+ * or one of them is missing from the listing (its read would fail). A long-lived changelog's base / delta manifest list
  * and index manifest are read only if they exist (Java deletes them when it
  * moves a snapshot to changelog/); its changelog manifest list must be
  * readable. The cut-off is checked against the real clock too. */
@@ -35,13 +36,14 @@ typedef struct pm_orphan_result {
     pm_clean_result clean;
     int64_t older_than_ms;
     int64_t listed;               /* Paimon files listed */
-    int64_t used;                 /* listed files whose name is in use */
-    int64_t candidates;           /* listed files not in use (then checked for age) */
+    int64_t used;                 /* listed files whose name is known to be in use (a young file only
+                                     skipped manifests name counts as a candidate, kept as recent) */
+    int64_t candidates;           /* listed files not known to be in use (then checked for age) */
     int64_t recent;               /* candidates kept: not older than the cut-off, gone, or a
                                      directory the listing could not tell from a file */
     int64_t manifests_read;       /* data manifests read (index manifests are always read) */
     int64_t manifests_skipped;    /* named only by older snapshots, not needed: every listed
-                                     file was already known to be in use */
+                                     file was known to be in use or too young to delete */
 } pm_orphan_result;
 
 /* Clean the whole table directory of t (every branch). Free with
