@@ -110,6 +110,15 @@ void pm_avro_reader_close(pm_avro_reader *r);  /* NULL-safe */
 typedef struct pm_avro_skip { const pm_avro_schema *record; uint64_t fields; } pm_avro_skip;
 int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, uint64_t fields);
 
+/* A filter on whole blocks: after a block is decompressed (and its header,
+ * sync marker and record count checked), fn sees its bytes; when fn returns
+ * 0 the block's records are passed over without being decoded or checked.
+ * For a caller that needs only records containing certain bytes (a block
+ * without them cannot hold such a record, however it would decode). NULL
+ * turns it off. */
+typedef int (*pm_avro_block_filter)(void *ud, const uint8_t *data, size_t len);
+void pm_avro_reader_block_filter(pm_avro_reader *r, pm_avro_block_filter fn, void *ud);
+
 /* Writer producing a complete container file in memory. */
 typedef struct pm_avro_writer pm_avro_writer;
 

@@ -46,6 +46,8 @@ struct pm_avro_reader {
     pm_avro_value root;
     pm_avro_skip skip[PM_AVRO_SKIP_MAX];
     int n_skip;
+    pm_avro_block_filter filter;
+    void *filter_ud;
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -655,6 +657,10 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
         r->in_block = 0;
         int rc = next_block(r, e);
         if (rc) return rc;
+        if (r->filter && r->block_left && !r->filter(r->filter_ud, r->cur, (size_t)(r->end - r->cur))) {
+            r->block_left = 0;   /* passed over: not decoded, so no trailing-bytes check either */
+            r->in_block = 0;
+        }
     }
     pm_arena_reset(r->arena);
     dec d;
@@ -673,6 +679,11 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
     r->block_left--;
     *out = &r->root;
     return PAIMON_OK;
+}
+
+void pm_avro_reader_block_filter(pm_avro_reader *r, pm_avro_block_filter fn, void *ud) {
+    r->filter = fn;
+    r->filter_ud = ud;
 }
 
 int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, uint64_t fields) {

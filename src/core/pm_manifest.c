@@ -398,6 +398,10 @@ static uint64_t skip_all_but(const pm_avro_schema *rec, const int *keep, int n_k
     return m;
 }
 
+void pm_manifest_block_filter(pm_manifest_reader *r, int (*fn)(void *ud, const uint8_t *data, size_t len), void *ud) {
+    pm_avro_reader_block_filter(r->avro, fn, ud);
+}
+
 int pm_manifest_names_only(pm_manifest_reader *r) {
     const pm_avro_schema *top = record_of(pm_avro_reader_schema(r->avro));
     if (!top || r->record_no) return -1;

@@ -121,6 +121,9 @@ const char *pm_manifest_codec(const pm_manifest_reader *r);
  * The other fields are still walked and checked, not built. For orphan
  * cleaning's used set. 0, or -1 (another kind, or records already read). */
 int pm_manifest_names_only(pm_manifest_reader *r);
+/* pm_avro_reader_block_filter on the manifest's blocks: records of a block
+ * fn refuses are passed over (see pm_avro.h). */
+void pm_manifest_block_filter(pm_manifest_reader *r, int (*fn)(void *ud, const uint8_t *data, size_t len), void *ud);
 void pm_manifest_close(pm_manifest_reader *r);              /* NULL-safe */
 
 /* Deep copies into an arena (every string, byte string and array), so a

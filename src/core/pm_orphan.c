@@ -334,7 +334,37 @@ static int cmp_read_size(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
-typedef struct read_ctx { paimon_table *t; read_task *tasks; pm_avro_schema_cache *sc; const marks *m; } read_ctx;
+/* The second round, when few listed files are still unknown: their names.
+ * A manifest block whose bytes hold none of them cannot name one of them
+ * (Avro keeps strings as their bytes), however it would decode; its
+ * records are passed over. */
+#define UNKNOWN_NEEDLES_MAX 8
+typedef struct needles { const char *v[UNKNOWN_NEEDLES_MAX]; size_t len[UNKNOWN_NEEDLES_MAX]; size_t n; } needles;
+
+static int contains(const uint8_t *data, size_t len, const char *needle, size_t n) {
+    if (n == 0) return 1;
+    const uint8_t *p = data, *end = data + len;
+    while ((size_t)(end - p) >= n && (p = memchr(p, (unsigned char)needle[0], (size_t)(end - p) - n + 1))) {
+        if (!memcmp(p, needle, n)) return 1;
+        p++;
+    }
+    return 0;
+}
+
+static int block_names_any(void *ud, const uint8_t *data, size_t len) {
+    const needles *nd = ud;
+    for (size_t i = 0; i < nd->n; i++)
+        if (contains(data, len, nd->v[i], nd->len[i])) return 1;
+    return 0;
+}
+
+typedef struct read_ctx {
+    paimon_table *t;
+    read_task *tasks;
+    pm_avro_schema_cache *sc;
+    const marks *m;
+    needles *only;       /* NULL: every block */
+} read_ctx;
 
 static void read_one(void *ctx, size_t i) {
     read_ctx *x = ctx;
@@ -347,6 +377,7 @@ static void read_one(void *ctx, size_t i) {
     if (x->sc) pm_avro_schema_cache_bind(prev);
     if (tk->rc) return;
     if (!tk->index) pm_manifest_names_only(r);   /* only names matter here */
+    if (x->only) pm_manifest_block_filter(r, block_names_any, x->only);
     int rc;
     if (tk->index) {
         const pm_index_entry *ie;
@@ -749,7 +780,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     if (manifests.n > 1) qsort(reads + u.index_v.n, manifests.n, sizeof *reads, cmp_read_size);
     size_t n_first = u.index_v.n;
     while (n_first < n_reads && !reads[n_first].later) n_first++;
-    read_ctx rx = {main_t, reads, sc, &m};
+    read_ctx rx = {main_t, reads, sc, &m, NULL};
     rc = pm_exec_run(o->threads, n_first, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
     size_t n_done = n_first;
     int ages_final = 0;
@@ -796,7 +827,19 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             deletable = pm_set_slot(m.names, reads[i].name, strlen(reads[i].name)) < 0;
         if (!deletable) break;
         ages_final = 0;
-        read_ctx rx2 = {main_t, reads + n_first, sc, &m};
+        /* few files still unknown (and data names seen: the empty-used-set
+         * check is not what forced this round): only blocks naming them */
+        needles nd = {{0}, {0}, 0};
+        int few = unknown <= UNKNOWN_NEEDLES_MAX && m.data_names > 0;
+        for (size_t i = 0; few && i < n_tasks; i++)
+            for (size_t k = 0; few && k < tasks[i].n; k++) {
+                const cand *c = &tasks[i].c[k];
+                if (c->kind == PM_K_TEMP || m.flag[c->slot]) continue;
+                nd.v[nd.n] = cand_name(&tasks[i], c);
+                nd.len[nd.n] = strlen(nd.v[nd.n]);
+                nd.n++;
+            }
+        read_ctx rx2 = {main_t, reads + n_first, sc, &m, few && nd.n ? &nd : NULL};
         rc = pm_exec_run(o->threads, n_reads - n_first, read_one, &rx2, "reading manifests", o->progress,
                          o->progress_ud, e);
         n_done = n_reads;
