@@ -112,10 +112,10 @@ int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, 
 
 /* A filter on whole blocks: after a block is decompressed (and its header,
  * sync marker and record count checked), fn sees its bytes; when fn returns
- * 0 the block's records are passed over without being decoded or checked.
- * For a caller that needs only records containing certain bytes (a block
- * without them cannot hold such a record, however it would decode). NULL
- * turns it off. */
+ * 0 the block's records are not returned: they are walked with every check
+ * of decoding (a garbled block fails as it would when read) but nothing is
+ * built. For a caller that needs only records containing certain bytes.
+ * NULL turns it off. */
 typedef int (*pm_avro_block_filter)(void *ud, const uint8_t *data, size_t len);
 void pm_avro_reader_block_filter(pm_avro_reader *r, pm_avro_block_filter fn, void *ud);
 

@@ -658,8 +658,25 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
         int rc = next_block(r, e);
         if (rc) return rc;
         if (r->filter && r->block_left && !r->filter(r->filter_ud, r->cur, (size_t)(r->end - r->cur))) {
-            r->block_left = 0;   /* passed over: not decoded, so no trailing-bytes check either */
-            r->in_block = 0;
+            /* passed over: its records are still walked with every check
+             * (a garbled block must fail as it would when decoded; zstd
+             * frames as Java writes them carry no checksum), nothing built */
+            while (r->block_left > 0) {
+                dec d;
+                d.p = r->cur;
+                d.end = r->end;
+                d.arena = r->arena;
+                d.skip = r->skip;
+                d.n_skip = r->n_skip;
+                d.values_left = RECORD_MAX_VALUES;
+                d.nomem = 0;
+                d.msg[0] = '\0';
+                if (skip_value(&d, r->schema, 0))
+                    return rfail(r, e, PAIMON_CORRUPT, "block %llu: record %lld: %s", (unsigned long long)r->block_no,
+                                 (long long)(r->block_count - r->block_left), d.msg);
+                r->cur = d.p;
+                r->block_left--;
+            }
         }
     }
     pm_arena_reset(r->arena);

@@ -336,8 +336,9 @@ static int cmp_read_size(const void *a, const void *b) {
 
 /* The second round, when few listed files are still unknown: their names.
  * A manifest block whose bytes hold none of them cannot name one of them
- * (Avro keeps strings as their bytes), however it would decode; its
- * records are passed over. */
+ * (Avro keeps strings as their bytes): its records are only walked with
+ * every check (a garbled block still refuses the run), their names are not
+ * looked up. */
 #define UNKNOWN_NEEDLES_MAX 8
 typedef struct needles { const char *v[UNKNOWN_NEEDLES_MAX]; size_t len[UNKNOWN_NEEDLES_MAX]; size_t n; } needles;
 
@@ -835,6 +836,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
             for (size_t k = 0; few && k < tasks[i].n; k++) {
                 const cand *c = &tasks[i].c[k];
                 if (c->kind == PM_K_TEMP || m.flag[c->slot]) continue;
+                if (nd.n == UNKNOWN_NEEDLES_MAX) { few = 0; break; }
                 nd.v[nd.n] = cand_name(&tasks[i], c);
                 nd.len[nd.n] = strlen(nd.v[nd.n]);
                 nd.n++;
