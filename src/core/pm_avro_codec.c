@@ -145,6 +145,18 @@ static int zstd_block(pm_avro_codec_ctx *c, const uint8_t *src, size_t n, size_t
     ZSTD_DCtx *d = c->zstd_d;
     ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
     if (n == 0) return pm_fail(e, PAIMON_CORRUPT, "empty zstandard data");
+    /* Fast path: the whole block in one call straight into the buffer the
+     * reader keeps (the stream API copies through its window). Anything
+     * but success (too small, bad data) goes the streaming way below, with
+     * its limits and messages. */
+    if (out->cap < 65536 && max_out >= 65536) (void)pm_buf_reserve(out, 65536);   /* room for a usual block */
+    size_t space = out->cap - out->len;
+    if (space > max_out - out->len) space = max_out - out->len;
+    if (space > 0) {
+        size_t r = ZSTD_decompressDCtx(d, out->data + out->len, space, src, n);
+        if (!ZSTD_isError(r)) { out->len += r; return PAIMON_OK; }
+        ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    }
     ZSTD_inBuffer in = {src, n, 0};
     for (;;) {
         if (out->cap == out->len) {
