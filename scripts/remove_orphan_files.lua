@@ -42,9 +42,14 @@ local function main(opts, pos)
   if opts.json then
     maint.print_json(r)
   else
-    maint.print_human(string.format("%d Paimon file(s) listed, %d in use, %d unused: %d older than the cut-off, "
-                                    .. "%d kept as recent", r.listed, r.used, r.candidates,
-                                    r.candidates - r.recent, r.recent), r)
+    local title = string.format("%d Paimon file(s) listed, %d in use, %d unused: %d older than the cut-off, "
+                                .. "%d kept as recent", r.listed, r.used, r.candidates, r.candidates - r.recent, r.recent)
+    if (r.manifests_skipped or 0) > 0 then
+      title = title .. string.format("\n%d of %d manifests read: the others only older snapshots name, and no "
+                                     .. "file they could protect would be deleted", r.manifests_read,
+                                     r.manifests_read + r.manifests_skipped)
+    end
+    maint.print_human(title, r)
   end
   if #r.failures > 0 then return cli.EXIT_FAILED end
   return cli.EXIT_OK
