@@ -343,6 +343,52 @@ static int check_block_filter(const pm_buf *b, const char *path) {
     return refused_records;
 }
 
+/* Block sharing: the readers of parts 0..parts-1 together return every
+ * record once, each exactly those of its blocks, in order. */
+static void check_block_share(const pm_buf *b, const char *path, unsigned parts) {
+    long total = 0;
+    for (unsigned p = 0; p < parts; p++) {
+        pm_err e = {0};
+        pm_avro_reader *all = NULL, *mine = NULL;
+        if (pm_avro_reader_open(b->data, b->len, path, &all, &e) || pm_avro_reader_open(b->data, b->len, path, &mine, &e)) {
+            CHECK(!"reopen failed");
+            pm_avro_reader_close(all);
+            return;
+        }
+        block_count ca = {0, 0};
+        pm_avro_reader_block_filter(all, count_blocks, &ca);
+        pm_avro_reader_block_share(mine, p, parts);
+        const pm_avro_value *va, *vm;
+        pm_buf want = {0}, got = {0};
+        int ra, ok = 1;
+        while (ok && (ra = pm_avro_reader_next(all, &va, &e)) == PAIMON_OK) {
+            if ((unsigned long)(ca.calls - 1) % parts != p) continue;
+            int rm = pm_avro_reader_next(mine, &vm, &e);
+            CHECK_EQ_INT(rm, PAIMON_OK);
+            if (rm) { ok = 0; break; }
+            want.len = got.len = 0;
+            canon(&want, pm_avro_reader_schema(all), va);
+            canon(&got, pm_avro_reader_schema(mine), vm);
+            pm_buf_cstr(&want);
+            pm_buf_cstr(&got);
+            if (strcmp((char *)want.data, (char *)got.data)) { CHECK(!"shared record differs"); ok = 0; }
+            total++;
+        }
+        if (ok) {
+            CHECK_EQ_INT(ra, PAIMON_DONE);
+            CHECK_EQ_INT(pm_avro_reader_next(mine, &vm, &e), PAIMON_DONE);
+        }
+        pm_buf_free(&want);
+        pm_buf_free(&got);
+        pm_avro_reader_close(all);
+        pm_avro_reader_close(mine);
+    }
+    long n = 0;
+    pm_err e = {0};
+    CHECK_EQ_INT(decode_all(b->data, b->len, path, &n, &e), PAIMON_DONE);
+    CHECK_EQ_INT(total, n);
+}
+
 static int check_projection(const pm_buf *b, const char *path, const py_file *pf) {
     pm_err e = {0};
     pm_avro_reader *full = NULL, *proj = NULL;
@@ -1454,6 +1500,8 @@ TEST(test_throughput) {
     /* many blocks: every other one refused, the others' records as a plain read gives them */
     pm_buf ob = {out.data, out.len, out.cap};
     CHECK(check_block_filter(&ob, "bench") == 1);
+    check_block_share(&ob, "bench", 3);
+    check_block_share(&ob, "bench", 1);
     for (int i = 0; i < 30; i++) pm_buf_free(&recs[i]);
     pm_buf_free(&out);
     free(schema);

@@ -119,6 +119,13 @@ int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, 
 typedef int (*pm_avro_block_filter)(void *ud, const uint8_t *data, size_t len);
 void pm_avro_reader_block_filter(pm_avro_reader *r, pm_avro_block_filter fn, void *ud);
 
+/* Share a file's blocks among several readers (one per worker): this one
+ * returns only the records of the blocks whose 0-based index i has
+ * i % parts == part; the others are passed over before decompression (their
+ * header, size and sync marker still checked), for the reader that owns
+ * them. parts <= 1: every block. */
+void pm_avro_reader_block_share(pm_avro_reader *r, unsigned part, unsigned parts);
+
 /* Writer producing a complete container file in memory. */
 typedef struct pm_avro_writer pm_avro_writer;
 

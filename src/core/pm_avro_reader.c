@@ -48,6 +48,7 @@ struct pm_avro_reader {
     int n_skip;
     pm_avro_block_filter filter;
     void *filter_ud;
+    unsigned part, parts;       /* pm_avro_reader_block_share */
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -617,6 +618,13 @@ static int next_block(pm_avro_reader *r, pm_err *e) {
     const uint8_t *blk = d.p, *sync = d.p + size;
     if (memcmp(sync, r->sync, 16))
         return rfail(r, e, PAIMON_CORRUPT, "sync marker mismatch after block %llu", (unsigned long long)no);
+    if (r->parts > 1 && (no - 1) % r->parts != r->part) {   /* another reader's block */
+        r->pos = (size_t)(sync + 16 - r->data);
+        r->block_no = no;
+        r->block_left = r->block_count = 0;
+        r->in_block = 0;
+        return PAIMON_OK;
+    }
     if (r->codec == PM_AVRO_CODEC_NULL) {
         r->cur = blk;
         r->end = blk + size;
@@ -696,6 +704,11 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
     r->block_left--;
     *out = &r->root;
     return PAIMON_OK;
+}
+
+void pm_avro_reader_block_share(pm_avro_reader *r, unsigned part, unsigned parts) {
+    r->part = parts > 1 ? part % parts : 0;
+    r->parts = parts > 1 ? parts : 0;
 }
 
 void pm_avro_reader_block_filter(pm_avro_reader *r, pm_avro_block_filter fn, void *ud) {

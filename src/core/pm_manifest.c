@@ -398,6 +398,10 @@ static uint64_t skip_all_but(const pm_avro_schema *rec, const int *keep, int n_k
     return m;
 }
 
+void pm_manifest_block_share(pm_manifest_reader *r, unsigned part, unsigned parts) {
+    pm_avro_reader_block_share(r->avro, part, parts);
+}
+
 void pm_manifest_block_filter(pm_manifest_reader *r, int (*fn)(void *ud, const uint8_t *data, size_t len), void *ud) {
     pm_avro_reader_block_filter(r->avro, fn, ud);
 }

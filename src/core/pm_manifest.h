@@ -124,6 +124,9 @@ int pm_manifest_names_only(pm_manifest_reader *r);
 /* pm_avro_reader_block_filter on the manifest's blocks: records of a block
  * fn refuses are passed over (see pm_avro.h). */
 void pm_manifest_block_filter(pm_manifest_reader *r, int (*fn)(void *ud, const uint8_t *data, size_t len), void *ud);
+/* pm_avro_reader_block_share: this reader returns only the entries of
+ * blocks i with i % parts == part (several workers share one big file). */
+void pm_manifest_block_share(pm_manifest_reader *r, unsigned part, unsigned parts);
 void pm_manifest_close(pm_manifest_reader *r);              /* NULL-safe */
 
 /* Deep copies into an arena (every string, byte string and array), so a

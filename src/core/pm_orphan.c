@@ -321,6 +321,7 @@ typedef struct read_task {
     int64_t size;        /* from the manifest list: biggest first */
     int index;           /* index manifest */
     int later;           /* only older snapshots name it: the second round */
+    unsigned part, parts;/* a big manifest's blocks shared by parts tasks (parts 0: one task) */
     slotv used;          /* slots of listed names it uses */
     int64_t data_names;
     int rc;
@@ -340,6 +341,11 @@ static int cmp_read_size(const void *a, const void *b) {
  * every check (a garbled block still refuses the run), their names are not
  * looked up. */
 #define UNKNOWN_NEEDLES_MAX 8
+/* a manifest gets one reading task per this many bytes (at most one per thread) */
+#define MANIFEST_PART_BYTES ((int64_t)64 * 1024)
+static int64_t part_bytes(const pm_orphan_opts *o) {
+    return o->manifest_part_bytes > 0 ? o->manifest_part_bytes : MANIFEST_PART_BYTES;
+}
 typedef struct needles { const char *v[UNKNOWN_NEEDLES_MAX]; size_t len[UNKNOWN_NEEDLES_MAX]; size_t n; } needles;
 
 static int contains(const uint8_t *data, size_t len, const char *needle, size_t n) {
@@ -378,6 +384,7 @@ static void read_one(void *ctx, size_t i) {
     if (x->sc) pm_avro_schema_cache_bind(prev);
     if (tk->rc) return;
     if (!tk->index) pm_manifest_names_only(r);   /* only names matter here */
+    if (tk->parts > 1) pm_manifest_block_share(r, tk->part, tk->parts);
     if (x->only) pm_manifest_block_filter(r, block_names_any, x->only);
     int rc;
     if (tk->index) {
@@ -765,20 +772,35 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
      * file in use, the second could protect nothing more and is skipped
      * (most runs on a healthy table). Otherwise it is read whole, and any
      * unreadable manifest of either round fails the run as before. */
-    n_reads = manifests.n + u.index_v.n;
+    /* A big merged manifest would leave the other CPUs idle while one reads
+     * it: on the local file system its blocks are shared out among a few
+     * tasks (each opens the file and decodes every parts-th block). */
+    unsigned max_parts = is_local && o->threads > 1 ? (unsigned)(o->threads < 8 ? o->threads : 8) : 1;
+    size_t n_parts = 0;
+    for (size_t i = 0; i < manifests.n; i++) {
+        int64_t k = msize[i] / part_bytes(o);
+        n_parts += k <= 1 ? 1 : k < (int64_t)max_parts ? (size_t)k : max_parts;
+    }
+    n_reads = n_parts + u.index_v.n;
     reads = calloc(n_reads ? n_reads : 1, sizeof *reads);
     if (!reads) { strv_free(&manifests); free(msize); free(mlater); rc = nomem(e); goto done; }
     for (size_t i = 0; i < u.index_v.n; i++) { reads[i].name = u.index_v.v[i]; reads[i].index = 1; }
-    for (size_t i = 0; i < manifests.n; i++) {
-        read_task *rt = &reads[u.index_v.n + i];
-        rt->name = manifests.v[i];
-        rt->size = msize[i];
-        rt->later = mlater[i];
+    for (size_t i = 0, at = u.index_v.n; i < manifests.n; i++) {
+        int64_t k = msize[i] / part_bytes(o);
+        unsigned parts = k <= 1 ? 1 : k < (int64_t)max_parts ? (unsigned)k : max_parts;
+        for (unsigned q = 0; q < parts; q++, at++) {
+            read_task *rt = &reads[at];
+            rt->name = manifests.v[i];
+            rt->size = msize[i] / parts;
+            rt->later = mlater[i];
+            rt->part = q;
+            rt->parts = parts > 1 ? parts : 0;
+        }
     }
     free(msize);
     free(mlater);
-    /* the biggest manifests first in each round: a big one started last would run alone */
-    if (manifests.n > 1) qsort(reads + u.index_v.n, manifests.n, sizeof *reads, cmp_read_size);
+    /* the biggest (parts of) manifests first in each round: a big one started last would run alone */
+    if (n_parts > 1) qsort(reads + u.index_v.n, n_parts, sizeof *reads, cmp_read_size);
     size_t n_first = u.index_v.n;
     while (n_first < n_reads && !reads[n_first].later) n_first++;
     read_ctx rx = {main_t, reads, sc, &m, NULL};
@@ -846,8 +868,11 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
                          o->progress_ud, e);
         n_done = n_reads;
     }
-    res->manifests_read = (int64_t)(n_done - u.index_v.n);
-    res->manifests_skipped = (int64_t)(n_reads - n_done);
+    for (size_t i = u.index_v.n; i < n_reads; i++) {   /* manifests, not their parts */
+        if (reads[i].part) continue;
+        if (i < n_done) res->manifests_read++;
+        else res->manifests_skipped++;
+    }
     for (size_t i = 0; i < n_reads; i++) free(reads[i].used.v);
     strv_free(&manifests);
     if (rc) goto done;

@@ -31,6 +31,8 @@ typedef struct pm_orphan_opts {
     int threads;                  /* listing / reading / deleting parallelism */
     int dry_run;
     int64_t now_ms;               /* 0: the clock */
+    int64_t manifest_part_bytes;  /* a manifest gets one reading task per this many bytes, at most
+                                     one per thread (local FileIO only); 0: 64 KiB */
     pm_progress_fn progress;
     void *progress_ud;
 } pm_orphan_opts;
