@@ -654,6 +654,18 @@ static int next_block(pm_avro_reader *r, pm_err *e) {
     return PAIMON_OK;
 }
 
+/* A decoder for the next record of the current block. */
+static void record_decoder(pm_avro_reader *r, dec *d) {
+    d->p = r->cur;
+    d->end = r->end;
+    d->arena = r->arena;
+    d->skip = r->skip;
+    d->n_skip = r->n_skip;
+    d->values_left = RECORD_MAX_VALUES;
+    d->nomem = 0;
+    d->msg[0] = '\0';
+}
+
 int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e) {
     *out = NULL;
     if (r->failed) return pm_fail(e, PAIMON_MISUSE, "%s: reader already failed", r->file_name);
@@ -671,14 +683,7 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
              * frames as Java writes them carry no checksum), nothing built */
             while (r->block_left > 0) {
                 dec d;
-                d.p = r->cur;
-                d.end = r->end;
-                d.arena = r->arena;
-                d.skip = r->skip;
-                d.n_skip = r->n_skip;
-                d.values_left = RECORD_MAX_VALUES;
-                d.nomem = 0;
-                d.msg[0] = '\0';
+                record_decoder(r, &d);
                 if (skip_value(&d, r->schema, 0))
                     return rfail(r, e, PAIMON_CORRUPT, "block %llu: record %lld: %s", (unsigned long long)r->block_no,
                                  (long long)(r->block_count - r->block_left), d.msg);
@@ -689,14 +694,7 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
     }
     pm_arena_reset(r->arena);
     dec d;
-    d.p = r->cur;
-    d.end = r->end;
-    d.arena = r->arena;
-    d.skip = r->skip;
-    d.n_skip = r->n_skip;
-    d.values_left = RECORD_MAX_VALUES;
-    d.nomem = 0;
-    d.msg[0] = '\0';
+    record_decoder(r, &d);
     if (decode(&d, r->schema, &r->root, 0))
         return rfail(r, e, d.nomem ? PAIMON_NOMEM : PAIMON_CORRUPT, "block %llu: record %lld: %s", (unsigned long long)r->block_no,
                      (long long)(r->block_count - r->block_left), d.msg);
