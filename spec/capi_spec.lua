@@ -18,23 +18,10 @@ local function table_maint(op, path, kv)
   return H.run(table.concat(parts, " "))
 end
 
-local function replace_plain(s, from, to)
-  local out, i = {}, 1
-  while true do
-    local a, b = s:find(from, i, true)
-    if not a then break end
-    out[#out + 1] = s:sub(i, a - 1)
-    out[#out + 1] = to
-    i = b + 1
-  end
-  out[#out + 1] = s:sub(i)
-  return table.concat(out)
-end
-
 -- A result comparable across copies: the copy's path replaced, durations
 -- left out, lists of {path = ...} items in path order.
 local function normalize(v, root)
-  if type(v) == "string" then return replace_plain(v, root, "COPY") end
+  if type(v) == "string" then return (v:gsub(root:gsub("%p", "%%%0"), "COPY")) end
   if type(v) ~= "table" then return v end
   local out = {}
   for k, x in pairs(v) do

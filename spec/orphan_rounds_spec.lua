@@ -70,16 +70,52 @@ local function used_all_exist(path)
   for p in pairs(H.used_paths(H.refs(path), path, true)) do assert.is_true(H.exists(p), "used file deleted: " .. p) end
 end
 
+-- manifest files only older snapshots name, and the data file names each
+-- one's entries carry
+local function older_only(path)
+  local latest, all = manifests(path)
+  local t = assert(paimon.open(path))
+  local s = assert(t:snapshot(1))
+  local out = {}
+  for name in pairs(all) do
+    if not latest[name] then
+      local names = {}
+      for en in assert(s:entries(name)) do names[en.file.file_name] = true end
+      out[name] = names
+    end
+  end
+  t:close()
+  return out
+end
+
+local function damage(path, manifest)
+  local _, err, rc = H.support_py("truncate_blocks.py", {path .. "/manifest/" .. manifest})
+  assert.equals(0, rc, err)
+  H.run("touch -d '2 days ago' " .. H.sh_quote(path .. "/manifest/" .. manifest))
+end
+
+-- an unreferenced data file two days old
+local function old_file(p)
+  H.write_file(p, "x")
+  H.run("touch -d '2 days ago' " .. H.sh_quote(p))
+end
+
+-- remove_orphan_files.lua --older-than 1d exits 1 naming msg and changes nothing
+local function refuses(path, msg)
+  H.refuses_unchanged(path, function(args) return H.script("remove_orphan_files.lua", args) end,
+                      {path, "--older-than", "1d"}, 1, msg)
+end
+
 describe("orphan cleaning's manifest rounds", function()
   it("skips the manifests only older snapshots name when every listed file is in use", function()
     local path, dir = build(false)
     local latest, all = manifests(path)
-    local older_only = 0
-    for name in pairs(all) do if not latest[name] then older_only = older_only + 1 end end
-    assert.is_true(older_only >= 3, "the compaction left older-only manifests")
+    local n_older_only = 0
+    for name in pairs(all) do if not latest[name] then n_older_only = n_older_only + 1 end end
+    assert.is_true(n_older_only >= 3, "the compaction left older-only manifests")
     local before = H.tree(path)
     local r = assert(orphans(path, {"--older-than", "1d", "--dry-run"}))
-    assert.equals(older_only, r.manifests_skipped)
+    assert.equals(n_older_only, r.manifests_skipped)
     assert.equals(r.listed, r.used)
     assert.equals(0, r.files)
     r = assert(orphans(path, {"--older-than", "1d"}))
@@ -91,7 +127,7 @@ describe("orphan cleaning's manifest rounds", function()
     local young = path .. "/dt=d1/bucket-0/data-11111111-1111-1111-1111-111111111111-0.avro"
     H.write_file(young, "x")
     r = assert(orphans(path, {"--older-than", "1d"}))
-    assert.equals(older_only, r.manifests_skipped)
+    assert.equals(n_older_only, r.manifests_skipped)
     assert.equals(1, r.candidates)
     assert.equals(1, r.recent)
     assert.equals(0, r.files)
@@ -143,41 +179,11 @@ describe("orphan cleaning's manifest rounds", function()
 
   it("a manifest only older snapshots name that is missing refuses the run, as reading it would", function()
     local path, dir = build(false)
-    local latest, all = manifests(path)
-    local victim
-    for name in pairs(all) do if not latest[name] then victim = name break end end
+    local victim = next(older_only(path))
     os.remove(path .. "/manifest/" .. victim)
-    local before = H.tree(path)
-    local _, err, rc = orphans(path, {"--older-than", "1d"})
-    assert.equals(1, rc)
-    assert.matches(victim, err, 1, true)
-    assert.equals(before, H.tree(path))
+    refuses(path, victim)
     H.rmdir(dir)
   end)
-
-  -- manifest files only older snapshots name, and the data file names each
-  -- one's entries carry
-  local function older_only(path)
-    local latest, all = manifests(path)
-    local t = assert(paimon.open(path))
-    local s = assert(t:snapshot(1))
-    local out = {}
-    for name in pairs(all) do
-      if not latest[name] then
-        local names = {}
-        for en in assert(s:entries(name)) do names[en.file.file_name] = true end
-        out[name] = names
-      end
-    end
-    t:close()
-    return out
-  end
-
-  local function damage(path, manifest)
-    local _, err, rc = H.support_py("truncate_blocks.py", {path .. "/manifest/" .. manifest})
-    assert.equals(0, rc, err)
-    H.run("touch -d '2 days ago' " .. H.sh_quote(path .. "/manifest/" .. manifest))
-  end
 
   it("with few files unknown, a damaged block that does not hold their names still refuses the run", function()
     -- names are looked up only in blocks holding an unknown file's name, but
@@ -186,14 +192,8 @@ describe("orphan cleaning's manifest rounds", function()
     local path, dir = build(false)
     local victim = next(older_only(path))
     damage(path, victim)
-    local orphan = path .. "/dt=d1/bucket-0/data-22222222-2222-2222-2222-222222222222-0.avro"
-    H.write_file(orphan, "x")
-    H.run("touch -d '2 days ago' " .. H.sh_quote(orphan))
-    local before = H.tree(path)
-    local _, err, rc = orphans(path, {"--older-than", "1d"})
-    assert.equals(1, rc)
-    assert.matches(victim, err, 1, true)
-    assert.equals(before, H.tree(path))
+    old_file(path .. "/dt=d1/bucket-0/data-22222222-2222-2222-2222-222222222222-0.avro")
+    refuses(path, victim)
     H.rmdir(dir)
   end)
 
@@ -202,8 +202,7 @@ describe("orphan cleaning's manifest rounds", function()
     local path, dir = build(true)
     -- d0's 3 files are named only by older manifests; one more, old, by none
     local orphan = path .. "/dt=d1/bucket-0/data-22222222-2222-2222-2222-222222222222-0.avro"
-    H.write_file(orphan, "x")
-    H.run("touch -d '2 days ago' " .. H.sh_quote(orphan))
+    old_file(orphan)
     local d0 = H.file_set(path .. "/dt=d0/bucket-0")
     local r, err, rc = orphans(path, {"--older-than", "1d"})
     assert.equals(0, rc, err)
@@ -225,20 +224,14 @@ describe("orphan cleaning's manifest rounds", function()
     end
     assert.truthy(victim)
     damage(path, victim)
-    local before = H.tree(path)
-    local _, err, rc = orphans(path, {"--older-than", "1d"})
-    assert.equals(1, rc)
-    assert.matches(victim, err, 1, true)
-    assert.equals(before, H.tree(path))
+    refuses(path, victim)
     H.rmdir(dir)
   end)
 
   it("an unreadable manifest of an older snapshot: skipped while nothing is unused, refused once something is",
      function()
     local path, dir = build(false)
-    local latest, all = manifests(path)
-    local victim
-    for name in pairs(all) do if not latest[name] then victim = name break end end
+    local victim = next(older_only(path))
     assert.truthy(victim)
     local vpath = path .. "/manifest/" .. victim
     H.write_file(vpath, H.read_file(vpath):sub(1, 40))   -- truncated: not readable
@@ -252,14 +245,8 @@ describe("orphan cleaning's manifest rounds", function()
     assert.equals(before, H.tree(path))
     -- an old unreferenced data file: now the older manifests must be read,
     -- and the truncated one refuses the run before anything is deleted
-    local orphan = path .. "/dt=d1/bucket-0/data-00000000-0000-0000-0000-000000000000-0.avro"
-    H.write_file(orphan, "x")
-    H.run("touch -d '2 days ago' " .. H.sh_quote(orphan))
-    before = H.tree(path)
-    local _, err, rc = orphans(path, {"--older-than", "1d"})
-    assert.equals(1, rc)
-    assert.matches(victim, err, 1, true)
-    assert.equals(before, H.tree(path))
+    old_file(path .. "/dt=d1/bucket-0/data-00000000-0000-0000-0000-000000000000-0.avro")
+    refuses(path, victim)
     H.rmdir(dir)
   end)
 end)

@@ -291,10 +291,11 @@ static void collect_records(const pm_avro_schema *s, const pm_avro_schema **v, s
     /* records inside arrays and maps are left whole: canon() prints those */
 }
 
-/* Block filter: with every other block refused, the records returned are
- * exactly those of the accepted blocks, in order, as a plain read gives
- * them (a pass-through filter tells which block each record is in), and
- * the read ends cleanly. */
+/* A reader returning some blocks only, against a plain read: the records
+ * of block i (0-based) for i % mod == rem come back from `mine` exactly, in
+ * order, and then both end cleanly. *blocks: blocks of the file; *excluded:
+ * some block with records was not expected from mine. Returns the records
+ * compared. */
 typedef struct block_count { long calls; int alternate; } block_count;
 static int count_blocks(void *ud, const uint8_t *data, size_t len) {
     (void)data;
@@ -303,84 +304,68 @@ static int count_blocks(void *ud, const uint8_t *data, size_t len) {
     return c->alternate ? (int)(c->calls++ % 2) : (c->calls++, 1);
 }
 
-/* 1 when the file has a refused block with records (the check covered something). */
-static int check_block_filter(const pm_buf *b, const char *path) {
+static long compare_blocks(const pm_buf *b, const char *path, pm_avro_reader *mine, unsigned mod, unsigned rem,
+                           long *blocks, int *excluded) {
     pm_err e = {0};
-    pm_avro_reader *all = NULL, *filt = NULL;
-    if (pm_avro_reader_open(b->data, b->len, path, &all, &e) || pm_avro_reader_open(b->data, b->len, path, &filt, &e)) {
-        CHECK(!"reopen failed");
-        pm_avro_reader_close(all);
-        return 0;
-    }
-    block_count ca = {0, 0}, cf = {0, 1};
+    pm_avro_reader *all = NULL;
+    if (pm_avro_reader_open(b->data, b->len, path, &all, &e)) { CHECK(!"reopen failed"); return 0; }
+    block_count ca = {0, 0};   /* pass-through: tells which block each record is in */
     pm_avro_reader_block_filter(all, count_blocks, &ca);
-    pm_avro_reader_block_filter(filt, count_blocks, &cf);
-    const pm_avro_schema *sa = pm_avro_reader_schema(all), *sf = pm_avro_reader_schema(filt);
-    const pm_avro_value *va, *vf;
+    const pm_avro_value *va, *vm;
     pm_buf want = {0}, got = {0};
-    int ra, rf = PAIMON_OK, refused_records = 0, ok = 1;
-    while ((ra = pm_avro_reader_next(all, &va, &e)) == PAIMON_OK && ok) {
-        if ((ca.calls - 1) % 2 == 0) { refused_records = 1; continue; }   /* a block the other reader refuses */
-        rf = pm_avro_reader_next(filt, &vf, &e);
-        CHECK_EQ_INT(rf, PAIMON_OK);
-        if (rf) { fprintf(stderr, "  %s: filtered read: %s\n", path, e.msg); ok = 0; break; }
+    long compared = 0;
+    int ra, ok = 1;
+    while (ok && (ra = pm_avro_reader_next(all, &va, &e)) == PAIMON_OK) {
+        if ((unsigned long)(ca.calls - 1) % mod != rem) { *excluded = 1; continue; }
+        int rm = pm_avro_reader_next(mine, &vm, &e);
+        CHECK_EQ_INT(rm, PAIMON_OK);
+        if (rm) { fprintf(stderr, "  %s: read of some blocks: %s\n", path, e.msg); ok = 0; break; }
         want.len = got.len = 0;
-        canon(&want, sa, va);
-        canon(&got, sf, vf);
+        canon(&want, pm_avro_reader_schema(all), va);
+        canon(&got, pm_avro_reader_schema(mine), vm);
         pm_buf_cstr(&want);
         pm_buf_cstr(&got);
-        if (strcmp((char *)want.data, (char *)got.data)) { CHECK(!"filtered record differs"); ok = 0; }
+        if (strcmp((char *)want.data, (char *)got.data)) { CHECK(!"record of some blocks differs"); ok = 0; }
+        compared++;
     }
     if (ok) {
         CHECK_EQ_INT(ra, PAIMON_DONE);
-        CHECK_EQ_INT(pm_avro_reader_next(filt, &vf, &e), PAIMON_DONE);
-        CHECK_EQ_INT(ca.calls, cf.calls);
+        CHECK_EQ_INT(pm_avro_reader_next(mine, &vm, &e), PAIMON_DONE);
     }
+    *blocks = ca.calls;
     pm_buf_free(&want);
     pm_buf_free(&got);
     pm_avro_reader_close(all);
+    return compared;
+}
+
+/* Block filter: every other block refused (walked, not returned). 1 when
+ * the file has a refused block with records (the check covered something). */
+static int check_block_filter(const pm_buf *b, const char *path) {
+    pm_err e = {0};
+    pm_avro_reader *filt = NULL;
+    if (pm_avro_reader_open(b->data, b->len, path, &filt, &e)) { CHECK(!"reopen failed"); return 0; }
+    block_count cf = {0, 1};   /* refuses blocks 0, 2, 4, ... */
+    pm_avro_reader_block_filter(filt, count_blocks, &cf);
+    long blocks = 0;
+    int excluded = 0;
+    compare_blocks(b, path, filt, 2, 1, &blocks, &excluded);
+    CHECK_EQ_INT(blocks, cf.calls);
     pm_avro_reader_close(filt);
-    return refused_records;
+    return excluded;
 }
 
 /* Block sharing: the readers of parts 0..parts-1 together return every
  * record once, each exactly those of its blocks, in order. */
 static void check_block_share(const pm_buf *b, const char *path, unsigned parts) {
-    long total = 0;
+    long total = 0, blocks = 0;
+    int excluded = 0;
     for (unsigned p = 0; p < parts; p++) {
         pm_err e = {0};
-        pm_avro_reader *all = NULL, *mine = NULL;
-        if (pm_avro_reader_open(b->data, b->len, path, &all, &e) || pm_avro_reader_open(b->data, b->len, path, &mine, &e)) {
-            CHECK(!"reopen failed");
-            pm_avro_reader_close(all);
-            return;
-        }
-        block_count ca = {0, 0};
-        pm_avro_reader_block_filter(all, count_blocks, &ca);
+        pm_avro_reader *mine = NULL;
+        if (pm_avro_reader_open(b->data, b->len, path, &mine, &e)) { CHECK(!"reopen failed"); return; }
         pm_avro_reader_block_share(mine, p, parts);
-        const pm_avro_value *va, *vm;
-        pm_buf want = {0}, got = {0};
-        int ra, ok = 1;
-        while (ok && (ra = pm_avro_reader_next(all, &va, &e)) == PAIMON_OK) {
-            if ((unsigned long)(ca.calls - 1) % parts != p) continue;
-            int rm = pm_avro_reader_next(mine, &vm, &e);
-            CHECK_EQ_INT(rm, PAIMON_OK);
-            if (rm) { ok = 0; break; }
-            want.len = got.len = 0;
-            canon(&want, pm_avro_reader_schema(all), va);
-            canon(&got, pm_avro_reader_schema(mine), vm);
-            pm_buf_cstr(&want);
-            pm_buf_cstr(&got);
-            if (strcmp((char *)want.data, (char *)got.data)) { CHECK(!"shared record differs"); ok = 0; }
-            total++;
-        }
-        if (ok) {
-            CHECK_EQ_INT(ra, PAIMON_DONE);
-            CHECK_EQ_INT(pm_avro_reader_next(mine, &vm, &e), PAIMON_DONE);
-        }
-        pm_buf_free(&want);
-        pm_buf_free(&got);
-        pm_avro_reader_close(all);
+        total += compare_blocks(b, path, mine, parts, p, &blocks, &excluded);
         pm_avro_reader_close(mine);
     }
     long n = 0;

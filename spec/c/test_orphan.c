@@ -31,14 +31,19 @@ static void tdir_remove(tdir *d) { tu_copy_remove(d, TMP_PREFIX); }
 
 static char *tree(const char *dir) { return tu_tree(dir, 0); }
 
-/* Clean with the cut-off `age_ms` before now. */
-static int clean_older(paimon_table *t, int64_t age_ms, int threads, int dry_run, pm_orphan_result *r, pm_err *e) {
+/* Options for a clean with the cut-off `age_ms` before now. */
+static pm_orphan_opts opts_older(int64_t age_ms, int threads, int dry_run) {
     pm_orphan_opts o;
     memset(&o, 0, sizeof o);
     o.has_older_than = 1;
     o.older_than_ms = pm_now_millis() - age_ms;
     o.threads = threads;
     o.dry_run = dry_run;
+    return o;
+}
+
+static int clean_older(paimon_table *t, int64_t age_ms, int threads, int dry_run, pm_orphan_result *r, pm_err *e) {
+    pm_orphan_opts o = opts_older(age_ms, threads, dry_run);
     return pm_remove_orphan_files(t, &o, r, e);
 }
 
@@ -236,12 +241,7 @@ TEST(dry_run_changes_nothing) {
  * as the threads allow) plan exactly what one task per manifest plans; a
  * damaged manifest still refuses the run, whichever part meets the damage. */
 static int clean_parts(paimon_table *t, int64_t part_bytes, int dry_run, pm_orphan_result *r, pm_err *e) {
-    pm_orphan_opts o;
-    memset(&o, 0, sizeof o);
-    o.has_older_than = 1;
-    o.older_than_ms = pm_now_millis();
-    o.threads = 4;
-    o.dry_run = dry_run;
+    pm_orphan_opts o = opts_older(0, 4, dry_run);
     o.manifest_part_bytes = part_bytes;
     return pm_remove_orphan_files(t, &o, r, e);
 }
@@ -276,15 +276,13 @@ TEST(manifests_shared_by_parts_plan_the_same) {
         pm_clean_result_free(&parts.clean);
         /* every manifest's records cut short inside a valid container (the
          * used ones too, spec/support/truncate_blocks.py): refused, nothing deleted */
-        char *before = tree(d.table);
         char cmd[700];
         snprintf(cmd, sizeof cmd,
                  "for f in $(ls '%s'/manifest/manifest-* | grep -v manifest-list); do "
                  "/usr/bin/python3 spec/support/truncate_blocks.py \"$f\" && touch -d '2 days ago' \"$f\" || exit 1; done",
                  d.table);
         CHECK(tu_sh(cmd) == 0);
-        free(before);
-        before = tree(d.table);
+        char *before = tree(d.table);
         pm_orphan_result r;
         CHECK(clean_parts(t, 1, 0, &r, &e) != PAIMON_OK);
         tu_check_tree_same(tree, d.table, before);

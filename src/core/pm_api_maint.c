@@ -86,58 +86,20 @@ static const char *opt_get(const paimon_options *o, const char *key) {
     return NULL;
 }
 
-/* Decimal integer in [lo, hi]; 1 if given, 0 if not, <0 (code negated) on a bad value. */
-static int opt_int(const paimon_options *o, const char *key, int64_t lo, int64_t hi, int64_t *out, pm_err *e) {
+/* The decimal integer of key, if given, into *dst (unchanged otherwise),
+ * within [lo, hi]; a result code. */
+static int set_i64(const paimon_options *o, const char *key, int64_t lo, int64_t hi, int64_t *dst, pm_err *e) {
     const char *s = opt_get(o, key);
-    if (!s) return 0;
+    if (!s) return PAIMON_OK;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (!*s || *end || errno || (s[0] == '+' || s[0] == ' '))
-        return -pm_fail(e, PAIMON_MISUSE, "option '%s' must be an integer, got '%s'", key, s);
+        return pm_fail(e, PAIMON_MISUSE, "option '%s' must be an integer, got '%s'", key, s);
     if (v < lo || v > hi)
-        return -pm_fail(e, PAIMON_MISUSE, "option '%s' must be between %lld and %lld, got %lld", key, (long long)lo,
-                        (long long)hi, v);
-    *out = v;
-    return 1;
-}
-
-/* "true" or "false"; *out unchanged when not given. */
-static int opt_bool(const paimon_options *o, const char *key, int *out, pm_err *e) {
-    const char *s = opt_get(o, key);
-    if (!s) return 0;
-    if (!strcmp(s, "true")) *out = 1;
-    else if (!strcmp(s, "false")) *out = 0;
-    else return -pm_fail(e, PAIMON_MISUSE, "option '%s' must be true or false, got '%s'", key, s);
-    return 1;
-}
-
-/* The cut-off: older-than (a duration: now minus it) or older-than-ms
- * (epoch milliseconds), not both. */
-static int opt_cutoff(const paimon_options *o, int64_t now, int *has, int64_t *cutoff, pm_err *e) {
-    const char *d = opt_get(o, "older-than");
-    int64_t abs_ms;
-    int rc = opt_int(o, "older-than-ms", 0, INT64_MAX, &abs_ms, e);
-    if (rc < 0) return -rc;
-    if (d && rc) return pm_fail(e, PAIMON_MISUSE, "options 'older-than' and 'older-than-ms' exclude each other");
-    if (rc) { *has = 1; *cutoff = abs_ms; return PAIMON_OK; }
-    if (!d) return PAIMON_OK;
-    int64_t ms;
-    if ((rc = pm_parse_duration_ms(d, &ms, e))) {
-        pm_err_prefix(e, "option 'older-than'");
-        return rc;
-    }
-    *has = 1;
-    *cutoff = now - ms;
-    return PAIMON_OK;
-}
-
-/* The value of key, if given, into *dst (unchanged otherwise); a result code. */
-static int set_i64(const paimon_options *o, const char *key, int64_t lo, int64_t hi, int64_t *dst, pm_err *e) {
-    int64_t v;
-    int r = opt_int(o, key, lo, hi, &v, e);
-    if (r < 0) return -r;
-    if (r) *dst = v;
+        return pm_fail(e, PAIMON_MISUSE, "option '%s' must be between %lld and %lld, got %lld", key, (long long)lo,
+                       (long long)hi, v);
+    *dst = v;
     return PAIMON_OK;
 }
 
@@ -148,9 +110,39 @@ static int set_int(const paimon_options *o, const char *key, int lo, int hi, int
     return rc;
 }
 
+/* "true" or "false", if given, into *dst. */
 static int set_bool(const paimon_options *o, const char *key, int *dst, pm_err *e) {
-    int r = opt_bool(o, key, dst, e);
-    return r < 0 ? -r : PAIMON_OK;
+    const char *s = opt_get(o, key);
+    if (!s) return PAIMON_OK;
+    if (!strcmp(s, "true")) *dst = 1;
+    else if (!strcmp(s, "false")) *dst = 0;
+    else return pm_fail(e, PAIMON_MISUSE, "option '%s' must be true or false, got '%s'", key, s);
+    return PAIMON_OK;
+}
+
+/* The cut-off: older-than (a duration: now minus it) or older-than-ms
+ * (epoch milliseconds), not both. */
+static int opt_cutoff(const paimon_options *o, int64_t now, int *has, int64_t *cutoff, pm_err *e) {
+    const char *d = opt_get(o, "older-than");
+    int64_t abs_ms = 0;
+    int rc = set_i64(o, "older-than-ms", 0, INT64_MAX, &abs_ms, e);
+    if (rc) return rc;
+    if (opt_get(o, "older-than-ms")) {
+        if (d) return pm_fail(e, PAIMON_MISUSE, "options 'older-than' and 'older-than-ms' exclude each other");
+        *has = 1;
+        *cutoff = abs_ms;
+        return PAIMON_OK;
+    }
+    if (!d) return PAIMON_OK;
+    int64_t ms;
+    rc = pm_parse_duration_ms(d, &ms, e);
+    if (rc) {
+        pm_err_prefix(e, "option 'older-than'");
+        return rc;
+    }
+    *has = 1;
+    *cutoff = now - ms;
+    return PAIMON_OK;
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -285,19 +277,18 @@ const char *paimon_result_str(const paimon_result *r, const char *path) {
 
 /* ---- operations ------------------------------------------------------- */
 
-static int begin(paimon_table *t, paimon_result **out) {
+/* Arguments and option names of operation `op` (known: its keys). */
+static int begin(paimon_table *t, paimon_result **out, const paimon_options *o, const char *op,
+                 const char *const *known) {
     if (!t) return PAIMON_MISUSE;
     pm_err_clear(&t->err);
     if (!out) return pm_fail(&t->err, PAIMON_MISUSE, "result pointer is NULL");
     *out = NULL;
-    return PAIMON_OK;
+    return check_keys(o, op, known, &t->err);
 }
 
 static int expire_opts(const paimon_options *o, pm_expire_opts *x, pm_err *e) {
-    static const char *const known[] = {"retain-min", "retain-max", "older-than", "older-than-ms", "max-deletes",
-                                        "until", "threads", "dry-run", "clean-empty-directories", "now-ms", NULL};
-    int rc = check_keys(o, "expire_snapshots", known, e);
-    if (rc) return rc;
+    int rc;
     memset(x, 0, sizeof *x);
     x->threads = 4;
     int ced = -2;
@@ -315,7 +306,9 @@ static int expire_opts(const paimon_options *o, pm_expire_opts *x, pm_err *e) {
 }
 
 int paimon_expire_snapshots(paimon_table *t, const paimon_options *o, paimon_result **out) {
-    int rc = begin(t, out);
+    static const char *const known[] = {"retain-min", "retain-max", "older-than", "older-than-ms", "max-deletes",
+                                        "until", "threads", "dry-run", "clean-empty-directories", "now-ms", NULL};
+    int rc = begin(t, out, o, "expire_snapshots", known);
     if (rc) return rc;
     pm_expire_opts x;
     if ((rc = expire_opts(o, &x, &t->err))) return rc;
@@ -354,10 +347,9 @@ int paimon_expire_snapshots(paimon_table *t, const paimon_options *o, paimon_res
 
 int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_result **out) {
     static const char *const known[] = {"older-than", "older-than-ms", "threads", "dry-run", "now-ms", NULL};
-    int rc = begin(t, out);
+    int rc = begin(t, out, o, "remove_orphan_files", known);
     if (rc) return rc;
     pm_err *e = &t->err;
-    if ((rc = check_keys(o, "remove_orphan_files", known, e))) return rc;
     pm_orphan_opts x;
     memset(&x, 0, sizeof x);
     x.threads = 4;
@@ -382,14 +374,11 @@ int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_
     return result_finish(&b, out, e);
 }
 
-static const char *verify_kind_name(int k) { return pm_verify_kind_name(k); }
-
 int paimon_verify(paimon_table *t, const paimon_options *o, paimon_result **out) {
     static const char *const known[] = {"all-snapshots", "threads", NULL};
-    int rc = begin(t, out);
+    int rc = begin(t, out, o, "verify", known);
     if (rc) return rc;
     pm_err *e = &t->err;
-    if ((rc = check_keys(o, "verify", known, e))) return rc;
     pm_verify_opts x;
     memset(&x, 0, sizeof x);
     x.threads = 4;
@@ -413,9 +402,9 @@ int paimon_verify(paimon_table *t, const paimon_options *o, paimon_result **out)
     }
     j_set(&b, b.o, "checked", checked);
     j_int(&b, b.o, "files", files);
-    j_set(&b, b.o, "missing", j_items(&b, res.missing, res.n_missing, 1, verify_kind_name));
-    j_set(&b, b.o, "wrong_size", j_items(&b, res.wrong_size, res.n_wrong_size, 1, verify_kind_name));
-    j_set(&b, b.o, "unreadable", j_items(&b, res.unreadable, res.n_unreadable, 1, verify_kind_name));
+    j_set(&b, b.o, "missing", j_items(&b, res.missing, res.n_missing, 1, pm_verify_kind_name));
+    j_set(&b, b.o, "wrong_size", j_items(&b, res.wrong_size, res.n_wrong_size, 1, pm_verify_kind_name));
+    j_set(&b, b.o, "unreadable", j_items(&b, res.unreadable, res.n_unreadable, 1, pm_verify_kind_name));
     j_int(&b, b.o, "duration_ms", res.duration_ms);
     pm_verify_result_free(&res);
     return result_finish(&b, out, e);
@@ -476,10 +465,9 @@ static int parse_spec(const paimon_table *t, char *text, const char **keys, cons
 
 int paimon_drop_partitions(paimon_table *t, const paimon_options *o, paimon_result **out) {
     static const char *const known[] = {"partition", "max-attempts", "commit-user", "dry-run", NULL};
-    int rc = begin(t, out);
+    int rc = begin(t, out, o, "drop_partitions", known);
     if (rc) return rc;
     pm_err *e = &t->err;
-    if ((rc = check_keys(o, "drop_partitions", known, e))) return rc;
     pm_drop_opts x;
     memset(&x, 0, sizeof x);
     x.max_attempts = 3;

@@ -630,6 +630,79 @@ static int check_ages(list_ctx *lx, list_task *tasks, size_t n_tasks, const mark
     return rc;
 }
 
+/* Tasks reading a manifest of `size` bytes: one per part_bytes, at most max_parts. */
+static unsigned parts_of(int64_t size, unsigned max_parts, const pm_orphan_opts *o) {
+    int64_t k = size / part_bytes(o);
+    return k <= 1 ? 1 : k < (int64_t)max_parts ? (unsigned)k : max_parts;
+}
+
+/* Flag what reads [from, to) found; the first that failed fails the run. */
+static int merge_reads(read_task *reads, size_t from, size_t to, marks *m, pm_err *e) {
+    for (size_t i = from; i < to; i++) {
+        if (reads[i].rc) {
+            *e = reads[i].err;
+            pm_err_prefix(e, "refusing to clean: cannot read the used set");
+            return reads[i].rc;
+        }
+        for (size_t k = 0; k < reads[i].used.n; k++) m->flag[reads[i].used.v[k]] = 1;
+        m->data_names += reads[i].data_names;
+    }
+    return PAIMON_OK;
+}
+
+static int unknown_cand(const cand *c, const marks *m) { return c->kind != PM_K_TEMP && !m->flag[c->slot]; }
+
+/* After the first round: must the manifests only older snapshots name
+ * (later[0, n_later)) be read? Only if a listed file not yet known to be in
+ * use would be deleted: one older than the cut-off (a file being written
+ * now is kept either way; few unknown files get their ages looked up for
+ * that, and *ages_final says those ages stand if the answer is no; many
+ * mean older snapshots' files: yes at once). Also yes when what would be
+ * skipped is wrong in a way reading would show without doubt: no data file
+ * named yet while data files exist (the empty-used-set check must see
+ * every manifest), or a manifest the lists name that the listing did not
+ * find (its read would fail, as Java's does). */
+static int second_round_needed(list_ctx *lx, list_task *tasks, size_t n_tasks, const marks *m, int64_t data_cands,
+                               const read_task *later, size_t n_later, const pm_orphan_opts *o,
+                               pm_orphan_result *res, int *needed, int *ages_final, pm_err *e) {
+    int64_t unknown = 0;
+    for (size_t i = 0; i < n_tasks; i++)
+        for (size_t k = 0; k < tasks[i].n; k++) unknown += unknown_cand(&tasks[i].c[k], m);
+    *needed = unknown > 64 && unknown > res->listed / 64;
+    if (!*needed && unknown) {
+        int rc = check_ages(lx, tasks, n_tasks, m, o, &res->used, e);
+        if (rc) return rc;
+        *ages_final = 1;
+        for (size_t i = 0; i < n_tasks && !*needed; i++)
+            for (size_t k = 0; k < tasks[i].n && !*needed; k++) {
+                const cand *c = &tasks[i].c[k];
+                *needed = c->kind != PM_K_TEMP && !c->used && c->remove;
+            }
+    }
+    if (data_cands > 0 && m->data_names == 0) *needed = 1;
+    for (size_t i = 0; i < n_later && !*needed; i++)
+        *needed = pm_set_slot(m->names, later[i].name, strlen(later[i].name)) < 0;
+    return PAIMON_OK;
+}
+
+/* The names of the files still unknown, if there are few and data names
+ * were seen (the empty-used-set check did not force the round): NULL
+ * otherwise (every block's names are looked up). */
+static needles *few_unknown(list_task *tasks, size_t n_tasks, const marks *m, needles *nd) {
+    if (m->data_names == 0) return NULL;
+    nd->n = 0;
+    for (size_t i = 0; i < n_tasks; i++)
+        for (size_t k = 0; k < tasks[i].n; k++) {
+            const cand *c = &tasks[i].c[k];
+            if (!unknown_cand(c, m)) continue;
+            if (nd->n == UNKNOWN_NEEDLES_MAX) return NULL;
+            nd->v[nd->n] = cand_name(&tasks[i], c);
+            nd->len[nd->n] = strlen(nd->v[nd->n]);
+            nd->n++;
+        }
+    return nd->n ? nd : NULL;
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static int cmp_cand_name(const void *a, const void *b) {
@@ -768,26 +841,21 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     if (rc) { strv_free(&manifests); free(msize); free(mlater); goto done; }
     /* Two rounds: first the manifests of each branch's latest snapshot and
      * of the tags, with every index manifest; then those only older
-     * snapshots name. When the first round already shows every listed
-     * file in use, the second could protect nothing more and is skipped
-     * (most runs on a healthy table). Otherwise it is read whole, and any
-     * unreadable manifest of either round fails the run as before. */
-    /* A big merged manifest would leave the other CPUs idle while one reads
-     * it: on the local file system its blocks are shared out among a few
-     * tasks (each opens the file and decodes every parts-th block). */
+     * snapshots name, unless no file they could protect would be deleted
+     * (second_round_needed; most runs on a healthy table). Any unreadable
+     * manifest a round reads fails the run. A big merged manifest would
+     * leave the other CPUs idle while one reads it: on the local file
+     * system its blocks are shared out among a few tasks (each opens the
+     * file and decodes every parts-th block). */
     unsigned max_parts = is_local && o->threads > 1 ? (unsigned)(o->threads < 8 ? o->threads : 8) : 1;
     size_t n_parts = 0;
-    for (size_t i = 0; i < manifests.n; i++) {
-        int64_t k = msize[i] / part_bytes(o);
-        n_parts += k <= 1 ? 1 : k < (int64_t)max_parts ? (size_t)k : max_parts;
-    }
+    for (size_t i = 0; i < manifests.n; i++) n_parts += parts_of(msize[i], max_parts, o);
     n_reads = n_parts + u.index_v.n;
     reads = calloc(n_reads ? n_reads : 1, sizeof *reads);
     if (!reads) { strv_free(&manifests); free(msize); free(mlater); rc = nomem(e); goto done; }
     for (size_t i = 0; i < u.index_v.n; i++) { reads[i].name = u.index_v.v[i]; reads[i].index = 1; }
     for (size_t i = 0, at = u.index_v.n; i < manifests.n; i++) {
-        int64_t k = msize[i] / part_bytes(o);
-        unsigned parts = k <= 1 ? 1 : k < (int64_t)max_parts ? (unsigned)k : max_parts;
+        unsigned parts = parts_of(msize[i], max_parts, o);
         for (unsigned q = 0; q < parts; q++, at++) {
             read_task *rt = &reads[at];
             rt->name = manifests.v[i];
@@ -805,67 +873,19 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     while (n_first < n_reads && !reads[n_first].later) n_first++;
     read_ctx rx = {main_t, reads, sc, &m, NULL};
     rc = pm_exec_run(o->threads, n_first, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
+    if (!rc) rc = merge_reads(reads, 0, n_first, &m, e);
     size_t n_done = n_first;
-    int ages_final = 0;
-    for (int round = 0; !rc && round < 2; round++) {
-        for (size_t i = round ? n_first : 0; !rc && i < n_done; i++) {
-            if (reads[i].rc) {
-                rc = reads[i].rc;
-                *e = reads[i].err;
-                pm_err_prefix(e, "refusing to clean: cannot read the used set");
-                break;
-            }
-            for (size_t k = 0; k < reads[i].used.n; k++) m.flag[reads[i].used.v[k]] = 1;
-            m.data_names += reads[i].data_names;
-        }
-        if (rc || round || n_first == n_reads) break;
-        /* the second round is needed only if a file not yet known to be in
-         * use would be deleted: one older than the cut-off (a file being
-         * written now is kept either way) */
-        int64_t unknown = 0;
-        int deletable = 0;
-        for (size_t i = 0; i < n_tasks; i++)
-            for (size_t k = 0; k < tasks[i].n; k++)
-                unknown += tasks[i].c[k].kind != PM_K_TEMP && !m.flag[tasks[i].c[k].slot];
-        /* their ages first when they are few (files of commits in progress);
-         * many (older snapshots' files): the second round right away */
-        if (unknown > 64 && unknown > res->listed / 64) deletable = 1;
-        else if (unknown) {
-            /* these ages are final if the second round is skipped */
-            if ((rc = check_ages(&lx, tasks, n_tasks, &m, o, &res->used, e))) break;
-            ages_final = 1;
-            for (size_t i = 0; i < n_tasks && !deletable; i++)
-                for (size_t k = 0; k < tasks[i].n && !deletable; k++) {
-                    const cand *c = &tasks[i].c[k];
-                    deletable = c->kind != PM_K_TEMP && !c->used && c->remove;
-                }
-        }
-        /* and also when what would be skipped is wrong in a way reading
-         * would show without doubt: no data file named yet while data files
-         * exist (the empty-used-set check below must see every manifest), or
-         * a manifest the lists name that the listing did not find (a read
-         * would fail, as Java's does) */
-        if (data_cands > 0 && m.data_names == 0) deletable = 1;
-        for (size_t i = n_first; i < n_reads && !deletable; i++)
-            deletable = pm_set_slot(m.names, reads[i].name, strlen(reads[i].name)) < 0;
-        if (!deletable) break;
+    int ages_final = 0, needed = 0;
+    if (!rc && n_first < n_reads)
+        rc = second_round_needed(&lx, tasks, n_tasks, &m, data_cands, reads + n_first, n_reads - n_first, o, res,
+                                 &needed, &ages_final, e);
+    if (!rc && needed) {
         ages_final = 0;
-        /* few files still unknown (and data names seen: the empty-used-set
-         * check is not what forced this round): only blocks naming them */
-        needles nd = {{0}, {0}, 0};
-        int few = unknown <= UNKNOWN_NEEDLES_MAX && m.data_names > 0;
-        for (size_t i = 0; few && i < n_tasks; i++)
-            for (size_t k = 0; few && k < tasks[i].n; k++) {
-                const cand *c = &tasks[i].c[k];
-                if (c->kind == PM_K_TEMP || m.flag[c->slot]) continue;
-                if (nd.n == UNKNOWN_NEEDLES_MAX) { few = 0; break; }
-                nd.v[nd.n] = cand_name(&tasks[i], c);
-                nd.len[nd.n] = strlen(nd.v[nd.n]);
-                nd.n++;
-            }
-        read_ctx rx2 = {main_t, reads + n_first, sc, &m, few && nd.n ? &nd : NULL};
+        needles nd;
+        read_ctx rx2 = {main_t, reads + n_first, sc, &m, few_unknown(tasks, n_tasks, &m, &nd)};
         rc = pm_exec_run(o->threads, n_reads - n_first, read_one, &rx2, "reading manifests", o->progress,
                          o->progress_ud, e);
+        if (!rc) rc = merge_reads(reads, n_first, n_reads, &m, e);
         n_done = n_reads;
     }
     for (size_t i = u.index_v.n; i < n_reads; i++) {   /* manifests, not their parts */

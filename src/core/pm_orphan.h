@@ -15,10 +15,11 @@
  * or one of them is missing from the listing (its read would fail). With at
  * most a few files still unknown, the second round looks names up only in
  * the blocks whose bytes contain one of theirs (no other block can name
- * them); the other blocks are still walked with every check. A long-lived changelog's base / delta manifest list
- * and index manifest are read only if they exist (Java deletes them when it
- * moves a snapshot to changelog/); its changelog manifest list must be
- * readable. The cut-off is checked against the real clock too. */
+ * them); the other blocks are still walked with every check. A long-lived
+ * changelog's base / delta manifest list and index manifest are read only
+ * if they exist (Java deletes them when it moves a snapshot to changelog/);
+ * its changelog manifest list must be readable. The cut-off is checked
+ * against the real clock too. */
 #ifndef PM_ORPHAN_H
 #define PM_ORPHAN_H
 
