@@ -51,6 +51,30 @@ static void dctx_put(ZSTD_DCtx *d) {
     ZSTD_freeDCtx(d);
 }
 
+/* Released block buffers, pooled the same way: a 64 KiB buffer allocated
+ * and freed per small file made malloc grow and trim the heap (brk, page
+ * faults) for every manifest list read. */
+#define BUF_POOL_MAX 16
+static pm_buf buf_pool[BUF_POOL_MAX];
+static size_t buf_pool_n;
+
+static void buf_acquire(pm_buf *out) {
+    if (out->cap) return;
+    pthread_mutex_lock(&dctx_pool_mu);
+    if (buf_pool_n) *out = buf_pool[--buf_pool_n];
+    pthread_mutex_unlock(&dctx_pool_mu);
+    out->len = 0;
+}
+
+void pm_avro_codec_buf_release(pm_buf *b) {
+    if (b->cap >= 65536 && b->cap <= DCTX_POOL_MAX_BYTES) {
+        pthread_mutex_lock(&dctx_pool_mu);
+        if (buf_pool_n < BUF_POOL_MAX) { buf_pool[buf_pool_n++] = *b; b->data = NULL; }
+        pthread_mutex_unlock(&dctx_pool_mu);
+    }
+    pm_buf_free(b);
+}
+
 void pm_avro_codec_done(pm_avro_codec_ctx *c) {
     if (!c) return;
     dctx_put(c->zstd_d);
@@ -149,6 +173,7 @@ static int zstd_block(pm_avro_codec_ctx *c, const uint8_t *src, size_t n, size_t
      * reader keeps (the stream API copies through its window). Anything
      * but success (too small, bad data) goes the streaming way below, with
      * its limits and messages. */
+    buf_acquire(out);
     if (out->cap < 65536 && max_out >= 65536) (void)pm_buf_reserve(out, 65536);   /* room for a usual block */
     size_t space = out->cap - out->len;
     if (space > max_out - out->len) space = max_out - out->len;

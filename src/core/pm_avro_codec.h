@@ -21,6 +21,8 @@ typedef struct pm_avro_codec_ctx {
     void *zstd_c;   /* ZSTD_CCtx */
 } pm_avro_codec_ctx;
 void pm_avro_codec_done(pm_avro_codec_ctx *c);
+/* Free a block buffer, or keep it for a later reader (bounded pool). */
+void pm_avro_codec_buf_release(pm_buf *b);
 
 /* Decompress src into out (out->len reset to 0 first; out's storage is
  * reused). Output is limited to max_out bytes. On failure returns

@@ -730,7 +730,7 @@ void pm_avro_reader_close(pm_avro_reader *r) {
     if (!r->schema_borrowed) pm_avro_schema_free(r->schema);
     free(r->meta);
     free(r->file_name);
-    pm_buf_free(&r->block_buf);
+    pm_avro_codec_buf_release(&r->block_buf);
     pm_avro_codec_done(&r->cctx);
     pm_arena_free(r->arena);
     free(r);
