@@ -153,6 +153,47 @@ static long count_records(const uint8_t *data, size_t size, uint64_t skip) {
     return n;
 }
 
+/* The compiled walks against the generic one (pm_avro_reader_compile_walks):
+ * with every block refused by a filter (whole records walked) and with
+ * every other field skipped, the same records and the same end, message
+ * and all. */
+static int refuse_all(void *ud, const uint8_t *d, size_t n) { (void)ud; (void)d; (void)n; return 0; }
+
+static void walk_end(const uint8_t *data, size_t size, int compiled, int projected, long *n, int *rc, char *msg,
+                     size_t cap) {
+    pm_err e;
+    pm_avro_reader *r = NULL;
+    const pm_avro_value *v;
+    *n = 0;
+    msg[0] = '\0';
+    fuzz_err_init(&e);
+    *rc = pm_avro_reader_open(data, size, "fuzz.avro", &r, &e);
+    if (*rc != PAIMON_OK) return;
+    pm_avro_reader_compile_walks(r, compiled);
+    if (projected) {
+        const pm_avro_schema *top = pm_avro_unwrap_nullable(pm_avro_reader_schema(r));
+        if (top && top->type == PM_AVRO_RECORD) (void)pm_avro_reader_skip_fields(r, top, 0xAAAAAAAAAAAAAAAAull);
+    } else {
+        pm_avro_reader_block_filter(r, refuse_all, NULL);
+    }
+    while (*n < MAX_RECORDS && (*rc = pm_avro_reader_next(r, &v, &e)) == PAIMON_OK) (*n)++;
+    if (*rc != PAIMON_OK && *rc != PAIMON_DONE) snprintf(msg, cap, "%s", e.msg);
+    pm_avro_reader_close(r);
+}
+
+static void compare_walks(const uint8_t *data, size_t size) {
+    for (int projected = 0; projected < 2; projected++) {
+        long n0, n1;
+        int rc0, rc1;
+        char m0[512], m1[512];
+        walk_end(data, size, 0, projected, &n0, &rc0, m0, sizeof m0);
+        walk_end(data, size, 1, projected, &n1, &rc1, m1, sizeof m1);
+        if (n0 != n1 || rc0 != rc1 || strcmp(m0, m1))
+            FUZZ_FAIL("compiled walk (%s) differs: generic %ld records rc %d \"%s\", compiled %ld rc %d \"%s\"",
+                      projected ? "projected" : "blocks passed over", n0, rc0, m0, n1, rc1, m1);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pm_buf enc1 = {0}, lens1 = {0}, enc2 = {0}, lens2 = {0}, file = {0};
@@ -170,6 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     /* skipping fields walks them with the same checks: whatever reads whole
      * reads with every other field skipped, record for record */
+    compare_walks(data, size);
     n1 = count_records(data, size, 0);
     if (n1 >= 0 && n1 < MAX_RECORDS) {
         n2 = count_records(data, size, 0xAAAAAAAAAAAAAAAAull);

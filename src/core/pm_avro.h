@@ -119,6 +119,12 @@ int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, 
 typedef int (*pm_avro_block_filter)(void *ud, const uint8_t *data, size_t len);
 void pm_avro_reader_block_filter(pm_avro_reader *r, pm_avro_block_filter fn, void *ud);
 
+/* The walks of skipped fields and passed-over blocks are compiled into
+ * straight-line programs once a reader has loaded 32 records (a small
+ * file is walked by the generic code). For tests comparing the two: 0
+ * never compiles, 1 compiles at the first block. Before the first record. */
+void pm_avro_reader_compile_walks(pm_avro_reader *r, int when);
+
 /* Share a file's blocks among several readers (one per worker): this one
  * returns only the records of the blocks whose 0-based index i has
  * i % parts == part; the others are passed over before decompression (their

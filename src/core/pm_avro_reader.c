@@ -17,6 +17,12 @@
 /* Records of a schema that can encode in zero bytes, per file. */
 #define EMPTY_RECORDS_MAX ((uint64_t)1 << 24)
 
+typedef struct pm_skip_prog pm_skip_prog;
+/* Per projected record: the skip program's sequence for the run of
+ * skipped fields that starts at field i (0: none, skip_value) and its
+ * length. */
+typedef struct skip_runs { uint32_t start[64]; uint8_t len[64]; } skip_runs;
+
 typedef struct meta_entry {
     const uint8_t *key; size_t key_len;
     const uint8_t *val; size_t val_len;
@@ -46,6 +52,12 @@ struct pm_avro_reader {
     pm_avro_value root;
     pm_avro_skip skip[PM_AVRO_SKIP_MAX];
     int n_skip;
+    pm_skip_prog *prog;         /* compiled walks (NULL: skip_value) */
+    skip_runs *runs;            /* per skip[] entry, into prog */
+    uint32_t prog_record;       /* prog's sequence walking a whole record (0: none) */
+    int prog_tried;
+    uint64_t records_seen;      /* in the blocks loaded, until prog_tried */
+    uint64_t compile_after;     /* records_seen that repays compiling (UINT64_MAX: never) */
     pm_avro_block_filter filter;
     void *filter_ud;
     unsigned part, parts;       /* pm_avro_reader_block_share */
@@ -58,6 +70,8 @@ typedef struct dec {
     pm_arena *arena;
     const pm_avro_skip *skip;
     int n_skip;
+    const pm_skip_prog *prog;
+    const skip_runs *runs;
     size_t values_left;
     int nomem;
     char msg[200];
@@ -250,9 +264,406 @@ static int skip_value(dec *d, const pm_avro_schema *s, int depth) {
     }
 }
 
-static uint64_t skip_mask(const dec *d, const pm_avro_schema *rec) {
+/* ---- skip programs ------------------------------------------------------------ */
+
+/* What a reader walks without building (the skipped fields of a projection,
+ * the records of a block passed over) compiled once into straight-line
+ * ops: skip_value dispatches, recurses and goes through memory once per
+ * value, which was most of the time a names-only manifest read took. Runs
+ * of longs, ints, strings or bytes take one op, records are inlined with
+ * their value budget taken at the start of the sequence, a union's null or
+ * scalar branch is walked in place. Every value gets exactly skip_value's
+ * checks: the common shapes (one-byte varints and lengths) are checked
+ * inline, anything else goes through the take_ helpers, which also word
+ * the messages; the budget fails for the same inputs (only the point where
+ * it is noticed can differ). Nesting past SKIP_INLINE_DEPTH (recursive
+ * schemas) is left to skip_value. */
+#define SKIP_INLINE_DEPTH 16
+#define SKIP_PROG_MIN_RECORDS 32       /* records loaded before a reader compiles */
+#define BRANCH_SCALAR 0x80000000u      /* tab / COLL target: one scalar op, in place */
+#define BRANCH_UNION 0x40000000u       /* tab: a union inside a union (fails) */
+#define BRANCH_OPT 0x20000000u         /* COLL target: a union of null and one scalar (branch << 8 | op) */
+
+enum { OP_END, OP_BUDGET, OP_LONGS, OP_INTS, OP_STRINGS, OP_BYTES, OP_RAW, OP_BOOL, OP_ENUM, OP_UNION, OP_OPT,
+       OP_COLL, OP_VALUE };
+
+typedef struct skip_op {
+    uint8_t op;
+    uint16_t depth;            /* skip_value's depth of this value, relative to the program's root */
+    uint32_t n;                /* LONGS..BYTES: how many; RAW: bytes; BUDGET: values; OPT: ops that follow */
+    uint32_t at;               /* UNION: its branches in tab; OPT: the branch that is not null; COLL: the items' target */
+    const pm_avro_schema *s;   /* ENUM, UNION, COLL, VALUE */
+    const char *what;          /* RAW: for messages */
+} skip_op;
+
+typedef struct pending { uint32_t op, slot; const pm_avro_schema *s; uint16_t depth; } pending;
+
+struct pm_skip_prog {
+    skip_op *ops;              /* ops[0]: END */
+    size_t n, cap;
+    uint32_t *tab;             /* per union branch: 0 (null), BRANCH_* | op, or a sequence's start */
+    size_t n_tab, cap_tab;
+    pending *todo;             /* sequences still to compile */
+    size_t n_todo, cap_todo;
+    size_t merge_from;         /* a scalar may join a run at ops[merge_from..] only */
+    int nomem;
+};
+
+/* Of a union of null and one other branch: that branch's index (else -1). */
+static int nullable_branch(const pm_avro_schema *s) {
+    if (s->type != PM_AVRO_UNION || s->n_branches != 2) return -1;
+    if (s->branches[0]->type == PM_AVRO_NULL && s->branches[1]->type != PM_AVRO_NULL) return 1;
+    if (s->branches[1]->type == PM_AVRO_NULL && s->branches[0]->type != PM_AVRO_NULL) return 0;
+    return -1;
+}
+
+/* The op that walks s alone, if it is a scalar one (else 0). */
+static uint8_t scalar_op(const pm_avro_schema *s) {
+    switch (s->type) {
+    case PM_AVRO_LONG: return OP_LONGS;
+    case PM_AVRO_INT: return OP_INTS;
+    case PM_AVRO_STRING: return OP_STRINGS;
+    case PM_AVRO_BYTES: return OP_BYTES;
+    default: return 0;
+    }
+}
+
+static uint32_t prog_emit(pm_skip_prog *g, uint8_t op, uint16_t depth) {
+    if (g->nomem) return 0;
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 32;
+        skip_op *no = realloc(g->ops, nc * sizeof *no);
+        if (!no) { g->nomem = 1; return 0; }
+        g->ops = no;
+        g->cap = nc;
+    }
+    skip_op *o = &g->ops[g->n];
+    memset(o, 0, sizeof *o);
+    o->op = op;
+    o->depth = depth;
+    return (uint32_t)g->n++;
+}
+
+/* s is compiled as a sequence of its own later; its start goes to
+ * ops[op].at (slot UINT32_MAX) or tab[slot]. */
+static void prog_later(pm_skip_prog *g, uint32_t op, uint32_t slot, const pm_avro_schema *s, uint16_t depth) {
+    if (g->nomem) return;
+    if (g->n_todo == g->cap_todo) {
+        size_t nc = g->cap_todo ? g->cap_todo * 2 : 8;
+        pending *nt = realloc(g->todo, nc * sizeof *nt);
+        if (!nt) { g->nomem = 1; return; }
+        g->todo = nt;
+        g->cap_todo = nc;
+    }
+    g->todo[g->n_todo++] = (pending){op, slot, s, depth};
+}
+
+/* Append the ops of one value to the sequence whose BUDGET op is `budget`. */
+static void prog_value(pm_skip_prog *g, const pm_avro_schema *s, uint16_t depth, uint32_t budget) {
+    if (g->nomem || s->type == PM_AVRO_NULL) return;
+    uint8_t so = scalar_op(s);
+    if (so) {   /* joins a run of the same op */
+        skip_op *last = &g->ops[g->n - 1];
+        if (g->n - 1 >= g->merge_from && last->op == so && last->n < UINT32_MAX) { last->n++; return; }
+        uint32_t i = prog_emit(g, so, depth);
+        if (!g->nomem) g->ops[i].n = 1;
+        return;
+    }
+    uint32_t i;
+    switch (s->type) {
+    case PM_AVRO_FLOAT:
+    case PM_AVRO_DOUBLE:
+    case PM_AVRO_FIXED:
+        if (s->type == PM_AVRO_FIXED && s->fixed_size > UINT32_MAX) break;
+        i = prog_emit(g, OP_RAW, depth);
+        if (g->nomem) return;
+        g->ops[i].n = s->type == PM_AVRO_FLOAT ? 4 : s->type == PM_AVRO_DOUBLE ? 8 : (uint32_t)s->fixed_size;
+        g->ops[i].what = s->type == PM_AVRO_FLOAT ? "float" : s->type == PM_AVRO_DOUBLE ? "double" : "fixed";
+        return;
+    case PM_AVRO_BOOLEAN:
+        prog_emit(g, OP_BOOL, depth);
+        return;
+    case PM_AVRO_ENUM:
+        i = prog_emit(g, OP_ENUM, depth);
+        if (!g->nomem) g->ops[i].s = s;
+        return;
+    case PM_AVRO_RECORD:
+        if (depth >= SKIP_INLINE_DEPTH || s->n_fields > UINT32_MAX - g->ops[budget].n) break;
+        g->ops[budget].n += (uint32_t)s->n_fields;
+        for (size_t k = 0; k < s->n_fields; k++) prog_value(g, s->fields[k].type, (uint16_t)(depth + 1), budget);
+        return;
+    case PM_AVRO_ARRAY:
+    case PM_AVRO_MAP:
+        if (depth >= SKIP_INLINE_DEPTH) break;
+        i = prog_emit(g, OP_COLL, depth);
+        if (g->nomem) return;
+        g->ops[i].s = s;
+        int nb = nullable_branch(s->items);
+        if (scalar_op(s->items)) g->ops[i].at = BRANCH_SCALAR | scalar_op(s->items);
+        else if (nb >= 0 && scalar_op(s->items->branches[nb]))
+            g->ops[i].at = BRANCH_OPT | (uint32_t)nb << 8 | scalar_op(s->items->branches[nb]);
+        else prog_later(g, i, UINT32_MAX, s->items, (uint16_t)(depth + 1));
+        return;
+    case PM_AVRO_UNION: {
+        if (depth >= SKIP_INLINE_DEPTH || s->n_branches >= BRANCH_UNION) break;
+        /* null or X, X neither a scalar (walked in place below) nor a
+         * record (its budget would be taken even when the branch is null):
+         * X's ops follow in place */
+        int nx = nullable_branch(s);
+        const pm_avro_schema *x = nx >= 0 ? s->branches[nx] : NULL;
+        if (x && !scalar_op(x) && x->type != PM_AVRO_RECORD && x->type != PM_AVRO_UNION) {
+            i = prog_emit(g, OP_OPT, depth);
+            if (g->nomem) return;
+            g->ops[i].s = s;
+            g->ops[i].at = (uint32_t)nx;
+            g->merge_from = g->n;
+            prog_value(g, x, depth, budget);
+            if (g->nomem) return;
+            g->ops[i].n = (uint32_t)(g->n - i - 1);
+            g->merge_from = g->n;   /* nothing after joins X's ops */
+            return;
+        }
+        i = prog_emit(g, OP_UNION, depth);
+        if (g->nomem) return;
+        g->ops[i].s = s;
+        if (g->n_tab + s->n_branches > g->cap_tab) {
+            size_t nc = g->n_tab + s->n_branches + g->cap_tab + 8;
+            uint32_t *nt = realloc(g->tab, nc * sizeof *nt);
+            if (!nt) { g->nomem = 1; return; }
+            g->tab = nt;
+            g->cap_tab = nc;
+        }
+        g->ops[i].at = (uint32_t)g->n_tab;
+        for (size_t b = 0; b < s->n_branches; b++) {
+            const pm_avro_schema *bs = s->branches[b];
+            uint32_t slot = (uint32_t)g->n_tab++;
+            g->tab[slot] = bs->type == PM_AVRO_NULL ? 0 : bs->type == PM_AVRO_UNION ? BRANCH_UNION
+                         : scalar_op(bs) ? BRANCH_SCALAR | scalar_op(bs) : 0;
+            if (bs->type != PM_AVRO_NULL && bs->type != PM_AVRO_UNION && !scalar_op(bs))
+                prog_later(g, i, slot, bs, depth);
+        }
+        return;
+    }
+    default:
+        break;
+    }
+    i = prog_emit(g, OP_VALUE, depth);   /* deep, recursive or anything else: skip_value */
+    if (!g->nomem) g->ops[i].s = s;
+}
+
+/* A sequence: BUDGET, the values' ops, END. Its start (past the BUDGET
+ * when nothing in it is a record). */
+static uint32_t prog_sequence(pm_skip_prog *g, const pm_avro_field *fields, size_t n_fields,
+                              const pm_avro_schema *one, uint16_t depth) {
+    uint32_t start = prog_emit(g, OP_BUDGET, 0);
+    g->merge_from = g->n;
+    if (one) prog_value(g, one, depth, start);
+    for (size_t k = 0; k < n_fields; k++) prog_value(g, fields[k].type, depth, start);
+    prog_emit(g, OP_END, 0);
+    return g->nomem || g->ops[start].n ? start : start + 1;
+}
+
+/* The sequences the others need (array items, union branches). */
+static void prog_finish(pm_skip_prog *g) {
+    while (!g->nomem && g->n_todo) {
+        pending q = g->todo[--g->n_todo];
+        uint32_t start = prog_sequence(g, NULL, 0, q.s, q.depth);
+        if (q.slot == UINT32_MAX) g->ops[q.op].at = start;
+        else g->tab[q.slot] = start;
+    }
+}
+
+static void prog_free(pm_skip_prog *g) {
+    if (!g) return;
+    free(g->ops);
+    free(g->tab);
+    free(g->todo);
+    free(g);
+}
+
+static pm_skip_prog *prog_new(void) {
+    pm_skip_prog *g = calloc(1, sizeof *g);
+    if (g) prog_emit(g, OP_END, 0);
+    if (g && g->nomem) { prog_free(g); g = NULL; }
+    return g;
+}
+
+#if defined(__GNUC__)
+#define SKIP_INLINE inline __attribute__((always_inline))
+#define SKIP_NOINLINE __attribute__((noinline))
+#else
+#define SKIP_INLINE inline
+#define SKIP_NOINLINE
+#endif
+
+/* A scalar the fast paths below leave alone (and every failure): the helpers. */
+static SKIP_NOINLINE int scalar_skip_slow(dec *d, const uint8_t **pp, uint32_t op) {
+    const uint8_t *p = *pp;
+    d->p = p;
+    int64_t v;
+    int32_t i32;
+    const uint8_t *s;
+    size_t n;
+    int rc = op == OP_LONGS ? read_long_slow(d, &v)
+           : op == OP_INTS ? read_int(d, &i32)
+           : take_bytes(d, op == OP_STRINGS ? "string" : "bytes", &s, &n);
+    *pp = d->p;
+    return rc;
+}
+
+/* One value of scalar op `op` at *pp: one-byte ints and lengths, and longs
+ * of up to 10 bytes, here. */
+static SKIP_INLINE int scalar_skip(dec *d, const uint8_t **pp, const uint8_t *end, uint32_t op) {
+    const uint8_t *p = *pp;
+    if (p < end && *p < 0x80) {
+        if (op == OP_LONGS || op == OP_INTS) { *pp = p + 1; return 0; }
+        if (!(*p & 1) && (size_t)(*p >> 1) <= (size_t)(end - p - 1)) { *pp = p + 1 + (*p >> 1); return 0; }
+    } else if (op == OP_LONGS && end - p >= 10) {   /* a long of 2 to 10 bytes */
+        for (int k = 1; k < 10; k++)
+            if (p[k] < 0x80) { *pp = p + k + 1; return 0; }
+    }
+    return scalar_skip_slow(d, pp, op);
+}
+
+/* Run the sequence at pc; depth: skip_value's depth of the program's root. */
+static int prog_run(dec *d, const pm_skip_prog *g, uint32_t pc, int depth) {
+    const uint8_t *p = d->p, *end = d->end, *x;
+    int32_t i32 = 0;
+    int b = 0;
+    for (;; pc++) {
+        const skip_op *o = &g->ops[pc];
+        switch (o->op) {
+        case OP_END:
+            d->p = p;
+            return 0;
+        case OP_BUDGET:
+            if (o->n > d->values_left) return DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
+            d->values_left -= o->n;
+            break;
+        case OP_LONGS:
+            for (uint32_t k = 0; k < o->n; k++)
+                if (scalar_skip(d, &p, end, OP_LONGS)) return -1;
+            break;
+        case OP_INTS:
+            for (uint32_t k = 0; k < o->n; k++)
+                if (scalar_skip(d, &p, end, OP_INTS)) return -1;
+            break;
+        case OP_STRINGS:
+            for (uint32_t k = 0; k < o->n; k++)
+                if (scalar_skip(d, &p, end, OP_STRINGS)) return -1;
+            break;
+        case OP_BYTES:
+            for (uint32_t k = 0; k < o->n; k++)
+                if (scalar_skip(d, &p, end, OP_BYTES)) return -1;
+            break;
+        case OP_RAW:
+            d->p = p;
+            if (take_raw(d, o->n, o->what, &x)) return -1;
+            p = d->p;
+            break;
+        case OP_BOOL:
+            d->p = p;
+            if (take_boolean(d, &b)) return -1;
+            p = d->p;
+            break;
+        case OP_ENUM:
+            d->p = p;
+            if (take_enum(d, o->s, &i32)) return -1;
+            p = d->p;
+            break;
+        case OP_UNION: {
+            uint32_t br;
+            if (p < end && *p < 0x80 && !(*p & 1) && (br = *p >> 1) < o->s->n_branches) {
+                p++;
+            } else {
+                const pm_avro_schema *bs;
+                d->p = p;
+                if (take_branch(d, o->s, &b, &bs)) return -1;
+                p = d->p;
+                br = (uint32_t)b;
+            }
+            uint32_t to = g->tab[o->at + br];
+            if (to & BRANCH_SCALAR) {
+                if (scalar_skip(d, &p, end, to & ~BRANCH_SCALAR)) return -1;
+            } else if (to & BRANCH_UNION) {
+                d->p = p;
+                return DEC_FAIL(d, "union inside a union");
+            } else if (to) {
+                d->p = p;
+                if (prog_run(d, g, to, depth)) return -1;
+                p = d->p;
+            }
+            break;
+        }
+        case OP_OPT: {
+            uint32_t br;
+            if (p < end && *p < 0x80 && !(*p & 1) && (br = *p >> 1) < 2) {
+                p++;
+            } else {
+                const pm_avro_schema *bs;
+                d->p = p;
+                if (take_branch(d, o->s, &b, &bs)) return -1;
+                p = d->p;
+                br = (uint32_t)b;
+            }
+            if (br != o->at) pc += o->n;   /* null: over X's ops */
+            break;
+        }
+        case OP_COLL: {
+            if (p < end && *p == 0) { p++; break; }   /* empty */
+            const pm_avro_schema *s = o->s;
+            int is_map = s->type == PM_AVRO_MAP;
+            if (depth + o->depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
+            d->p = p;
+            for (;;) {
+                int64_t c;
+                if (take_block(d, s, &c)) return -1;
+                if (c == 0) break;
+                if (is_map && (uint64_t)c > (d->values_left - (size_t)c))
+                    return DEC_FAIL(d, "map block count %lld exceeds the limit of %zu values per record",
+                                    (long long)c, RECORD_MAX_VALUES);
+                d->values_left -= (size_t)c * (is_map ? 2 : 1);
+                for (int64_t k = 0; k < c; k++) {
+                    size_t n;
+                    if (is_map && take_bytes(d, "map key", &x, &n)) return -1;
+                    if (o->at & BRANCH_SCALAR) {
+                        const uint8_t *q = d->p;
+                        if (scalar_skip(d, &q, d->end, o->at & ~BRANCH_SCALAR)) return -1;
+                        d->p = q;
+                    } else if (o->at & BRANCH_OPT) {
+                        const pm_avro_schema *bs;
+                        if (take_branch(d, s->items, &b, &bs)) return -1;
+                        if ((uint32_t)b == (o->at >> 8 & 0xff)) {
+                            const uint8_t *q = d->p;
+                            if (scalar_skip(d, &q, d->end, o->at & 0xff)) return -1;
+                            d->p = q;
+                        }
+                    } else if (prog_run(d, g, o->at, depth)) {
+                        return -1;
+                    }
+                }
+            }
+            p = d->p;
+            break;
+        }
+        case OP_VALUE:
+            d->p = p;
+            if (skip_value(d, o->s, depth + o->depth)) return -1;
+            p = d->p;
+            break;
+        default:
+            d->p = p;
+            return DEC_FAIL(d, "bad skip program");
+        }
+    }
+}
+
+static uint64_t skip_mask(const dec *d, const pm_avro_schema *rec, const skip_runs **runs) {
     for (int k = 0; k < d->n_skip; k++)
-        if (d->skip[k].record == rec) return d->skip[k].fields;
+        if (d->skip[k].record == rec) {
+            *runs = d->runs ? &d->runs[k] : NULL;
+            return d->skip[k].fields;
+        }
     return 0;
 }
 
@@ -346,13 +757,21 @@ static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) 
             if (n && !(items = alloc_values(d, n))) return -1;
             v->u.list.items = items;
             v->u.list.n = n;
-            uint64_t mask = d->n_skip ? skip_mask(d, s) : 0;
+            const skip_runs *runs = NULL;
+            uint64_t mask = d->n_skip ? skip_mask(d, s, &runs) : 0;
+            if (depth + 1 + SKIP_INLINE_DEPTH + 1 >= DECODE_MAX_DEPTH) runs = NULL;   /* skip_value's depth checks */
             for (size_t i = 0; i < n; i++) {
                 if (i < 64 && (mask >> i & 1)) {
-                    items[i].type = PM_AVRO_NULL;
-                    items[i].branch = PM_AVRO_SKIPPED;
-                    items[i].schema = s->fields[i].type;
-                    if (skip_value(d, s->fields[i].type, depth + 1)) return -1;
+                    size_t len = runs && runs->start[i] ? runs->len[i] : 1;
+                    for (size_t k = i; k < i + len; k++) {
+                        items[k].type = PM_AVRO_NULL;
+                        items[k].branch = PM_AVRO_SKIPPED;
+                        items[k].schema = s->fields[k].type;
+                    }
+                    if (len > 1 ? prog_run(d, d->prog, runs->start[i], depth + 1)
+                                : skip_value(d, s->fields[i].type, depth + 1))
+                        return -1;
+                    i += len - 1;
                 } else if (decode(d, s->fields[i].type, &items[i], depth + 1)) {
                     return -1;
                 }
@@ -569,6 +988,7 @@ int pm_avro_reader_open(const uint8_t *data, size_t len, const char *file_name,
     r->len = data ? len : 0;
     r->file_name = pm_strdup(file_name ? file_name : "<avro>");
     r->arena = pm_arena_new(65536);
+    r->compile_after = SKIP_PROG_MIN_RECORDS;
     if (!r->file_name || !r->arena) {
         pm_avro_reader_close(r);
         return pm_fail(e, PAIMON_NOMEM, "%s: out of memory", file_name ? file_name : "?");
@@ -654,6 +1074,50 @@ static int next_block(pm_avro_reader *r, pm_err *e) {
     return PAIMON_OK;
 }
 
+/* Compile the walks this reader makes (the runs of skipped fields of its
+ * projection; whole records when a block filter is set) once it has
+ * loaded enough records to repay it. Out of memory: it keeps skip_value. */
+static void compile_walks(pm_avro_reader *r) {
+    r->prog_tried = 1;
+    if (!r->n_skip && !r->filter) return;
+    pm_skip_prog *g = prog_new();
+    skip_runs *runs = r->n_skip ? calloc((size_t)r->n_skip, sizeof *runs) : NULL;
+    if (!g || (r->n_skip && !runs)) { prog_free(g); free(runs); return; }
+    for (int k = 0; k < r->n_skip; k++) {
+        const pm_avro_schema *rec = r->skip[k].record;
+        uint64_t m = r->skip[k].fields;
+        size_t nf = rec->n_fields < 64 ? rec->n_fields : 64;
+        for (size_t i = 0; i < nf;) {
+            if (!(m >> i & 1)) { i++; continue; }
+            size_t j = i;
+            while (j < nf && (m >> j & 1) && j - i < 255) j++;
+            if (j - i > 1) {   /* a lone field costs skip_value less than a sequence */
+                runs[k].start[i] = prog_sequence(g, rec->fields + i, j - i, NULL, 0);
+                runs[k].len[i] = (uint8_t)(j - i);
+            }
+            i = j;
+        }
+    }
+    uint32_t whole = r->filter ? prog_sequence(g, NULL, 0, r->schema, 0) : 0;
+    prog_finish(g);
+    if (g->nomem) { prog_free(g); free(runs); return; }
+    r->prog = g;
+    r->runs = runs;
+    r->prog_record = whole;
+}
+
+/* The compiled walks follow the projection and the filter: after a change
+ * they are compiled again. */
+static void drop_walks(pm_avro_reader *r) {
+    prog_free(r->prog);
+    free(r->runs);
+    r->prog = NULL;
+    r->runs = NULL;
+    r->prog_record = 0;
+    r->prog_tried = 0;
+    r->records_seen = 0;
+}
+
 /* A decoder for the next record of the current block. */
 static void record_decoder(pm_avro_reader *r, dec *d) {
     d->p = r->cur;
@@ -661,6 +1125,8 @@ static void record_decoder(pm_avro_reader *r, dec *d) {
     d->arena = r->arena;
     d->skip = r->skip;
     d->n_skip = r->n_skip;
+    d->prog = r->prog;
+    d->runs = r->runs;
     d->values_left = RECORD_MAX_VALUES;
     d->nomem = 0;
     d->msg[0] = '\0';
@@ -677,6 +1143,7 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
         r->in_block = 0;
         int rc = next_block(r, e);
         if (rc) return rc;
+        if (!r->prog_tried && (r->records_seen += (uint64_t)r->block_left) >= r->compile_after) compile_walks(r);
         if (r->filter && r->block_left && !r->filter(r->filter_ud, r->cur, (size_t)(r->end - r->cur))) {
             /* passed over: its records are still walked with every check
              * (a garbled block must fail as it would when decoded; zstd
@@ -684,7 +1151,7 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
             while (r->block_left > 0) {
                 dec d;
                 record_decoder(r, &d);
-                if (skip_value(&d, r->schema, 0))
+                if (r->prog_record ? prog_run(&d, r->prog, r->prog_record, 0) : skip_value(&d, r->schema, 0))
                     return rfail(r, e, PAIMON_CORRUPT, "block %llu: record %lld: %s", (unsigned long long)r->block_no,
                                  (long long)(r->block_count - r->block_left), d.msg);
                 r->cur = d.p;
@@ -709,13 +1176,20 @@ void pm_avro_reader_block_share(pm_avro_reader *r, unsigned part, unsigned parts
     r->parts = parts > 1 ? parts : 0;
 }
 
+void pm_avro_reader_compile_walks(pm_avro_reader *r, int when) {
+    drop_walks(r);
+    r->compile_after = when ? 0 : UINT64_MAX;
+}
+
 void pm_avro_reader_block_filter(pm_avro_reader *r, pm_avro_block_filter fn, void *ud) {
+    drop_walks(r);
     r->filter = fn;
     r->filter_ud = ud;
 }
 
 int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, uint64_t fields) {
     if (!record || record->type != PM_AVRO_RECORD) return -1;
+    drop_walks(r);
     for (int k = 0; k < r->n_skip; k++)
         if (r->skip[k].record == record) { r->skip[k].fields = fields; return 0; }
     if (r->n_skip == PM_AVRO_SKIP_MAX) return -1;
@@ -727,6 +1201,7 @@ int pm_avro_reader_skip_fields(pm_avro_reader *r, const pm_avro_schema *record, 
 
 void pm_avro_reader_close(pm_avro_reader *r) {
     if (!r) return;
+    drop_walks(r);
     if (!r->schema_borrowed) pm_avro_schema_free(r->schema);
     free(r->meta);
     free(r->file_name);
