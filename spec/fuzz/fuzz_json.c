@@ -10,6 +10,35 @@
 
 #include "pm_meta.h"
 #include "fuzz_common.h"
+#include "../c/json_canon.h"
+
+/* pm_json reads every input as jansson (json_loadb, no flags) does: both
+ * accept or both reject, and what they accept is the same document. */
+static void fuzz_against_jansson(const char *json, size_t len) {
+    json_error_t je;
+    json_t *j = json_loadb(json, len, 0, &je);
+    pm_json_doc *d = NULL;
+    pm_json_error pe;
+    int rc = pm_json_parse(json, len, &d, &pe);
+    /* jansson's lexer drops a NUL byte right after a number or literal;
+     * pm_json refuses it (spec/c/test_json.c) */
+    if (j && rc && memchr(json, 0, len)) { json_decref(j); return; }
+    if (!j != (rc != 0))
+        FUZZ_FAIL("jansson %s (%s), pm_json %s (%s)", j ? "accepts" : "rejects", j ? "" : je.text,
+                  rc ? "rejects" : "accepts", rc ? pe.text : "");
+    if (j) {
+        pm_buf a = {0}, b = {0};
+        canon_jansson(&a, j);
+        canon_ours(&b, pm_json_root(d));
+        if (a.len != b.len || memcmp(a.data, b.data, a.len))
+            FUZZ_FAIL("jansson and pm_json read different values:\n%.*s\n%.*s", (int)a.len, (char *)a.data, (int)b.len,
+                      (char *)b.data);
+        pm_buf_free(&a);
+        pm_buf_free(&b);
+    }
+    json_decref(j);
+    pm_json_doc_free(d);
+}
 
 static void fuzz_snapshot(const char *json, size_t len) {
     pm_err e;
@@ -98,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *cstr;
     int64_t v;
 
+    fuzz_against_jansson(json, size);
     fuzz_snapshot(json, size);
     fuzz_schema(json, size);
     fuzz_err_init(&e);

@@ -1,9 +1,10 @@
-/* Snapshot / tag / changelog, schema and consumer JSON (parse with jansson,
+/* Snapshot / tag / changelog, schema and consumer JSON (parse with pm_json,
  * serialize exactly like Java's Jackson default pretty printer), option
  * defaults from CoreOptions, and Paimon's duration / memory-size syntax. */
 #include "pm_meta.h"
 
-#include <jansson.h>
+#include "pm_json.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,27 +163,28 @@ static void jw_init(jw *w, pm_buf *b) {
 }
 
 /* ======================================================================
- * jansson helpers
+ * JSON helpers
  * ====================================================================== */
 
-static json_t *load_json(const char *json, size_t len, const char *f, pm_err *e) {
-    json_error_t je;
+/* The document of a metadata file, whose root must be an object. */
+static pm_json_doc *load_json(const char *json, size_t len, const char *f, pm_err *e) {
     if (len == 0) {
         pm_fail(e, PAIMON_CORRUPT, "%s: invalid JSON: empty file", f);
         return NULL;
     }
-    json_t *root = json_loadb(json, len, 0, &je);
-    if (!root) {
-        pm_fail(e, PAIMON_CORRUPT, "%s: invalid JSON at line %d column %d: %s", f, je.line,
-                je.column, je.text);
+    pm_json_doc *d;
+    pm_json_error je;
+    if (pm_json_parse(json, len, &d, &je)) {
+        if (je.nomem) pm_fail(e, PAIMON_NOMEM, "%s: out of memory reading JSON", f);
+        else pm_fail(e, PAIMON_CORRUPT, "%s: invalid JSON at line %d column %d: %s", f, je.line, je.column, je.text);
         return NULL;
     }
-    if (!json_is_object(root)) {
-        json_decref(root);
+    if (!pm_json_is_object(pm_json_root(d))) {
+        pm_json_doc_free(d);
         pm_fail(e, PAIMON_CORRUPT, "%s: invalid JSON: expected an object", f);
         return NULL;
     }
-    return root;
+    return d;
 }
 
 static int missing(pm_err *e, const char *f, const char *key) {
@@ -195,47 +197,47 @@ static int wrong_type(pm_err *e, const char *f, const char *key, const char *wan
 
 /* Optional (or required) int64 member. Explicit null sets *null_bits |= bit
  * (when optional). */
-static int get_i64(json_t *o, const char *key, int required, pm_opt_i64 *out, uint32_t *null_bits,
+static int get_i64(const pm_json *o, const char *key, int required, pm_opt_i64 *out, uint32_t *null_bits,
                    uint32_t bit, const char *f, pm_err *e) {
-    json_t *v = json_object_get(o, key);
+    const pm_json *v = pm_json_get(o, key);
     out->has = 0;
     out->v = 0;
     if (!v) return required ? missing(e, f, key) : PAIMON_OK;
-    if (json_is_null(v)) {
+    if (pm_json_is_null(v)) {
         if (required) return pm_fail(e, PAIMON_CORRUPT, "%s: required field '%s' is null", f, key);
         if (null_bits) *null_bits |= bit;
         return PAIMON_OK;
     }
-    if (!json_is_integer(v)) return wrong_type(e, f, key, "an integer");
+    if (!pm_json_is_integer(v)) return wrong_type(e, f, key, "an integer");
     out->has = 1;
-    out->v = (int64_t)json_integer_value(v);
+    out->v = (int64_t)pm_json_int(v);
     return PAIMON_OK;
 }
 
-static int get_req_i64(json_t *o, const char *key, int64_t *out, const char *f, pm_err *e) {
+static int get_req_i64(const pm_json *o, const char *key, int64_t *out, const char *f, pm_err *e) {
     pm_opt_i64 t;
     int rc = get_i64(o, key, 1, &t, NULL, 0, f, e);
     if (rc == PAIMON_OK) *out = t.v;
     return rc;
 }
 
-static int get_str(json_t *o, const char *key, int required, char **out, uint32_t *null_bits,
+static int get_str(const pm_json *o, const char *key, int required, char **out, uint32_t *null_bits,
                    uint32_t bit, const char *f, pm_err *e) {
-    json_t *v = json_object_get(o, key);
+    const pm_json *v = pm_json_get(o, key);
     *out = NULL;
     if (!v) return required ? missing(e, f, key) : PAIMON_OK;
-    if (json_is_null(v)) {
+    if (pm_json_is_null(v)) {
         if (required) return pm_fail(e, PAIMON_CORRUPT, "%s: required field '%s' is null", f, key);
         if (null_bits) *null_bits |= bit;
         return PAIMON_OK;
     }
-    if (!json_is_string(v)) return wrong_type(e, f, key, "a string");
-    *out = pm_strndup(json_string_value(v), json_string_length(v));
+    if (!pm_json_is_string(v)) return wrong_type(e, f, key, "a string");
+    *out = pm_strndup(pm_json_str(v), pm_json_str_len(v));
     if (!*out) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     return PAIMON_OK;
 }
 
-/* ---- raw text of a top-level member (jansson does not keep number text) */
+/* ---- raw text of a top-level member (the parsed values do not keep number text) */
 
 static size_t sk_ws(const char *s, size_t i, size_t n) {
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
@@ -325,55 +327,55 @@ void pm_snapshot_free(pm_snapshot *s) {
     free(s);
 }
 
-static int parse_log_offsets(json_t *root, pm_snapshot *s, const char *f, pm_err *e) {
-    json_t *v = json_object_get(root, "logOffsets");
+static int parse_log_offsets(const pm_json *root, pm_snapshot *s, const char *f, pm_err *e) {
+    const pm_json *v = pm_json_get(root, "logOffsets");
     if (!v) return PAIMON_OK;
-    if (json_is_null(v)) {
+    if (pm_json_is_null(v)) {
         s->explicit_nulls |= PM_SNAP_NULL_LOG_OFFSETS;
         return PAIMON_OK;
     }
-    if (!json_is_object(v)) return wrong_type(e, f, "logOffsets", "an object");
+    if (!pm_json_is_object(v)) return wrong_type(e, f, "logOffsets", "an object");
     s->has_log_offsets = 1;
-    size_t n = json_object_size(v);
+    size_t n = pm_json_size(v);
     if (n == 0) return PAIMON_OK;
     s->log_offsets = calloc(n, sizeof *s->log_offsets);
     if (!s->log_offsets) return pm_fail(e, PAIMON_NOMEM, "out of memory");
-    const char *k;
-    json_t *val;
-    json_object_foreach(v, k, val) {
+    for (size_t i = 0; i < v->u.obj.n; i++) {
+        const char *k = v->u.obj.m[i].key;
+        const pm_json *val = &v->u.obj.m[i].value;
         char *end;
         long b = strtol(k, &end, 10);
         if (!*k || *end || b < INT32_MIN || b > INT32_MAX)
             return pm_fail(e, PAIMON_CORRUPT, "%s: field 'logOffsets' has a non-integer key '%s'",
                            f, k);
-        if (!json_is_integer(val)) return wrong_type(e, f, "logOffsets", "a map of integers");
+        if (!pm_json_is_integer(val)) return wrong_type(e, f, "logOffsets", "a map of integers");
         s->log_offsets[s->n_log_offsets].bucket = (int32_t)b;
-        s->log_offsets[s->n_log_offsets].offset = (int64_t)json_integer_value(val);
+        s->log_offsets[s->n_log_offsets].offset = (int64_t)pm_json_int(val);
         s->n_log_offsets++;
     }
     return PAIMON_OK;
 }
 
-static int parse_properties(json_t *root, pm_snapshot *s, const char *f, pm_err *e) {
-    json_t *v = json_object_get(root, "properties");
+static int parse_properties(const pm_json *root, pm_snapshot *s, const char *f, pm_err *e) {
+    const pm_json *v = pm_json_get(root, "properties");
     if (!v) return PAIMON_OK;
-    if (json_is_null(v)) {
+    if (pm_json_is_null(v)) {
         s->explicit_nulls |= PM_SNAP_NULL_PROPERTIES;
         return PAIMON_OK;
     }
-    if (!json_is_object(v)) return wrong_type(e, f, "properties", "an object");
+    if (!pm_json_is_object(v)) return wrong_type(e, f, "properties", "an object");
     s->has_properties = 1;
-    size_t n = json_object_size(v);
+    size_t n = pm_json_size(v);
     if (n == 0) return PAIMON_OK;
     s->properties = calloc(n, sizeof *s->properties);
     if (!s->properties) return pm_fail(e, PAIMON_NOMEM, "out of memory");
-    const char *k;
-    json_t *val;
-    json_object_foreach(v, k, val) {
-        if (!json_is_string(val)) return wrong_type(e, f, "properties", "a map of strings");
+    for (size_t i = 0; i < v->u.obj.n; i++) {
+        const char *k = v->u.obj.m[i].key;
+        const pm_json *val = &v->u.obj.m[i].value;
+        if (!pm_json_is_string(val)) return wrong_type(e, f, "properties", "a map of strings");
         pm_kv *kv = &s->properties[s->n_properties];
         kv->key = pm_strdup(k);
-        kv->value = pm_strndup(json_string_value(val), json_string_length(val));
+        kv->value = pm_strndup(pm_json_str(val), pm_json_str_len(val));
         s->n_properties++;
         if (!kv->key || !kv->value) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     }
@@ -381,26 +383,25 @@ static int parse_properties(json_t *root, pm_snapshot *s, const char *f, pm_err 
 }
 
 /* tagCreateTime: Jackson LocalDateTime array, kept in Jackson's text form. */
-static int parse_tag_create_time(json_t *root, pm_snapshot *s, const char *f, pm_err *e) {
-    json_t *v = json_object_get(root, "tagCreateTime");
+static int parse_tag_create_time(const pm_json *root, pm_snapshot *s, const char *f, pm_err *e) {
+    const pm_json *v = pm_json_get(root, "tagCreateTime");
     if (!v) return PAIMON_OK;
-    if (json_is_null(v)) {
+    if (pm_json_is_null(v)) {
         s->explicit_nulls |= PM_SNAP_NULL_TAG_CREATE_TIME;
         return PAIMON_OK;
     }
-    if (!json_is_array(v)) return wrong_type(e, f, "tagCreateTime", "an array of integers");
+    if (!pm_json_is_array(v)) return wrong_type(e, f, "tagCreateTime", "an array of integers");
     pm_buf b = {0};
     jw w;
     jw_init(&w, &b);
     jw_arr_begin(&w);
-    size_t i;
-    json_t *x;
-    json_array_foreach(v, i, x) {
-        if (!json_is_integer(x)) {
+    for (size_t i = 0; i < pm_json_size(v); i++) {
+        const pm_json *x = pm_json_at(v, i);
+        if (!pm_json_is_integer(x)) {
             pm_buf_free(&b);
             return wrong_type(e, f, "tagCreateTime", "an array of integers");
         }
-        jw_i64(&w, (int64_t)json_integer_value(x));
+        jw_i64(&w, (int64_t)pm_json_int(x));
     }
     jw_arr_end(&w);
     if (w.err || pm_buf_cstr(&b)) {
@@ -413,15 +414,15 @@ static int parse_tag_create_time(json_t *root, pm_snapshot *s, const char *f, pm
 
 /* tagTimeRetained: Jackson Duration = decimal seconds ("86400.000000000");
  * keep the exact source text. */
-static int parse_tag_time_retained(json_t *root, const char *json, size_t len, pm_snapshot *s,
+static int parse_tag_time_retained(const pm_json *root, const char *json, size_t len, pm_snapshot *s,
                                    const char *f, pm_err *e) {
-    json_t *v = json_object_get(root, "tagTimeRetained");
+    const pm_json *v = pm_json_get(root, "tagTimeRetained");
     if (!v) return PAIMON_OK;
-    if (json_is_null(v)) {
+    if (pm_json_is_null(v)) {
         s->explicit_nulls |= PM_SNAP_NULL_TAG_TIME_RETAINED;
         return PAIMON_OK;
     }
-    if (!json_is_number(v) && !json_is_string(v))
+    if (!pm_json_is_number(v) && !pm_json_is_string(v))
         return wrong_type(e, f, "tagTimeRetained", "a number");
     const char *vs = NULL;
     size_t vl = 0;
@@ -429,8 +430,8 @@ static int parse_tag_time_retained(json_t *root, const char *json, size_t len, p
         s->tag_time_retained = pm_strndup(vs, vl);
     } else {
         char tmp[64];
-        if (json_is_integer(v)) snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(v));
-        else if (json_is_real(v)) snprintf(tmp, sizeof tmp, "%.9f", json_real_value(v));
+        if (pm_json_is_integer(v)) snprintf(tmp, sizeof tmp, "%lld", (long long)pm_json_int(v));
+        else if (pm_json_is_real(v)) snprintf(tmp, sizeof tmp, "%.9f", pm_json_real(v));
         else return wrong_type(e, f, "tagTimeRetained", "a number");
         s->tag_time_retained = pm_strdup(tmp);
     }
@@ -438,7 +439,7 @@ static int parse_tag_time_retained(json_t *root, const char *json, size_t len, p
     return PAIMON_OK;
 }
 
-static int snapshot_fill(json_t *root, const char *json, size_t len, pm_snapshot *s, const char *f,
+static int snapshot_fill(const pm_json *root, const char *json, size_t len, pm_snapshot *s, const char *f,
                          pm_err *e) {
     int rc;
     uint32_t *nb = &s->explicit_nulls;
@@ -500,15 +501,15 @@ int pm_snapshot_parse(const char *json, size_t len, const char *file_name, pm_sn
                       pm_err *e) {
     const char *f = file_name ? file_name : "snapshot";
     *out = NULL;
-    json_t *root = load_json(json, len, f, e);
-    if (!root) return e ? e->code : PAIMON_CORRUPT;
+    pm_json_doc *doc = load_json(json, len, f, e);
+    if (!doc) return e ? e->code : PAIMON_CORRUPT;
     pm_snapshot *s = calloc(1, sizeof *s);
     if (!s) {
-        json_decref(root);
+        pm_json_doc_free(doc);
         return pm_fail(e, PAIMON_NOMEM, "out of memory");
     }
-    int rc = snapshot_fill(root, json, len, s, f, e);
-    json_decref(root);
+    int rc = snapshot_fill(pm_json_root(doc), json, len, s, f, e);
+    pm_json_doc_free(doc);
     if (rc) {
         pm_snapshot_free(s);
         return rc;
@@ -601,11 +602,11 @@ int pm_snapshot_to_json(const pm_snapshot *s, pm_buf *out) {
 int pm_consumer_parse(const char *json, size_t len, const char *file_name, pm_consumer *out,
                       pm_err *e) {
     const char *f = file_name ? file_name : "consumer";
-    json_t *root = load_json(json, len, f, e);
-    if (!root) return e ? e->code : PAIMON_CORRUPT;
+    pm_json_doc *doc = load_json(json, len, f, e);
+    if (!doc) return e ? e->code : PAIMON_CORRUPT;
     int64_t v = 0;
-    int rc = get_req_i64(root, "nextSnapshot", &v, f, e);
-    json_decref(root);
+    int rc = get_req_i64(pm_json_root(doc), "nextSnapshot", &v, f, e);
+    pm_json_doc_free(doc);
     if (rc == PAIMON_OK) out->next_snapshot = v;
     return rc;
 }
@@ -628,18 +629,18 @@ static void fields_free(pm_data_field *fs, size_t n) {
     free(fs);
 }
 
-static int parse_field(json_t *j, const char *f, int depth, pm_data_field *out, pm_err *e);
+static int parse_field(const pm_json *j, const char *f, int depth, pm_data_field *out, pm_err *e);
 
-static int parse_fields(json_t *arr, const char *f, int depth, pm_data_field **out, size_t *n,
+static int parse_fields(const pm_json *arr, const char *f, int depth, pm_data_field **out, size_t *n,
                         pm_err *e) {
     *out = NULL;
     *n = 0;
-    size_t cnt = json_array_size(arr);
+    size_t cnt = pm_json_size(arr);
     if (cnt == 0) return PAIMON_OK;
     pm_data_field *fs = calloc(cnt, sizeof *fs);
     if (!fs) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     for (size_t i = 0; i < cnt; i++) {
-        int rc = parse_field(json_array_get(arr, i), f, depth, &fs[i], e);
+        int rc = parse_field(pm_json_at(arr, i), f, depth, &fs[i], e);
         if (rc) {
             fields_free(fs, i + 1);
             return rc;
@@ -650,24 +651,24 @@ static int parse_fields(json_t *arr, const char *f, int depth, pm_data_field **o
     return PAIMON_OK;
 }
 
-static int parse_type(json_t *j, const char *f, const char *fname, int depth, pm_type **out,
+static int parse_type(const pm_json *j, const char *f, const char *fname, int depth, pm_type **out,
                       pm_err *e) {
     *out = NULL;
     if (depth > 64)
         return pm_fail(e, PAIMON_CORRUPT, "%s: type of field '%s' is nested too deeply", f, fname);
-    if (json_is_string(j)) {
-        int rc = pm_type_parse_atomic(json_string_value(j), out, e);
+    if (pm_json_is_string(j)) {
+        int rc = pm_type_parse_atomic(pm_json_str(j), out, e);
         if (rc) pm_err_prefix(e, "%s: field '%s'", f, fname);
         return rc;
     }
-    if (!json_is_object(j))
+    if (!pm_json_is_object(j))
         return pm_fail(e, PAIMON_CORRUPT, "%s: field '%s': type must be a string or an object", f,
                        fname);
-    json_t *tv = json_object_get(j, "type");
-    if (!json_is_string(tv))
+    const pm_json *tv = pm_json_get(j, "type");
+    if (!pm_json_is_string(tv))
         return pm_fail(e, PAIMON_CORRUPT, "%s: field '%s': composite type without a \"type\" string",
                        f, fname);
-    const char *ts = json_string_value(tv);
+    const char *ts = pm_json_str(tv);
     int nullable = strstr(ts, "NOT NULL") == NULL;
     pm_type_root root;
     if (strncmp(ts, "ARRAY", 5) == 0) root = PM_T_ARRAY;
@@ -684,30 +685,30 @@ static int parse_type(json_t *j, const char *f, const char *fname, int depth, pm
     size_t nfs = 0;
     int32_t length = 0;
     if (root == PM_T_MAP) {
-        json_t *k = json_object_get(j, "key"), *v = json_object_get(j, "value");
+        const pm_json *k = pm_json_get(j, "key"), *v = pm_json_get(j, "value");
         if (!k || !v)
             return pm_fail(e, PAIMON_CORRUPT, "%s: field '%s': MAP type needs \"key\" and \"value\"",
                            f, fname);
         if ((rc = parse_type(k, f, fname, depth + 1, &a, e))) return rc;
         if ((rc = parse_type(v, f, fname, depth + 1, &b, e))) { pm_type_free(a); return rc; }
     } else if (root == PM_T_ROW) {
-        json_t *arr = json_object_get(j, "fields");
-        if (!json_is_array(arr))
+        const pm_json *arr = pm_json_get(j, "fields");
+        if (!pm_json_is_array(arr))
             return pm_fail(e, PAIMON_CORRUPT, "%s: field '%s': ROW type needs a \"fields\" array", f,
                            fname);
         if ((rc = parse_fields(arr, f, depth + 1, &fs, &nfs, e))) return rc;
     } else {
-        json_t *el = json_object_get(j, "element");
+        const pm_json *el = pm_json_get(j, "element");
         if (!el)
             return pm_fail(e, PAIMON_CORRUPT, "%s: field '%s': %s type needs an \"element\"", f,
                            fname, ts);
         if (root == PM_T_VECTOR) {
-            json_t *lv = json_object_get(j, "length");
-            if (!json_is_integer(lv) || json_integer_value(lv) < 0 ||
-                json_integer_value(lv) > INT32_MAX)
+            const pm_json *lv = pm_json_get(j, "length");
+            if (!pm_json_is_integer(lv) || pm_json_int(lv) < 0 ||
+                pm_json_int(lv) > INT32_MAX)
                 return pm_fail(e, PAIMON_CORRUPT, "%s: field '%s': VECTOR type needs a \"length\"",
                                f, fname);
-            length = (int32_t)json_integer_value(lv);
+            length = (int32_t)pm_json_int(lv);
         }
         if ((rc = parse_type(el, f, fname, depth + 1, &a, e))) return rc;
     }
@@ -727,17 +728,17 @@ static int parse_type(json_t *j, const char *f, const char *fname, int depth, pm
     return PAIMON_OK;
 }
 
-static int parse_field(json_t *j, const char *f, int depth, pm_data_field *out, pm_err *e) {
+static int parse_field(const pm_json *j, const char *f, int depth, pm_data_field *out, pm_err *e) {
     memset(out, 0, sizeof *out);
-    if (!json_is_object(j)) return wrong_type(e, f, "fields", "an array of objects");
+    if (!pm_json_is_object(j)) return wrong_type(e, f, "fields", "an array of objects");
     pm_opt_i64 id;
     int rc;
     if ((rc = get_i64(j, "id", 1, &id, NULL, 0, f, e))) return rc;
     if (id.v < INT32_MIN || id.v > INT32_MAX) return wrong_type(e, f, "id", "a 32-bit integer");
     out->id = (int32_t)id.v;
     if ((rc = get_str(j, "name", 1, &out->name, NULL, 0, f, e))) return rc;
-    json_t *tj = json_object_get(j, "type");
-    if (!tj || json_is_null(tj))
+    const pm_json *tj = pm_json_get(j, "type");
+    if (!tj || pm_json_is_null(tj))
         return pm_fail(e, PAIMON_CORRUPT, "%s: field '%s' has no type", f, out->name);
     if ((rc = parse_type(tj, f, out->name, depth, &out->type, e))) return rc;
     if ((rc = get_str(j, "description", 0, &out->description, NULL, 0, f, e))) return rc;
@@ -745,22 +746,22 @@ static int parse_field(json_t *j, const char *f, int depth, pm_data_field *out, 
     return PAIMON_OK;
 }
 
-static int parse_str_array(json_t *root, const char *key, const char *f, char ***out, size_t *n,
+static int parse_str_array(const pm_json *root, const char *key, const char *f, char ***out, size_t *n,
                            pm_err *e) {
     *out = NULL;
     *n = 0;
-    json_t *arr = json_object_get(root, key);
+    const pm_json *arr = pm_json_get(root, key);
     if (!arr) return missing(e, f, key);
-    if (!json_is_array(arr)) return wrong_type(e, f, key, "an array of strings");
-    size_t cnt = json_array_size(arr);
+    if (!pm_json_is_array(arr)) return wrong_type(e, f, key, "an array of strings");
+    size_t cnt = pm_json_size(arr);
     if (cnt == 0) return PAIMON_OK;
     char **v = calloc(cnt, sizeof *v);
     if (!v) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     *out = v;
     for (size_t i = 0; i < cnt; i++) {
-        json_t *x = json_array_get(arr, i);
-        if (!json_is_string(x)) return wrong_type(e, f, key, "an array of strings");
-        v[i] = pm_strndup(json_string_value(x), json_string_length(x));
+        const pm_json *x = pm_json_at(arr, i);
+        if (!pm_json_is_string(x)) return wrong_type(e, f, key, "an array of strings");
+        v[i] = pm_strndup(pm_json_str(x), pm_json_str_len(x));
         if (!v[i]) return pm_fail(e, PAIMON_NOMEM, "out of memory");
         *n = i + 1;
     }
@@ -787,7 +788,7 @@ static int options_add(pm_schema *s, size_t *cap, const char *k, const char *v, 
     return PAIMON_OK;
 }
 
-static int schema_fill(json_t *root, pm_schema *s, const char *f, pm_err *e) {
+static int schema_fill(const pm_json *root, pm_schema *s, const char *f, pm_err *e) {
     int rc;
     pm_opt_i64 v;
     if ((rc = get_i64(root, "version", 0, &v, NULL, 0, f, e))) return rc;
@@ -795,9 +796,9 @@ static int schema_fill(json_t *root, pm_schema *s, const char *f, pm_err *e) {
         return wrong_type(e, f, "version", "a 32-bit integer");
     s->version = v.has ? (int32_t)v.v : 1;
     if ((rc = get_req_i64(root, "id", &s->id, f, e))) return rc;
-    json_t *fields = json_object_get(root, "fields");
+    const pm_json *fields = pm_json_get(root, "fields");
     if (!fields) return missing(e, f, "fields");
-    if (!json_is_array(fields)) return wrong_type(e, f, "fields", "an array");
+    if (!pm_json_is_array(fields)) return wrong_type(e, f, "fields", "an array");
     if ((rc = parse_fields(fields, f, 0, &s->fields, &s->n_fields, e))) return rc;
     if ((rc = get_i64(root, "highestFieldId", 1, &v, NULL, 0, f, e))) return rc;
     if (v.v < INT32_MIN || v.v > INT32_MAX)
@@ -807,24 +808,24 @@ static int schema_fill(json_t *root, pm_schema *s, const char *f, pm_err *e) {
         return rc;
     if ((rc = parse_str_array(root, "primaryKeys", f, &s->primary_keys, &s->n_primary_keys, e)))
         return rc;
-    json_t *opts = json_object_get(root, "options");
+    const pm_json *opts = pm_json_get(root, "options");
     if (!opts) return missing(e, f, "options");
-    if (!json_is_object(opts)) return wrong_type(e, f, "options", "an object");
+    if (!pm_json_is_object(opts)) return wrong_type(e, f, "options", "an object");
     size_t cap = 0;
-    const char *k;
-    json_t *val;
-    json_object_foreach(opts, k, val) {
+    for (size_t i = 0; i < opts->u.obj.n; i++) {
+        const char *k = opts->u.obj.m[i].key;
+        const pm_json *val = &opts->u.obj.m[i].value;
         char tmp[32];
         const char *vs;
         size_t vl;
-        if (json_is_string(val)) {
-            vs = json_string_value(val);
-            vl = json_string_length(val);
-        } else if (json_is_integer(val)) {   /* Java reads with asText() */
-            vl = (size_t)snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(val));
+        if (pm_json_is_string(val)) {
+            vs = pm_json_str(val);
+            vl = pm_json_str_len(val);
+        } else if (pm_json_is_integer(val)) {   /* Java reads with asText() */
+            vl = (size_t)snprintf(tmp, sizeof tmp, "%lld", (long long)pm_json_int(val));
             vs = tmp;
-        } else if (json_is_boolean(val)) {
-            vs = json_is_true(val) ? "true" : "false";
+        } else if (pm_json_is_boolean(val)) {
+            vs = pm_json_is_true(val) ? "true" : "false";
             vl = strlen(vs);
         } else {
             return pm_fail(e, PAIMON_CORRUPT, "%s: option '%s' must be a string", f, k);
@@ -863,15 +864,15 @@ int pm_schema_parse(const char *json, size_t len, const char *file_name, pm_sche
                     pm_err *e) {
     const char *f = file_name ? file_name : "schema";
     *out = NULL;
-    json_t *root = load_json(json, len, f, e);
-    if (!root) return e ? e->code : PAIMON_CORRUPT;
+    pm_json_doc *doc = load_json(json, len, f, e);
+    if (!doc) return e ? e->code : PAIMON_CORRUPT;
     pm_schema *s = calloc(1, sizeof *s);
     if (!s) {
-        json_decref(root);
+        pm_json_doc_free(doc);
         return pm_fail(e, PAIMON_NOMEM, "out of memory");
     }
-    int rc = schema_fill(root, s, f, e);
-    json_decref(root);
+    int rc = schema_fill(pm_json_root(doc), s, f, e);
+    pm_json_doc_free(doc);
     if (rc) {
         pm_schema_free(s);
         return rc;

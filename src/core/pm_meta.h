@@ -1,5 +1,5 @@
 /* Table metadata in JSON: snapshots, schemas, tags, consumers, hint files,
- * and the snapshot manager (Java's hint rules). Uses jansson internally. */
+ * and the snapshot manager (Java's hint rules). Parses with pm_json. */
 #ifndef PM_META_H
 #define PM_META_H
 
