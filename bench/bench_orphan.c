@@ -21,17 +21,19 @@
  *   bench_orphan TABLE --floor-parse [--threads 4] [--reps 5]
  *
  * The same, and each file also goes through the third-party work the scan
- * cannot avoid: JSON files (snapshots, tags, hints) through jansson's
- * json_loadb, Avro files' blocks through zstd decompression (a minimal
- * container walk; no Avro decoding, no bookkeeping). */
+ * cannot avoid: JSON files (snapshots, tags, hints) through the JSON
+ * parser the scan uses (pm_json_parse, nothing filled in), Avro files'
+ * blocks through zstd decompression (a minimal container walk; no Avro
+ * decoding, no bookkeeping). */
 #define _GNU_SOURCE
 #include "pm_exec.h"
 #include "pm_orphan.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <zstd.h>
+
+#include "pm_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,8 +168,10 @@ static void read_file(void *ctx, size_t i) {
         if (strstr(f->read[i], "/manifest/")) {
             decompress_avro(buf, n);
         } else {
-            json_t *j = json_loadb((const char *)buf, n, JSON_DECODE_ANY, NULL);
-            json_decref(j);
+            pm_json_doc *d = NULL;
+            pm_json_error je;
+            (void)pm_json_parse((const char *)buf, n, &d, &je);
+            pm_json_doc_free(d);
         }
     }
     free(buf);
