@@ -1666,6 +1666,37 @@ TEST(test_compiled_walks_match_generic) {
         CHECK_EQ_INT(cnt, 60);
     }
     CHECK(walks_agree_mutated(&f, "all kinds", &runs, &failed));
+    /* a small schema naming one record 8 times at each of 12 levels (null
+     * leaves): what inlining would expand 8^12 times is not compiled, and
+     * both ways refuse the record by its value budget, quickly */
+    {
+        pm_buf sc = {0};
+        for (int lv = 0; lv < 12; lv++) {
+            pm_buf_printf(&sc, "{\"type\":\"record\",\"name\":\"R%d\",\"fields\":[", lv);
+            if (lv == 11) {
+                for (int k = 0; k < 8; k++) pm_buf_printf(&sc, "%s{\"name\":\"f%d\",\"type\":\"null\"}", k ? "," : "", k);
+            } else {
+                pm_buf_printf(&sc, "{\"name\":\"f0\",\"type\":");
+            }
+        }
+        for (int lv = 10; lv >= 0; lv--) {
+            pm_buf_printf(&sc, "]}}");
+            for (int k = 1; k < 8; k++) pm_buf_printf(&sc, ",{\"name\":\"f%d\",\"type\":\"R%d\"}", k, lv + 1);
+        }
+        pm_buf_printf(&sc, "]}");
+        pm_buf_cstr(&sc);
+        f.len = 0;
+        hdr(&f, (char *)sc.data, "null");
+        blk(&f, 40, "", 0);
+        int64_t t0 = pm_now_millis();
+        pm_buf o = {0};
+        walk_once(&f, 1, 0, &o);
+        CHECK(contains((char *)o.data, "expands to more than"));
+        CHECK(walks_agree(&f, "exploding schema"));
+        CHECK(pm_now_millis() - t0 < 20000);
+        pm_buf_free(&o);
+        pm_buf_free(&sc);
+    }
     build_file(&f, DEEP, 2, fill_deep);
     pm_buf out = {0};
     walk_once(&f, 1, 0, &out);

@@ -280,6 +280,12 @@ static int skip_value(dec *d, const pm_avro_schema *s, int depth) {
  * schemas) is left to skip_value. */
 #define SKIP_INLINE_DEPTH 16
 #define SKIP_PROG_MIN_RECORDS 32       /* records loaded before a reader compiles */
+/* Inlining copies a record wherever it is used: a small schema that names
+ * the same record many times at every level would expand exponentially
+ * (null fields emit no op but are still visited). Past this many ops,
+ * union branches or schema nodes visited, the reader keeps skip_value. */
+#define SKIP_PROG_MAX_OPS 4096
+#define SKIP_PROG_MAX_VISITS (16 * SKIP_PROG_MAX_OPS)
 #define BRANCH_SCALAR 0x80000000u      /* tab / COLL target: one scalar op, in place */
 #define BRANCH_UNION 0x40000000u       /* tab: a union inside a union (fails) */
 #define BRANCH_OPT 0x20000000u         /* COLL target: a union of null and one scalar (branch << 8 | op) */
@@ -306,7 +312,8 @@ struct pm_skip_prog {
     pending *todo;             /* sequences still to compile */
     size_t n_todo, cap_todo;
     size_t merge_from;         /* a scalar may join a run at ops[merge_from..] only */
-    int nomem;
+    size_t visits;             /* schema nodes compiled */
+    int nomem;                 /* out of memory or too big: the program is dropped */
 };
 
 /* Of a union of null and one other branch: that branch's index (else -1). */
@@ -330,6 +337,7 @@ static uint8_t scalar_op(const pm_avro_schema *s) {
 
 static uint32_t prog_emit(pm_skip_prog *g, uint8_t op, uint16_t depth) {
     if (g->nomem) return 0;
+    if (g->n >= SKIP_PROG_MAX_OPS) { g->nomem = 1; return 0; }   /* too big: not compiled */
     if (g->n == g->cap) {
         size_t nc = g->cap ? g->cap * 2 : 32;
         skip_op *no = realloc(g->ops, nc * sizeof *no);
@@ -360,7 +368,9 @@ static void prog_later(pm_skip_prog *g, uint32_t op, uint32_t slot, const pm_avr
 
 /* Append the ops of one value to the sequence whose BUDGET op is `budget`. */
 static void prog_value(pm_skip_prog *g, const pm_avro_schema *s, uint16_t depth, uint32_t budget) {
-    if (g->nomem || s->type == PM_AVRO_NULL) return;
+    if (g->nomem) return;
+    if (++g->visits > SKIP_PROG_MAX_VISITS) { g->nomem = 1; return; }
+    if (s->type == PM_AVRO_NULL) return;
     uint8_t so = scalar_op(s);
     if (so) {   /* joins a run of the same op */
         skip_op *last = &g->ops[g->n - 1];
@@ -426,6 +436,7 @@ static void prog_value(pm_skip_prog *g, const pm_avro_schema *s, uint16_t depth,
         i = prog_emit(g, OP_UNION, depth);
         if (g->nomem) return;
         g->ops[i].s = s;
+        if (g->n_tab + s->n_branches > 4 * SKIP_PROG_MAX_OPS) { g->nomem = 1; return; }
         if (g->n_tab + s->n_branches > g->cap_tab) {
             size_t nc = g->n_tab + s->n_branches + g->cap_tab + 8;
             uint32_t *nt = realloc(g->tab, nc * sizeof *nt);
