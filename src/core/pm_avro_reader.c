@@ -286,6 +286,8 @@ static int skip_value(dec *d, const pm_avro_schema *s, int depth) {
  * union branches or schema nodes visited, the reader keeps skip_value. */
 #define SKIP_PROG_MAX_OPS 4096
 #define SKIP_PROG_MAX_VISITS (16 * SKIP_PROG_MAX_OPS)
+/* sequence starts share a uint32 with the BRANCH_* flags */
+typedef char skip_prog_ops_below_flags[4 * SKIP_PROG_MAX_OPS + SKIP_PROG_MAX_VISITS < (1u << 29) ? 1 : -1];
 #define BRANCH_SCALAR 0x80000000u      /* tab / COLL target: one scalar op, in place */
 #define BRANCH_UNION 0x40000000u       /* tab: a union inside a union (fails) */
 #define BRANCH_OPT 0x20000000u         /* COLL target: a union of null and one scalar (branch << 8 | op) */
