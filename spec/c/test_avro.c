@@ -1353,6 +1353,27 @@ TEST(test_decompress_limit) {
 }
 
 /* Truncate / flip / randomly mutate real files: never crash or leak. */
+/* The records of the Avro file b (which opens) written again with `codec`
+ * into *out, under the file's own schema text. */
+static void reencode(const pm_buf *b, const char *path, const char *codec, int level, pm_buf *out) {
+    pm_err e = {0};
+    pm_avro_reader *r = NULL;
+    if (pm_avro_reader_open(b->data, b->len, path, &r, &e)) { CHECK(!"reopen failed"); return; }
+    size_t sl;
+    const uint8_t *sj = pm_avro_reader_meta(r, "avro.schema", &sl);
+    char *schema = pm_strndup((const char *)sj, sl);
+    pm_avro_writer *w = NULL;
+    CHECK_EQ_INT(pm_avro_writer_open(schema, codec, level, &w, &e), PAIMON_OK);
+    const pm_avro_value *v;
+    while (pm_avro_reader_next(r, &v, &e) == PAIMON_OK) {
+        pm_avro_encode_value(pm_avro_writer_datum_buf(w), pm_avro_reader_schema(r), v, &e);
+        pm_avro_writer_end_datum(w, &e);
+    }
+    CHECK_EQ_INT(pm_avro_writer_finish(w, out, &e), PAIMON_OK);
+    free(schema);
+    pm_avro_reader_close(r);
+}
+
 static unsigned long mutate_file(const pm_buf *orig, const char *label) {
     pm_buf t = {0};
     unsigned long runs = 0;
@@ -1412,27 +1433,13 @@ TEST(test_mutations_never_crash) {
         pm_err e = {0};
         pm_avro_reader *r = NULL;
         if (b.len && pm_avro_reader_open(b.data, b.len, path, &r, &e) == PAIMON_OK) {
-            size_t sl;
-            const uint8_t *sj = pm_avro_reader_meta(r, "avro.schema", &sl);
-            char *schema = pm_strndup((const char *)sj, sl);
             static const char *const cs[] = {"null", "deflate"};
             for (int c = 0; c < 2; c++) {
-                pm_avro_reader *r2 = NULL;
-                pm_avro_reader_open(b.data, b.len, path, &r2, &e);
-                pm_avro_writer *w = NULL;
-                CHECK_EQ_INT(pm_avro_writer_open(schema, cs[c], 6, &w, &e), PAIMON_OK);
-                const pm_avro_value *v;
-                while (pm_avro_reader_next(r2, &v, &e) == PAIMON_OK) {
-                    pm_avro_encode_value(pm_avro_writer_datum_buf(w), pm_avro_reader_schema(r2), v, &e);
-                    pm_avro_writer_end_datum(w, &e);
-                }
-                pm_avro_reader_close(r2);
                 pm_buf out = {0};
-                CHECK_EQ_INT(pm_avro_writer_finish(w, &out, &e), PAIMON_OK);
+                reencode(&b, path, cs[c], 6, &out);
                 runs += mutate_file(&out, cs[c]);
                 pm_buf_free(&out);
             }
-            free(schema);
             pm_avro_reader_close(r);
         }
         pm_buf_free(&b);
@@ -1638,20 +1645,9 @@ TEST(test_compiled_walks_match_generic) {
         if (!b.len || pm_avro_reader_open(b.data, b.len, path, &r, &e)) { pm_buf_free(&b); continue; }
         CHECK(walks_agree(&b, files[i]));   /* as Java wrote it (zstandard or snappy) */
         /* the same records in the null codec, where altered bytes reach the walk */
-        size_t sl;
-        const uint8_t *sj = pm_avro_reader_meta(r, "avro.schema", &sl);
-        char *schema = pm_strndup((const char *)sj, sl);
-        pm_avro_writer *w = NULL;
-        CHECK_EQ_INT(pm_avro_writer_open(schema, "null", 0, &w, &e), PAIMON_OK);
-        const pm_avro_value *v;
-        while (pm_avro_reader_next(r, &v, &e) == PAIMON_OK) {
-            pm_avro_encode_value(pm_avro_writer_datum_buf(w), pm_avro_reader_schema(r), v, &e);
-            pm_avro_writer_end_datum(w, &e);
-        }
-        CHECK_EQ_INT(pm_avro_writer_finish(w, &out, &e), PAIMON_OK);
+        reencode(&b, path, "null", 0, &out);
         CHECK(walks_agree_mutated(&out, files[i], &runs, &failed));
         files_done++;
-        free(schema);
         pm_avro_reader_close(r);
         pm_buf_free(&b);
         pm_buf_free(&out);

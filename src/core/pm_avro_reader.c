@@ -553,6 +553,7 @@ static int prog_run(dec *d, const pm_skip_prog *g, uint32_t pc, int depth) {
             if (o->n > d->values_left) return DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
             d->values_left -= o->n;
             break;
+        /* one loop per op, so that scalar_skip is inlined with its op fixed */
         case OP_LONGS:
             for (uint32_t k = 0; k < o->n; k++)
                 if (scalar_skip(d, &p, end, OP_LONGS)) return -1;
