@@ -147,7 +147,7 @@ EOF
 
 # ---- benchmark: commit latency and manifest merge vs POSIX writes -------------
 bench_commit() {
-  fixture=../shared/fixtures/paimon-java/cpp-parquet-append_complex_data/append_complex_data.db/append_complex_data
+  fixture=spec/fixtures/paimon-java/cpp-parquet-append_complex_data/append_complex_data.db/append_complex_data
   schema=$fixture/schema/schema-0
   work=$OUT/commit-work
   build_c bench_commit bench/bench_commit.c

@@ -19,7 +19,7 @@ BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 case $BUILD in /*) B=$BUILD ;; *) B=$ROOT/$BUILD ;; esac
-FIXTURES=${PAIMON_FIXTURES:-$ROOT/../shared/fixtures}
+FIXTURES=${PAIMON_FIXTURES:-$ROOT/spec/fixtures}
 MAKE=${MAKE:-make}
 PY=/usr/bin/python3
 

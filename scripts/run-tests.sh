@@ -14,7 +14,7 @@ BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 export PAIMON_BUILD="$ROOT/$BUILD"
-export PAIMON_FIXTURES="${PAIMON_FIXTURES:-$ROOT/../shared/fixtures}"
+export PAIMON_FIXTURES="${PAIMON_FIXTURES:-$ROOT/spec/fixtures}"
 pass=0
 fail=0
 skip=0

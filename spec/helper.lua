@@ -9,7 +9,7 @@ end
 
 H.root = (os.getenv("PWD") or ".")
 H.build = os.getenv("PAIMON_BUILD") or (H.root .. "/build")
-H.fixtures = os.getenv("PAIMON_FIXTURES") or (H.root .. "/../shared/fixtures")
+H.fixtures = os.getenv("PAIMON_FIXTURES") or (H.root .. "/spec/fixtures")
 H.cli = H.build .. "/paimon-lua"
 H.spec_dir = script_dir()
 

@@ -25,10 +25,10 @@ static const char *t_cur;
     else { t_passed++; printf("ok - %s\n", #name); } } while (0)
 #define TEST_SUMMARY() (printf("%d passed, %d failed\n", t_passed, t_failed), t_failed ? 1 : 0)
 
-/* Path of the shared fixtures directory (../shared/fixtures by default). */
+/* Path of the fixtures directory (spec/fixtures by default). */
 static inline const char *fixtures_dir(void) {
     const char *d = getenv("PAIMON_FIXTURES");
-    return d ? d : "../shared/fixtures";
+    return d ? d : "spec/fixtures";
 }
 
 /* Shared helpers (shell, temp copies, trees, fake entries, fault sweeps). */

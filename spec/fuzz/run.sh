@@ -11,7 +11,7 @@
 #                   (default $FUZZ_BUILD/artifacts)
 #   FUZZ_TIMEOUT    per-input timeout in seconds (default 30)
 #   FUZZ_FLAGS      extra libFuzzer flags (e.g. "-jobs=2 -workers=2")
-#   PAIMON_FIXTURES fixture root (default ../shared/fixtures)
+#   PAIMON_FIXTURES fixture root (default spec/fixtures)
 #   CLANG           compiler (default clang; Debian 12: clang 14 with
 #                   libclang-rt-14-dev for the libFuzzer runtime)
 # Exit status 1 if a harness fails to build or any fuzzer finds a crash,
@@ -26,7 +26,7 @@ FUZZ_FLAGS=${FUZZ_FLAGS:-}
 CLANG=${CLANG:-clang}
 OUT=${FUZZ_BUILD:-build/fuzz}
 ART=${FUZZ_ARTIFACTS:-$OUT/artifacts}
-FIXTURES=${PAIMON_FIXTURES:-../shared/fixtures}
+FIXTURES=${PAIMON_FIXTURES:-spec/fixtures}
 FUZZERS=${*:-fuzz_avro fuzz_json fuzz_binrow}
 DEPS="jansson libzstd zlib snappy libuv"
 
