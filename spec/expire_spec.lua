@@ -368,14 +368,38 @@ describe("expiration limits and policies", function()
     H.rmdir(dir)
   end)
 
-  it("runs the example policies", function()
-    for _, p in ipairs{"keep_daily.lua", "keep_per_hour.lua"} do
+  -- The example policies' choices on snapshots with known commit times: the
+  -- six snapshots' timeMillis are rewritten (noon UTC, so the local day is
+  -- the same in any zone within 12 hours of UTC).
+  local function with_times(copy, times)
+    for id, ms in ipairs(times) do
+      local f = copy .. "/snapshot/snapshot-" .. id
+      local text, n = H.read_file(f):gsub('"timeMillis" : %d+', '"timeMillis" : ' .. ms)
+      assert.equals(1, n, f)
+      H.write_file(f, text)
+    end
+  end
+  local NOON, HOUR, DAY = 1764590400000, 3600000, 86400000   -- 2025-12-01T12:00Z
+
+  it("runs the example policies and expires exactly what they choose", function()
+    local cases = {
+      -- last of each day kept (3, 5, 6): expiration stops at 3
+      {"keep_daily.lua", {NOON, NOON + 1, NOON + 2, NOON + DAY, NOON + DAY + 1, NOON + 2 * DAY}, {1, 2}},
+      -- newest 2 of each hour kept (4, 5 of the first hour; 6): stops at 4
+      {"keep_per_hour.lua", {NOON, NOON + 1, NOON + 2, NOON + 3, NOON + 4, NOON + HOUR}, {1, 3}},
+      -- one snapshot per day: all kept but retain-min decides nothing; stops at 1
+      {"keep_daily.lua", {NOON, NOON + DAY, NOON + 2 * DAY, NOON + 3 * DAY, NOON + 4 * DAY, NOON + 5 * DAY}, nil},
+    }
+    for _, case in ipairs(cases) do
+      local p, times, range = case[1], case[2], case[3]
       local copy, dir = H.copy_table(H.fixture(PK))
+      with_times(copy, times)
       local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run",
                                        "--policy", H.root .. "/examples/policies/" .. p, "--json"})
       assert.equals(0, rc, p .. ": " .. err)
       local r = H.cjson.decode(out)
-      assert.is_true(r.expired >= 0 and r.expired < 6)
+      assert.equals(range and range[2] - range[1] + 1 or 0, r.expired, p)
+      if range then assert.same(range, r.range, p) else assert.is_nil(r.range, p) end
       H.rmdir(dir)
     end
   end)
@@ -448,7 +472,8 @@ describe("expire.lua command line", function()
     local n = 0
     for _ in pairs(after.test.snapshots) do n = n + 1 end
     assert.equals(1, n)
-    assert.is_true(H.cjson.decode(out).expired >= 0)
+    -- the branch had 2 snapshots; retain-min 1 expires the older one
+    assert.equals(1, H.cjson.decode(out).expired)
     H.rmdir(dir)
   end)
 end)

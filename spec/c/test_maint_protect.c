@@ -1,5 +1,5 @@
-/* Regression tests from the maintenance review (expiration, orphan
- * cleaning, the deleter), each on a temp copy of a Java-written table:
+/* What maintenance (expiration, orphan cleaning, the deleter) protects at
+ * the edges, each on a temp copy of a Java-written table:
  *  - expiration keeps what a long-lived changelog (changelog/changelog-<id>)
  *    of the branch or of another branch still reads;
  *  - orphan cleaning accepts a long-lived changelog whose base / delta
