@@ -21,16 +21,13 @@ exit codes: 0 ok, 1 failed, 2 usage, 3 conflict]],
 }
 
 local function main(opts, pos)
-  local t, msg = paimon.open(pos[1], {branch = opts.branch})
-  if not t then error(msg, 0) end
+  local t = cli.check(paimon.open(pos[1], {branch = opts.branch}))
   local s, smsg, code = t:latest_snapshot()
-  if not s and code ~= "notfound" then error(smsg, 0) end
+  if not s and code ~= "notfound" then cli.fail(smsg, code) end
   local manifests, deletes, list = 0, 0, json.array()
   if s then
     for _, kind in ipairs({"base", "delta"}) do
-      local it, err = s:manifests(kind)
-      if not it then error(err, 0) end
-      for m in it do
+      for m in cli.check(s:manifests(kind)) do
         manifests = manifests + 1
         deletes = deletes + m.num_deleted_files
         list[#list + 1] = {file_name = m.file_name, file_size = m.file_size, list = kind,
@@ -59,10 +56,7 @@ local function main(opts, pos)
   if would then
     local c = t:new_commit{commit_user = opts.commit_user, policy = policy.compact_all}
     local r, rmsg, rcode = c:commit({}, {kind = "COMPACT"})
-    if not r then
-      if rcode == "conflict" then io.stderr:write("compact_manifest.lua: ", rmsg, "\n"); return cli.EXIT_CONFLICT end
-      error(rmsg, 0)
-    end
+    if not r then cli.fail(rmsg, rcode) end
     id, committed = r, true
   end
   if opts.json then

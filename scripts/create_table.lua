@@ -23,7 +23,8 @@ usage: paimon-lua create_table.lua TABLE --field NAME:TYPE ... [--partition KEY 
                        (types as Paimon writes them; ARRAY<T>, MAP<K, V>, ROW<a T, ...> too)
   --partition KEY      a partition key (repeat for more, in order)
   --primary-key KEY    a primary-key column (repeat for more)
-  --option KEY=VALUE   a table option, e.g. --option file.format=avro --option bucket=-1
+  --option KEY=VALUE   a table option, e.g. --option bucket=-1; file.format defaults to avro
+                       (what write.lua writes; Paimon's own default would be parquet)
   --comment TEXT       the table comment
   --spec FILE.json     read {"fields": [{"name", "type"}], "partition_keys", "primary_keys",
                        "options", "comment"} from a JSON file (flags add to it)
@@ -63,8 +64,11 @@ local function main(opts, pos)
   end
   if opts.comment then s.comment = opts.comment end
   if #s.fields == 0 then cli.usage_error("no columns: give --field NAME:TYPE or --spec FILE") end
-  local t, msg = create_table(pos[1], s)
-  if not t then error(msg, 0) end
+  -- Paimon's default is parquet, which write.lua cannot write: a table made
+  -- here gets what paimon-lua writes unless the caller chose a format
+  local defaulted_format = s.options["file.format"] == nil
+  if defaulted_format then s.options["file.format"] = "avro" end
+  local t = cli.check(create_table(pos[1], s))
   local sc = t:schema()
   if opts.json then
     local fields = json.array()
@@ -75,6 +79,9 @@ local function main(opts, pos)
                    {"path", "schema_id", "fields", "partition_keys", "primary_keys", "options", "comment"})
   else
     io.stdout:write("created ", t:path(), " (", #sc.fields, " columns)\n")
+    if defaulted_format then
+      io.stdout:write("file.format=avro (no --option file.format given; paimon-lua writes Avro data files only)\n")
+    end
   end
   t:close()
   return cli.EXIT_OK

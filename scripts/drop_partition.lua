@@ -18,7 +18,8 @@ local spec = {
 usage: paimon-lua drop_partition.lua TABLE --partition k=v[,k2=v2] ... [options]
   --partition SPEC   partition to drop: all partition columns (exact) or some of
                      them (every partition matching); values as in the partition
-                     path (e.g. dt=2026-11-01,hr=10; __DEFAULT_PARTITION__ = null).
+                     path (e.g. dt=2026-11-01,hr=10; __DEFAULT_PARTITION__ = null,
+                     k= the empty string, a different partition in the same directory).
                      Repeat to drop several partitions in one snapshot.
   --branch B         drop on branch B instead of main
   --max-attempts N   scan + commit attempts on conflicts (default 3)
@@ -29,7 +30,7 @@ exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
 
 -- "k=v,k2=v2" -> {k = "v", k2 = "v2"}. A comma belongs to the value unless a
 -- partition column name and "=" follow it (values may contain commas).
-local function parse_spec(text, keys)
+local function parse_spec(text, keys, string_key)
   local is_key = {}
   for _, k in ipairs(keys) do is_key[k] = true end
   local out, order = {}, {}
@@ -51,11 +52,13 @@ local function parse_spec(text, keys)
     if k == "" or k:match("^%s") or k:match("%s$") then
       cli.usage_error("--partition " .. text .. ": empty or blank column name")
     end
-    if not is_key[k] then
-      cli.usage_error("--partition " .. text .. ": '" .. k .. "' is not a partition column (partition columns: " ..
-                      (#keys > 0 and table.concat(keys, ", ") or "none, the table is not partitioned") .. ")")
+    cli.check_partition_column("--partition " .. text, k, keys)
+    -- k= is the empty string, a value only CHAR/VARCHAR columns have (null is
+    -- the default partition name, as in Java)
+    if out[k] == "" and not string_key[k] then
+      cli.usage_error("--partition " .. text .. ": no value for '" .. k .. "' (empty means the empty string, " ..
+                      "which this column cannot hold; __DEFAULT_PARTITION__ selects null)")
     end
-    if out[k] == "" then cli.usage_error("--partition " .. text .. ": no value for '" .. k .. "'") end
   end
   if #order == 0 then cli.usage_error("--partition expects k=v[,k2=v2], got '" .. text .. "'") end
   return out
@@ -78,7 +81,7 @@ local function print_result(r, as_json)
   local out = io.stdout
   out:write("drop partitions of ", r.table, r.dry_run and " (dry run)" or "", "\n")
   if #r.partitions > 0 then
-    cli.print_table(partition_rows(r), {"path", "files", "rows", "bytes"})
+    cli.print_table(partition_rows(r), {"partition", "path", "files", "rows", "bytes"})
   end
   local what = string.format("%d partition(s): %d file(s), %d rows, %s", #r.partitions, r.files, r.rows,
                              human_bytes(r.bytes))
@@ -99,27 +102,26 @@ end
 local function main(opts, pos)
   if not opts.partition or #opts.partition == 0 then cli.usage_error("missing --partition k=v") end
   if opts.max_attempts and opts.max_attempts < 1 then cli.usage_error("--max-attempts must be at least 1") end
-  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
-  if not t then io.stderr:write("drop_partition.lua: ", msg, "\n"); return cli.EXIT_FAILED end
+  local t = cli.check(paimon.open(pos[1], {branch = opts.branch}))
   local keys = t:schema().partition_keys
-  if #keys == 0 then
-    io.stderr:write("drop_partition.lua: ", t:path(), ": the table is not partitioned\n")
-    return cli.EXIT_FAILED
+  if #keys == 0 then cli.fail(t:path() .. ": the table is not partitioned", "unsupported") end
+  local string_key = {}
+  for _, f in ipairs(t:schema().fields) do
+    local ty = f.type:upper()
+    string_key[f.name] = ty:match("^STRING") or ty:match("^VARCHAR") or ty:match("^CHAR") or nil
   end
   local specs = {}
-  for i, s in ipairs(opts.partition) do specs[i] = parse_spec(s, keys) end
+  for i, s in ipairs(opts.partition) do specs[i] = parse_spec(s, keys, string_key) end
   local tty = not opts.json and is_tty()
   if tty then io.stderr:write("scanning the latest snapshot...\n") end
-  local ok, r, m2, c2 = pcall(t.drop_partitions, t, specs, {
+  local r, m2, c2 = cli.usage_call(t.drop_partitions, t, specs, {
     dry_run = opts.dry_run, max_attempts = opts.max_attempts,
     on_retry = function(attempt, why)
       io.stderr:write("drop_partition.lua: attempt ", attempt, " conflicted, retrying: ", why, "\n")
     end})
-  if not ok then cli.usage_error(tostring(r)) end
   if not r then
-    io.stderr:write("drop_partition.lua: ", m2, "\n")
     t:close()
-    return c2 == "conflict" and cli.EXIT_CONFLICT or cli.EXIT_FAILED
+    cli.fail(m2, c2)
   end
   print_result(r, opts.json)
   t:close()

@@ -48,12 +48,12 @@ local function main(opts, pos)
   end
   local policy = maint.load_policy(opts.policy, "paimon.policy.expire")
   local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
-  if not t then io.stderr:write("expire.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if not t then cli.fail(msg, code) end
   local base = {retain_min = opts.retain_min, retain_max = opts.retain_max, max_deletes = opts.max_deletes,
                 older_than = older_than, now = now}
   local range
   range, msg, code = maint.call(t.expire_range, t, base)
-  if not range then io.stderr:write("expire.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if not range then cli.fail(msg, code) end
   -- the policy sees the snapshots and the resolved options
   local stop, reason = maint.policy_stop(t, range, policy)
   local run = {}
@@ -66,7 +66,7 @@ local function main(opts, pos)
   local r
   r, msg, code = maint.call(t.expire_snapshots, t, run)
   t:close()
-  if not r then io.stderr:write("expire.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if not r then cli.fail(msg, code) end
   if r.capped_by == "policy" and type(reason) == "string" then r.capped_by = reason end
   if opts.json then
     maint.print_json(r)

@@ -109,7 +109,7 @@ local function main(opts, pos)
     f:close()
   end
   local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
-  if not t then io.stderr:write("expire_partitions.lua: ", msg, "\n"); return cli.EXIT_FAILED end
+  if not t then cli.fail(msg, code) end
   if not opts.expiration_time and not t:option("partition.expiration-time") then
     t:close()
     cli.usage_error("no expiration time: pass --expiration-time or set the table option partition.expiration-time")
@@ -129,9 +129,8 @@ local function main(opts, pos)
       io.stderr:write("expire_partitions.lua: attempt ", attempt, " conflicted, retrying: ", why, "\n")
     end}
   if not r then
-    io.stderr:write("expire_partitions.lua: ", msg, "\n")
     t:close()
-    return code == "conflict" and cli.EXIT_CONFLICT or cli.EXIT_FAILED
+    cli.fail(msg, code)
   end
   print_result(r, opts.json)
   t:close()

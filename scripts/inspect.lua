@@ -26,6 +26,7 @@ local spec = {
   name = "inspect.lua",
   positional = {"TABLE", "VIEW"},
   flags = {json = "boolean", snapshot = "integer", tag = "string", branch = "string"},
+  min = {snapshot = 1},
   usage = [[
 usage: paimon-lua inspect.lua TABLE VIEW [--snapshot ID | --tag NAME] [--branch NAME] [--json]
 VIEW: ]] .. table.concat(VIEW_NAMES, ", ") .. [[
@@ -33,21 +34,23 @@ VIEW: ]] .. table.concat(VIEW_NAMES, ", ") .. [[
   --snapshot ID   files/manifests/partitions of this snapshot (default: latest)
   --tag NAME      ... of this tag's snapshot
   --branch NAME   read branch NAME instead of main
-  --json          print one JSON array of row objects
+  --json          print one JSON array of row objects (times as epoch milliseconds)
+Without --json: times in ISO 8601 (local time), durations with units.
 exit codes: 0 ok, 1 failed, 2 usage]],
 }
 
-local function check(v, msg, ...)
-  if v == nil then error(msg, 0) end
-  return v, msg, ...
-end
+local check = cli.check
+
+-- The views that show one snapshot (the others ignore --snapshot / --tag,
+-- so those flags are refused there rather than silently dropped).
+local SNAPSHOT_VIEWS = {files = true, manifests = true, partitions = true}
 
 local function pick_snapshot(t, opts)
   if opts.tag then return check(t:tag(opts.tag)) end
   if opts.snapshot then return check(t:snapshot(opts.snapshot)) end
   local s, msg, code = t:latest_snapshot()
   if not s and code == "notfound" then return nil end
-  return check(s, msg)
+  return check(s, msg, code)
 end
 
 local function file_format(name)
@@ -73,6 +76,7 @@ local function live_files(t, opts)
 end
 
 local builders = {}
+local HUMAN
 
 function builders.snapshots(t)
   local rows = {}
@@ -131,11 +135,13 @@ end
 function builders.partitions(t, opts)
   local by_path, rows = {}, {}
   for _, f in ipairs(live_files(t, opts)) do
-    local p = by_path[f.partition_path]
+    -- null and "" share the __DEFAULT_PARTITION__ directory but are two partitions
+    local key = f.partition_path .. "\0" .. cli.cell(f.partition)
+    local p = by_path[key]
     if not p then
-      p = {partition = f.partition, partition_path = f.partition_path, record_count = 0,
+      p = {partition = f.partition, partition_path = f.partition_path, sort_key = key, record_count = 0,
            file_size_in_bytes = 0, file_count = 0, last_update_time = json.null}
-      by_path[f.partition_path] = p
+      by_path[key] = p
       rows[#rows + 1] = p
     end
     p.record_count = p.record_count + f.record_count
@@ -145,8 +151,8 @@ function builders.partitions(t, opts)
       p.last_update_time = f.creation_time
     end
   end
-  table.sort(rows, function(a, b) return a.partition_path < b.partition_path end)
-  for _, r in ipairs(rows) do r.partition_path = nil end
+  table.sort(rows, function(a, b) return a.sort_key < b.sort_key end)
+  for _, r in ipairs(rows) do r.partition_path, r.sort_key = nil, nil end
   return rows
 end
 
@@ -175,18 +181,50 @@ function builders.consumers(t)
   return rows
 end
 
+-- Human renderings of the columns that are times or durations (--json keeps
+-- Paimon's values: epoch milliseconds, Jackson's arrays and seconds).
+local function schema_fields(fields)
+  local parts = {}
+  for i, f in ipairs(fields) do parts[i] = f.name .. " " .. f.type end
+  return table.concat(parts, ", ")
+end
+
+local function tag_create_time(v)
+  local ok, a = pcall(require("cjson").decode, v)
+  if not ok or type(a) ~= "table" or not a[1] then return v end
+  local s = string.format("%04d-%02d-%02dT%02d:%02d:%02d", a[1], a[2] or 1, a[3] or 1, a[4] or 0, a[5] or 0, a[6] or 0)
+  if (a[7] or 0) > 0 then s = s .. string.format(".%09d", a[7]):gsub("0+$", "") end
+  return s
+end
+
+local function seconds_duration(v)
+  local secs = tonumber(v)
+  if not secs then return v end
+  return cli.duration(math.floor(secs * 1000 + 0.5))
+end
+
+HUMAN = {
+  commit_time = cli.iso_time, update_time = cli.iso_time,
+  creation_time = cli.wall_time, last_update_time = cli.wall_time,   -- local wall clock, as Paimon stores it
+  create_time = tag_create_time, time_retained = seconds_duration, fields = schema_fields,
+}
+
 local function main(opts, pos)
   local path, view = pos[1], pos[2]
   local columns = VIEWS[view]
   if not columns then cli.usage_error("unknown view '" .. view .. "'") end
   if opts.snapshot and opts.tag then cli.usage_error("--snapshot and --tag exclude each other") end
+  if not SNAPSHOT_VIEWS[view] and (opts.snapshot or opts.tag) then
+    cli.usage_error((opts.snapshot and "--snapshot" or "--tag") .. " does not apply to the " .. view ..
+                    " view (only to files, manifests and partitions)")
+  end
   local t = check(paimon.open(path, {branch = opts.branch}))
   local rows = builders[view](t, opts)
   for _, r in ipairs(rows) do r.partition_path = nil end
   if opts.json then
     cli.print_json(json.array(rows), columns)
   else
-    cli.print_table(rows, columns)
+    cli.print_table(rows, columns, HUMAN)
   end
   t:close()
   return cli.EXIT_OK

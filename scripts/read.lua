@@ -9,6 +9,7 @@ local spec = {
   positional = {"TABLE"},
   flags = {snapshot = "integer", tag = "string", partition = "string", branch = "string", limit = "integer"},
   multi = {partition = true},
+  min = {snapshot = 1, limit = 0},
   usage = [[
 usage: paimon-lua read.lua TABLE [--snapshot ID | --tag NAME] [--partition KEY=VALUE ...]
                 [--branch NAME] [--limit N]
@@ -47,30 +48,28 @@ local function number_text(v)
   end
 end
 
-local function check(v, msg, ...)
-  if v == nil then error(msg, 0) end
-  return v, msg, ...
-end
+local check = cli.check
 
 local function main(opts, pos)
   if opts.snapshot and opts.tag then cli.usage_error("--snapshot and --tag exclude each other") end
   local t = check(paimon.open(pos[1], {branch = opts.branch}))
+  local partition
+  for _, kv in ipairs(opts.partition or {}) do
+    local k, v = kv:match("^([^=]+)=(.*)$")
+    if not k then cli.usage_error("--partition expects KEY=VALUE, got '" .. kv .. "'") end
+    cli.check_partition_column("--partition " .. kv, k, t:schema().partition_keys)
+    partition = partition or {}
+    partition[k] = v
+  end
   local s
   if opts.tag then s = check(t:tag(opts.tag))
   elseif opts.snapshot then s = check(t:snapshot(opts.snapshot))
   else
     local msg, code
     s, msg, code = t:latest_snapshot()
-    if not s and code ~= "notfound" then error(msg, 0) end
+    if not s and code ~= "notfound" then cli.fail(msg, code) end
   end
-  if not s then t:close(); return cli.EXIT_OK end
-  local partition
-  for _, kv in ipairs(opts.partition or {}) do
-    local k, v = kv:match("^([^=]+)=(.*)$")
-    if not k then cli.usage_error("--partition expects KEY=VALUE, got '" .. kv .. "'") end
-    partition = partition or {}
-    partition[k] = v
-  end
+  if not s or opts.limit == 0 then t:close(); return cli.EXIT_OK end
   local fields = t:schema().fields
   local binary, maps = {}, {}
   for _, f in ipairs(fields) do
@@ -79,7 +78,7 @@ local function main(opts, pos)
     maps[f.name] = ty:match("^MAP") or ty:match("^MULTISET")
   end
   local n = 0
-  for row in check(s:read{partition = partition}) do
+  for row in check(cli.usage_call(s.read, s, {partition = partition})) do
     if opts.limit and n >= opts.limit then break end
     local parts = {}
     for i, f in ipairs(fields) do

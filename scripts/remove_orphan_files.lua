@@ -32,13 +32,13 @@ local function main(opts, pos)
                     "of commits still in progress\n")
   end
   local t, msg, code = paimon.open(pos[1])
-  if not t then io.stderr:write("remove_orphan_files.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if not t then cli.fail(msg, code) end
   local r
   r, msg, code = maint.call(t.remove_orphan_files, t, {older_than = older_than, now = now,
                            threads = opts.threads or 4, dry_run = opts.dry_run,
                            progress = maint.progress_fn(true)})
   t:close()
-  if not r then io.stderr:write("remove_orphan_files.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if not r then cli.fail(msg, code) end
   if opts.json then
     maint.print_json(r)
   else

@@ -24,12 +24,12 @@ local PROBLEMS = {"missing", "wrong_size", "unreadable"}
 local function main(opts, pos)
   if opts.threads and opts.threads < 1 then cli.usage_error("--threads must be at least 1") end
   local t, msg, code = paimon.open(pos[1])
-  if not t then io.stderr:write("verify.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if not t then cli.fail(msg, code) end
   local r
   r, msg, code = maint.call(t.verify, t, {all_snapshots = opts.all_snapshots, threads = opts.threads or 4,
                                           progress = maint.progress_fn(true)})
   t:close()
-  if not r then io.stderr:write("verify.lua: ", msg, "\n"); return maint.exit_code(code) end
+  if not r then cli.fail(msg, code) end
   if opts.json then
     for _, k in ipairs(PROBLEMS) do r[k] = json.array(r[k]) end
     io.stdout:write(json.encode(r, {"ok", "branches", "snapshots", "tags", "changelogs", "files", "checked",

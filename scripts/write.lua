@@ -32,7 +32,7 @@ for i = 1, 64 do B64_INDEX[B64:sub(i, i)] = i - 1 end
 
 local function unbase64(s, col)
   s = s:gsub("%s", "")
-  if #s % 4 ~= 0 or s:find("[^%w%+/=]") then error("column '" .. col .. "': not base64: " .. s, 0) end
+  if #s % 4 ~= 0 or s:find("[^%w%+/=]") then cli.fail("column '" .. col .. "': not base64: " .. s, "input") end
   local out = {}
   for i = 1, #s, 4 do
     local a, b, c, d = B64_INDEX[s:sub(i, i)], B64_INDEX[s:sub(i + 1, i + 1)], B64_INDEX[s:sub(i + 2, i + 2)],
@@ -46,8 +46,7 @@ local function unbase64(s, col)
 end
 
 local function main(opts, pos)
-  local t, msg = paimon.open(pos[1], {branch = opts.branch})
-  if not t then error(msg, 0) end
+  local t = cli.check(paimon.open(pos[1], {branch = opts.branch}))
   local identifier
   if opts.identifier then
     identifier = math.tointeger(tonumber(opts.identifier))
@@ -62,33 +61,38 @@ local function main(opts, pos)
   if opts.input then
     local err
     input, err = io.open(opts.input, "rb")
-    if not input then error("cannot read " .. opts.input .. ": " .. tostring(err), 0) end
+    if not input then cli.fail("cannot read " .. opts.input .. ": " .. tostring(err), "io") end
   end
-  local w, wmsg = t:new_write{}
-  if not w then error(wmsg, 0) end
+  local w = cli.check(t:new_write{})
   local n, lineno = 0, 0
   for line in input:lines() do
     lineno = lineno + 1
     if line:match("%S") then
+      -- say what is wrong: invalid JSON, or valid JSON that is not an object
+      -- (cjson turns [1,2] into a table too)
       local ok, row = pcall(cjson.decode, line)
-      if not ok or type(row) ~= "table" then error(string.format("line %d: not a JSON object", lineno), 0) end
+      if not ok then
+        cli.fail(string.format("line %d: invalid JSON: %s", lineno, cli.strip_where(row)), "input")
+      end
+      if type(row) ~= "table" or not line:match("^%s*{") then
+        local what = type(row) == "table" and "an array" or row == cjson.null and "null" or type(row)
+        cli.fail(string.format("line %d: not a JSON object but %s", lineno, what), "input")
+      end
       for col in pairs(binary) do
         if type(row[col]) == "string" then row[col] = unbase64(row[col], col) end
       end
       local wok, werr = pcall(w.write, w, row)
-      if not wok then error(string.format("line %d: %s", lineno, tostring(werr)), 0) end
+      if not wok then cli.fail(string.format("line %d: %s", lineno, cli.strip_where(werr)), "input") end
       n = n + 1
     end
   end
   if input ~= io.stdin then input:close() end
-  local msgs, pmsg = w:prepare_commit()
-  if not msgs then error(pmsg, 0) end
+  local msgs = cli.check(w:prepare_commit())
   local c = t:new_commit{commit_user = opts.commit_user}
   local id, committed, code = c:commit(msgs, {identifier = identifier})
   if not id then
     c:abort(msgs)
-    if code == "conflict" then io.stderr:write("write.lua: ", committed, "\n"); return cli.EXIT_CONFLICT end
-    error(committed, 0)
+    cli.fail(committed, code)
   end
   w:close()
   if opts.json then

@@ -4,17 +4,68 @@ local json = require "paimon.json"
 
 local M = {}
 
+local unpack = table.unpack or unpack          -- LuaJIT has no table.unpack/pack
+local function pack(...) return {n = select("#", ...), ...} end
+
 M.EXIT_OK, M.EXIT_FAILED, M.EXIT_USAGE, M.EXIT_CONFLICT = 0, 1, 2, 3
 
+-- Errors the scripts raise on purpose: a usage error (exit 2) or a failure
+-- with the core's code name (exit by M.exit_code). Tables, so no Lua
+-- "file:line:" position reaches the user.
 local Usage = {}
 Usage.__index = Usage
 Usage.__tostring = function(u) return u.msg end
 
+local Failure = {}
+Failure.__index = Failure
+Failure.__tostring = function(f) return f.msg end
+
 function M.usage_error(msg) error(setmetatable({msg = msg}, Usage), 0) end
+
+-- The one mapping from a core code name to an exit code: conflict 3,
+-- misuse/usage 2, anything else (io, corrupt, notfound, unsupported, ...) 1.
+function M.exit_code(code)
+  if code == "conflict" then return M.EXIT_CONFLICT end
+  if code == "misuse" or code == "usage" then return M.EXIT_USAGE end
+  return M.EXIT_FAILED
+end
+
+-- Fail with a message and the core's code name (after nil, msg, code).
+function M.fail(msg, code)
+  error(setmetatable({msg = tostring(msg), code = code or "error"}, Failure), 0)
+end
+
+-- v, ... or fail with msg and code: check(t:snapshot(id)).
+function M.check(v, msg, code, ...)
+  if v == nil then M.fail(msg, code) end
+  return v, msg, code, ...
+end
+
+-- A message without the "file.lua:12: " positions Lua put in front of it.
+function M.strip_where(msg)
+  msg = tostring(msg)
+  while true do
+    local rest = msg:match("^[^%s:]+%.lua:%d+: (.*)$") or msg:match("^%[string \"[^\"]*\"%]:%d+: (.*)$")
+    if not rest then return msg end
+    msg = rest
+  end
+end
+
+-- Call f(...) whose arguments come from the command line: what the binding
+-- raises (misuse: an unknown partition column, a bad value) is a usage error.
+function M.usage_call(f, ...)
+  local res = pack(pcall(f, ...))
+  if not res[1] then
+    local e = res[2]
+    if getmetatable(e) == Usage or getmetatable(e) == Failure then error(e, 0) end
+    M.usage_error(M.strip_where(e))
+  end
+  return unpack(res, 2, res.n)
+end
 
 -- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"},
 --          flags = { json = "boolean", snapshot = "integer", branch = "string" },
---          multi = { partition = true } }
+--          multi = { partition = true }, min = { snapshot = 1 } }
 function M.parse(argv, spec)
   local opts, pos = {}, {}
   local i = 1
@@ -43,6 +94,10 @@ function M.parse(argv, spec)
         if kind == "integer" then
           local n = math.tointeger(tonumber(value))
           if not n then M.usage_error("option --" .. name .. " expects an integer, got '" .. value .. "'") end
+          local min = spec.min and spec.min[key]
+          if min and n < min then
+            M.usage_error("option --" .. name .. " must be at least " .. min .. ", got " .. value)
+          end
           value = n
         end
         if spec.multi and spec.multi[key] then
@@ -66,74 +121,203 @@ function M.parse(argv, spec)
   return opts, pos
 end
 
--- Run main(argv) -> exit code, turning usage errors into exit code 2 and
--- other errors into exit code 1 with the message on stderr.
+-- A --partition column the table does not have: the same usage error (exit
+-- 2) in every script. what names the flag and its text.
+function M.check_partition_column(what, column, keys)
+  for _, k in ipairs(keys) do if k == column then return end end
+  M.usage_error(what .. ": '" .. column .. "' is not a partition column (partition columns: " ..
+                (#keys > 0 and table.concat(keys, ", ") or "none, the table is not partitioned") .. ")")
+end
+
+-- Whether argv asks for --json (also when the arguments do not parse).
+local function wants_json(spec, argv)
+  if not (spec.flags and spec.flags.json) then return false end
+  for _, a in ipairs(argv) do
+    if a == "--" then return false end
+    if a == "--json" then return true end
+  end
+  return false
+end
+
+-- Classify what was raised: our own errors keep their code; an error raised
+-- by a C function (error(), assert(), the binding) is deliberate and loses
+-- its position; one raised by the Lua VM itself (indexing nil, ...) is a bug
+-- in the script: "internal error" with its position, and a traceback when
+-- PAIMON_LUA_TRACEBACK is set.
+local function classify(e)
+  local mt = getmetatable(e)
+  if mt == Usage then return e end
+  if mt == Failure then return e end
+  local raiser = debug.getinfo(2, "S")
+  if type(e) == "string" and raiser and raiser.what ~= "C" then
+    local msg = "internal error: " .. e
+    if os.getenv("PAIMON_LUA_TRACEBACK") then msg = debug.traceback(msg, 2) end
+    return {msg = msg, code = "internal"}
+  end
+  return {msg = M.strip_where(e), code = "error"}
+end
+
+-- Run main(opts, pos) -> exit code. Every error ends here: usage errors exit
+-- 2 (message and usage on stderr), failures exit by M.exit_code, with the
+-- message on stderr; with --json also one {"error", "code"} object on stdout,
+-- so automation never parses an empty string.
 function M.run(spec, main, argv)
-  local ok, res = pcall(function()
+  local ok, res = xpcall(function()
     local opts, pos = M.parse(argv, spec)
     if opts.help then
       io.stdout:write(spec.usage, "\n")
       return M.EXIT_OK
     end
     return main(opts, pos)
-  end)
+  end, classify)
   if ok then return res or M.EXIT_OK end
+  local code, rc
   if getmetatable(res) == Usage then
+    code, rc = "usage", M.EXIT_USAGE
     io.stderr:write(spec.name, ": ", res.msg, "\n", spec.usage, "\n")
-    return M.EXIT_USAGE
+  else
+    code, rc = res.code, M.exit_code(res.code)
+    io.stderr:write(spec.name, ": ", res.msg, "\n")
   end
-  io.stderr:write(spec.name, ": ", tostring(res), "\n")
-  return M.EXIT_FAILED
-end
-
--- Fail with a message (exit code 1, or `code`), used after nil, msg, code.
-function M.fail(msg, code)
-  error(msg, 0)
+  if wants_json(spec, argv) then
+    io.stdout:write(json.encode({error = res.msg, code = code}, {"error", "code"}), "\n")
+  end
+  return rc
 end
 
 function M.print_json(rows, order)
   io.stdout:write(json.encode(rows, order), "\n")
 end
 
-local function cell(v)
-  if v == nil or v == json.null then return "" end
+-- A value inside a table cell (partition values, options): null and the
+-- empty string must not look alike (they are different partitions).
+local function inner(v)
+  if v == json.null then return "null" end
+  if v == "" or v == "null" then return '"' .. v .. '"' end
+  return nil
+end
+
+local function cell(v, nested)
+  if v == nil or v == json.null then return nested and "null" or "" end
   if type(v) == "table" then
     if #v > 0 or next(v) == nil then
       local parts = {}
-      for i = 1, #v do parts[i] = cell(v[i]) end
+      for i = 1, #v do parts[i] = cell(v[i], true) end
       if #parts > 0 then return table.concat(parts, ",") end
     end
     local keys = {}
     for k in pairs(v) do keys[#keys + 1] = k end
     table.sort(keys)
     local parts = {}
-    for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. cell(v[k]) end
+    for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. (inner(v[k]) or cell(v[k], true)) end
     return table.concat(parts, ",")
   end
+  if nested and v == "" then return '""' end
   return tostring(v)
 end
 M.cell = cell
 
--- Plain aligned table with a header row.
-function M.print_table(rows, columns)
+-- Columns a terminal gives s: one per UTF-8 code point, two for East Asian
+-- wide ones, none for combining marks (Lua 5.1/LuaJIT have no utf8 library).
+local function is_wide(cp)
+  return (cp >= 0x1100 and cp <= 0x115F) or (cp >= 0x2E80 and cp <= 0xA4CF and cp ~= 0x303F) or
+         (cp >= 0xAC00 and cp <= 0xD7A3) or (cp >= 0xF900 and cp <= 0xFAFF) or (cp >= 0xFE30 and cp <= 0xFE4F) or
+         (cp >= 0xFF00 and cp <= 0xFF60) or (cp >= 0xFFE0 and cp <= 0xFFE6) or (cp >= 0x1F300 and cp <= 0x1F64F) or
+         (cp >= 0x1F900 and cp <= 0x1F9FF) or (cp >= 0x20000 and cp <= 0x3FFFD)
+end
+
+function M.display_width(s)
+  local w, i, n = 0, 1, #s
+  while i <= n do
+    local b = s:byte(i)
+    local len, cp = 1, b
+    if b >= 0xF0 and b < 0xF8 then len, cp = 4, b - 0xF0
+    elseif b >= 0xE0 then len, cp = 3, b - 0xE0
+    elseif b >= 0xC0 then len, cp = 2, b - 0xC0 end
+    if len > 1 then
+      for j = i + 1, i + len - 1 do
+        local c = s:byte(j)
+        if not c or c < 0x80 or c > 0xBF then len = j - i; cp = nil; break end
+        cp = cp * 64 + (c - 0x80)
+      end
+    end
+    if cp and len > 1 and ((cp >= 0x0300 and cp <= 0x036F) or cp == 0x200B) then
+      -- combining mark, zero-width space: no column
+    elseif cp and is_wide(cp) then w = w + 2
+    else w = w + 1 end
+    i = i + len
+  end
+  return w
+end
+
+local floor = math.floor
+
+local function split_ms(ms)
+  ms = tonumber(ms)
+  local secs = floor(ms / 1000)
+  return secs, ms - secs * 1000
+end
+
+-- Epoch milliseconds -> ISO 8601 local time with its offset,
+-- 2026-11-02T10:15:00.123+01:00.
+function M.iso_time(ms)
+  if type(ms) ~= "number" then return ms end
+  local secs, frac = split_ms(ms)
+  local zone = os.date("%z", secs)
+  zone = zone:match("^[+-]%d%d%d%d$") and zone:sub(1, 3) .. ":" .. zone:sub(4) or ""
+  return os.date("%Y-%m-%dT%H:%M:%S", secs) .. string.format(".%03d", frac) .. zone
+end
+
+-- Epoch milliseconds of a local wall clock (Paimon's _CREATION_TIME: the
+-- local date and time written as if UTC) -> ISO 8601 local time, no offset.
+function M.wall_time(ms)
+  if type(ms) ~= "number" then return ms end
+  local secs, frac = split_ms(ms)
+  return os.date("!%Y-%m-%dT%H:%M:%S", secs) .. string.format(".%03d", frac)
+end
+
+-- Milliseconds -> "1d 2h 3m 4s 5ms" (zero units left out; "0ms").
+function M.duration(ms)
+  if type(ms) ~= "number" then return ms end
+  local sign = ms < 0 and "-" or ""
+  ms = math.abs(ms)
+  local parts = {}
+  for _, u in ipairs{{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}} do
+    local n = floor(ms / u[2])
+    if n > 0 then parts[#parts + 1] = string.format("%d%s", n, u[1]) end
+    ms = ms - n * u[2]
+  end
+  if #parts == 0 then return "0ms" end
+  return sign .. table.concat(parts, " ")
+end
+
+-- Plain aligned table with a header row; format[column](value) renders a
+-- column for people (times, durations) where given.
+function M.print_table(rows, columns, format)
   local widths, cells = {}, {}
-  for c, name in ipairs(columns) do widths[c] = #name end
+  for c, name in ipairs(columns) do widths[c] = M.display_width(name) end
   for r, row in ipairs(rows) do
     cells[r] = {}
     for c, name in ipairs(columns) do
-      local s = cell(row[name])
-      cells[r][c] = s
-      if #s > widths[c] then widths[c] = #s end
+      local v = row[name]
+      local f = format and format[name]
+      if f and v ~= nil and v ~= json.null then v = f(v) end
+      local s = cell(v)
+      local w = M.display_width(s)
+      cells[r][c] = {s, w}
+      if w > widths[c] then widths[c] = w end
     end
   end
   local function line(vals)
     local parts = {}
     for c, v in ipairs(vals) do
-      parts[c] = c == #vals and v or v .. string.rep(" ", widths[c] - #v)
+      parts[c] = c == #vals and v[1] or v[1] .. string.rep(" ", widths[c] - v[2])
     end
     io.stdout:write(table.concat(parts, "  "), "\n")
   end
-  line(columns)
+  local header = {}
+  for c, name in ipairs(columns) do header[c] = {name, widths[c] and M.display_width(name)} end
+  line(header)
   for r = 1, #rows do line(cells[r]) end
   if #rows == 0 then io.stdout:write("(no rows)\n") end
 end

@@ -199,20 +199,12 @@ function M.partition_rows(r)
   return rows
 end
 
--- Exit code for a core failure code name.
-function M.exit_code(code)
-  if code == "conflict" then return cli.EXIT_CONFLICT end
-  if code == "misuse" then return cli.EXIT_USAGE end
-  return cli.EXIT_FAILED
-end
+-- Exit code for a core failure code name (the mapping of cli.lua).
+M.exit_code = cli.exit_code
 
 -- Call a core method. The core raises only for misuse (bad arguments, a
 -- cut-off in the future): that is a usage error (exit code 2).
-function M.call(f, ...)
-  local ok, res, msg, code = pcall(f, ...)
-  if not ok then cli.usage_error(tostring(res)) end
-  return res, msg, code
-end
+M.call = cli.usage_call
 
 function M.print_json(obj)
   local function arr(t) return json.array(t or {}) end

@@ -70,10 +70,10 @@ static int record_text(schema_ctx *c, const char *row_name, const pm_data_field 
     for (size_t i = 0; i < n; i++) {
         const char *fname = fields ? fields[i].name : fixed_names[i];
         const pm_type *ft = fields ? fields[i].type : fixed_types[i];
+        if (depth == 0) c->col = fname;     /* before the check: its message names the column */
         if (!valid_avro_name(fname))
             return pm_fail(c->e, PAIMON_UNSUPPORTED, "column '%s': '%s' is not a valid Avro name "
                            "([A-Za-z_][A-Za-z0-9_]*); Java cannot write it to Avro either", c->col, fname);
-        if (depth == 0) c->col = fname;
         size_t nl = strlen(row_name) + strlen(fname) + 2;
         char *child = malloc(nl);
         if (!child) return pm_fail(c->e, PAIMON_NOMEM, "out of memory");

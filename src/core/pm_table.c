@@ -224,16 +224,12 @@ int pm_partition_filter_check(const paimon_table *t, const pm_partition_filter *
     return PAIMON_OK;
 }
 
-static int is_blank(const pm_datum *d, const pm_type *ty) {
-    if (d->is_null) return 1;
-    if (ty->root != PM_T_CHAR && ty->root != PM_T_VARCHAR) return 0;
-    for (size_t i = 0; i < d->v.bin.len; i++) if (d->v.bin.ptr[i] > ' ') return 0;
-    return 1;
-}
-
+/* Java turns a spec into a row (convertSpecToInternalRow): the default
+ * partition name is null, any other text is the column's value. So null and
+ * "" (both in the __DEFAULT_PARTITION__ directory) are different partitions. */
 static int value_matches(const paimon_table *t, size_t k, const pm_datum *d, const char *want) {
     const pm_type *ty = t->part_types[k];
-    if (is_blank(d, ty)) return want == NULL || !strcmp(want, t->default_part_name);
+    if (d->is_null) return want == NULL || !strcmp(want, t->default_part_name);
     if (!want) return 0;
     pm_buf b = {0};
     int ok = 0;

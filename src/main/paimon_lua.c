@@ -180,12 +180,18 @@ static int run_script(lua_State *L, char **argv, int argc, int script) {
     char buf[PATH_MAX * 2];
     const char *path = resolve_script(argv[script], buf, sizeof buf);
     int status = luaL_loadfile(L, path);
-    if (status != LUA_OK) return report(L, status);
+    if (status != LUA_OK) {
+        /* exit codes a caller can trust: a script that is not there is a
+         * usage error (2), one that does not compile is a failure (1); the
+         * raw Lua status (6, 3) would read as something else, 3 as conflict */
+        report(L, status);
+        return status == LUA_ERRFILE ? 2 : 1;
+    }
     int nargs = argc - script - 1;
     luaL_checkstack(L, nargs + 3, "too many arguments to script");
     for (int i = script + 1; i < argc; i++) lua_pushstring(L, argv[i]);
     status = docall(L, nargs, 1);
-    if (status != LUA_OK) { report(L, status); return -1; }
+    if (status != LUA_OK) { report(L, status); return 1; }
     /* a script may return its exit code */
     int code = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
     lua_pop(L, 1);
@@ -246,8 +252,7 @@ static int pmain(lua_State *L) {
         c->exit_code = report(L, status) == LUA_OK ? 0 : 1;
         return 0;
     }
-    int code = run_script(L, argv, argc, i);
-    c->exit_code = code < 0 ? 1 : code;
+    c->exit_code = run_script(L, argv, argc, i);
     return 0;
 }
 
