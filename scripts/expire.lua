@@ -20,7 +20,7 @@ usage: paimon-lua expire.lua TABLE [options]
   --older-than T     expire snapshots whose successor is older than T: a duration
                      (90s, 30m, 1h, 7d: now minus it) or a timestamp (2026-11-29 10:00:00,
                      local time, or ISO 8601); default now - snapshot.time-retained (1 h)
-  --max-deletes N    expire at most N snapshots in this run (snapshot.expire.limit, default 10)
+  --max-deletes N    expire at most N snapshots in this run (snapshot.expire.limit, default 50)
   --branch B         expire branch B instead of main
   --policy FILE.lua  a policy function(snapshots, ctx) choosing what to keep
                      (default: lua/paimon/policy/expire.lua, Java's rule)

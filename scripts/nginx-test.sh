@@ -291,6 +291,7 @@ check "files equal inspect.lua files --json" compare_json files
 status=$(get /tables/demo/orders/verify)
 if [ "$status" = 200 ]; then ok "GET /tables/demo/orders/verify is 200"; else notok "GET /tables/demo/orders/verify is 200 (got $status)" "$(head -c 600 "$TMP/body")"; fi
 check "verify says the table is whole and names what it checked" sh -c "grep -q '\"ok\":true' '$TMP/body' && grep -q '\"data_files\":[1-9]' '$TMP/body'"
+check "verify answers without server paths" sh -c "! grep -q '$TMP' '$TMP/body'"
 
 for p in /tables/demo/nosuch/snapshots /tables/nosuch/orders/latest /tables/demo/orders/nosuchview /nope; do
   status=$(get "$p")
@@ -492,6 +493,27 @@ expect_status 200 "$(get /tables/demo/orders/orphans)" "GET orphans after the wr
 check "orphans still lists only the planted file (new and dropped files are young or in use)" \
   json_check "[o['path'] for o in b['orphans']] == ['$ORPHAN_REL']"
 check "the orphan is still there" test -f "$TABLE/$ORPHAN_REL"
+
+# a retry of the same load (commit_user + identifier) commits once
+get /tables/demo/orders/latest >/dev/null
+sid1=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["snapshot_id"])' "$TMP/body")
+rec1=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["total_record_count"])' "$TMP/body")
+sid1=${sid1:-0} rec1=${rec1:-0}
+RETRY='[{"order_id":301,"customer":"eve","dt":"2026-12-02"}]'
+expect_status 200 "$(post '/tables/demo/orders/rows?commit_user=nginx-load&identifier=7' "$RETRY")" \
+  "POST rows with commit_user and identifier"
+check "that load committed the next snapshot" \
+  json_check "b['snapshot_id'] == $sid1 + 1 and b['committed'] is True and b['already_committed'] is False"
+expect_status 200 "$(post '/tables/demo/orders/rows?commit_user=nginx-load&identifier=7' "$RETRY")" \
+  "POST the same load again (a retry)"
+check "the retry is answered from the landed commit, nothing committed" \
+  json_check "b['snapshot_id'] == $sid1 + 1 and b['committed'] is False and b['already_committed'] is True and b['rows'] == 0"
+get /tables/demo/orders/latest >/dev/null
+check "no second snapshot, the row once" \
+  json_check "b['snapshot_id'] == $sid1 + 1 and b['total_record_count'] == $rec1 + 1"
+expect_status 400 "$(post '/tables/demo/orders/rows?identifier=7' "$RETRY")" "POST rows with an identifier but no commit_user"
+expect_status 400 "$(post '/tables/demo/orders/rows?commit_user=u&identifier=7x' "$RETRY")" \
+  "POST rows with a non-integer identifier"
 check "after the writes paimon.core is still only in the thread pool's VMs" main_vm
 stop_and_check_log "retain 3, writes on"
 finish

@@ -22,8 +22,13 @@ usage: paimon-lua write.lua TABLE [--input ROWS.jsonl] [--commit-user USER] [--i
   --input FILE       read the rows from FILE instead of stdin
   --commit-user U    commit user (default: a random UUID)
   --identifier N     commit identifier (default 9223372036854775807, Java batch)
-  --json             print {"snapshot_id", "rows", "files"} as JSON
-exit codes: 0 committed (or nothing to commit), 1 failed, 2 usage, 3 conflict]],
+                     With both --commit-user and --identifier a re-run is safe: a
+                     commit of that user with this identifier (or a later one)
+                     already in the table is reported, nothing is written again.
+  --json             print {"snapshot_id", "rows", "files"} as JSON (a retry that landed
+                     before: {"snapshot_id", "rows": 0, "files": 0, "already_committed": true})
+exit codes: 0 committed (or nothing to commit, or committed before), 1 failed, 2 usage,
+            3 conflict]],
 }
 
 local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -45,12 +50,43 @@ local function unbase64(s, col)
   return table.concat(out)
 end
 
+-- With a commit user and an identifier: Java's filterCommitted. Returns the
+-- snapshot id of this user's newest commit when `identifier` is not newer
+-- than it (the identifier landed already), else nil.
+local function landed(c, identifier)
+  local left, snapshot_id, last = c:filter_committed({identifier})
+  if not left then cli.fail(snapshot_id, last) end
+  if #left == 0 and snapshot_id then return snapshot_id, last end
+  return nil
+end
+
+local function report_landed(opts, identifier, snapshot_id, last)
+  if opts.json then
+    cli.print_json({snapshot_id = snapshot_id, rows = 0, files = 0, already_committed = true},
+                   {"snapshot_id", "rows", "files", "already_committed"})
+  elseif last == identifier then
+    io.stdout:write(string.format("already committed in snapshot %d (commit user %s, identifier %d); "
+                                  .. "nothing written\n", snapshot_id, opts.commit_user, identifier))
+  else
+    io.stdout:write(string.format("already committed: commit user %s is at identifier %d (snapshot %d), past %d; "
+                                  .. "nothing written\n", opts.commit_user, last, snapshot_id, identifier))
+  end
+  return cli.EXIT_OK
+end
+
 local function main(opts, pos)
   local t = cli.check(paimon.open(pos[1], {branch = opts.branch}))
   local identifier
   if opts.identifier then
     identifier = math.tointeger(tonumber(opts.identifier))
     if not identifier then cli.usage_error("--identifier expects an integer") end
+  end
+  -- a retry (same user and identifier) whose commit landed writes nothing
+  local retry = opts.commit_user and identifier
+  local c = t:new_commit{commit_user = opts.commit_user}
+  if retry then
+    local sid, last = landed(c, identifier)
+    if sid then t:close(); return report_landed(opts, identifier, sid, last) end
   end
   local binary = {}
   for _, f in ipairs(t:schema().fields) do
@@ -88,7 +124,16 @@ local function main(opts, pos)
   end
   if input ~= io.stdin then input:close() end
   local msgs = cli.check(w:prepare_commit())
-  local c = t:new_commit{commit_user = opts.commit_user}
+  if retry then   -- again: a concurrent run of the same commit may have landed meanwhile
+    local ok, sid, last = pcall(landed, c, identifier)
+    if not ok then c:abort(msgs); error(sid, 0) end
+    if sid then
+      c:abort(msgs)
+      w:close()
+      t:close()
+      return report_landed(opts, identifier, sid, last)
+    end
+  end
   local id, committed, code = c:commit(msgs, {identifier = identifier})
   if not id then
     c:abort(msgs)

@@ -624,6 +624,163 @@ describe("command line", function()
   end)
 end)
 
+describe("write.lua retries (--commit-user and --identifier)", function()
+  local function snapshot_count(tp) return #H.inspect_json(tp, "snapshots") end
+  local function row_count(tp)
+    local out, err, code = H.paimon_lua({"read.lua", tp})
+    assert.equals(0, code, err)
+    local n = 0
+    for _ in out:gmatch("[^\n]+") do n = n + 1 end
+    return n
+  end
+  local function data_files(dir)
+    local _, n = H.file_set(dir, "-name 'data-*'")
+    return n
+  end
+  local function make(dir)
+    local tp = dir .. "/t"
+    local _, err, code = H.paimon_lua({"create_table.lua", tp, "--field", "id:BIGINT", "--field", "p:STRING",
+                                       "--partition", "p", "--option", "file.format=avro"})
+    assert.equals(0, code, err)
+    local input = dir .. "/rows.jsonl"
+    H.write_file(input, '{"id": 1, "p": "x"}\n{"id": 2, "p": "y"}\n{"id": 3, "p": "x"}\n')
+    return tp, input
+  end
+
+  it("a re-run of a landed commit reports it and commits nothing", function()
+    local dir = H.tmpdir()
+    local tp, input = make(dir)
+    local args = {"write.lua", tp, "--input", input, "--commit-user", "loader-7", "--identifier", "42"}
+    local out, err, code = H.paimon_lua(args)
+    assert.equals(0, code, err)
+    assert.matches("committed snapshot 1", out, 1, true)
+    local files = data_files(tp)
+    -- the retry: same user and identifier
+    out, err, code = H.paimon_lua(args)
+    assert.equals(0, code, err)
+    assert.matches("already committed in snapshot 1", out, 1, true)
+    assert.equals(1, snapshot_count(tp))
+    assert.equals(3, row_count(tp))
+    assert.equals(files, data_files(tp))               -- no data file written either
+    local jargs = {}
+    for i, a in ipairs(args) do jargs[i] = a end
+    jargs[#jargs + 1] = "--json"
+    out, err, code = H.paimon_lua(jargs)
+    assert.equals(0, code, err)
+    assert.same({snapshot_id = 1, rows = 0, files = 0, already_committed = true}, cjson.decode(out))
+    -- the next identifier commits; an older one is behind this user's latest
+    out, err, code = H.paimon_lua({"write.lua", tp, "--input", input, "--commit-user", "loader-7",
+                                   "--identifier", "43", "--json"})
+    assert.equals(0, code, err)
+    assert.equals(2, cjson.decode(out).snapshot_id)
+    out, err, code = H.paimon_lua(args)
+    assert.equals(0, code, err)
+    assert.matches("already committed: commit user loader-7 is at identifier 43 (snapshot 2), past 42", out, 1, true)
+    assert.equals(2, snapshot_count(tp))
+    assert.equals(6, row_count(tp))
+    -- c:filter_committed's second and third values: where this user's newest commit is
+    local t = assert(paimon.open(tp))
+    local left, sid, last = t:new_commit{commit_user = "loader-7"}:filter_committed({42, 43, 44})
+    assert.same({44}, left)
+    assert.equals(2, sid)
+    assert.equals(43, last)
+    assert.equals(1, select("#", t:new_commit{commit_user = "nobody"}:filter_committed({1})))
+    t:close()
+    -- another user with the same identifier is another commit
+    out, err, code = H.paimon_lua({"write.lua", tp, "--input", input, "--commit-user", "loader-8",
+                                   "--identifier", "42"})
+    assert.equals(0, code, err)
+    assert.equals(3, snapshot_count(tp))
+    -- without an identifier nothing is filtered (Java batch: every run commits)
+    out, err, code = H.paimon_lua({"write.lua", tp, "--input", input, "--commit-user", "loader-8"})
+    assert.equals(0, code, err)
+    assert.equals(4, snapshot_count(tp))
+    H.rmdir(dir)
+  end)
+
+  it("a run killed (SIGKILL) right after its snapshot landed is not committed twice by the retry", function()
+    local dir = H.tmpdir()
+    local tp, input = make(dir)
+    -- the first run: commits through the same API as write.lua, then dies
+    -- by SIGKILL before it can report (exit 137)
+    local prog = [[
+local paimon = require "paimon"
+local t = assert(paimon.open(arg[1]))
+local w = assert(t:new_write{})
+w:write{id = 1, p = "x"}; w:write{id = 2, p = "y"}; w:write{id = 3, p = "x"}
+local c = t:new_commit{commit_user = "loader-7"}
+assert(c:commit(assert(w:prepare_commit()), {identifier = 42}))
+os.execute("kill -9 $PPID")
+os.exit(0)
+]]
+    H.write_file(dir .. "/first.lua", prog)
+    local _, _, code = H.run(H.sh_quote(H.cli) .. " " .. H.sh_quote(dir .. "/first.lua") .. " " .. H.sh_quote(tp))
+    assert.equals(137, code)
+    assert.equals(1, snapshot_count(tp))
+    local out, err
+    out, err, code = H.paimon_lua({"write.lua", tp, "--input", input, "--commit-user", "loader-7",
+                                   "--identifier", "42"})
+    assert.equals(0, code, err)
+    assert.matches("already committed in snapshot 1", out, 1, true)
+    assert.equals(1, snapshot_count(tp))
+    assert.equals(3, row_count(tp))
+    H.rmdir(dir)
+  end)
+
+  it("a commit that lands while the retry reads its rows is found before committing", function()
+    local dir = H.tmpdir()
+    local tp = make(dir)
+    -- the retry reads its rows from a pipe that stays open until `go`
+    -- exists; meanwhile the original run's commit (identifier 42) lands
+    local q = H.sh_quote
+    local feeder = "{ printf '%s\\n' '{\"id\": 9, \"p\": \"z\"}'; i=0; while [ ! -e " .. q(dir .. "/go") ..
+                   " ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; }"
+    local job = feeder .. " | " .. q(H.cli) .. " write.lua " .. q(tp) ..
+                " --commit-user loader-7 --identifier 42 >" .. q(dir .. "/retry.out") .. " 2>&1 & echo $! >" ..
+                q(dir .. "/retry.pid") .. "; wait $!; echo $? >" .. q(dir .. "/retry.rc")
+    os.execute("sh -c " .. q(job) .. " >/dev/null 2>&1 &")
+    local function wait_for(fn)
+      for _ = 1, 400 do
+        local v = fn()
+        if v then return v end
+        os.execute("sleep 0.05")
+      end
+    end
+    local pid = wait_for(function()
+      local s = H.exists(dir .. "/retry.pid") and H.read_file(dir .. "/retry.pid")
+      return s and s:match("%d+")
+    end)
+    assert.is_truthy(pid, "the retry did not start")
+    -- past its first check: blocked reading the rest of its rows from the pipe
+    local blocked = wait_for(function()
+      local w = H.exists("/proc/" .. pid .. "/wchan") and H.read_file("/proc/" .. pid .. "/wchan")
+      return w and w:find("pipe", 1, true)
+    end)
+    assert.is_truthy(blocked, "the retry never waited for its input")
+    assert.equals(0, snapshot_count(tp))
+    local t = assert(paimon.open(tp))
+    local w = assert(t:new_write{})
+    w:write{id = 2, p = "y"}
+    local c = t:new_commit{commit_user = "loader-7"}
+    assert(c:commit(assert(w:prepare_commit()), {identifier = 42}))
+    w:close()
+    t:close()
+    local files = data_files(tp)
+    H.write_file(dir .. "/go", "")
+    local rc = wait_for(function()
+      local s = H.exists(dir .. "/retry.rc") and H.read_file(dir .. "/retry.rc")
+      return s and s:match("%d+")
+    end)
+    local out = H.read_file(dir .. "/retry.out")
+    assert.equals("0", rc, out)
+    assert.matches("already committed in snapshot 1", out, 1, true)
+    assert.equals(1, snapshot_count(tp))
+    assert.equals(1, row_count(tp))
+    assert.equals(files, data_files(tp))               -- the retry's own data file is removed
+    H.rmdir(dir)
+  end)
+end)
+
 describe("commit abort", function()
   local function data_files(dir)
     local _, n = H.file_set(dir, "-name 'data-*'")

@@ -318,6 +318,18 @@ local function decode_rows(t, rows)
   return decoded
 end
 
+-- A retry (commit_user and identifier given) whose commit landed already
+-- (Java's filterCommitted): the answer for it, else nil; nil, err, code on
+-- failure.
+local function landed_commit(c, identifier)
+  local left, sid, err = c:filter_committed({ identifier })
+  if not left then return nil, sid, err end
+  if #left == 0 and sid then
+    return { snapshot_id = sid, rows = 0, files = 0, committed = false, already_committed = true }
+  end
+  return false
+end
+
 -- new_write → write every row → prepare_commit → new_commit → commit.
 -- Returns snapshot_id, { snapshot_id, rows, files, committed }.
 local function commit_rows_on(t, rows, opts)
@@ -328,6 +340,13 @@ local function commit_rows_on(t, rows, opts)
     if type(k) ~= "number" or k < 1 or k > n or k ~= floor(k) then
       return nil, "rows must be an array of row objects", "invalid"
     end
+  end
+  local c = t:new_commit{ commit_user = opts.commit_user }
+  local retry = opts.commit_user ~= nil and opts.identifier ~= nil
+  if retry then                    -- before writing anything
+    local done, lerr, lcode = landed_commit(c, opts.identifier)
+    if done then return done.snapshot_id, done end
+    if done == nil then return nil, lerr, lcode end
   end
   local w, werr, wcode = t:new_write{}
   if not w then return nil, werr, wcode end
@@ -345,7 +364,15 @@ local function commit_rows_on(t, rows, opts)
   end
   local msgs, perr, pcode = w:prepare_commit()
   if not msgs then w:close(); return nil, perr, pcode end
-  local c = t:new_commit{ commit_user = opts.commit_user }
+  if retry then                    -- and again: a concurrent request may have landed it
+    local done, lerr, lcode = landed_commit(c, opts.identifier)
+    if done ~= false then
+      c:abort(msgs)
+      w:close()
+      if done then return done.snapshot_id, done end
+      return nil, lerr, lcode
+    end
+  end
   local id, committed, code = c:commit(msgs, { identifier = opts.identifier })
   if not id then
     c:abort(msgs)
@@ -584,7 +611,10 @@ end
 -- leave the column out), or the text of a JSON array of objects, decoded in
 -- the worker thread (BINARY columns base64, as write.lua). No rows: nothing
 -- is committed, the latest snapshot id comes back with committed = false.
--- opts: commit_user, identifier, branch, pool.
+-- opts: commit_user, identifier, branch, pool. With both commit_user and
+-- identifier a retry is safe: when that commit landed already (Java's
+-- filterCommitted) nothing is written and the answer is { snapshot_id = N,
+-- rows = 0, files = 0, committed = false, already_committed = true }.
 function _M.commit_rows(...)
   local self, path, rows, opts = args(...)
   check_path(path, "commit_rows")
@@ -594,6 +624,48 @@ function _M.commit_rows(...)
   opts = check_opts(opts, "commit_rows", 3)
   if type(rows) == "table" then rows = plain(rows) end
   return run(pool_of(self, opts), "commit_rows", path, rows, plain(opts))
+end
+
+-- relative_paths(result, table_path) → a copy of a result (e.g. verify's)
+-- without the server's table path: "<table_path>/x" becomes "x" and any
+-- other mention of table_path "TABLE", in every string, keys included; the
+-- result's own `table` field is left out. For answers that must not show
+-- server paths (the nginx example's handlers).
+local function relative_paths(v, root, depth)
+  depth = depth or 0
+  if type(v) == "string" then
+    local out, i = {}, 1
+    while true do
+      local a, b = find(v, root, i, true)
+      if not a then break end
+      local nxt = v:sub(b + 1, b + 1)
+      if nxt == "/" then                      -- inside the table: relative
+        out[#out + 1] = v:sub(i, a - 1)
+        b = b + 1
+      elseif find(nxt, "^[%w_%-%.]$") then     -- another name that starts alike
+        out[#out + 1] = v:sub(i, b)
+      else
+        out[#out + 1] = v:sub(i, a - 1) .. "TABLE"
+      end
+      i = b + 1
+    end
+    out[#out + 1] = v:sub(i)
+    return concat(out)
+  end
+  if type(v) ~= "table" or depth > 32 then return v end
+  local r = {}
+  for k, x in pairs(v) do
+    if not (depth == 0 and k == "table") then
+      r[relative_paths(k, root, depth + 1)] = relative_paths(x, root, depth + 1)
+    end
+  end
+  return r
+end
+
+function _M.relative_paths(res, path)
+  if type(res) ~= "table" then error("bad argument #1 to 'relative_paths' (table expected)", 2) end
+  check_path(path, "relative_paths")
+  return relative_paths(res, (path:gsub("/+$", "")))
 end
 
 -- A database or table name is one plain path component.

@@ -1664,7 +1664,8 @@ TEST(test_compiled_walks_match_generic) {
     CHECK(walks_agree_mutated(&f, "all kinds", &runs, &failed));
     /* a small schema naming one record 8 times at each of 12 levels (null
      * leaves): what inlining would expand 8^12 times is not compiled, and
-     * both ways refuse the record by its value budget, quickly */
+     * both ways refuse the record by its value budget (the compiler's op
+     * and visit caps bound the work; tests do not time it, benchmarks do) */
     {
         pm_buf sc = {0};
         for (int lv = 0; lv < 12; lv++) {
@@ -1684,12 +1685,10 @@ TEST(test_compiled_walks_match_generic) {
         f.len = 0;
         hdr(&f, (char *)sc.data, "null");
         blk(&f, 40, "", 0);
-        int64_t t0 = pm_now_millis();
         pm_buf o = {0};
         walk_once(&f, 1, 0, &o);
         CHECK(contains((char *)o.data, "expands to more than"));
         CHECK(walks_agree(&f, "exploding schema"));
-        CHECK(pm_now_millis() - t0 < 20000);
         pm_buf_free(&o);
         pm_buf_free(&sc);
     }
@@ -1704,9 +1703,7 @@ TEST(test_compiled_walks_match_generic) {
         hdr(&f, rec3, "null");
         for (int i = 0; i < 64; i++) { pm_buf_append(&d, "\0\0\0", 3); pm_avro_put_long(&d, i); }
         blk(&f, 64, d.data, d.len);
-        int64_t t0 = pm_now_millis();
         CHECK(walks_agree(&f, "recursive record"));
-        CHECK(pm_now_millis() - t0 < 20000);
         pm_buf_free(&d);
     }
     build_file(&f, DEEP, 2, fill_deep);

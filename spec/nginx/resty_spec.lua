@@ -197,6 +197,31 @@ describe("resty.paimon", function()
     return (H.run("find " .. H.sh_quote(path) .. " -name 'data-*' | wc -l"))
   end
 
+  it("commit_rows() with commit_user and identifier: a retry of a landed commit commits nothing", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local rows = '[{"order_id":301,"customer":"eve","dt":"2026-12-02"}]'
+    local opts = { commit_user = "loader", identifier = 9 }
+    local id, info = rp.commit_rows(t, rows, opts)
+    assert.equals(6, id, info)
+    assert.is_true(info.committed)
+    local files = data_files(t)
+    local total = total_records(t)
+    id, info = rp.commit_rows(t, rows, opts)
+    assert.equals(6, id, info)
+    assert.same({ snapshot_id = 6, rows = 0, files = 0, committed = false, already_committed = true }, info)
+    assert.equals(6, assert(rp.latest(t)).snapshot_id)
+    assert.equals(total, total_records(t))
+    assert.equals(files, data_files(t))
+    -- the identifier as a decimal string (64-bit under LuaJIT), the next one commits
+    id, info = rp.commit_rows(t, rows, { commit_user = "loader", identifier = "10" })
+    assert.equals(7, id, info)
+    assert.is_true(info.committed)
+    -- another commit user with the same identifier: a commit of its own
+    id = rp.commit_rows(t, rows, { commit_user = "other", identifier = 9 })
+    assert.equals(8, id)
+    H.rmdir(dir)
+  end)
+
   it("commit_rows() refuses bad rows with nil, err, 'invalid' and commits nothing", function()
     local t, dir = H.copy_table(SAMPLE)
     for _, bad in ipairs{
@@ -376,6 +401,35 @@ describe("resty.paimon", function()
     assert.equals(1, #r.missing)
     assert.equals(t .. "/" .. files[1].file_path, r.missing[1].path)
     assert.has_error(function() rp.verify(t, 1) end)
+    H.rmdir(dir)
+  end)
+
+  it("relative_paths() takes the server's table path out of a verify result", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local files = assert(rp.files(t))
+    os.remove(t .. "/" .. files[1].file_path)
+    local r = assert(rp.verify(t))
+    assert.equals(1, #r.missing)
+    local rel = rp.relative_paths(r, t)
+    assert.is_nil(rel.table)
+    assert.equals(files[1].file_path, rel.missing[1].path)
+    assert.equals(r.missing[1].kind, rel.missing[1].kind)
+    assert.equals(r.ok, rel.ok)
+    assert.same(r.checked, rel.checked)
+    -- no string anywhere in the answer names the server's directories
+    local function walk(v)
+      if type(v) == "string" then
+        assert.is_nil(v:find(dir, 1, true), v)
+      elseif type(v) == "table" then
+        for k, x in pairs(v) do walk(k); walk(x) end
+      end
+    end
+    walk(H.cjson.decode(rp.to_json(rel)))
+    assert.is_truthy(rp.to_json(r):find(dir, 1, true))     -- the plain result still has them
+    -- a mention of the table itself becomes TABLE; a sibling that starts alike stays
+    assert.same({ m = "cannot read TABLE: gone", s = t .. "-old/x", p = "a/b" },
+                rp.relative_paths({ m = "cannot read " .. t .. ": gone", s = t .. "-old/x", p = t .. "/a/b" }, t))
+    assert.has_error(function() rp.relative_paths(nil, t) end)
     H.rmdir(dir)
   end)
 

@@ -1695,7 +1695,14 @@ int pm_commit_find_added(paimon_table *t, int64_t from_id, const pm_manifest_ent
 }
 
 int pm_commit_last_identifier(paimon_table *t, const char *commit_user, int64_t *identifier, pm_err *e) {
+    int64_t snapshot_id;
+    return pm_commit_last_of_user(t, commit_user, identifier, &snapshot_id, e);
+}
+
+int pm_commit_last_of_user(paimon_table *t, const char *commit_user, int64_t *identifier, int64_t *snapshot_id,
+                           pm_err *e) {
     *identifier = INT64_MIN;
+    *snapshot_id = 0;
     if (!commit_user) return pm_fail(e, PAIMON_MISUSE, "commit_user is required");
     int64_t latest, earliest = 1;
     int rc = pm_snapshot_latest_id(t->io, t->branch_root, &latest, e);
@@ -1709,7 +1716,7 @@ int pm_commit_last_identifier(paimon_table *t, const char *commit_user, int64_t 
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
         if (rc) return rc;
         int match = s->commit_user && !strcmp(s->commit_user, commit_user);
-        if (match) *identifier = s->commit_identifier;
+        if (match) { *identifier = s->commit_identifier; *snapshot_id = id; }
         pm_snapshot_free(s);
         if (match) return PAIMON_OK;
     }

@@ -79,4 +79,9 @@ int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size
  * = its commitIdentifier, or INT64_MIN if there is none. */
 int pm_commit_last_identifier(paimon_table *t, const char *commit_user, int64_t *identifier, pm_err *e);
 
+/* The same, plus *snapshot_id = that snapshot's id (0 if there is none):
+ * what a retry reports as its landed commit. */
+int pm_commit_last_of_user(paimon_table *t, const char *commit_user, int64_t *identifier, int64_t *snapshot_id,
+                           pm_err *e);
+
 #endif

@@ -178,9 +178,11 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     if (o->retain_max > 0) r->retain_max = o->retain_max;
     else if ((rc = int_option(t, "snapshot.num-retained.max", NULL, 1, &v, e))) return rc;
     else r->retain_max = (int)v;
+    /* The table's snapshot.expire.limit (Java's default 50, as t:option
+     * reports it); Java takes 0 or less to mean: expire nothing. */
     if (o->max_deletes > 0) r->max_deletes = o->max_deletes;
-    else if ((rc = int_option(t, "snapshot.expire.limit", "10", 1, &v, e))) return rc;
-    else r->max_deletes = (int)v;
+    else if ((rc = int_option(t, "snapshot.expire.limit", NULL, INT32_MIN, &v, e))) return rc;
+    else r->max_deletes = v < 0 ? 0 : (int)v;
     if (o->retain_min < 0 || o->retain_max < 0 || o->max_deletes < 0)
         return pm_fail(e, PAIMON_MISUSE, "retain-min, retain-max and max-deletes must be at least 1");
     if (r->retain_max < r->retain_min)
@@ -227,7 +229,21 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     if (min < earliest) min = earliest;
     int64_t max_excl = latest - r->retain_min + 1;
     r->capped_by = "retain-min";
-    if (n > 0 && r->consumer_min < max_excl) { max_excl = r->consumer_min; r->capped_by = "consumer"; }
+    /* Java's consumer.changelog-only holds only with a decoupled changelog
+     * lifecycle (consumers then cap changelog expiration instead); such
+     * tables are refused for real runs, so only a dry run's plan skips the
+     * consumers here, as Java's would. */
+    const char *co = pm_schema_option(t->schema, "consumer.changelog-only");
+    if (n > 0 && co && !strcasecmp(co, "true")) {
+        char why[256];
+        int d = changelog_decoupled(t, why, sizeof why, e);
+        if (d < 0) return -d;
+        r->consumers_changelog_only = d;
+    }
+    if (n > 0 && !r->consumers_changelog_only && r->consumer_min < max_excl) {
+        max_excl = r->consumer_min;
+        r->capped_by = "consumer";
+    }
     if (earliest + r->max_deletes < max_excl) { max_excl = earliest + r->max_deletes; r->capped_by = "expire-limit"; }
     if (max_excl > latest) max_excl = latest;            /* never the latest */
     if (max_excl < earliest) max_excl = earliest;
@@ -945,7 +961,8 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
             if ((rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e))) {
                 pm_err_prefix(e, "refusing to expire: cannot read consumer '%s'", ids[i]);
                 if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
-            } else if (n_exp > 0 && c.next_snapshot <= exp[n_exp - 1]->id) {   /* it would read one we delete */
+            } else if (n_exp > 0 && !r->consumers_changelog_only &&
+                       c.next_snapshot <= exp[n_exp - 1]->id) {   /* it would read one we delete */
                 rc = pm_fail(e, PAIMON_CONFLICT,
                              "%s: consumer '%s' moved to snapshot %lld while planning the expiration of [%lld, %lld); nothing deleted, run again",
                              t->branch_root, ids[i], (long long)c.next_snapshot, (long long)begin, (long long)end);

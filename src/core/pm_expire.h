@@ -18,7 +18,7 @@ typedef struct pm_expire_opts {
     int retain_max;               /* <= 0: snapshot.num-retained.max (int32 max) */
     int has_older_than;
     int64_t older_than_ms;        /* cut-off (epoch ms); else now - snapshot.time-retained */
-    int max_deletes;              /* <= 0: snapshot.expire.limit (10 when the table does not set it) */
+    int max_deletes;              /* <= 0: snapshot.expire.limit (50; 0 or less: none) */
     int64_t until;                /* > 0: the policy's exclusive end (still capped, see below) */
     int threads;                  /* delete parallelism (<= 1: inline) */
     int dry_run;
@@ -34,6 +34,7 @@ typedef struct pm_expire_range {
     int64_t older_than_ms, now_ms;
     int64_t consumer_min;         /* smallest consumer nextSnapshot (valid when n_consumers > 0) */
     int64_t n_consumers;          /* consumer files read */
+    int consumers_changelog_only; /* consumer.changelog-only in force: consumers do not cap */
     int64_t hard_end;             /* no policy can expire this id or later */
     int64_t begin, end;           /* [begin, end) expires; end <= begin: nothing */
     const char *capped_by;        /* rule that set end: "retain-min", "consumer", "expire-limit",

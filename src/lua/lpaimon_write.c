@@ -1156,13 +1156,15 @@ static int commit_commit(lua_State *L) {
     return 2;
 }
 
-/* c:filter_committed(identifiers) -> the identifiers not committed yet */
+/* c:filter_committed(identifiers) -> the identifiers not committed yet,
+ * plus (when this commit user has a snapshot) the id and the identifier of
+ * its newest one: where a retry's landed commit is */
 static int commit_filter(lua_State *L) {
     lp_commit *c = check_commit(L);
     luaL_checktype(L, 2, LUA_TTABLE);
-    int64_t last;
+    int64_t last, last_snapshot;
     pm_err e = {0};
-    int rc = pm_commit_last_identifier(c->owner->t, c->user, &last, &e);
+    int rc = pm_commit_last_of_user(c->owner->t, c->user, &last, &last_snapshot, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     size_t n = lp_rawlen(L, 2);
     lua_createtable(L, (int)n, 0);
@@ -1181,7 +1183,10 @@ static int commit_filter(lua_State *L) {
         if (id > last) lua_rawseti(L, -2, ++k);
         else lua_pop(L, 1);
     }
-    return 1;
+    if (!last_snapshot) return 1;
+    lp_pushint64(L, last_snapshot);
+    lp_pushint64(L, last);
+    return 3;
 }
 
 /* c:abort(messages) -> removed, kept | nil, msg, code: delete the data
