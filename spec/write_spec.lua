@@ -331,6 +331,64 @@ describe("append writer", function()
     H.rmdir(dir)
   end)
 
+  it("takes integers exactly: decimal text or exact numbers, anything else refused quoting the input", function()
+    local dir = H.tmpdir()
+    local t = assert(create_table(dir .. "/db.db/ints", {fields = {
+      {name = "k", type = "INT NOT NULL"}, {name = "big", type = "BIGINT"}, {name = "i", type = "INT"},
+      {name = "si", type = "SMALLINT"}, {name = "ti", type = "TINYINT"}, {name = "arr", type = "ARRAY<BIGINT>"}},
+      options = {["file.format"] = "avro"}}))
+    local w = assert(t:new_write{})
+    local function refused(row, text)
+      local ok, err = pcall(w.write, w, row)
+      assert.is_false(ok, "accepted " .. text)
+      assert.matches(text, tostring(err), 1, true)
+    end
+    -- beyond int64: refused, never clamped to 9223372036854775807
+    refused({k = 1, big = "9223372036854775808"}, "'9223372036854775808' is out of range")
+    refused({k = 1, big = "-9223372036854775809"}, "'-9223372036854775809' is out of range")
+    -- decimal text only: no hex, exponent, blanks or fraction
+    for _, text in ipairs{"0x10", "1e3", " 5", "5 ", "1.0", "", "-", "+", "12a"} do
+      refused({k = 1, big = text}, "expected an integer (a number or decimal digits), got '" .. text .. "'")
+    end
+    -- the range message shows the input as given, not a clamped value
+    refused({k = 1, i = "99999999999999999999"}, "'99999999999999999999' is out of range [-2147483648, 2147483647]")
+    refused({k = 1, i = "2147483648"}, "'2147483648' is out of range [-2147483648, 2147483647]")
+    refused({k = 1, si = "32768"}, "'32768' is out of range [-32768, 32767]")
+    refused({k = 1, ti = "-129"}, "'-129' is out of range [-128, 127]")
+    refused({k = 1, ti = 128}, "128 is out of range [-128, 127]")
+    -- numbers: integral and exact, or refused
+    refused({k = 1, i = 1.5}, "got 1.5")
+    refused({k = 1, big = 2^63}, "is out of range")
+    refused({k = 1, big = 2^53}, "may have been rounded")
+    refused({k = 1, big = 0/0}, "expected an integer")
+    -- nested values follow the same rule
+    refused({k = 1, arr = {"1", "9223372036854775808"}}, "'9223372036854775808' is out of range")
+    refused({k = 1, arr = {"0x10"}}, "got '0x10'")
+    w:write{k = 1, big = "9223372036854775807", i = "-2147483648", si = "+32767", ti = "-128", arr = {"-9223372036854775808", 7}}
+    w:write{k = 2, big = "-9223372036854775808", i = 3.0, si = -32768, ti = 127, arr = {2^53 - 1}}
+    w:write{k = 3, big = 2^53 - 1, i = "007"}
+    local msgs = assert(w:prepare_commit())
+    local c = t:new_commit{}
+    assert(c:commit(msgs))
+    local rows = read_all_any(t)
+    table.sort(rows, function(a, b) return a.k < b.k end)
+    assert.equals(3, #rows)
+    assert.equals("9223372036854775807", tostring(rows[1].big))   -- exact (a string under LuaJIT)
+    assert.equals(-2147483648, rows[1].i)
+    assert.equals(32767, rows[1].si)
+    assert.equals(-128, rows[1].ti)
+    assert.equals("-9223372036854775808", tostring(rows[1].arr[1]))
+    assert.equals(7, rows[1].arr[2])
+    assert.equals("-9223372036854775808", tostring(rows[2].big))
+    assert.equals(3, rows[2].i)
+    assert.equals(9007199254740991, rows[2].arr[1])
+    assert.equals(9007199254740991, rows[3].big)
+    assert.equals(7, rows[3].i)
+    w:close()
+    t:close()
+    H.rmdir(dir)
+  end)
+
   it("rolls files at target-file-size and keeps sequence numbers contiguous", function()
     local dir = H.tmpdir()
     local t = new_table(dir, {["target-file-size"] = "1 kb"})

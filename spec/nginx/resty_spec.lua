@@ -209,6 +209,12 @@ describe("resty.paimon", function()
       { '{"order_id":1}', "JSON array" },
       { '[{"order_id":1', "not valid JSON" },
       { '[{"order_id":1,"dt":"a"},{"order_id":null}]', "row 2" },
+      -- POST /rows numbers: exact or refused (never clamped, hex or exponent)
+      { '[{"order_id":"9223372036854775808","dt":"a"}]', "'9223372036854775808' is out of range" },
+      { '[{"order_id":"0x10","dt":"a"}]', "got '0x10'" },
+      { '[{"order_id":"1e3","dt":"a"}]', "got '1e3'" },
+      { '[{"order_id":9007199254740993,"dt":"a"}]', "may have been rounded" },
+      { '[{"order_id":1.5,"dt":"a"}]', "got 1.5" },
     } do
       local rows = bad[1]
       if type(rows) == "table" and rows.order_id then rows = { rows } end

@@ -141,18 +141,27 @@ static size_t unscaled_be(lw_i128 v, uint8_t out[16]) {
     return 16;
 }
 
-static int lua_int64(lua_State *L, int i, int64_t *out) {
-    if (lua_type(L, i) == LUA_TNUMBER) {
-        if (lp_isinteger(L, i)) { lp_toint64(L, i, out); return 1; }
-        lua_Number n = lua_tonumber(L, i);
-        if (n >= -9223372036854775808.0 && n < 9223372036854775808.0 && n == (lua_Number)(int64_t)n) {
-            *out = (int64_t)n;
-            return 1;
-        }
-        return 0;
+/* Lua value at i -> exact int64: 0 ok, 1 not an integer, 2 outside the
+ * int64 range, 3 a float of 2^53 or more (JSON decoders and arithmetic may
+ * already have rounded it: such values come as integers or decimal text). */
+enum { INT_OK, INT_NOT_INTEGER, INT_RANGE, INT_INEXACT };
+static int lua_int64_status(lua_State *L, int i, int64_t *out) {
+    if (lua_type(L, i) == LUA_TSTRING) {
+        int rc = lp_decimal_int64(lua_tostring(L, i), out);
+        return rc == 0 ? INT_OK : rc == 2 ? INT_RANGE : INT_NOT_INTEGER;
     }
-    if (lua_type(L, i) == LUA_TSTRING) return lp_toint64(L, i, out);
-    return 0;
+    if (lua_type(L, i) != LUA_TNUMBER) return INT_NOT_INTEGER;
+    if (lp_is_lua_integer(L, i)) { *out = (int64_t)lua_tointeger(L, i); return INT_OK; }
+    lua_Number n = lua_tonumber(L, i);
+    if (n != floor(n)) return INT_NOT_INTEGER;   /* NaN too */
+    if (n >= 9223372036854775808.0 || n < -9223372036854775808.0) return INT_RANGE;
+    if (fabs(n) >= 9007199254740992.0) return INT_INEXACT;
+    *out = (int64_t)n;
+    return INT_OK;
+}
+
+static int lua_int64(lua_State *L, int i, int64_t *out) {
+    return lua_int64_status(L, i, out) == INT_OK;
 }
 
 /* Lua value at i -> datum of type ty. dec: 16-byte buffer for big decimals.
@@ -172,16 +181,22 @@ static void to_datum(lua_State *L, int i, const pm_type *ty, const char *col, pm
         d->v.i = lua_toboolean(L, i);
         return;
     case PM_T_TINYINT: case PM_T_SMALLINT: case PM_T_INT: case PM_T_BIGINT: {
-        int64_t v;
-        if (!lua_int64(L, i, &v)) luaL_error(L, "column '%s' (%s): expected an integer, got %s", col, pm_type_root_name(ty->root), t == LUA_TSTRING ? lua_tostring(L, i) : luaL_typename(L, i));
+        int64_t v = 0;
+        int st = lua_int64_status(L, i, &v);
         int64_t lo = ty->root == PM_T_TINYINT ? -128 : ty->root == PM_T_SMALLINT ? -32768 : ty->root == PM_T_INT ? INT32_MIN : INT64_MIN;
         int64_t hi = ty->root == PM_T_TINYINT ? 127 : ty->root == PM_T_SMALLINT ? 32767 : ty->root == PM_T_INT ? INT32_MAX : INT64_MAX;
-        if (v < lo || v > hi) {
-            char num[32];
-            snprintf(num, sizeof num, "%lld", (long long)v);
-            luaL_error(L, "column '%s' (%s): %s is out of range", col, pm_type_root_name(ty->root), num);
-        }
-        d->v.i = v;
+        if (st == INT_OK && v >= lo && v <= hi) { d->v.i = v; return; }
+        /* the input as given, never a converted or clamped value */
+        const char *shown = t == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, i))
+                          : t == LUA_TNUMBER ? lp_tolstring(L, i, NULL) : luaL_typename(L, i);
+        const char *name = pm_type_root_name(ty->root);
+        if (st == INT_NOT_INTEGER)
+            luaL_error(L, "column '%s' (%s): expected an integer (a number or decimal digits), got %s", col, name, shown);
+        if (st == INT_INEXACT)
+            luaL_error(L, "column '%s' (%s): %s is a float of 2^53 or more and may have been rounded; give an integer or decimal text", col, name, shown);
+        char range[64];   /* lua_pushfstring has no %lld */
+        snprintf(range, sizeof range, "[%lld, %lld]", (long long)lo, (long long)hi);
+        luaL_error(L, "column '%s' (%s): %s is out of range %s", col, name, shown, range);
         return;
     }
     case PM_T_FLOAT: case PM_T_DOUBLE: {
