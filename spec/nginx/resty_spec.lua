@@ -235,6 +235,42 @@ describe("resty.paimon", function()
     H.rmdir(dir)
   end)
 
+  it("refuses unknown options in every function, naming them, before any job runs", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local before = H.fingerprint(t)
+    local now = os.time() * 1000
+    local p = rp.new{ pool = "paimon" }
+    for _, c in ipairs{
+      { function() return rp.expire(t, { retain_min = 1, older_than = now, dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return p:expire(t, { retain_min = 1, dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return rp.remove_orphan_files(t, { older_than = "1d", dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return rp.drop_partitions(t, { dt = "2026-11-01" }, { dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return rp.expire_partitions(t, { expiration_time = "1d", dryrun = true }) end, "dryrun",
+        "dry_run" },
+      { function() return rp.verify(t, { all_snapshot = true }) end, "all_snapshot", "all_snapshots" },
+      { function() return rp.snapshots(t, { brnch = "dev" }) end, "brnch", "branch" },
+      { function() return rp.latest(t, { brnch = "dev" }) end, "brnch", "branch" },
+      { function() return p:files(t, { limt = 1 }) end, "limt", "limit" },
+      { function() return rp.commit_rows(t, { { order_id = 1, dt = "x" } }, { commituser = "x" }) end,
+        "commituser", "commit_user" },
+      { function() return rp.new{ pol = "paimon" } end, "pol", "pool" },
+    } do
+      local ok, err = pcall(c[1])
+      assert.is_false(ok, "accepted " .. c[2])
+      assert.matches("unknown option '" .. c[2] .. "' (known: ", err, 1, true)
+      assert.matches(c[3], err, 1, true)
+    end
+    assert.equals(before, H.fingerprint(t))
+    -- keep_from, the policy answer's name, passes through; until still does
+    local r = assert(rp.expire(t, { retain_min = 1, older_than = now, keep_from = 2, dry_run = true }))
+    assert.equals(1, r.expired.expired)
+    r = assert(rp.expire(t, { retain_min = 1, older_than = now, dry_run = true,
+                              policy = function(_, ctx) return { keep_from = ctx.earliest + 1 } end }))
+    assert.equals(2, r.policy_until)
+    assert.equals(1, r.expired.expired)
+    H.rmdir(dir)
+  end)
+
   it("commit_rows() says 'unsupported' for a table it cannot write", function()
     local dir = H.tmpdir()
     local path = dir .. "/w/db.db/pq"

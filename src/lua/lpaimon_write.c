@@ -526,6 +526,9 @@ static int box_gc(lua_State *L) {
 static int l_create_table(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"fields", "partition_keys", "primary_keys", "options", "comment", NULL};
+    static const char *const field_keys[] = {"name", "type", "description", "comment", NULL};
+    lp_check_options(L, 2, "paimon.create_table", known);
     /* a box so a raised error frees the partly built schema */
     schema_box *box = lp_newuserdata(L, sizeof *box);
     box->s = NULL;
@@ -545,6 +548,7 @@ static int l_create_table(lua_State *L) {
     for (size_t i = 0; i < nf; i++) {
         lua_rawgeti(L, -1, (int)i + 1);
         if (!lua_istable(L, -1)) return luaL_error(L, "spec.fields[%d] must be a table {name = ..., type = ...}", (int)i + 1);
+        lp_check_options(L, -1, "paimon.create_table: spec.fields[i]", field_keys);
         lua_getfield(L, -1, "name");
         lua_getfield(L, -2, "type");
         if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
@@ -680,6 +684,8 @@ static int write_tostring(lua_State *L) {
 static int tbl_new_write(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {NULL};
+    lp_check_options(L, 2, "new_write", known);
     lp_write *w = lp_newuserdata(L, sizeof *w);
     memset(w, 0, sizeof *w);
     w->owner = lua_touserdata(L, 1);
@@ -1017,6 +1023,8 @@ static int tbl_new_commit(lua_State *L) {
     int has_opts = !lua_isnoneornil(L, 2);
     if (has_opts) {
         luaL_checktype(L, 2, LUA_TTABLE);
+        static const char *const known[] = {"commit_user", "policy", NULL};
+        lp_check_options(L, 2, "new_commit", known);
         lua_getfield(L, 2, "commit_user");
         if (!lua_isnil(L, -1)) {
             if (lua_type(L, -1) != LUA_TSTRING || !*lua_tostring(L, -1)) return luaL_argerror(L, 2, "commit_user must be a non-empty string");
@@ -1114,6 +1122,8 @@ static int commit_commit(lua_State *L) {
     int force = 0;
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
+        static const char *const known[] = {"identifier", "kind", "force", "full_compaction_threshold", "merge_min_count", NULL};
+        lp_check_options(L, 3, "commit", known);
         int64_t id;
         lua_getfield(L, 3, "identifier");
         if (!lua_isnil(L, -1)) {
@@ -1332,6 +1342,8 @@ static int snap_read(lua_State *L) {
     int with_file = 0;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
+        static const char *const known[] = {"partition", "with_file", NULL};
+        lp_check_options(L, 2, "read", known);
         lua_getfield(L, 2, "with_file");
         with_file = lua_toboolean(L, -1);
         lua_pop(L, 1);
