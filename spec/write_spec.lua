@@ -680,6 +680,25 @@ describe("command line", function()
     assert.equals(3, n)
     H.rmdir(dir)
   end)
+
+  it("read.lua prints every double the same way, nested ones too (shortest round-trip)", function()
+    local dir = H.tmpdir()
+    local tp = dir .. "/db.db/dbl"
+    assert(create_table(tp, {fields = {
+      {name = "k", type = "INT"}, {name = "d", type = "DOUBLE"}, {name = "arr", type = "ARRAY<DOUBLE>"},
+      {name = "m", type = "MAP<STRING, DOUBLE>"}, {name = "r", type = "ROW<x DOUBLE, n BIGINT>"},
+      {name = "nested", type = "ARRAY<ARRAY<DOUBLE>>"}}, options = {["file.format"] = "avro"}}))
+    local input = dir .. "/rows.jsonl"
+    H.write_file(input, '{"k": 1, "d": 20.2, "arr": [20.2, 0.1, 2.0, 1e300], "m": {"a": 20.2, "b": 3.0},' ..
+                        ' "r": {"x": 20.2, "n": 5}, "nested": [[0.1, 20.2]]}\n')
+    local out, err, code = H.paimon_lua({"write.lua", tp, "--input", input})
+    assert.equals(0, code, err)
+    out, err, code = H.paimon_lua({"read.lua", tp})
+    assert.equals(0, code, err)
+    assert.equals('{"k":1,"d":20.2,"arr":[20.2,0.1,2.0,1e+300],"m":{"a":20.2,"b":3.0},"r":{"n":5,"x":20.2},' ..
+                  '"nested":[[0.1,20.2]]}\n', out)
+    H.rmdir(dir)
+  end)
 end)
 
 describe("commit abort", function()
