@@ -48,6 +48,30 @@ local function number_text(v)
   end
 end
 
+-- A value as JSON with every double in number_text's form, nested ones
+-- (ARRAY, MAP, ROW) too: json.encode prints them with %.17g
+-- (20.199999999999999). Arrays and objects are told apart as json.encode
+-- does (keys 1..n: an array), object keys sorted.
+local function value_text(v)
+  if v == nil or v == paimon.null then return "null" end
+  if type(v) == "number" then return number_text(v) end
+  if type(v) ~= "table" then return json.encode(v) end
+  local n, parts = #v, {}
+  local is_array = n > 0
+  for k in pairs(v) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then is_array = false; break end
+  end
+  if is_array then
+    for i = 1, n do parts[i] = value_text(v[i]) end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  local keys = {}
+  for k, x in pairs(v) do keys[#keys + 1] = {type(k) == "number" and number_text(k) or tostring(k), x} end
+  table.sort(keys, function(a, b) return a[1] < b[1] end)
+  for i, kx in ipairs(keys) do parts[i] = json.encode(kx[1]) .. ":" .. value_text(kx[2]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
 local check = cli.check
 
 local function main(opts, pos)
@@ -90,8 +114,8 @@ local function main(opts, pos)
       elseif type(v) == "table" and maps[f.name] then
         local obj = {}                     -- a JSON object even for integer keys
         for k, x in pairs(v) do obj[type(k) == "number" and number_text(k) or tostring(k)] = x end
-        text = next(obj) == nil and "{}" or json.encode(obj)
-      else text = json.encode(v) end
+        text = next(obj) == nil and "{}" or value_text(obj)
+      else text = value_text(v) end
       parts[i] = json.encode(f.name) .. ":" .. text
     end
     io.stdout:write("{", table.concat(parts, ","), "}\n")

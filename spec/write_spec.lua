@@ -331,6 +331,64 @@ describe("append writer", function()
     H.rmdir(dir)
   end)
 
+  it("takes integers exactly: decimal text or exact numbers, anything else refused quoting the input", function()
+    local dir = H.tmpdir()
+    local t = assert(create_table(dir .. "/db.db/ints", {fields = {
+      {name = "k", type = "INT NOT NULL"}, {name = "big", type = "BIGINT"}, {name = "i", type = "INT"},
+      {name = "si", type = "SMALLINT"}, {name = "ti", type = "TINYINT"}, {name = "arr", type = "ARRAY<BIGINT>"}},
+      options = {["file.format"] = "avro"}}))
+    local w = assert(t:new_write{})
+    local function refused(row, text)
+      local ok, err = pcall(w.write, w, row)
+      assert.is_false(ok, "accepted " .. text)
+      assert.matches(text, tostring(err), 1, true)
+    end
+    -- beyond int64: refused, never clamped to 9223372036854775807
+    refused({k = 1, big = "9223372036854775808"}, "'9223372036854775808' is out of range")
+    refused({k = 1, big = "-9223372036854775809"}, "'-9223372036854775809' is out of range")
+    -- decimal text only: no hex, exponent, blanks or fraction
+    for _, text in ipairs{"0x10", "1e3", " 5", "5 ", "1.0", "", "-", "+", "12a"} do
+      refused({k = 1, big = text}, "expected an integer (a number or decimal digits), got '" .. text .. "'")
+    end
+    -- the range message shows the input as given, not a clamped value
+    refused({k = 1, i = "99999999999999999999"}, "'99999999999999999999' is out of range [-2147483648, 2147483647]")
+    refused({k = 1, i = "2147483648"}, "'2147483648' is out of range [-2147483648, 2147483647]")
+    refused({k = 1, si = "32768"}, "'32768' is out of range [-32768, 32767]")
+    refused({k = 1, ti = "-129"}, "'-129' is out of range [-128, 127]")
+    refused({k = 1, ti = 128}, "128 is out of range [-128, 127]")
+    -- numbers: integral and exact, or refused
+    refused({k = 1, i = 1.5}, "got 1.5")
+    refused({k = 1, big = 2^63}, "is out of range")
+    refused({k = 1, big = 2^53}, "may have been rounded")
+    refused({k = 1, big = 0/0}, "expected an integer")
+    -- nested values follow the same rule
+    refused({k = 1, arr = {"1", "9223372036854775808"}}, "'9223372036854775808' is out of range")
+    refused({k = 1, arr = {"0x10"}}, "got '0x10'")
+    w:write{k = 1, big = "9223372036854775807", i = "-2147483648", si = "+32767", ti = "-128", arr = {"-9223372036854775808", 7}}
+    w:write{k = 2, big = "-9223372036854775808", i = 3.0, si = -32768, ti = 127, arr = {2^53 - 1}}
+    w:write{k = 3, big = 2^53 - 1, i = "007"}
+    local msgs = assert(w:prepare_commit())
+    local c = t:new_commit{}
+    assert(c:commit(msgs))
+    local rows = read_all_any(t)
+    table.sort(rows, function(a, b) return a.k < b.k end)
+    assert.equals(3, #rows)
+    assert.equals("9223372036854775807", tostring(rows[1].big))   -- exact (a string under LuaJIT)
+    assert.equals(-2147483648, rows[1].i)
+    assert.equals(32767, rows[1].si)
+    assert.equals(-128, rows[1].ti)
+    assert.equals("-9223372036854775808", tostring(rows[1].arr[1]))
+    assert.equals(7, rows[1].arr[2])
+    assert.equals("-9223372036854775808", tostring(rows[2].big))
+    assert.equals(3, rows[2].i)
+    assert.equals(9007199254740991, rows[2].arr[1])
+    assert.equals(9007199254740991, rows[3].big)
+    assert.equals(7, rows[3].i)
+    w:close()
+    t:close()
+    H.rmdir(dir)
+  end)
+
   it("rolls files at target-file-size and keeps sequence numbers contiguous", function()
     local dir = H.tmpdir()
     local t = new_table(dir, {["target-file-size"] = "1 kb"})
@@ -620,6 +678,25 @@ describe("command line", function()
     local n = 0
     for _ in out:gmatch("[^\n]+") do n = n + 1 end
     assert.equals(3, n)
+    H.rmdir(dir)
+  end)
+
+  it("read.lua prints every double the same way, nested ones too (shortest round-trip)", function()
+    local dir = H.tmpdir()
+    local tp = dir .. "/db.db/dbl"
+    assert(create_table(tp, {fields = {
+      {name = "k", type = "INT"}, {name = "d", type = "DOUBLE"}, {name = "arr", type = "ARRAY<DOUBLE>"},
+      {name = "m", type = "MAP<STRING, DOUBLE>"}, {name = "r", type = "ROW<x DOUBLE, n BIGINT>"},
+      {name = "nested", type = "ARRAY<ARRAY<DOUBLE>>"}}, options = {["file.format"] = "avro"}}))
+    local input = dir .. "/rows.jsonl"
+    H.write_file(input, '{"k": 1, "d": 20.2, "arr": [20.2, 0.1, 2.0, 1e300], "m": {"a": 20.2, "b": 3.0},' ..
+                        ' "r": {"x": 20.2, "n": 5}, "nested": [[0.1, 20.2]]}\n')
+    local out, err, code = H.paimon_lua({"write.lua", tp, "--input", input})
+    assert.equals(0, code, err)
+    out, err, code = H.paimon_lua({"read.lua", tp})
+    assert.equals(0, code, err)
+    assert.equals('{"k":1,"d":20.2,"arr":[20.2,0.1,2.0,1e+300],"m":{"a":20.2,"b":3.0},"r":{"n":5,"x":20.2},' ..
+                  '"nested":[[0.1,20.2]]}\n', out)
     H.rmdir(dir)
   end)
 end)

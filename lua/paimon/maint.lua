@@ -112,8 +112,9 @@ function M.load_policy(file, default_module)
   return pol
 end
 
--- Turn a policy answer into an exclusive end id: a number, {until = id} or
--- {keep = {ids}} (only the prefix below the first kept snapshot can go).
+-- Turn a policy answer into an exclusive end id: a number, {keep_from = id}
+-- (["until"] = id, its old name: `until` is a Lua keyword) or {keep = {ids}}
+-- (only the prefix below the first kept snapshot can go).
 function M.policy_end(answer, ctx)
   if answer == nil then return ctx.earliest end
   if type(answer) == "number" then
@@ -122,9 +123,11 @@ function M.policy_end(answer, ctx)
     return u
   end
   if type(answer) ~= "table" then error("policy returned a " .. type(answer) .. ", expected a table or an id", 0) end
-  if answer["until"] ~= nil then
-    local u = toint(answer["until"])
-    if not u then error("policy returned a non-integer 'until'", 0) end
+  local keep_from = answer.keep_from
+  if keep_from == nil then keep_from = answer["until"] end
+  if keep_from ~= nil then
+    local u = toint(keep_from)
+    if not u then error("policy returned a non-integer 'keep_from'", 0) end
     return u
   end
   if answer.keep then
@@ -134,7 +137,7 @@ function M.policy_end(answer, ctx)
     end
     return first
   end
-  error("policy must return {until = id} or {keep = {ids}}", 0)
+  error("policy must return {keep_from = id}, {keep = {ids}} or an id", 0)
 end
 
 -- Ask an expiration policy where to stop: it sees the snapshots of `range`

@@ -173,7 +173,7 @@ local function expire_policy(p)
 end
 
 local EXPIRE_OPTS = { "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads",
-                      "until", "now", "clean_empty_directories" }
+                      "keep_from", "until", "now", "clean_empty_directories" }
 
 -- Table:expire_snapshots with the options, after asking the policy (if
 -- any) where to stop: the same steps as scripts/expire.lua.
@@ -195,8 +195,8 @@ local function expire_on(t, path, opts, policy)
     if not range then return nil, err, code end
     local ok, stop, reason = pcall(require("paimon.maint").policy_stop, t, range, pol)
     if not ok then return nil, tostring(stop), "error" end
-    run["until"] = max(stop, 1)
-    report.policy_until = run["until"]
+    run["until"], run.keep_from = nil, max(stop, 1)
+    report.policy_until = run.keep_from
     local res, err2, code2 = t:expire_snapshots(run)
     if res == nil then return nil, err2, code2 end
     if res.capped_by == "policy" and type(reason) == "string" then res.capped_by = reason end
@@ -417,6 +417,47 @@ local function check_path(path, fname)
   end
 end
 
+-- The options each function takes: any other key raises (a misspelt
+-- dry_run must not run a real deletion; the C API and the Table methods
+-- refuse unknown keys the same way).
+local function set(list)
+  local s = {}
+  for _, k in ipairs(list) do s[k] = true end
+  return s
+end
+local KNOWN = {
+  snapshots = set{ "pool", "branch" },
+  latest = set{ "pool", "branch" },
+  files = set{ "pool", "branch", "snapshot", "tag", "partition", "limit" },
+  expire = set{ "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads", "keep_from", "until",
+                "now", "clean_empty_directories", "branch", "pool", "policy" },
+  verify = set{ "all_snapshots", "threads", "pool" },
+  remove_orphan_files = set{ "dry_run", "older_than_ms", "older_than", "threads", "now", "pool" },
+  drop_partitions = set{ "dry_run", "max_attempts", "commit_user", "branch", "pool" },
+  expire_partitions = set{ "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern", "max_expires",
+                           "dry_run", "now", "max_attempts", "branch", "pool", "policy" },
+  commit_rows = set{ "commit_user", "identifier", "branch", "pool" },
+  new = set{ "pool", "warehouse" },
+}
+
+-- opts (a table or nil) checked against KNOWN[fname]; level: the caller's.
+local function check_keys(opts, fname, argn, level)
+  if opts == nil then return end
+  if type(opts) ~= "table" then
+    error("bad argument #" .. argn .. " to '" .. fname .. "' (table expected, got " .. type(opts) .. ")", level + 1)
+  end
+  local known = KNOWN[fname]
+  for k in pairs(opts) do
+    if not known[k] then
+      local names = {}
+      for n in pairs(known) do names[#names + 1] = n end
+      sort(names)
+      error("bad argument #" .. argn .. " to '" .. fname .. "' (" .. fname .. ": unknown option '" .. tostring(k) ..
+            "' (known: " .. concat(names, ", ") .. "))", level + 1)
+    end
+  end
+end
+
 local function pool_of(self, opts)
   return (opts and opts.pool) or (type(self) == "table" and self.pool) or DEFAULT_POOL
 end
@@ -427,6 +468,7 @@ function _M.snapshots(a, b, c)
   local self, path, opts = nil, a, b
   if type(a) == "table" then self, path, opts = a, b, c end
   check_path(path, "snapshots")
+  check_keys(opts, "snapshots", self and 3 or 2, 2)
   return run(pool_of(self, opts), "snapshots", path, plain(opts))
 end
 
@@ -435,6 +477,7 @@ function _M.latest(a, b, c)
   local self, path, opts = nil, a, b
   if type(a) == "table" then self, path, opts = a, b, c end
   check_path(path, "latest")
+  check_keys(opts, "latest", self and 3 or 2, 2)
   return run(pool_of(self, opts), "latest", path, plain(opts))
 end
 
@@ -445,6 +488,7 @@ function _M.files(a, b, c)
   local self, path, opts = nil, a, b
   if type(a) == "table" then self, path, opts = a, b, c end
   check_path(path, "files")
+  check_keys(opts, "files", self and 3 or 2, 2)
   return run(pool_of(self, opts), "files", path, plain(opts))
 end
 
@@ -494,9 +538,7 @@ local function cutoff(v, name, fname)
 end
 
 local function check_opts(opts, fname, argn)
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #" .. argn .. " to '" .. fname .. "' (table expected, got " .. type(opts) .. ")", 3)
-  end
+  check_keys(opts, fname, argn, 3)
   return opts or {}
 end
 
@@ -691,9 +733,7 @@ end
 -- new{ pool = "paimon", warehouse = "/path" } → object with the same
 -- methods (p:snapshots(path), p:table_path(db, table), ...).
 function _M.new(opts)
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #1 to 'new' (table expected, got " .. type(opts) .. ")", 2)
-  end
+  check_keys(opts, "new", 1, 2)
   opts = opts or {}
   return setmetatable({ pool = opts.pool or DEFAULT_POOL, warehouse = opts.warehouse }, mt)
 end

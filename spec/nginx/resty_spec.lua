@@ -234,6 +234,12 @@ describe("resty.paimon", function()
       { '{"order_id":1}', "JSON array" },
       { '[{"order_id":1', "not valid JSON" },
       { '[{"order_id":1,"dt":"a"},{"order_id":null}]', "row 2" },
+      -- POST /rows numbers: exact or refused (never clamped, hex or exponent)
+      { '[{"order_id":"9223372036854775808","dt":"a"}]', "'9223372036854775808' is out of range" },
+      { '[{"order_id":"0x10","dt":"a"}]', "got '0x10'" },
+      { '[{"order_id":"1e3","dt":"a"}]', "got '1e3'" },
+      { '[{"order_id":9007199254740993,"dt":"a"}]', "may have been rounded" },
+      { '[{"order_id":1.5,"dt":"a"}]', "got 1.5" },
     } do
       local rows = bad[1]
       if type(rows) == "table" and rows.order_id then rows = { rows } end
@@ -251,6 +257,42 @@ describe("resty.paimon", function()
     assert.has_error(function() rp.commit_rows(t, 42) end)
     assert.has_error(function() rp.commit_rows(nil, {}) end)
     assert.has_error(function() rp.commit_rows(t, {}, "x") end)
+    H.rmdir(dir)
+  end)
+
+  it("refuses unknown options in every function, naming them, before any job runs", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local before = H.fingerprint(t)
+    local now = os.time() * 1000
+    local p = rp.new{ pool = "paimon" }
+    for _, c in ipairs{
+      { function() return rp.expire(t, { retain_min = 1, older_than = now, dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return p:expire(t, { retain_min = 1, dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return rp.remove_orphan_files(t, { older_than = "1d", dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return rp.drop_partitions(t, { dt = "2026-11-01" }, { dryrun = true }) end, "dryrun", "dry_run" },
+      { function() return rp.expire_partitions(t, { expiration_time = "1d", dryrun = true }) end, "dryrun",
+        "dry_run" },
+      { function() return rp.verify(t, { all_snapshot = true }) end, "all_snapshot", "all_snapshots" },
+      { function() return rp.snapshots(t, { brnch = "dev" }) end, "brnch", "branch" },
+      { function() return rp.latest(t, { brnch = "dev" }) end, "brnch", "branch" },
+      { function() return p:files(t, { limt = 1 }) end, "limt", "limit" },
+      { function() return rp.commit_rows(t, { { order_id = 1, dt = "x" } }, { commituser = "x" }) end,
+        "commituser", "commit_user" },
+      { function() return rp.new{ pol = "paimon" } end, "pol", "pool" },
+    } do
+      local ok, err = pcall(c[1])
+      assert.is_false(ok, "accepted " .. c[2])
+      assert.matches("unknown option '" .. c[2] .. "' (known: ", err, 1, true)
+      assert.matches(c[3], err, 1, true)
+    end
+    assert.equals(before, H.fingerprint(t))
+    -- keep_from, the policy answer's name, passes through; until still does
+    local r = assert(rp.expire(t, { retain_min = 1, older_than = now, keep_from = 2, dry_run = true }))
+    assert.equals(1, r.expired.expired)
+    r = assert(rp.expire(t, { retain_min = 1, older_than = now, dry_run = true,
+                              policy = function(_, ctx) return { keep_from = ctx.earliest + 1 } end }))
+    assert.equals(2, r.policy_until)
+    assert.equals(1, r.expired.expired)
     H.rmdir(dir)
   end)
 

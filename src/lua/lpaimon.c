@@ -79,6 +79,65 @@ void lp_push_cstrv(lua_State *L, char **v, size_t n) {
 /* ---- Table ------------------------------------------------------------- */
 
 
+/* ---- option tables ------------------------------------------------------ */
+
+/* Whether key is in the list: a NULL-ended C array, or else the Lua array
+ * at list_idx (paimon.core.check_options). */
+static int known_key(lua_State *L, const char *key, const char *const *known, int list_idx) {
+    if (known) {
+        for (size_t k = 0; known[k]; k++) if (!strcmp(key, known[k])) return 1;
+        return 0;
+    }
+    size_t n = lp_rawlen(L, list_idx);
+    for (size_t k = 1; k <= n; k++) {
+        lua_rawgeti(L, list_idx, (int)k);
+        int same = lua_type(L, -1) == LUA_TSTRING && !strcmp(key, lua_tostring(L, -1));
+        lua_pop(L, 1);
+        if (same) return 1;
+    }
+    return 0;
+}
+
+static void check_option_keys(lua_State *L, int idx, const char *what, const char *const *known, int list_idx) {
+    if (lua_type(L, idx) != LUA_TTABLE) return;
+    idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            const char *shown = lp_tolstring(L, -1, NULL);
+            luaL_error(L, "%s: option names must be strings, got %s", what, shown);
+        }
+        const char *key = lua_tostring(L, -1);
+        if (known_key(L, key, known, list_idx)) continue;
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        size_t n = known ? 0 : lp_rawlen(L, list_idx);
+        for (size_t k = 0; known ? known[k] != NULL : k < n; k++) {
+            if (k) luaL_addstring(&b, ", ");
+            if (known) luaL_addstring(&b, known[k]);
+            else { lua_rawgeti(L, list_idx, (int)k + 1); luaL_addvalue(&b); }
+        }
+        if (known ? !known[0] : n == 0) luaL_addstring(&b, "none");
+        luaL_pushresult(&b);
+        luaL_error(L, "%s: unknown option '%s' (known: %s)", what, key, lua_tostring(L, -1));
+    }
+}
+
+void lp_check_options(lua_State *L, int idx, const char *what, const char *const *known) {
+    check_option_keys(L, idx, what, known, 0);
+}
+
+/* paimon.core.check_options(opts, what, {known names}): the same check for
+ * the methods written in Lua (t:expire_partitions). */
+static int l_check_options(lua_State *L) {
+    const char *what = luaL_checkstring(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
+    check_option_keys(L, 1, what, NULL, 3);
+    return 0;
+}
+
 paimon_table *lp_check_table(lua_State *L, int i) {
     lp_table *ud = luaL_checkudata(L, i, TABLE_MT);
     if (!ud->t) luaL_error(L, "attempt to use a closed paimon.Table");
@@ -90,6 +149,8 @@ static int l_open(lua_State *L) {
     const char *branch = NULL;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
+        static const char *const known[] = {"branch", NULL};
+        lp_check_options(L, 2, "paimon.open", known);
         lua_getfield(L, 2, "branch");
         if (!lua_isnil(L, -1)) {
             if (lua_type(L, -1) != LUA_TSTRING) return luaL_argerror(L, 2, "branch must be a string");
@@ -851,6 +912,8 @@ static int snap_entries(lua_State *L) {
 static int snap_files(lua_State *L) {
     lp_snap *ud = lp_check_snap(L, 1);
     pm_partition_filter f;
+    static const char *const known[] = {"partition", NULL};
+    lp_check_options(L, 2, "files", known);
     lp_opt_partition_filter(L, 2, &f);
     lua_settop(L, 1);
     lp_getowner(L, 1);
@@ -933,6 +996,7 @@ static int l_version(lua_State *L) { lua_pushstring(L, PAIMON_VERSION); return 1
 static const luaL_Reg core_funcs[] = {
     {"open", l_open},
     {"version", l_version},
+    {"check_options", l_check_options},
     {NULL, NULL}};
 
 static void new_type(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods, int methods_as_index) {

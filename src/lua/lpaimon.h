@@ -25,6 +25,12 @@ const char *lp_code_name(int code);
 int lp_push_fail(lua_State *L, int code, const pm_err *e);
 int lp_raise(lua_State *L, const pm_err *e);
 
+/* Every key of the options table at idx (when it is a table) must be in
+ * known (NULL-ended): else a misuse error naming the key and the known ones.
+ * A misspelt option (dryrun for dry_run) must not fall back to a default
+ * that deletes more. what: the method, e.g. "expire_snapshots". */
+void lp_check_options(lua_State *L, int idx, const char *what, const char *const *known);
+
 /* Field setters on the table at the stack top (nil values are skipped). */
 void lp_set_str(lua_State *L, const char *k, const char *v);
 void lp_set_lstr(lua_State *L, const char *k, const void *p, size_t n);
@@ -61,6 +67,8 @@ typedef struct lp_progress { lua_State *L; int ref; } lp_progress;
 void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
 int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
 int lp_opt_bool(lua_State *L, int idx, const char *k);
+/* A cut-off: epoch ms, or a duration text ("1h", "7d") meaning now - it. */
+int lp_opt_cutoff(lua_State *L, int idx, const char *k, int64_t now, int64_t *out);
 void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
 /* Option `progress` (a function, or absent) of the options table at idx:
  * *fn / *ud call it through pr; lp_progress_release(pr) afterwards. */

@@ -1,15 +1,19 @@
 /* paimon.core, maintenance: snapshot expiration.
  *   t:expire_range(opts)      -> the range Java's rules would expire (for policies)
  *   t:expire_snapshots(opts)  -> result table, or nil, message, code
- * opts: retain_min, retain_max, older_than (epoch ms), max_deletes, until
- * (exclusive end chosen by a policy), threads, dry_run, now (epoch ms),
+ * opts: retain_min, retain_max, older_than (epoch ms, or a duration such as
+ * "1h": now minus it), max_deletes, keep_from (exclusive end chosen by a
+ * policy; `until` is its old name), threads, dry_run, now (epoch ms),
  * clean_empty_directories (default: the table option, false),
- * progress = function(phase, done, total). */
+ * progress = function(phase, done, total), and for expire_snapshots
+ * policy = function(snapshots, ctx), {expire = function} or a policy file
+ * (as expire.lua --policy). Unknown options raise. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lpaimon.h"
 #include "pm_expire.h"
+#include "pm_meta.h"
 
 
 void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total) {
@@ -60,6 +64,27 @@ int lp_opt_bool(lua_State *L, int idx, const char *k) {
     return v;
 }
 
+/* Cut-off option k: epoch milliseconds, or a duration text as the CLI's
+ * --older-than takes it ("90s", "30 min", "1h", "7d"; Paimon's syntax,
+ * pm_parse_duration_ms) meaning now minus it. 1 if present. */
+int lp_opt_cutoff(lua_State *L, int idx, const char *k, int64_t now, int64_t *out) {
+    if (lua_isnoneornil(L, idx)) return 0;
+    lua_getfield(L, idx, k);
+    if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
+    if (lua_type(L, -1) == LUA_TSTRING) {
+        pm_err e;
+        pm_err_clear(&e);
+        int64_t ms = 0;
+        if (pm_parse_duration_ms(lua_tostring(L, -1), &ms, &e))
+            luaL_error(L, "option '%s': %s (a duration such as 90s, 30m, 1h, 7d, or epoch milliseconds)", k, e.msg);
+        *out = now - ms;
+    } else if (!lp_toint64(L, -1, out)) {
+        luaL_error(L, "option '%s' must be epoch milliseconds or a duration such as \"1h\", got %s", k, lp_tolstring(L, -1, NULL));
+    }
+    lua_pop(L, 1);
+    return 1;
+}
+
 static void push_items(lua_State *L, const char *k, const pm_clean_item *v, size_t n, int with_size) {
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
@@ -94,17 +119,31 @@ void lp_push_clean_result(lua_State *L, const pm_clean_result *r) {
     lp_set_int(L, "duration_ms", r->duration_ms);
 }
 
-static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, lp_progress *pr) {
+static const char *const expire_range_opts[] = {"retain_min", "retain_max", "older_than", "max_deletes", "keep_from",
+                                               "until", "threads", "now", "dry_run", "clean_empty_directories",
+                                               "progress", NULL};
+static const char *const expire_opts[] = {"retain_min", "retain_max", "older_than", "max_deletes", "keep_from",
+                                         "until", "threads", "now", "dry_run", "clean_empty_directories",
+                                         "progress", "policy", NULL};
+
+/* Everything but `progress` and `policy` (they run Lua code: read last). */
+static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, const char *what, const char *const *known) {
     memset(o, 0, sizeof *o);
     if (!lua_isnoneornil(L, idx)) luaL_checktype(L, idx, LUA_TTABLE);
+    lp_check_options(L, idx, what, known);
     int64_t v;
     if (lp_opt_int(L, idx, "retain_min", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "retain_min must be between 1 and 2147483647"); o->retain_min = (int)v; }
     if (lp_opt_int(L, idx, "retain_max", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "retain_max must be between 1 and 2147483647"); o->retain_max = (int)v; }
     if (lp_opt_int(L, idx, "max_deletes", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "max_deletes must be between 1 and 2147483647"); o->max_deletes = (int)v; }
-    if (lp_opt_int(L, idx, "older_than", &v)) { o->has_older_than = 1; o->older_than_ms = v; }
-    if (lp_opt_int(L, idx, "until", &v)) { if (v < 1) luaL_error(L, "until must be a snapshot id"); o->until = v; }
-    if (lp_opt_int(L, idx, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o->threads = (int)v; }
     if (lp_opt_int(L, idx, "now", &v)) o->now_ms = v;
+    if (lp_opt_cutoff(L, idx, "older_than", o->now_ms ? o->now_ms : pm_now_millis(), &v)) { o->has_older_than = 1; o->older_than_ms = v; }
+    /* keep_from: the policy answer's name; until: its old name (a Lua keyword) */
+    int64_t keep_from = 0, until = 0;
+    int has_keep_from = lp_opt_int(L, idx, "keep_from", &keep_from), has_until = lp_opt_int(L, idx, "until", &until);
+    if (has_keep_from && has_until && keep_from != until) luaL_error(L, "%s: keep_from and until (its old name) differ", what);
+    if (has_until) keep_from = until;
+    if (has_keep_from || has_until) { if (keep_from < 1) luaL_error(L, "keep_from must be a snapshot id"); o->until = keep_from; }
+    if (lp_opt_int(L, idx, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o->threads = (int)v; }
     o->dry_run = lp_opt_bool(L, idx, "dry_run");
     if (!lua_isnoneornil(L, idx)) {
         lua_getfield(L, idx, "clean_empty_directories");
@@ -112,7 +151,6 @@ static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, lp_progre
         if (!lua_isnil(L, -1)) o->clean_empty_dirs = lua_toboolean(L, -1) ? 1 : -1;
         lua_pop(L, 1);
     }
-    lp_opt_progress(L, idx, pr, &o->progress, &o->progress_ud);
 }
 
 static void push_range(lua_State *L, const pm_expire_range *r) {
@@ -134,8 +172,9 @@ static void push_range(lua_State *L, const pm_expire_range *r) {
 static int tbl_expire_range(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     pm_expire_opts o;
+    read_expire_opts(L, 2, &o, "expire_range", expire_range_opts);
     lp_progress pr;
-    read_expire_opts(L, 2, &o, &pr);
+    lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);
     lp_progress_release(&pr);
     pm_expire_range r;
     pm_err e;
@@ -146,11 +185,69 @@ static int tbl_expire_range(lua_State *L) {
     return 1;
 }
 
+/* opts.policy (at policy_idx) as a function pushed on the stack: a function,
+ * {expire = function} or a file returning either (expire.lua --policy). */
+static void push_expire_policy(lua_State *L, int policy_idx) {
+    if (lua_type(L, policy_idx) == LUA_TSTRING) {
+        const char *file = lua_tostring(L, policy_idx);
+        if (luaL_loadfile(L, file) != LUA_OK) luaL_error(L, "expire_snapshots: cannot load policy %s", lua_tostring(L, -1));
+        lua_call(L, 0, 1);
+    } else {
+        lua_pushvalue(L, policy_idx);
+    }
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "expire");
+        lua_remove(L, -2);
+    }
+    if (!lua_isfunction(L, -1))
+        luaL_error(L, "expire_snapshots: policy must be a function(snapshots, ctx), a table {expire = function} "
+                      "or a file returning one");
+}
+
+/* Ask the policy where to stop, as expire.lua does: it sees the snapshots
+ * and the range Java's rules give (maint.policy_stop), and its answer
+ * becomes the exclusive end, which the core still caps. Leaves the
+ * policy's reason (or nil) on the stack. */
+static int apply_expire_policy(lua_State *L, paimon_table *t, int policy_idx, pm_expire_opts *o) {
+    if (o->until) luaL_error(L, "expire_snapshots: options 'policy' and 'keep_from' exclude each other");
+    if (!o->now_ms) o->now_ms = pm_now_millis();   /* one clock for the policy and the run */
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "paimon.maint");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "policy_stop");
+    lua_remove(L, -2);
+    pm_expire_range r;
+    pm_err e;
+    pm_err_clear(&e);
+    int rc = pm_expire_compute_range(t, o, &r, &e);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lua_pushvalue(L, 1);
+    push_range(L, &r);
+    push_expire_policy(L, policy_idx);
+    lua_call(L, 3, 2);
+    int64_t stop = 0;
+    if (!lp_toint64(L, -2, &stop)) luaL_error(L, "expire_snapshots: the policy gave no snapshot id");
+    o->until = stop < 1 ? 1 : stop;
+    lua_remove(L, -2);
+    return 0;
+}
+
 static int tbl_expire_snapshots(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
+    lua_settop(L, 2);
     pm_expire_opts o;
+    read_expire_opts(L, 2, &o, "expire_snapshots", expire_opts);
+    int reason_idx = 0;
+    if (!lua_isnil(L, 2)) {
+        lua_getfield(L, 2, "policy");
+        if (!lua_isnil(L, -1)) {
+            int n = apply_expire_policy(L, t, lua_gettop(L), &o);
+            if (n) return n;
+            reason_idx = lua_gettop(L);
+        }
+    }
     lp_progress pr;
-    read_expire_opts(L, 2, &o, &pr);
+    lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);
     pm_expire_result res;
     pm_err e;
     pm_err_clear(&e);
@@ -169,7 +266,11 @@ static int tbl_expire_snapshots(lua_State *L) {
     }
     push_range(L, &res.range);
     lua_setfield(L, -2, "plan");
-    lp_set_str(L, "capped_by", res.range.capped_by);
+    /* a policy's reason names what stopped it (expire.lua does the same) */
+    if (reason_idx && res.range.capped_by && !strcmp(res.range.capped_by, "policy") && lua_type(L, reason_idx) == LUA_TSTRING)
+        lp_set_str(L, "capped_by", lua_tostring(L, reason_idx));
+    else
+        lp_set_str(L, "capped_by", res.range.capped_by);
     if (res.refused[0]) lp_set_str(L, "refused", res.refused);
     pm_clean_result_free(&res.clean);
     return 1;

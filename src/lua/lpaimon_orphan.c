@@ -1,7 +1,8 @@
 /* paimon.core, orphan-file cleaning:
  *   t:remove_orphan_files(opts) -> result table, or nil, message, code
- * opts: older_than (epoch ms, default now - 1 day, never in the future),
- * threads, dry_run, now (epoch ms), progress = function(phase, done, total). */
+ * opts: older_than (epoch ms or a duration such as "1d": now minus it;
+ * default now - 1 day, never in the future), threads, dry_run, now (epoch
+ * ms), progress = function(phase, done, total). Unknown options raise. */
 #include <string.h>
 
 #include "lpaimon.h"
@@ -11,12 +12,14 @@
 static int tbl_remove_orphan_files(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"older_than", "threads", "now", "dry_run", "progress", NULL};
+    lp_check_options(L, 2, "remove_orphan_files", known);
     pm_orphan_opts o;
     memset(&o, 0, sizeof o);
     int64_t v;
-    if (lp_opt_int(L, 2, "older_than", &v)) { o.has_older_than = 1; o.older_than_ms = v; }
-    if (lp_opt_int(L, 2, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o.threads = (int)v; }
     if (lp_opt_int(L, 2, "now", &v)) o.now_ms = v;
+    if (lp_opt_cutoff(L, 2, "older_than", o.now_ms ? o.now_ms : pm_now_millis(), &v)) { o.has_older_than = 1; o.older_than_ms = v; }
+    if (lp_opt_int(L, 2, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o.threads = (int)v; }
     o.dry_run = lp_opt_bool(L, 2, "dry_run");
     lp_progress pr;
     lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);

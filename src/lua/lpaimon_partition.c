@@ -250,6 +250,8 @@ static int tbl_drop_partitions(lua_State *L) {
     int opts = 0;
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
+        static const char *const known[] = {"dry_run", "max_attempts", "commit_user", "exact", "on_retry", NULL};
+        lp_check_options(L, 3, "drop_partitions", known);
         opts = 3;
     }
     specs s;

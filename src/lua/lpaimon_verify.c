@@ -27,6 +27,8 @@ static void push_problems(lua_State *L, const char *k, const pm_clean_item *v, s
 static int tbl_verify(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"all_snapshots", "threads", "progress", NULL};
+    lp_check_options(L, 2, "verify", known);
     pm_verify_opts o;
     memset(&o, 0, sizeof o);
     int64_t v;

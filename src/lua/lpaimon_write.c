@@ -141,18 +141,27 @@ static size_t unscaled_be(lw_i128 v, uint8_t out[16]) {
     return 16;
 }
 
-static int lua_int64(lua_State *L, int i, int64_t *out) {
-    if (lua_type(L, i) == LUA_TNUMBER) {
-        if (lp_isinteger(L, i)) { lp_toint64(L, i, out); return 1; }
-        lua_Number n = lua_tonumber(L, i);
-        if (n >= -9223372036854775808.0 && n < 9223372036854775808.0 && n == (lua_Number)(int64_t)n) {
-            *out = (int64_t)n;
-            return 1;
-        }
-        return 0;
+/* Lua value at i -> exact int64: 0 ok, 1 not an integer, 2 outside the
+ * int64 range, 3 a float of 2^53 or more (JSON decoders and arithmetic may
+ * already have rounded it: such values come as integers or decimal text). */
+enum { INT_OK, INT_NOT_INTEGER, INT_RANGE, INT_INEXACT };
+static int lua_int64_status(lua_State *L, int i, int64_t *out) {
+    if (lua_type(L, i) == LUA_TSTRING) {
+        int rc = lp_decimal_int64(lua_tostring(L, i), out);
+        return rc == 0 ? INT_OK : rc == 2 ? INT_RANGE : INT_NOT_INTEGER;
     }
-    if (lua_type(L, i) == LUA_TSTRING) return lp_toint64(L, i, out);
-    return 0;
+    if (lua_type(L, i) != LUA_TNUMBER) return INT_NOT_INTEGER;
+    if (lp_is_lua_integer(L, i)) { *out = (int64_t)lua_tointeger(L, i); return INT_OK; }
+    lua_Number n = lua_tonumber(L, i);
+    if (n != floor(n)) return INT_NOT_INTEGER;   /* NaN too */
+    if (n >= 9223372036854775808.0 || n < -9223372036854775808.0) return INT_RANGE;
+    if (fabs(n) >= 9007199254740992.0) return INT_INEXACT;
+    *out = (int64_t)n;
+    return INT_OK;
+}
+
+static int lua_int64(lua_State *L, int i, int64_t *out) {
+    return lua_int64_status(L, i, out) == INT_OK;
 }
 
 /* Lua value at i -> datum of type ty. dec: 16-byte buffer for big decimals.
@@ -172,16 +181,22 @@ static void to_datum(lua_State *L, int i, const pm_type *ty, const char *col, pm
         d->v.i = lua_toboolean(L, i);
         return;
     case PM_T_TINYINT: case PM_T_SMALLINT: case PM_T_INT: case PM_T_BIGINT: {
-        int64_t v;
-        if (!lua_int64(L, i, &v)) luaL_error(L, "column '%s' (%s): expected an integer, got %s", col, pm_type_root_name(ty->root), t == LUA_TSTRING ? lua_tostring(L, i) : luaL_typename(L, i));
+        int64_t v = 0;
+        int st = lua_int64_status(L, i, &v);
         int64_t lo = ty->root == PM_T_TINYINT ? -128 : ty->root == PM_T_SMALLINT ? -32768 : ty->root == PM_T_INT ? INT32_MIN : INT64_MIN;
         int64_t hi = ty->root == PM_T_TINYINT ? 127 : ty->root == PM_T_SMALLINT ? 32767 : ty->root == PM_T_INT ? INT32_MAX : INT64_MAX;
-        if (v < lo || v > hi) {
-            char num[32];
-            snprintf(num, sizeof num, "%lld", (long long)v);
-            luaL_error(L, "column '%s' (%s): %s is out of range", col, pm_type_root_name(ty->root), num);
-        }
-        d->v.i = v;
+        if (st == INT_OK && v >= lo && v <= hi) { d->v.i = v; return; }
+        /* the input as given, never a converted or clamped value */
+        const char *shown = t == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, i))
+                          : t == LUA_TNUMBER ? lp_tolstring(L, i, NULL) : luaL_typename(L, i);
+        const char *name = pm_type_root_name(ty->root);
+        if (st == INT_NOT_INTEGER)
+            luaL_error(L, "column '%s' (%s): expected an integer (a number or decimal digits), got %s", col, name, shown);
+        if (st == INT_INEXACT)
+            luaL_error(L, "column '%s' (%s): %s is a float of 2^53 or more and may have been rounded; give an integer or decimal text", col, name, shown);
+        char range[64];   /* lua_pushfstring has no %lld */
+        snprintf(range, sizeof range, "[%lld, %lld]", (long long)lo, (long long)hi);
+        luaL_error(L, "column '%s' (%s): %s is out of range %s", col, name, shown, range);
         return;
     }
     case PM_T_FLOAT: case PM_T_DOUBLE: {
@@ -511,6 +526,9 @@ static int box_gc(lua_State *L) {
 static int l_create_table(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"fields", "partition_keys", "primary_keys", "options", "comment", NULL};
+    static const char *const field_keys[] = {"name", "type", "description", "comment", NULL};
+    lp_check_options(L, 2, "paimon.create_table", known);
     /* a box so a raised error frees the partly built schema */
     schema_box *box = lp_newuserdata(L, sizeof *box);
     box->s = NULL;
@@ -530,6 +548,7 @@ static int l_create_table(lua_State *L) {
     for (size_t i = 0; i < nf; i++) {
         lua_rawgeti(L, -1, (int)i + 1);
         if (!lua_istable(L, -1)) return luaL_error(L, "spec.fields[%d] must be a table {name = ..., type = ...}", (int)i + 1);
+        lp_check_options(L, -1, "paimon.create_table: spec.fields[i]", field_keys);
         lua_getfield(L, -1, "name");
         lua_getfield(L, -2, "type");
         if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
@@ -665,6 +684,8 @@ static int write_tostring(lua_State *L) {
 static int tbl_new_write(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {NULL};
+    lp_check_options(L, 2, "new_write", known);
     lp_write *w = lp_newuserdata(L, sizeof *w);
     memset(w, 0, sizeof *w);
     w->owner = lua_touserdata(L, 1);
@@ -1002,6 +1023,8 @@ static int tbl_new_commit(lua_State *L) {
     int has_opts = !lua_isnoneornil(L, 2);
     if (has_opts) {
         luaL_checktype(L, 2, LUA_TTABLE);
+        static const char *const known[] = {"commit_user", "policy", NULL};
+        lp_check_options(L, 2, "new_commit", known);
         lua_getfield(L, 2, "commit_user");
         if (!lua_isnil(L, -1)) {
             if (lua_type(L, -1) != LUA_TSTRING || !*lua_tostring(L, -1)) return luaL_argerror(L, 2, "commit_user must be a non-empty string");
@@ -1099,6 +1122,8 @@ static int commit_commit(lua_State *L) {
     int force = 0;
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
+        static const char *const known[] = {"identifier", "kind", "force", "full_compaction_threshold", "merge_min_count", NULL};
+        lp_check_options(L, 3, "commit", known);
         int64_t id;
         lua_getfield(L, 3, "identifier");
         if (!lua_isnil(L, -1)) {
@@ -1322,6 +1347,8 @@ static int snap_read(lua_State *L) {
     int with_file = 0;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
+        static const char *const known[] = {"partition", "with_file", NULL};
+        lp_check_options(L, 2, "read", known);
         lua_getfield(L, 2, "with_file");
         with_file = lua_toboolean(L, -1);
         lua_pop(L, 1);

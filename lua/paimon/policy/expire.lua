@@ -1,14 +1,15 @@
 -- Default snapshot-expiration policy: Java Paimon's rule (ExpireSnapshotsImpl).
 --
--- A policy is function(snapshots, ctx) -> {until = id} | {keep = {ids}} | id
+-- A policy is function(snapshots, ctx) -> {keep_from = id} | {keep = {ids}} | id
+-- (keep_from: the first snapshot kept; ["until"] = id is its old name)
 --   snapshots: the branch's existing snapshots, ascending:
 --              {id, time_millis, commit_kind, total_record_count}
 --   ctx: earliest, latest, retain_min, retain_max, max_deletes, older_than
 --        (cut-off, epoch ms), now, consumer_min (or nil), hard_end (the
 --        first id no policy may expire: retain-min, consumers and the expire
 --        limit applied), java_end (what this default policy returns).
--- Only a contiguous prefix [earliest, until) can expire; the C core caps
--- `until` at hard_end, never deletes the latest snapshot and keeps every
+-- Only a contiguous prefix [earliest, keep_from) can expire; the C core caps
+-- keep_from at hard_end, never deletes the latest snapshot and keeps every
 -- file a retained snapshot, tag, branch or consumer still uses.
 return function(snapshots, ctx)
   local by_id = {}
@@ -19,8 +20,8 @@ return function(snapshots, ctx)
     -- a snapshot expires only when its successor is older than the cut-off
     local nxt = by_id[id + 1]
     if nxt and nxt.time_millis >= ctx.older_than then
-      return {["until"] = id, reason = "time-retained"}
+      return {keep_from = id, reason = "time-retained"}
     end
   end
-  return {["until"] = ctx.hard_end, reason = "limits"}
+  return {keep_from = ctx.hard_end, reason = "limits"}
 end

@@ -306,9 +306,13 @@ end
 -- opts: expiration_time ("7d" or millis), strategy, timestamp_formatter,
 -- timestamp_pattern, max_expires, policy (function, {expired = f} or file),
 -- dry_run, now (wall millis, for tests), max_attempts, on_retry,
--- on_unparseable = function(p, reason).
+-- on_unparseable = function(p, reason), commit_user. Unknown options raise.
+M.OPTIONS = {"expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern", "max_expires", "policy",
+             "dry_run", "now", "max_attempts", "on_retry", "on_unparseable", "commit_user"}
+
 function M.run(t, opts)
   opts = opts or {}
+  core.check_options(opts, "expire_partitions", M.OPTIONS)
   local started = core.wall_clock_ms()
   local o = M.resolve_options(t, opts)
   local pred = load_policy(opts.policy)
