@@ -19,6 +19,7 @@ LUA54_LMOD  ?= $(DATADIR)/lua/5.4
 LUAJIT_CMOD ?= $(LIBDIR)/lua/5.1
 LUAJIT_LMOD ?= $(DATADIR)/lua/5.1
 SCRIPTS_DIR ?= $(DATADIR)/paimon-lua/scripts
+POLICIES_DIR ?= $(DATADIR)/paimon-lua/policies
 INSTALL     ?= install
 
 VERSION := $(shell sed -n 's/^\#define PAIMON_VERSION "\(.*\)"/\1/p' src/include/paimon.h)
@@ -105,7 +106,8 @@ $(LUAJIT_SO): $(LUAJIT_OBJ) $(LIB_A)
 
 # paimon-lua finds lua/ and scripts/ next to its build dir, relative to its
 # installed location (bin/../share/...), or at these compile-time defaults.
-DIRS_DEFS = -DPAIMON_LUA_DIR='"$(LUA54_LMOD)"' -DPAIMON_SCRIPTS_DIR='"$(SCRIPTS_DIR)"'
+DIRS_DEFS = -DPAIMON_LUA_DIR='"$(LUA54_LMOD)"' -DPAIMON_SCRIPTS_DIR='"$(SCRIPTS_DIR)"' \
+            -DPAIMON_POLICIES_DIR='"$(POLICIES_DIR)"'
 $(BUILD)/dirs.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(DIRS_DEFS)' | cmp -s - $@ || echo '$(DIRS_DEFS)' >$@
@@ -140,7 +142,7 @@ $(PC): $(BUILD)/pc.stamp
 	   echo 'Description: Apache Paimon table metadata (paimon-lua core, C API)'; \
 	   echo 'Version: $(VERSION)'; \
 	   echo 'Requires.private: $(DEPS)'; \
-	   echo 'Libs: -L$${libdir} -lpaimon'; \
+	   echo 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lpaimon'; \
 	   echo 'Libs.private: -lm'; \
 	   echo 'Cflags: -I$${includedir}'; } >$@
 
@@ -171,11 +173,12 @@ fuzz: deps
 LUA_MODULES := $(shell find lua/paimon -name '*.lua' 2>/dev/null | sort)
 RESTY_MODULES := $(wildcard lua/resty/*.lua)
 SCRIPTS := $(wildcard scripts/*.lua)
+POLICIES := $(wildcard examples/policies/*.lua)
 D := $(DESTDIR)
 
 install: $(LIB_A) $(LIB_SO) $(LUA_SO) $(CLI) $(PC) $(if $(HAVE_LUAJIT),$(LUAJIT_SO))
 	$(INSTALL) -d $(D)$(BINDIR) $(D)$(LIBDIR) $(D)$(INCLUDEDIR) $(D)$(PKGCONFIGDIR) \
-	  $(D)$(LUA54_CMOD)/paimon $(D)$(SCRIPTS_DIR)
+	  $(D)$(LUA54_CMOD)/paimon $(D)$(SCRIPTS_DIR) $(D)$(POLICIES_DIR)
 	$(INSTALL) -m 755 $(CLI) $(D)$(BINDIR)/paimon-lua
 	$(INSTALL) -m 644 $(LIB_A) $(D)$(LIBDIR)/libpaimon.a
 	$(INSTALL) -m 755 $(LIB_SO) $(D)$(LIBDIR)/libpaimon.so.$(VERSION)
@@ -185,6 +188,7 @@ install: $(LIB_A) $(LIB_SO) $(LUA_SO) $(CLI) $(PC) $(if $(HAVE_LUAJIT),$(LUAJIT_
 	$(INSTALL) -m 644 $(PC) $(D)$(PKGCONFIGDIR)/paimon.pc
 	$(INSTALL) -m 755 $(LUA_SO) $(D)$(LUA54_CMOD)/paimon/core.so
 	$(INSTALL) -m 644 $(SCRIPTS) $(D)$(SCRIPTS_DIR)/
+	$(INSTALL) -m 644 $(POLICIES) $(D)$(POLICIES_DIR)/
 	@set -e; for m in $(LUA_MODULES) $(RESTY_MODULES); do \
 	  rel=$${m#lua/}; \
 	  for dir in $(LUA54_LMOD) $(if $(HAVE_LUAJIT),$(LUAJIT_LMOD)); do \
@@ -205,13 +209,14 @@ uninstall:
 	  $(D)$(PKGCONFIGDIR)/paimon.pc \
 	  $(D)$(LUA54_CMOD)/paimon/core.so $(D)$(LUAJIT_CMOD)/paimon/core.so
 	rm -f $(addprefix $(D)$(SCRIPTS_DIR)/,$(notdir $(SCRIPTS)))
+	rm -f $(addprefix $(D)$(POLICIES_DIR)/,$(notdir $(POLICIES)))
 	@for m in $(LUA_MODULES) $(RESTY_MODULES); do \
 	  rel=$${m#lua/}; rm -f $(D)$(LUA54_LMOD)/$$rel $(D)$(LUAJIT_LMOD)/$$rel; \
 	done
 	@for dir in $(LUA54_LMOD) $(LUAJIT_LMOD); do \
 	  for sub in paimon/policy paimon resty; do rmdir $(D)$$dir/$$sub 2>/dev/null || true; done; \
 	done
-	-@rmdir $(D)$(LUA54_CMOD)/paimon $(D)$(LUAJIT_CMOD)/paimon $(D)$(SCRIPTS_DIR) \
+	-@rmdir $(D)$(LUA54_CMOD)/paimon $(D)$(LUAJIT_CMOD)/paimon $(D)$(SCRIPTS_DIR) $(D)$(POLICIES_DIR) \
 	  $(D)$(DATADIR)/paimon-lua 2>/dev/null || true
 
 # ---- LuaRocks (scripts/paimon-scm-1.rockspec, build.type = "make") -------

@@ -104,6 +104,7 @@ local function main(opts, pos)
   if opts.max_expires and opts.max_expires < 1 then cli.usage_error("--max-expires must be at least 1") end
   if opts.max_attempts and opts.max_attempts < 1 then cli.usage_error("--max-attempts must be at least 1") end
   if opts.policy then
+    opts.policy = maint.policy_file(opts.policy)
     local f = io.open(opts.policy, "r")
     if not f then cli.usage_error("--policy: cannot open " .. opts.policy) end
     f:close()

@@ -70,7 +70,8 @@ for f in lua/paimon/*.lua lua/paimon/*/*.lua; do
   [ -f "$R/share/lua/5.4/$rel" ] && [ -f "$R/share/lua/5.1/$rel" ] || missing="$missing share/lua/5.x/$rel"
 done
 for f in scripts/*.lua; do [ -f "$R/share/paimon-lua/scripts/${f#scripts/}" ] || missing="$missing $f"; done
-if [ -z "$missing" ]; then ok "installed: bin, libpaimon.{a,so}, paimon.h, paimon.pc, Lua 5.4 + 5.1 modules, scripts"
+for f in examples/policies/*.lua; do [ -f "$R/share/paimon-lua/policies/${f#examples/policies/}" ] || missing="$missing $f"; done
+if [ -z "$missing" ]; then ok "installed: bin, libpaimon.{a,so}, paimon.h, paimon.pc, Lua 5.4 + 5.1 modules, scripts, policies"
 else notok "installed files" "missing:$missing"; fi
 check "paimon.pc names the PREFIX" grep -q "^prefix=$P1\$" "$R/lib/pkgconfig/paimon.pc"
 
@@ -99,6 +100,22 @@ if [ $rc = 0 ] && [ -s "$TMP/inst.json" ] && cmp -s "$TMP/inst.json" "$TMP/build
   ok "installed inspect.lua snapshots --json on a fixture equals the build's"
 else
   notok "installed inspect.lua snapshots --json on a fixture (exit $rc)" "$(cat "$TMP/err")"
+fi
+
+# --policy NAME.lua finds the installed example policies from any directory
+rm -rf "$TMP/pol" && mkdir -p "$TMP/pol" && cp -R "$SAMPLE" "$TMP/pol/orders"
+out=$(cd "$TMP" && "$R/bin/paimon-lua" expire.lua "$TMP/pol/orders" --retain-min 1 --older-than 0s \
+        --policy keep_daily.lua --dry-run --json 2>&1); rc=$?
+if [ $rc = 0 ] && printf '%s' "$out" | grep -q '"expired"'; then
+  ok "installed expire.lua --policy keep_daily.lua finds the installed policy"
+else
+  notok "installed expire.lua --policy keep_daily.lua (exit $rc)" "$out"
+fi
+out=$(cd "$TMP" && "$R/bin/paimon-lua" expire.lua "$TMP/pol/orders" --policy no_such_policy.lua --dry-run 2>&1); rc=$?
+if [ $rc = 2 ] && printf '%s' "$out" | grep -q 'no_such_policy.lua'; then
+  ok "an unknown --policy name is a usage error naming it"
+else
+  notok "an unknown --policy name is a usage error naming it (exit $rc)" "$out"
 fi
 
 check "lua5.4 requires the installed paimon (lib/lua/5.4 + share/lua/5.4)" lua5.4 -e "
@@ -155,9 +172,9 @@ fi
 if PKG_CONFIG_PATH="$P2/lib/pkgconfig" cc examples/c/table_info.c -o "$TMP/table_info" \
      $(PKG_CONFIG_PATH="$P2/lib/pkgconfig" pkg-config --cflags --libs paimon) >"$TMP/cc.log" 2>&1; then
   ok "examples/c/table_info.c builds with pkg-config --cflags --libs paimon"
-  out=$(LD_LIBRARY_PATH="$P2/lib" "$TMP/table_info" "$SAMPLE" 2>&1); rc=$?
+  out=$(env -u LD_LIBRARY_PATH "$TMP/table_info" "$SAMPLE" 2>&1); rc=$?
   if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "^snapshot	5	" && printf '%s\n' "$out" | grep -q "^files	5	16\$"; then
-    ok "it runs against the installed libpaimon.so"
+    ok "it runs against the installed libpaimon.so without LD_LIBRARY_PATH (rpath from paimon.pc)"
   else
     notok "it runs against the installed libpaimon.so (exit $rc)" "$out"
   fi
@@ -168,9 +185,9 @@ fi
 if PKG_CONFIG_PATH="$P2/lib/pkgconfig" cc examples/c/table_maint.c -o "$TMP/table_maint" \
      $(PKG_CONFIG_PATH="$P2/lib/pkgconfig" pkg-config --cflags --libs paimon) >"$TMP/cc.log" 2>&1; then
   ok "examples/c/table_maint.c builds with pkg-config --cflags --libs paimon"
-  out=$(LD_LIBRARY_PATH="$P2/lib" "$TMP/table_maint" verify "$SAMPLE" all-snapshots=true 2>&1); rc=$?
+  out=$(env -u LD_LIBRARY_PATH "$TMP/table_maint" verify "$SAMPLE" all-snapshots=true 2>&1); rc=$?
   if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q '^{"ok":true,"branches":1,"snapshots":5,'; then
-    ok "its verify runs against the installed libpaimon.so"
+    ok "its verify runs against the installed libpaimon.so without LD_LIBRARY_PATH"
   else
     notok "its verify runs against the installed libpaimon.so (exit $rc)" "$out"
   fi

@@ -381,6 +381,28 @@ describe("expiration limits and policies", function()
   end
   local NOON, HOUR, DAY = 1764590400000, 3600000, 86400000   -- 2025-12-01T12:00Z
 
+  it("finds a bundled policy by its name from any directory", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    with_times(copy, {NOON, NOON + 1, NOON + 2, NOON + DAY, NOON + DAY + 1, NOON + 2 * DAY})
+    local function cmd(env)
+      return "cd " .. H.sh_quote(dir) .. " && " .. (env or "") .. H.sh_quote(H.cli) .. " expire.lua "
+             .. H.sh_quote(copy) .. " --retain-min 1 --older-than 0s --dry-run --json --policy "
+    end
+    local out, err, rc = H.run(cmd() .. "keep_daily.lua")
+    assert.equals(0, rc, err)
+    assert.same({1, 2}, H.cjson.decode(out).range)
+    -- PAIMON_POLICY_PATH is searched first
+    os.execute("mkdir -p " .. H.sh_quote(dir .. "/pol"))
+    H.write_file(dir .. "/pol/keep_daily.lua", "return function() return {keep = {4}} end")
+    out, err, rc = H.run(cmd("PAIMON_POLICY_PATH=" .. H.sh_quote(dir .. "/pol") .. " ") .. "keep_daily.lua")
+    assert.equals(0, rc, err)
+    assert.same({1, 3}, H.cjson.decode(out).range)
+    _, err, rc = H.run(cmd() .. "no_such_policy.lua")
+    assert.equals(2, rc)
+    assert.matches("no_such_policy.lua", err, 1, true)
+    H.rmdir(dir)
+  end)
+
   it("runs the example policies and expires exactly what they choose", function()
     local cases = {
       -- last of each day kept (3, 5, 6): expiration stops at 3

@@ -100,8 +100,32 @@ function M.now_ms()
 end
 
 -- Load a policy: a Lua file returning function(snapshots, ctx).
+-- Where a policy named on the command line is: the name itself when it is
+-- a file or a path, else the first of the PAIMON_POLICY_PATH directories
+-- (colon-separated) and the bundled policies folder (paimon-lua sets
+-- paimon.policies_dir: examples/policies in a source tree, or
+-- PREFIX/share/paimon-lua/policies when installed) that holds it.
+function M.policy_file(name)
+  if name:find("/", 1, true) then return name end
+  local function readable(p)
+    local f = io.open(p, "r")
+    if f then f:close() end
+    return f ~= nil
+  end
+  if readable(name) then return name end
+  local dirs = {}
+  for d in (os.getenv("PAIMON_POLICY_PATH") or ""):gmatch("[^:]+") do dirs[#dirs + 1] = d end
+  local ok, paimon = pcall(require, "paimon")
+  if ok and type(paimon) == "table" and paimon.policies_dir then dirs[#dirs + 1] = paimon.policies_dir end
+  for _, d in ipairs(dirs) do
+    if readable(d .. "/" .. name) then return d .. "/" .. name end
+  end
+  return name
+end
+
 function M.load_policy(file, default_module)
   if not file then return require(default_module) end
+  file = M.policy_file(file)
   local chunk, err = loadfile(file)
   if not chunk then cli.usage_error("cannot load policy " .. file .. ": " .. err) end
   local ok, pol = pcall(chunk)

@@ -24,11 +24,14 @@
 #ifndef PAIMON_SCRIPTS_DIR
 #define PAIMON_SCRIPTS_DIR "/usr/local/share/paimon-lua/scripts"
 #endif
+#ifndef PAIMON_POLICIES_DIR
+#define PAIMON_POLICIES_DIR "/usr/local/share/paimon-lua/policies"
+#endif
 
 int luaopen_paimon_core(lua_State *L);
 
 static const char *progname = "paimon-lua";
-static char lua_dir[PATH_MAX + 32], scripts_dir[PATH_MAX + 32];
+static char lua_dir[PATH_MAX + 32], scripts_dir[PATH_MAX + 32], policies_dir[PATH_MAX + 32];
 
 static int is_file(const char *p) {
     struct stat st;
@@ -41,6 +44,7 @@ static void find_dirs(void) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     snprintf(lua_dir, sizeof lua_dir, "%s", PAIMON_LUA_DIR);
     snprintf(scripts_dir, sizeof scripts_dir, "%s", PAIMON_SCRIPTS_DIR);
+    snprintf(policies_dir, sizeof policies_dir, "%s", PAIMON_POLICIES_DIR);
     if (n <= 0) return;
     exe[n] = '\0';
     char *slash = strrchr(exe, '/');
@@ -55,6 +59,7 @@ static void find_dirs(void) {
     if (is_file(probe)) {                /* build/paimon-lua in a source tree */
         snprintf(lua_dir, sizeof lua_dir, "%s/lua", root);
         snprintf(scripts_dir, sizeof scripts_dir, "%s/scripts", root);
+        snprintf(policies_dir, sizeof policies_dir, "%s/examples/policies", root);
         return;
     }
     /* installed as PREFIX/bin/paimon-lua, possibly moved (or under DESTDIR) */
@@ -62,6 +67,10 @@ static void find_dirs(void) {
     if (is_file(probe)) snprintf(lua_dir, sizeof lua_dir, "%s/share/lua/5.4", root);
     snprintf(probe, sizeof probe, "%s/share/paimon-lua/scripts/inspect.lua", root);
     if (is_file(probe)) snprintf(scripts_dir, sizeof scripts_dir, "%s/share/paimon-lua/scripts", root);
+    snprintf(probe, sizeof probe, "%s/share/paimon-lua/policies", root);
+    struct stat st;
+    if (stat(probe, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(policies_dir, sizeof policies_dir, "%s/share/paimon-lua/policies", root);
 }
 
 static void print_usage(FILE *f) {
@@ -207,6 +216,15 @@ static int pmain(lua_State *L) {
     luaL_openlibs(L);
     setup_paths(L);
     if (preload(L, "paimon", NULL) != LUA_OK) { c->exit_code = 1; return 0; }
+    /* where `--policy NAME.lua` finds the bundled policies (paimon.maint) */
+    lua_getglobal(L, "package");
+    lua_getfield(L, -1, "loaded");
+    lua_getfield(L, -1, "paimon");
+    if (lua_istable(L, -1)) {
+        lua_pushstring(L, policies_dir);
+        lua_setfield(L, -2, "policies_dir");
+    }
+    lua_pop(L, 3);
     if (preload(L, "cjson", NULL) != LUA_OK) { c->exit_code = 1; return 0; }
     int i;
     for (i = 1; i < argc; i++) {
