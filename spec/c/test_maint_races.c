@@ -408,6 +408,7 @@ TEST(orphan_removal_while_a_writer_commits) {
         memset(&o, 0, sizeof o);
         o.has_older_than = 1;
         o.older_than_ms = pm_now_millis() - 2000;
+        o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
         o.threads = 2;
         o.dry_run = runs % 2;
         pm_orphan_result r;
@@ -485,6 +486,7 @@ TEST(orphan_removal_while_a_writer_commits) {
     memset(&o, 0, sizeof o);
     o.has_older_than = 1;
     o.older_than_ms = pm_now_millis() - 2000;
+    o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
     pm_orphan_result r;
     CHECK_EQ_INT(pm_remove_orphan_files(t, &o, &r, &e), PAIMON_OK);
     pm_clean_result_free(&r.clean);

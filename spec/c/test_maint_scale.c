@@ -416,6 +416,7 @@ TEST(expire_300_snapshots_with_tags_and_branch) {
     memset(&oo, 0, sizeof oo);
     oo.has_older_than = 1;
     oo.older_than_ms = pm_now_millis();
+    oo.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
     oo.dry_run = 1;
     oo.threads = 2;
     pm_orphan_result orr;

@@ -448,6 +448,7 @@ static int run_one(world *w, int mode, long k, const lines *pristine, const line
         memset(&oo, 0, sizeof oo);
         oo.has_older_than = 1;
         oo.older_than_ms = pm_now_millis();
+        oo.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
         pm_orphan_result orr;
         if (pm_remove_orphan_files(t, &oo, &orr, &e)) { fprintf(stderr, "  %s: orphan clean: %s\n", ctx, e.msg); ok = 0; }
         else {

@@ -1,6 +1,7 @@
 /* paimon.core, orphan-file cleaning:
  *   t:remove_orphan_files(opts) -> result table, or nil, message, code
- * opts: older_than (epoch ms, default now - 1 day, never in the future),
+ * opts: older_than (epoch ms, default now - 1 day, never in the future,
+ * at least the core's floor (1 h) before now unless allow_young_cutoff),
  * threads, dry_run, now (epoch ms), progress = function(phase, done, total). */
 #include <string.h>
 
@@ -18,6 +19,7 @@ static int tbl_remove_orphan_files(lua_State *L) {
     if (lp_opt_int(L, 2, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o.threads = (int)v; }
     if (lp_opt_int(L, 2, "now", &v)) o.now_ms = v;
     o.dry_run = lp_opt_bool(L, 2, "dry_run");
+    o.allow_young_cutoff = lp_opt_bool(L, 2, "allow_young_cutoff");
     lp_progress pr;
     lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);
     pm_orphan_result res;
@@ -28,6 +30,8 @@ static int tbl_remove_orphan_files(lua_State *L) {
     if (rc) return lp_push_fail(L, rc, &e);
     lp_push_clean_result(L, &res.clean);
     lp_set_int(L, "older_than", res.older_than_ms);
+    lp_set_int(L, "cutoff_floor", res.cutoff_floor_ms);
+    lp_set_bool(L, "floor_overridden", res.floor_overridden);
     lp_set_int(L, "listed", res.listed);
     lp_set_int(L, "used", res.used);
     lp_set_int(L, "candidates", res.candidates);
