@@ -178,7 +178,7 @@ static int world_open(world *w, const char *extra_options) {
         o.commit_user = "builder";
         o.identifier = i;
         o.kind = i == 4 ? "COMPACT" : "APPEND";
-        if (!rc && pm_commit(t, v, nv, &o, &w->latest, &e)) { fprintf(stderr, "  build: %s\n", e.msg); rc = -1; }
+        if (!rc && tu_commit(t, v, nv, &o, &w->latest, &e)) { fprintf(stderr, "  build: %s\n", e.msg); rc = -1; }
     }
     pm_table_free(t);
     return rc;
