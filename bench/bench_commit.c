@@ -20,6 +20,7 @@
  *    Output: "RESULT merge_entries=.. merge_best_s=.. ..." */
 #define _GNU_SOURCE
 #include "pm_commit.h"
+#include "pm_expire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -174,8 +175,28 @@ typedef struct entry {
     char name[96];
 } entry;
 
-/* An ADD entry for a fake data file in partition value `pv` of the first
- * partition field (other fields null). */
+/* Creates the (empty) data file of x: the committer checks that every
+ * file it publishes exists. Outside the timed part. */
+static void touch_data_file(paimon_table *t, const pm_manifest_entry *m) {
+    pm_buf p = {0};
+    pm_err e;
+    if (pm_data_file_full_path(t, m, &p, &e)) die("data file path", &e);
+    char *path = (char *)p.data;
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (fd < 0 && errno == ENOENT) {
+        char *slash = strrchr(path, '/');
+        *slash = '\0';
+        mkdir_p(path);
+        *slash = '/';
+        fd = open(path, O_WRONLY | O_CREAT, 0644);
+    }
+    if (fd < 0) die(path, NULL);
+    close(fd);
+    pm_buf_free(&p);
+}
+
+/* An ADD entry for a fake data file (created empty) in partition value
+ * `pv` of the first partition field (other fields null). */
 static void entry_init(entry *x, paimon_table *t, int64_t pv, const char *name) {
     memset(x, 0, sizeof *x);
     pm_err e;
@@ -206,6 +227,7 @@ static void entry_init(entry *x, paimon_table *t, int64_t pv, const char *name) 
     f->creation_time = (pm_opt_i64){1, 1700000000000LL};
     f->delete_row_count = (pm_opt_i64){1, 0};
     f->file_source = (pm_opt_i32){1, 0};
+    touch_data_file(t, &x->m);
 }
 
 static void entry_free(entry *x) {

@@ -232,6 +232,7 @@ int main(int argc, char **argv) {
         memset(&o, 0, sizeof o);
         o.has_older_than = 1;
         o.older_than_ms = pm_now_millis();
+        o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
         o.threads = threads;
         o.dry_run = 1;
         pm_orphan_result res;

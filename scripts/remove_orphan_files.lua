@@ -1,4 +1,4 @@
--- remove_orphan_files.lua TABLE [--older-than T] [--threads N] [--dry-run] [--json]
+-- remove_orphan_files.lua TABLE [--older-than T] [--allow-young-cutoff] [--threads N] [--dry-run] [--json]
 -- Delete Paimon files that no snapshot, tag, branch or changelog uses and
 -- that are older than the cut-off (Java Paimon's rules; docs/maintenance.md).
 local paimon = require "paimon"
@@ -8,12 +8,16 @@ local maint = require "paimon.maint"
 local spec = {
   name = "remove_orphan_files.lua",
   positional = {"TABLE"},
-  flags = {older_than = "string", threads = "integer", dry_run = "boolean", json = "boolean"},
+  flags = {older_than = "string", allow_young_cutoff = "boolean", threads = "integer", dry_run = "boolean",
+           json = "boolean"},
   usage = [[
 usage: paimon-lua remove_orphan_files.lua TABLE [options]
   --older-than T   only files last modified before T: a duration (90s, 30m, 1h, 7d: now
                    minus it) or a timestamp (2026-11-29 10:00:00, local time, or ISO 8601);
-                   default 1d; never in the future
+                   default 1d; never in the future; less than 1h ago is refused (files of
+                   commits still in flight would be deleted)
+  --allow-young-cutoff  accept a cut-off less than 1h ago (the result records it:
+                   floor_overridden); commits in flight may then fail
   --threads N      list, read and delete with N threads (default 4)
   --dry-run        print the plan, change nothing
   --json           print one JSON object
@@ -27,18 +31,21 @@ local function main(opts, pos)
   if older_than > now then
     cli.usage_error("--older-than " .. opts.older_than .. " is in the future: files being written would be deleted")
   end
-  if now - older_than < 3600000 and not opts.dry_run then
-    io.stderr:write("remove_orphan_files.lua: warning: a cut-off less than 1 hour ago may delete files ",
-                    "of commits still in progress\n")
-  end
   local t, msg, code = paimon.open(pos[1])
   if not t then cli.fail(msg, code) end
   local r
   r, msg, code = maint.call(t.remove_orphan_files, t, {older_than = older_than, now = now,
                            threads = opts.threads or 4, dry_run = opts.dry_run,
+                           allow_young_cutoff = opts.allow_young_cutoff,
                            progress = maint.progress_fn(true)})
   t:close()
   if not r then cli.fail(msg, code) end
+  if r.floor_overridden then
+    io.stderr:write(string.format("remove_orphan_files.lua: warning: cut-off younger than the %d-minute safety "
+                                  .. "floor (--allow-young-cutoff): files of commits in flight may have been "
+                                  .. "deleted (a paimon-lua commit then fails; other writers may publish a "
+                                  .. "snapshot naming them)\n", math.floor(r.cutoff_floor / 60000)))
+  end
   if opts.json then
     maint.print_json(r)
   else

@@ -20,8 +20,8 @@ static int usage(FILE *f) {
     fputs("usage: table_maint expire|orphans|verify|drop TABLE [--branch B] [key=value ...]\n"
           "  options (see paimon.h): expire: retain-min, retain-max, max-deletes, older-than,\n"
           "  older-than-ms, threads, dry-run, clean-empty-directories; orphans: older-than,\n"
-          "  threads, dry-run; verify: all-snapshots, threads; drop: partition (k=v[,k2=v2],\n"
-          "  repeatable), max-attempts, dry-run\n",
+          "  allow-young-cutoff, threads, dry-run; verify: all-snapshots, threads; drop:\n"
+          "  partition (k=v[,k2=v2], repeatable), max-attempts, dry-run\n",
           f);
     return f == stdout ? 0 : 2;
 }

@@ -219,7 +219,8 @@ function jobs.remove_orphan_files(path, opts)
   opts = opts or {}
   return with_table(path, nil, function(t)
     local res, err, code = t:remove_orphan_files{ older_than = opts.older_than, dry_run = opts.dry_run,
-                                                  threads = opts.threads, now = opts.now }
+                                                  threads = opts.threads, now = opts.now,
+                                                  allow_young_cutoff = opts.allow_young_cutoff }
     if res == nil then return nil, err, code end
     res.table = path
     return plain(res)
@@ -432,7 +433,7 @@ local KNOWN = {
   expire = set{ "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads", "keep_from", "until",
                 "now", "clean_empty_directories", "branch", "pool", "policy" },
   verify = set{ "all_snapshots", "threads", "pool" },
-  remove_orphan_files = set{ "dry_run", "older_than_ms", "older_than", "threads", "now", "pool" },
+  remove_orphan_files = set{ "dry_run", "older_than_ms", "older_than", "threads", "now", "allow_young_cutoff", "pool" },
   drop_partitions = set{ "dry_run", "max_attempts", "commit_user", "branch", "pool" },
   expire_partitions = set{ "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern", "max_expires",
                            "dry_run", "now", "max_attempts", "branch", "pool", "policy" },
@@ -605,7 +606,8 @@ end
 -- result (deleted, paths (dry run), candidates, used, older_than, ...) plus
 -- table, or nil, err, code. opts: dry_run, older_than_ms (or older_than:
 -- epoch ms or a duration; default the core's, now - 1 day; never in the
--- future), threads, pool.
+-- future; less than 1 h ago only with allow_young_cutoff = true, recorded
+-- as floor_overridden in the result), threads, pool.
 function _M.remove_orphan_files(...)
   local self, path, opts = args(...)
   check_path(path, "remove_orphan_files")
@@ -613,6 +615,7 @@ function _M.remove_orphan_files(...)
   local older = opts.older_than_ms
   if older == nil then older = opts.older_than end
   local o = { dry_run = opts.dry_run and true or nil, threads = opts.threads, now = opts.now,
+              allow_young_cutoff = opts.allow_young_cutoff and true or nil,
               older_than = cutoff(older, "older_than_ms", "remove_orphan_files") }
   return run(pool_of(self, opts), "remove_orphan_files", path, o)
 end

@@ -234,7 +234,8 @@ TEST(orphans_dry_run_lists_and_real_run_removes) {
     CHECK(t != NULL);
     if (!t) return;
     char *before = tu_tree(c.table, 0);
-    paimon_options *o = opts((const char *const[]){"older-than", "0ms", "dry-run", "true", NULL});
+    paimon_options *o = opts((const char *const[]){"older-than", "0ms", "dry-run", "true", "allow-young-cutoff", "true",
+                                                  NULL});
     paimon_result *r = NULL;
     CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
     tu_check_tree_same(tree_of, c.table, before);
@@ -266,11 +267,63 @@ TEST(orphans_dry_run_lists_and_real_run_removes) {
     tu_copy_remove(&c, TMP_PREFIX);
 }
 
+/* The core's floor holds for every face: a cut-off less than 1 h ago is
+ * refused (dry runs too) unless allow-young-cutoff=true, and the result
+ * records the override. */
+TEST(orphans_refuse_a_cutoff_below_the_floor_unless_allowed) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, BITMAP);
+    CHECK(t != NULL);
+    if (!t) return;
+    char *before = tu_tree(c.table, 0);
+    const char *const young[][7] = {
+        {"older-than", "59m", NULL},
+        {"older-than", "0s", "dry-run", "true", NULL},
+        {"older-than", "3s", "allow-young-cutoff", "false", NULL},
+    };
+    paimon_result *r = NULL;
+    for (size_t i = 0; i < sizeof young / sizeof young[0]; i++) {
+        paimon_options *o = opts(young[i]);
+        CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_MISUSE);
+        CHECK(r == NULL);
+        CHECK(strstr(paimon_table_errmsg(t), "younger than the safety floor (60 minutes") != NULL);
+        CHECK(strstr(paimon_table_errmsg(t), "allow-young-cutoff") != NULL);
+        CHECK(strstr(paimon_table_errmsg(t), c.table) != NULL);
+        paimon_options_free(o);
+    }
+    tu_check_tree_same(tree_of, c.table, before);
+    /* at the floor, and the default (1 day): no override */
+    const char *const fine[][5] = {{"older-than", "1h", "dry-run", "true", NULL}, {"dry-run", "true", NULL}};
+    int64_t v = -1;
+    for (size_t i = 0; i < 2; i++) {
+        paimon_options *o = opts(fine[i]);
+        CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+        CHECK_EQ_INT(paimon_result_int(r, "floor_overridden", &v), PAIMON_OK);
+        CHECK_EQ_INT(v, 0);
+        CHECK_EQ_INT(paimon_result_int(r, "cutoff_floor", &v), PAIMON_OK);
+        CHECK_EQ_INT(v, 3600000);
+        paimon_result_free(r);
+        paimon_options_free(o);
+    }
+    /* overridden: it runs, and says so */
+    paimon_options *o = opts((const char *const[]){"older-than", "0s", "allow-young-cutoff", "true", NULL});
+    CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "floor_overridden", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 1);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK(v > 0);   /* the fixture ships unreferenced files */
+    paimon_result_free(r);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
 int main(void) {
     RUN(options_replace_repeat_and_reject_null);
     RUN(unknown_and_malformed_options_refuse_before_anything);
     RUN(expire_result_by_path_and_the_table_after);
     RUN(drop_marks_the_partition_deleted);
     RUN(orphans_dry_run_lists_and_real_run_removes);
+    RUN(orphans_refuse_a_cutoff_below_the_floor_unless_allowed);
     return TEST_SUMMARY();
 }

@@ -223,7 +223,7 @@ TEST(commit_add_new_file) {
     CHECK_EQ_INT(o.max_retries, 10);
     pm_err e = {0};
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 5);
@@ -358,7 +358,7 @@ TEST(commit_delete_live_file) {
         opts_for(t, &o, "deleter");
         pm_err e = {0};
         int64_t id = 0;
-        int rc = pm_commit(t, &del, 1, &o, &id, &e);
+        int rc = tu_commit(t, &del, 1, &o, &id, &e);
         if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
         CHECK_EQ_INT(rc, PAIMON_OK);
         CHECK_EQ_INT(id, 5);
@@ -414,7 +414,7 @@ TEST(commit_delete_non_live_conflicts) {
     opts_for(t, &o, "u");
     pm_err e = {0};
     int64_t id = 0;
-    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "data-not-there.parquet") && strstr(e.msg, "f1=20") && strstr(e.msg, "not live in snapshot 4"));
     CHECK_EQ_INT(tu_latest_id(t), 4);
     /* a file deleted by the fixture's compaction (level 0 in f1=10) is not live either */
@@ -432,7 +432,7 @@ TEST(commit_delete_non_live_conflicts) {
             while (!tested && pm_manifest_next_entry(r, &m, &e) == PAIMON_OK) {
                 if (m->kind != PM_FILE_DELETE) continue;
                 pm_manifest_entry d = *m;
-                CHECK_EQ_INT(pm_commit(t, &d, 1, &o, &id, &e), PAIMON_CONFLICT);
+                CHECK_EQ_INT(tu_commit(t, &d, 1, &o, &id, &e), PAIMON_CONFLICT);
                 CHECK(strstr(e.msg, "not live"));
                 tested = 1;
             }
@@ -448,7 +448,7 @@ TEST(commit_delete_non_live_conflicts) {
     tentry_init(&y[1], part.data, part.len, 1, "data-twice.parquet", 1);
     pm_manifest_entry two[2] = {y[0].m, y[1].m};
     o.kind = "COMPACT";
-    CHECK_EQ_INT(pm_commit(t, two, 2, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK_EQ_INT(tu_commit(t, two, 2, &o, &id, &e), PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "added twice"));
     /* ADD of a file that is already live (conflict check on for COMPACT) */
     pm_snapshot *s;
@@ -456,7 +456,7 @@ TEST(commit_delete_non_live_conflicts) {
     const pm_manifest_entry *live = first_live(t, &s, &sc);
     if (live) {
         pm_manifest_entry again = *live;
-        CHECK_EQ_INT(pm_commit(t, &again, 1, &o, &id, &e), PAIMON_CONFLICT);
+        CHECK_EQ_INT(tu_commit(t, &again, 1, &o, &id, &e), PAIMON_CONFLICT);
         CHECK(strstr(e.msg, "already live"));
     }
     pm_scan_close(sc);
@@ -465,7 +465,7 @@ TEST(commit_delete_non_live_conflicts) {
     tentry z;
     tentry_init(&z, part.data, part.len, 3, "data-four-buckets.parquet", 1);
     z.m.total_buckets = 4;
-    CHECK_EQ_INT(pm_commit(t, &z.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK_EQ_INT(tu_commit(t, &z.m, 1, &o, &id, &e), PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "total buckets") && strstr(e.msg, "from 2 to 4"));
     if (!strstr(e.msg, "from 2 to 4")) fprintf(stderr, "  msg: %s\n", e.msg);
     tentry_free(&z);
@@ -548,7 +548,7 @@ TEST(commit_retries_when_id_taken) {
     race_install(t, c.table, 1, 0);
     pm_err e = {0};
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     race_remove(t);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
@@ -569,7 +569,7 @@ TEST(commit_retries_when_id_taken) {
     o.max_retries = 2;
     o.min_retry_wait_ms = 1;
     race_install(t, c.table, 1000, 0);
-    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "gave up after 2 retries"));
@@ -600,7 +600,7 @@ TEST(commit_uncertain_failure) {
     race_install(t, c.table, 0, 1);
     pm_err e = {0};
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 5);
@@ -611,7 +611,7 @@ TEST(commit_uncertain_failure) {
     race_install(t, c.table, 0, 2);
     tentry_free(&x);
     tentry_init(&x, part.data, part.len, 0, "data-uncertain-2.parquet", 2);
-    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_IO);
     CHECK(strstr(e.msg, "simulated") && strstr(e.msg, "gave up after 2 retries"));
@@ -657,7 +657,7 @@ static void concurrent_commits(int NP, int NC) {
                 o.identifier = i + 1;
                 pm_err e;
                 int64_t id;
-                int rc = pm_commit(ct, &x.m, 1, &o, &id, &e);
+                int rc = tu_commit(ct, &x.m, 1, &o, &id, &e);
                 tentry_free(&x);
                 if (rc) { fprintf(stderr, "  proc %d commit %d: %s\n", p, i, e.msg); _exit(1); }
             }
@@ -758,7 +758,7 @@ TEST(commit_concurrent_deletes_conflict) {
             o.max_retries = 100;
             pm_err e;
             int64_t id;
-            int rc = pm_commit(ct, &del, 1, &o, &id, &e);
+            int rc = tu_commit(ct, &del, 1, &o, &id, &e);
             pm_scan_close(sc);
             pm_snapshot_free(s);
             pm_table_free(ct);
@@ -812,7 +812,7 @@ TEST(commit_last_identifier) {
         opts_for(t, &o, users[i]);
         o.identifier = idents[i];
         int64_t id;
-        CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+        CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
         tentry_free(&x);
     }
     CHECK_EQ_INT(pm_commit_last_identifier(t, "u1", &ident, &e), PAIMON_OK);
@@ -849,7 +849,7 @@ TEST(commit_partition_stats_span) {
     opts_for(t, &o, "span");
     pm_err e = {0};
     int64_t id = 0;
-    CHECK_EQ_INT(pm_commit(t, ents, 3, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(tu_commit(t, ents, 3, &o, &id, &e), PAIMON_OK);
     pm_snapshot *s = tu_read_snap(t, id);
     CHECK(s != NULL);
     if (s) {
@@ -907,7 +907,7 @@ TEST(commit_merges_small_manifests) {
     o.merge_min_count = 2;     /* the 4 small manifests of snapshot 4 are merged */
     pm_err e = {0};
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     pm_snapshot *s = tu_read_snap(t, id);
@@ -942,7 +942,7 @@ TEST(commit_merges_small_manifests) {
     tentry y;
     tentry_init(&y, part.data, part.len, 1, "data-merge-2.parquet", 1);
     opts_for(t, &o, "merger");
-    CHECK_EQ_INT(pm_commit(t, &y.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(tu_commit(t, &y.m, 1, &o, &id, &e), PAIMON_OK);
     CHECK_EQ_INT(live_names(t, id, &after, NULL), 5);
     tentry_free(&y);
     tentry_free(&x);
@@ -968,7 +968,7 @@ TEST(commit_full_compaction) {
     opts_for(t, &o, "full");
     pm_err e = {0};
     int64_t id = 0;
-    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
     pm_snapshot *s5 = tu_read_snap(t, 5);
     pm_mfile *v = NULL;
     size_t n = 0;
@@ -979,7 +979,7 @@ TEST(commit_full_compaction) {
         char *m5 = pm_strdup(v[0].name);
         o.manifest_target_size = v[0].size;
         o.full_compaction_threshold = 1;
-        int rc = pm_commit(t, &y.m, 1, &o, &id, &e);
+        int rc = tu_commit(t, &y.m, 1, &o, &id, &e);
         if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
         CHECK_EQ_INT(rc, PAIMON_OK);
         CHECK_EQ_INT(id, 6);
@@ -1050,7 +1050,7 @@ TEST(commit_unpartitioned_table) {
     opts_for(t, &o, "u");
     pm_err e = {0};
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 2);
@@ -1115,7 +1115,7 @@ TEST(commit_on_branch) {
     pm_commit_opts o;
     opts_for(t, &o, "b");
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, lid + 1);
@@ -1178,7 +1178,7 @@ TEST(commit_copies_snapshot_fields) {
     o.identifier = 5;
     pm_err e = {0};
     int64_t id = 0;
-    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
     pm_snapshot *s = tu_read_snap(t, id);
     CHECK(s != NULL);
     if (s) {
@@ -1221,15 +1221,15 @@ TEST(commit_first_snapshot) {
     /* deleting from an empty table */
     x.m.kind = PM_FILE_DELETE;
     int64_t id = 0;
-    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "no snapshot"));
     /* wrong partition arity */
     x.m.kind = PM_FILE_ADD;
     pm_bytes saved = x.m.partition;
     x.m.partition = (pm_bytes){x.empty.data, x.empty.len};
-    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_MISUSE);
     x.m.partition = saved;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 1);
@@ -1302,7 +1302,7 @@ TEST(commit_options_from_table) {
     tentry_init(&x, part.data, part.len, 0, "data-codec.parquet", 1);
     pm_err e = {0};
     int64_t id = 0;
-    CHECK_EQ_INT(pm_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
     pm_snapshot *s = tu_read_snap(t, id);
     if (s) {
         pm_manifest_reader *r;
@@ -1325,10 +1325,10 @@ TEST(commit_misuse) {
     pm_commit_opts_from_table(t, &o);
     pm_err e;
     int64_t id;
-    CHECK_EQ_INT(pm_commit(t, NULL, 0, &o, &id, &e), PAIMON_MISUSE);   /* no commit user */
+    CHECK_EQ_INT(tu_commit(t, NULL, 0, &o, &id, &e), PAIMON_MISUSE);   /* no commit user */
     o.commit_user = "u";
     o.kind = "ANALYZE";
-    CHECK_EQ_INT(pm_commit(t, NULL, 0, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(tu_commit(t, NULL, 0, &o, &id, &e), PAIMON_MISUSE);
     CHECK_EQ_INT(tu_latest_id(t), 4);
     pm_table_free(t);
     remove_copy(&c);
@@ -1381,7 +1381,7 @@ TEST(commit_rolls_manifests) {
     int64_t id = 0;
     /* default target: one delta manifest */
     o.codec = "null";
-    CHECK_EQ_INT(pm_commit(t, ents, 1200, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(tu_commit(t, ents, 1200, &o, &id, &e), PAIMON_OK);
     pm_mfile *v = NULL;
     size_t n = 0;
     CHECK(list_of(t, id, 0, &v, &n) == 0);
@@ -1391,7 +1391,7 @@ TEST(commit_rolls_manifests) {
     /* a tiny target: the delta rolls every 1000 records */
     o.codec = "zstandard";
     o.manifest_target_size = 1;
-    int rc = pm_commit(t, ents + 1200, N - 1200, &o, &id, &e);
+    int rc = tu_commit(t, ents + 1200, N - 1200, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK(list_of(t, id, 0, &v, &n) == 0);
@@ -1416,7 +1416,7 @@ TEST(commit_rolls_manifests) {
     o.merge_min_count = 2;
     tentry one;
     tentry_init(&one, part.data, part.len, 0, "data-roll-extra-0.parquet", 1);
-    rc = pm_commit(t, &one.m, 1, &o, &id, &e);
+    rc = tu_commit(t, &one.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK(list_of(t, id, 1, &v, &n) == 0);
@@ -1438,7 +1438,7 @@ TEST(commit_rolls_manifests) {
     /* the next merge keeps that full-size rolled file */
     tentry_free(&one);
     tentry_init(&one, part.data, part.len, 0, "data-roll-extra-1.parquet", 1);
-    CHECK_EQ_INT(pm_commit(t, &one.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(tu_commit(t, &one.m, 1, &o, &id, &e), PAIMON_OK);
     CHECK(list_of(t, id, 1, &v, &n) == 0);
     CHECK(n >= 2 && first && !strcmp(v[0].name, first));
     total = 0;
@@ -1478,7 +1478,7 @@ TEST(commit_full_compaction_rolls) {
     o.merge_min_count = 1000;   /* no merging while the manifests pile up */
     pm_err e = {0};
     int64_t id = 0;
-    for (int b = 0; b < B; b++) CHECK_EQ_INT(pm_commit(t, ents + b * PER, PER, &o, &id, &e), PAIMON_OK);
+    for (int b = 0; b < B; b++) CHECK_EQ_INT(tu_commit(t, ents + b * PER, PER, &o, &id, &e), PAIMON_OK);
     pm_mfile *v = NULL;
     size_t n = 0;
     CHECK(list_of(t, id, 1, &v, &n) == 0);
@@ -1490,7 +1490,7 @@ TEST(commit_full_compaction_rolls) {
     o.full_compaction_threshold = 1;
     tentry one;
     tentry_init(&one, part.data, part.len, 0, "data-fullroll-extra.parquet", 1);
-    int rc = pm_commit(t, &one.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &one.m, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK(list_of(t, id, 1, &v, &n) == 0);
@@ -1564,7 +1564,7 @@ TEST(commit_uncertain_retry_is_idempotent) {
     t->io->ops = &race_ops;
     pm_err e = {0};
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     t->io->ops = race_orig;
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
@@ -1579,7 +1579,7 @@ TEST(commit_uncertain_retry_is_idempotent) {
     flaky_reads = 1;
     o.identifier = 10;
     t->io->ops = &race_ops;
-    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     t->io->ops = race_orig;
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
@@ -1604,7 +1604,7 @@ TEST(commit_uncertain_retry_is_idempotent) {
     flaky_reads = 0;
     o.kind = "COMPACT";
     t->io->ops = &race_ops;
-    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     t->io->ops = race_orig;
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 7);
@@ -1660,7 +1660,7 @@ TEST(commit_overtaken_by_expiration_retries) {
     t->io->ops = &ovt_ops;
     pm_err e = {0};
     int64_t id = 0;
-    int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     t->io->ops = ovt_orig;
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(ovt_fired, 1);
@@ -1682,13 +1682,96 @@ TEST(commit_overtaken_by_expiration_retries) {
         CHECK(system(cmd) == 0);
         tentry y;
         tentry_init(&y, part.data, part.len, 0, "data-after.parquet", 1);
-        rc = pm_commit(t, &y.m, 1, &o, &id, &e);
+        rc = tu_commit(t, &y.m, 1, &o, &id, &e);
         CHECK_EQ_INT(rc, PAIMON_NOTFOUND);
         CHECK(strstr(e.msg, s6->delta_manifest_list) != NULL);
         CHECK_EQ_INT(tu_latest_id(t), 6);
         tentry_free(&y);
         pm_snapshot_free(s6);
     }
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+/* ---- files deleted while the commit is in flight ------------------------ */
+
+/* A cleaner deleting a file of this commit before the snapshot is
+ * published (orphan cleaning with a young cut-off): the commit must fail,
+ * naming the file, publish nothing and leave manifest/ as it was. The
+ * hook deletes, right after the commit wrote its delta manifest list, the
+ * file gone_path (a data file), or with gone_path empty the manifest this
+ * commit wrote just before that list. */
+static const pm_fileio_ops *gone_orig;
+static pm_fileio_ops gone_ops;
+static char gone_path[700], gone_last_manifest[700];
+static int gone_fired;
+
+static int gone_write_atomic(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
+    int rc = gone_orig->write_atomic(io, path, p, n, e);
+    if (rc) return rc;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!strncmp(base, "manifest-list-", 14)) {
+        const char *victim = gone_path[0] ? gone_path : gone_last_manifest;
+        if (victim[0] && unlink(victim) == 0) gone_fired++;
+    } else if (!strncmp(base, "manifest-", 9)) {
+        snprintf(gone_last_manifest, sizeof gone_last_manifest, "%s", path);
+    }
+    return rc;
+}
+
+TEST(commit_refuses_to_publish_a_deleted_file) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    char mdir[600];
+    snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    pm_commit_opts o;
+    opts_for(t, &o, "in-flight");
+    gone_orig = t->io->ops;
+    gone_ops = *gone_orig;
+    gone_ops.write_atomic = gone_write_atomic;
+    for (int round = 0; round < 2; round++) {
+        tentry x;
+        char name[64];
+        snprintf(name, sizeof name, "data-in-flight-%d.parquet", round);
+        tentry_init(&x, part.data, part.len, 0, name, 2);
+        CHECK(tu_touch_adds(t, &x.m, 1, NULL, 0) == 0);   /* written by the writer */
+        snprintf(gone_path, sizeof gone_path, "%s/f1=10/bucket-0/%s", c.table, name);
+        CHECK(tu_file_exists(gone_path));
+        const char *what = "data file";
+        if (round == 1) { gone_path[0] = '\0'; what = "metadata file"; }   /* our own manifest instead */
+        gone_last_manifest[0] = '\0';
+        gone_fired = 0;
+        char *before = listing(mdir);
+        t->io->ops = &gone_ops;
+        pm_err e = {0};
+        int64_t id = 0;
+        int rc = pm_commit(t, &x.m, 1, &o, &id, &e);   /* not tu_commit: the file stays deleted */
+        t->io->ops = gone_orig;
+        CHECK_EQ_INT(gone_fired, 1);
+        CHECK_EQ_INT(rc, PAIMON_CONFLICT);
+        CHECK(strstr(e.msg, "nothing published") != NULL);
+        CHECK(strstr(e.msg, what) != NULL);
+        CHECK(strstr(e.msg, round == 0 ? name : strrchr(gone_last_manifest, '/') + 1) != NULL);
+        CHECK_EQ_INT(tu_latest_id(t), 4);                  /* nothing published */
+        char *after = listing(mdir);
+        CHECK_EQ_STR(after, before);                        /* the attempt's metadata files removed */
+        free(before);
+        free(after);
+        tentry_free(&x);
+    }
+    /* with the files in place the same commit goes through */
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-in-flight-0.parquet", 2);
+    pm_err e = {0};
+    int64_t id = 0;
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    CHECK_EQ_INT(id, 5);
     tentry_free(&x);
     pm_buf_free(&part);
     pm_table_free(t);
@@ -1718,5 +1801,6 @@ int main(void) {
     RUN(commit_full_compaction_rolls);
     RUN(commit_uncertain_retry_is_idempotent);
     RUN(commit_overtaken_by_expiration_retries);
+    RUN(commit_refuses_to_publish_a_deleted_file);
     return TEST_SUMMARY();
 }

@@ -411,7 +411,7 @@ static int run_one(tdir *d, const scenario *sc, int mode, long k, long *ops_out)
     faults_install(t, &r, mode, k);
     if (sc->race) r.race_json_of = t->branch_root;
     int64_t id = -1;
-    int rc = pm_commit(t, sc->ents, sc->n, &o, &id, &e);
+    int rc = tu_commit(t, sc->ents, sc->n, &o, &id, &e);
     long ops = 0;
     faults_remove(t, &r, &ops);
     if (ops_out) *ops_out = ops;

@@ -182,7 +182,7 @@ TEST(index_add_then_delete) {
     opts_for(t, &o);
     pm_err e;
     int64_t id = 0;
-    int rc = pm_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
+    int rc = tu_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, base + 1);
@@ -208,7 +208,7 @@ TEST(index_add_then_delete) {
     tix del = add;
     del.x.kind = PM_FILE_DELETE;
     int64_t id2 = 0;
-    rc = pm_commit_with_index(t, NULL, 0, &del.x, 1, &o, &id2, &e);
+    rc = tu_commit_with_index(t, NULL, 0, &del.x, 1, &o, &id2, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id2, base + 2);
@@ -224,7 +224,7 @@ TEST(index_add_then_delete) {
     /* a commit without index changes reuses the latest index manifest */
     pm_snapshot *s = tu_read_snap(t, id2);
     int64_t id3 = 0;
-    rc = pm_commit(t, NULL, 0, &o, &id3, &e);
+    rc = tu_commit(t, NULL, 0, &o, &id3, &e);
     CHECK_EQ_INT(rc, PAIMON_OK);
     char *ix3 = index_manifest_of(t, id3);
     CHECK(s && ix3 && s->index_manifest && !strcmp(ix3, s->index_manifest));
@@ -267,7 +267,7 @@ TEST(index_bucketed_replace) {
     opts_for(t, &o);
     pm_err e;
     int64_t id = 0;
-    int rc = pm_commit_with_index(t, NULL, 0, v, 2, &o, &id, &e);
+    int rc = tu_commit_with_index(t, NULL, 0, v, 2, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     char ch[300];
@@ -279,7 +279,7 @@ TEST(index_bucketed_replace) {
     tix_init(&ov, PM_FILE_ADD, &part, 1, "DELETION_VECTORS", "index-test-overwrite-1",
              b1->dv_ranges ? b1->dv_ranges[0].data_file : "x");
     int64_t id2 = 0;
-    rc = pm_commit_with_index(t, NULL, 0, &ov.x, 1, &o, &id2, &e);
+    rc = tu_commit_with_index(t, NULL, 0, &ov.x, 1, &o, &id2, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     snprintf(ch, sizeof ch, "-%s +index-test-overwrite-1", b1->file_name);
@@ -312,7 +312,7 @@ TEST(index_delete_unknown_conflicts) {
     opts_for(t, &o);
     pm_err e;
     int64_t id = 0;
-    int rc = pm_commit_with_index(t, NULL, 0, &bad.x, 1, &o, &id, &e);
+    int rc = tu_commit_with_index(t, NULL, 0, &bad.x, 1, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "index-nope-0") != NULL);
     CHECK(strstr(e.msg, "not in the index manifest") != NULL);
@@ -320,12 +320,12 @@ TEST(index_delete_unknown_conflicts) {
     pm_index_entry wrong = cur[0];
     wrong.kind = PM_FILE_DELETE;
     wrong.bucket = cur[0].bucket + 7;
-    rc = pm_commit_with_index(t, NULL, 0, &wrong, 1, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, &wrong, 1, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     /* a DELETE of a listed file next to the bad one: still refused as a whole */
     pm_index_entry both[2] = {cur[0], bad.x};
     both[0].kind = PM_FILE_DELETE;
-    rc = pm_commit_with_index(t, NULL, 0, both, 2, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, both, 2, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK_EQ_INT(tu_latest_id(t), 6);
     char *after = manifest_listing(&c);
@@ -391,7 +391,7 @@ TEST(index_failed_attempt_removed) {
 
     /* 1. the manifest list write after the index manifest fails */
     hook_install(t, 1, 0);
-    int rc = pm_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
+    int rc = tu_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
     hook_remove(t);
     CHECK_EQ_INT(rc, PAIMON_IO);
     char *after = manifest_listing(&c);
@@ -402,7 +402,7 @@ TEST(index_failed_attempt_removed) {
     /* 2. every attempt loses the race for the snapshot id */
     o.max_retries = 2;
     hook_install(t, 0, 1);
-    rc = pm_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
     hook_remove(t);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     after = manifest_listing(&c);
@@ -415,7 +415,7 @@ TEST(index_failed_attempt_removed) {
     for (long k = 1; k < 20 && !succeeded; k++) {
         pm_fileio *orig = t->io;
         t->io = pm_fileio_fault_new(orig, PM_FAULT_WRITE, k, 0);
-        rc = pm_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
+        rc = tu_commit_with_index(t, NULL, 0, &add.x, 1, &o, &id, &e);
         t->io = pm_fileio_fault_release(t->io);
         if (rc == PAIMON_OK) { succeeded = 1; break; }
         failures++;
@@ -469,30 +469,30 @@ TEST(index_unaware_dv_by_name) {
     pm_commit_opts o;
     opts_for(t, &o);
     int64_t id = 0;
-    int rc = pm_commit_with_index(t, NULL, 0, &a1.x, 1, &o, &id, &e);
+    int rc = tu_commit_with_index(t, NULL, 0, &a1.x, 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     int64_t id1 = id;
     /* the same name again */
-    rc = pm_commit_with_index(t, NULL, 0, &a1.x, 1, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, &a1.x, 1, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "already added") != NULL);
     /* a second DV for the same data file */
-    rc = pm_commit_with_index(t, NULL, 0, &a2.x, 1, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, &a2.x, 1, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK(strstr(e.msg, data) != NULL);
     CHECK_EQ_INT(tu_latest_id(t), id1);
     /* DELETE 1 then ADD 3 for the same data file: fine */
     pm_index_entry v[2] = {a1.x, a3.x};
     v[0].kind = PM_FILE_DELETE;
-    rc = pm_commit_with_index(t, NULL, 0, v, 2, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, v, 2, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(py_diff(&c, id1, id, "-index-unaware-1 +index-unaware-3", NULL), 0);
     /* ADD 2 before DELETE 3 in one commit: sequential, so a conflict */
     pm_index_entry w[2] = {a2.x, a3.x};
     w[1].kind = PM_FILE_DELETE;
-    rc = pm_commit_with_index(t, NULL, 0, w, 2, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, w, 2, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     tix_free(&a1);
     tix_free(&a2);
@@ -529,7 +529,7 @@ TEST(index_global_overlap) {
     opts_for(t, &o);
     pm_err e;
     int64_t id = 0;
-    int rc = pm_commit_with_index(t, NULL, 0, &nx, 1, &o, &id, &e);
+    int rc = tu_commit_with_index(t, NULL, 0, &nx, 1, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK(strstr(e.msg, "overlaps the row range") != NULL);
     /* deleting only one of the overlapping files is not enough */
@@ -537,7 +537,7 @@ TEST(index_global_overlap) {
     v[0] = same[0];
     v[0].kind = PM_FILE_DELETE;
     v[1] = nx;
-    rc = pm_commit_with_index(t, NULL, 0, v, 2, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, v, 2, &o, &id, &e);
     CHECK_EQ_INT(rc, PAIMON_CONFLICT);
     CHECK_EQ_INT(tu_latest_id(t), base);
     /* replacing all of them (DELETEs + ADD) is fine */
@@ -550,7 +550,7 @@ TEST(index_global_overlap) {
     v[n_same] = nx;
     pm_buf_printf(&ch, "+btree-global-index-test.index");
     pm_buf_cstr(&ch);
-    rc = pm_commit_with_index(t, NULL, 0, v, n_same + 1, &o, &id, &e);
+    rc = tu_commit_with_index(t, NULL, 0, v, n_same + 1, &o, &id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     CHECK_EQ_INT(rc, PAIMON_OK);
     if (!rc) {
@@ -580,19 +580,19 @@ TEST(index_misuse) {
     int64_t id;
     pm_index_entry b = x.x;
     b.kind = 7;
-    CHECK_EQ_INT(pm_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(tu_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
     b = x.x;
     b.index_type = "";
-    CHECK_EQ_INT(pm_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(tu_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
     b = x.x;
     b.file_name = "../index-x";
-    CHECK_EQ_INT(pm_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(tu_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
     pm_buf empty = {0};
     pm_binrow_encode(NULL, 0, NULL, &empty, &e);
     b = x.x;
     b.partition = (pm_bytes){empty.data, empty.len};
-    CHECK_EQ_INT(pm_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
-    CHECK_EQ_INT(pm_commit_with_index(t, NULL, 0, NULL, 1, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(tu_commit_with_index(t, NULL, 0, &b, 1, &o, &id, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(tu_commit_with_index(t, NULL, 0, NULL, 1, &o, &id, &e), PAIMON_MISUSE);
     CHECK_EQ_INT(tu_latest_id(t), 6);
     pm_buf_free(&empty);
     tix_free(&x);
@@ -628,7 +628,7 @@ static void replace_dv(void) {
         pm_commit_opts_from_table(o, &co);
         co.commit_user = "concurrent-writer";
         int64_t id;
-        if (pm_commit_with_index(o, NULL, 0, v, 2, &co, &id, &e) == PAIMON_OK) dhook_fired++;
+        if (tu_commit_with_index(o, NULL, 0, v, 2, &co, &id, &e) == PAIMON_OK) dhook_fired++;
         else fprintf(stderr, "  concurrent commit: %s\n", e.msg);
         break;
     }

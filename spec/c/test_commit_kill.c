@@ -81,7 +81,7 @@ static void child_loop(const char *table, const pm_buf *part, int round) {
         }
         ents[n++] = x.m;
         int64_t id;
-        int rc = pm_commit(t, ents, n, &o, &id, &e);
+        int rc = tu_commit(t, ents, n, &o, &id, &e);
         if (rc) _exit(3);
         if (have_prev) tentry_free(&prev);
         prev = x;
@@ -227,7 +227,7 @@ TEST(commit_survives_kill9) {
         pm_commit_opts_from_table(t, &o);
         o.commit_user = "survivor";
         int64_t id = 0;
-        int rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+        int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
         if (rc) fprintf(stderr, "  commit after kill: %s\n", e.msg);
         CHECK_EQ_INT(rc, PAIMON_OK);
         CHECK_EQ_INT(id, max + 1);

@@ -451,6 +451,7 @@ static int orphan_clean(paimon_table *t, int dry_run, pm_orphan_result *r, pm_er
     memset(&o, 0, sizeof o);
     o.has_older_than = 1;
     o.older_than_ms = pm_now_millis();
+    o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
     o.threads = 2;
     o.dry_run = dry_run;
     return pm_remove_orphan_files(t, &o, r, e);

@@ -37,6 +37,7 @@ static pm_orphan_opts opts_older(int64_t age_ms, int threads, int dry_run) {
     memset(&o, 0, sizeof o);
     o.has_older_than = 1;
     o.older_than_ms = pm_now_millis() - age_ms;
+    o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
     o.threads = threads;
     o.dry_run = dry_run;
     return o;
@@ -173,6 +174,7 @@ TEST(commit_while_cleaning_deletes_nothing) {
     memset(&o, 0, sizeof o);
     o.has_older_than = 1;
     o.older_than_ms = pm_now_millis();
+    o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
     o.threads = 2;
     o.progress = commit_during;
     o.progress_ud = &h;

@@ -178,7 +178,7 @@ static int world_open(world *w, const char *extra_options) {
         o.commit_user = "builder";
         o.identifier = i;
         o.kind = i == 4 ? "COMPACT" : "APPEND";
-        if (!rc && pm_commit(t, v, nv, &o, &w->latest, &e)) { fprintf(stderr, "  build: %s\n", e.msg); rc = -1; }
+        if (!rc && tu_commit(t, v, nv, &o, &w->latest, &e)) { fprintf(stderr, "  build: %s\n", e.msg); rc = -1; }
     }
     pm_table_free(t);
     return rc;
@@ -448,6 +448,7 @@ static int run_one(world *w, int mode, long k, const lines *pristine, const line
         memset(&oo, 0, sizeof oo);
         oo.has_older_than = 1;
         oo.older_than_ms = pm_now_millis();
+        oo.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
         pm_orphan_result orr;
         if (pm_remove_orphan_files(t, &oo, &orr, &e)) { fprintf(stderr, "  %s: orphan clean: %s\n", ctx, e.msg); ok = 0; }
         else {

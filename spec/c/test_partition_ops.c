@@ -112,7 +112,7 @@ static int commit_adds(paimon_table *t, size_t n, const char *const *values, con
     pm_commit_opts_from_table(t, &o);
     o.commit_user = "builder";
     pm_err e = {0};
-    int rc = pm_commit(t, m, n, &o, id, &e);
+    int rc = tu_commit(t, m, n, &o, id, &e);
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
     for (size_t i = 0; i < n; i++) tentry_free(&x[i]);
     free(x);
@@ -321,7 +321,7 @@ static int concurrent_commit(int mode) {
         pm_commit_opts co;
         pm_commit_opts_from_table(o, &co);
         co.commit_user = "other";
-        rc = pm_commit(o, &d.m, 1, &co, &id, &e);
+        rc = tu_commit(o, &d.m, 1, &co, &id, &e);
         if (rc) fprintf(stderr, "  concurrent delete: %s\n", e.msg);
         tentry_free(&d);
     } else {

@@ -8,6 +8,7 @@
 #ifndef PM_TEST_UTIL_H
 #define PM_TEST_UTIL_H
 #include "pm_commit.h"
+#include "pm_expire.h"
 #include "pm_fileio_fault.h"
 #include "pm_set.h"
 
@@ -203,6 +204,47 @@ static inline void tu_fake_add(pm_manifest_entry *m, pm_bytes partition, pm_byte
     f->creation_time = (pm_opt_i64){1, creation_time};
     f->delete_row_count = (pm_opt_i64){1, 0};
     f->file_source = (pm_opt_i32){1, 0};
+}
+
+/* Creates (empty, with its directories) every file an ADD entry or index
+ * ADD entry names that is not there yet, straight on the local file system
+ * (never through t->io: fault-injection counts stay as they were). The
+ * committer refuses to publish a snapshot naming a file that does not
+ * exist, so fake entries need their files. 0, or -1. */
+static inline int tu_touch_adds(const paimon_table *t, const pm_manifest_entry *v, size_t n,
+                                const pm_index_entry *ix, size_t n_ix) {
+    pm_buf p = {0};
+    pm_err e;
+    int rc = 0;
+    if ((n && !v) || (n_ix && !ix)) return 0;   /* misuse: pm_commit says so */
+    for (size_t i = 0; i < n + n_ix && !rc; i++) {
+        if (i < n ? v[i].kind != PM_FILE_ADD : ix[i - n].kind != PM_FILE_ADD) continue;
+        if (i < n ? pm_data_file_full_path(t, &v[i], &p, &e) : pm_index_file_path(t, &ix[i - n], &p, &e)) continue;
+        char *path = (char *)p.data;
+        if (strstr(path, "://") || tu_file_exists(path)) continue;
+        for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {   /* mkdir -p of the directory */
+            *s = '\0';
+            mkdir(path, 0755);
+            *s = '/';
+        }
+        rc = tu_write_file(path, "", 0);
+    }
+    pm_buf_free(&p);
+    return rc;
+}
+
+/* pm_commit / pm_commit_with_index of fake entries: their files created
+ * first (tu_touch_adds). */
+static inline int tu_commit_with_index(paimon_table *t, const pm_manifest_entry *v, size_t n,
+                                       const pm_index_entry *ix, size_t n_ix, const pm_commit_opts *o, int64_t *id,
+                                       pm_err *e) {
+    if (t && tu_touch_adds(t, v, n, ix, n_ix)) return pm_fail(e, PAIMON_IO, "test: cannot create the entries' files");
+    return pm_commit_with_index(t, v, n, ix, n_ix, o, id, e);
+}
+
+static inline int tu_commit(paimon_table *t, const pm_manifest_entry *v, size_t n, const pm_commit_opts *o,
+                            int64_t *id, pm_err *e) {
+    return tu_commit_with_index(t, v, n, NULL, 0, o, id, e);
 }
 
 /* An ADD entry that owns its partition bytes, empty row and name: bucket

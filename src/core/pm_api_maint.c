@@ -346,7 +346,8 @@ int paimon_expire_snapshots(paimon_table *t, const paimon_options *o, paimon_res
 }
 
 int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_result **out) {
-    static const char *const known[] = {"older-than", "older-than-ms", "threads", "dry-run", "now-ms", NULL};
+    static const char *const known[] = {"older-than", "older-than-ms", "threads", "dry-run", "now-ms",
+                                        "allow-young-cutoff", NULL};
     int rc = begin(t, out, o, "remove_orphan_files", known);
     if (rc) return rc;
     pm_err *e = &t->err;
@@ -354,7 +355,7 @@ int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_
     memset(&x, 0, sizeof x);
     x.threads = 4;
     if ((rc = set_int(o, "threads", 1, 256, &x.threads, e)) || (rc = set_i64(o, "now-ms", 1, INT64_MAX, &x.now_ms, e)) ||
-        (rc = set_bool(o, "dry-run", &x.dry_run, e)))
+        (rc = set_bool(o, "dry-run", &x.dry_run, e)) || (rc = set_bool(o, "allow-young-cutoff", &x.allow_young_cutoff, e)))
         return rc;
     if ((rc = opt_cutoff(o, x.now_ms > 0 ? x.now_ms : pm_now_millis(), &x.has_older_than, &x.older_than_ms, e)))
         return rc;
@@ -364,6 +365,8 @@ int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_
     if ((rc = result_new(&b, e))) { pm_clean_result_free(&res.clean); return rc; }
     j_clean(&b, &res.clean);
     j_int(&b, b.o, "older_than", res.older_than_ms);
+    j_int(&b, b.o, "cutoff_floor", res.cutoff_floor_ms);
+    j_set(&b, b.o, "floor_overridden", json_boolean(res.floor_overridden));
     j_int(&b, b.o, "listed", res.listed);
     j_int(&b, b.o, "used", res.used);
     j_int(&b, b.o, "candidates", res.candidates);

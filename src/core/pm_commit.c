@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "pm_avro.h"
+#include "pm_expire.h"
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -1338,6 +1339,55 @@ static char *snapshot_path(const paimon_table *t, int64_t id) {
     return pm_path_join(t->branch_root, rel);
 }
 
+/* One file the new snapshot references, checked right before publishing;
+ * what: "data file", "manifest", ... for the message. Remote paths are not
+ * checked (orphan cleaning never lists them). */
+static int must_still_exist(paimon_table *t, const char *path, const char *what, pm_err *e) {
+    if (strstr(path, "://")) return PAIMON_OK;
+    int exists = 0;
+    int rc = pm_io_exists(t->io, path, &exists, e);
+    if (rc) {
+        pm_err_prefix(e, "commit to %s aborted: cannot check that %s %s still exists", t->root, what, path);
+        return rc;
+    }
+    if (!exists)
+        return pm_fail(e, PAIMON_CONFLICT, "commit to %s aborted, nothing published: %s %s of this commit is "
+                       "missing (deleted while the commit was in flight, e.g. by orphan cleaning with a young "
+                       "cut-off)", t->root, what, path);
+    return PAIMON_OK;
+}
+
+/* Every file the new snapshot newly references must still exist: a file of
+ * a commit in flight is in no snapshot yet, so a concurrent orphan
+ * cleaning (or a hand) may have deleted it, and publishing would break the
+ * table for good; failing leaves it whole. One exists() per file: this
+ * attempt's manifests, lists and index manifest, the data files it adds
+ * with their extra files, and the index files it adds. What remains is a
+ * deletion between this check and the snapshot link (docs/maintenance.md). */
+static int check_new_files_exist(attempt *a, const pm_manifest_entry *ents, size_t n, const pm_index_entry *ix,
+                                 size_t n_ix, pm_err *e) {
+    paimon_table *t = a->t;
+    pm_buf path = {0}, extra = {0};
+    int rc = PAIMON_OK;
+    for (size_t i = 0; i < a->n_written && !rc; i++) rc = must_still_exist(t, a->written[i], "metadata file", e);
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (ents[i].kind != PM_FILE_ADD) continue;
+        if ((rc = pm_data_file_full_path(t, &ents[i], &path, e)) ||
+            (rc = must_still_exist(t, (char *)path.data, "data file", e)))
+            break;
+        for (size_t k = 0; k < ents[i].file.extra_files.n && !rc; k++)
+            if (!(rc = pm_extra_file_path((char *)path.data, ents[i].file.extra_files.v[k], t->root, &extra, e)))
+                rc = must_still_exist(t, (char *)extra.data, "extra file", e);
+    }
+    for (size_t i = 0; i < n_ix && !rc; i++) {
+        if (ix[i].kind != PM_FILE_ADD) continue;
+        if (!(rc = pm_index_file_path(t, &ix[i], &path, e))) rc = must_still_exist(t, (char *)path.data, "index file", e);
+    }
+    pm_buf_free(&path);
+    pm_buf_free(&extra);
+    return rc;
+}
+
 /* PAIMON_OK (committed, *out_id set), PAIMON_EXISTS (lost the race; this
  * attempt's files removed), or an error. */
 static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, const pm_index_entry *ix,
@@ -1457,6 +1507,7 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
 
     path = snapshot_path(t, id);
     if (!path) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
+    if ((rc = check_new_files_exist(a, ents, n, ix, n_ix, e))) goto done;
     rc = pm_io_create_no_replace(t->io, path, json.data, json.len, e);
     if (rc == PAIMON_OK && lid > 0) {
         /* The snapshot we built on must still exist. If an expiration

@@ -721,6 +721,19 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     if (cutoff > now || cutoff > clock)
         return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld): files being written would be deleted",
                        (long long)cutoff, (long long)(now < clock ? now : clock));
+    /* the floor: files of commits in flight are protected only by their
+     * age (a commit publishes files it wrote earlier) */
+    int64_t youngest = (now < clock ? now : clock) - PM_ORPHAN_CUTOFF_FLOOR_MS;
+    res->cutoff_floor_ms = PM_ORPHAN_CUTOFF_FLOOR_MS;
+    if (cutoff > youngest) {
+        if (!o->allow_young_cutoff)
+            return pm_fail(e, PAIMON_MISUSE, "%s: older-than cut-off %lld is younger than the safety floor (%lld "
+                           "minutes before now, %lld): files of commits still in flight could be deleted; choose an "
+                           "older cut-off (default 1 day) or set allow-young-cutoff to override",
+                           t->root, (long long)cutoff, PM_ORPHAN_CUTOFF_FLOOR_MS / 60000,
+                           (long long)(now < clock ? now : clock));
+        res->floor_overridden = 1;
+    }
     res->older_than_ms = cutoff;
 
     int rc;

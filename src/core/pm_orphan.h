@@ -26,9 +26,17 @@
 #include "pm_exec.h"
 #include "pm_table.h"
 
+/* The youngest cut-off allowed without allow_young_cutoff: files of a
+ * commit in flight (written, not yet in a snapshot) are protected only by
+ * their age, and a commit under contention was measured at 12.6 s; an
+ * hour leaves a wide margin (docs/maintenance.md). */
+#define PM_ORPHAN_CUTOFF_FLOOR_MS 3600000LL
+
 typedef struct pm_orphan_opts {
     int has_older_than;
-    int64_t older_than_ms;        /* cut-off (epoch ms); default now - 1 day; must not be in the future */
+    int64_t older_than_ms;        /* cut-off (epoch ms); default now - 1 day; must not be in the future,
+                                     nor less than PM_ORPHAN_CUTOFF_FLOOR_MS before now */
+    int allow_young_cutoff;       /* let a cut-off younger than the floor through (recorded in the result) */
     int threads;                  /* listing / reading / deleting parallelism */
     int dry_run;
     int64_t now_ms;               /* 0: the clock */
@@ -41,6 +49,8 @@ typedef struct pm_orphan_opts {
 typedef struct pm_orphan_result {
     pm_clean_result clean;
     int64_t older_than_ms;
+    int64_t cutoff_floor_ms;      /* PM_ORPHAN_CUTOFF_FLOOR_MS */
+    int floor_overridden;         /* the cut-off was younger than the floor (allow_young_cutoff) */
     int64_t listed;               /* Paimon files listed */
     int64_t used;                 /* listed files whose name is known to be in use (a young file only
                                      skipped manifests name counts as a candidate, kept as recent) */

@@ -94,8 +94,10 @@ PAIMON_API void paimon_free(void *p);
  *                        end id), older-than (a duration: "1 h", "7d", "90s";
  *                        now minus it) or older-than-ms (epoch ms), threads
  *                        (default 4), dry-run, clean-empty-directories, now-ms
- *   remove_orphan_files: older-than / older-than-ms (default now - 1 day),
- *                        threads, dry-run, now-ms
+ *   remove_orphan_files: older-than / older-than-ms (default now - 1 day;
+ *                        a cut-off less than 1 h ago is refused unless
+ *                        allow-young-cutoff=true, and the result's
+ *                        floor_overridden records it), threads, dry-run, now-ms
  *   verify:              all-snapshots, threads (read-only)
  *   drop_partitions:     partition ("k=v[,k2=v2]", repeat for several),
  *                        max-attempts, commit-user, dry-run
