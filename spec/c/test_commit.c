@@ -496,7 +496,17 @@ static int race_create(pm_fileio *io, const char *path, const void *p, size_t n,
         if (race_fired < race_count) {
             race_fired++;
             pm_err e2;
-            race_orig->create_no_replace(io, path, race_content, strlen(race_content), &e2);
+            /* the racer's snapshot carries the id of its file name */
+            pm_snapshot *s = NULL;
+            pm_buf b = {0};
+            if (pm_snapshot_parse(race_content, strlen(race_content), path, &s, &e2) == PAIMON_OK) {
+                s->id = strtoll(strrchr(path, '-') + 1, NULL, 10);
+                pm_snapshot_to_json(s, &b);
+            }
+            race_orig->create_no_replace(io, path, b.data ? (const char *)b.data : race_content,
+                                         b.data ? b.len : strlen(race_content), &e2);
+            pm_buf_free(&b);
+            pm_snapshot_free(s);
         }
         if (uncertain_mode == 1) {
             int rc = race_orig->create_no_replace(io, path, p, n, e);
