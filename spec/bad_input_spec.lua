@@ -186,6 +186,91 @@ describe("bad input", function()
     end)
   end)
 
+  -- issue 12: expiration trusted the "id" field over the file name (a
+  -- snapshot-1 with id -5 lost its manifest lists while its file stayed; a
+  -- snapshot-3 with id 17 moved EARLIEST to 17)
+  local function set_field(path, file, pattern, repl)
+    local json, n = H.read_file(path .. "/" .. file):gsub(pattern, repl)
+    assert.equals(1, n, file .. ": " .. pattern)
+    H.write_file(path .. "/" .. file, json)
+  end
+
+  local function refused_by_every_operation(path, file, msg)
+    local function cli(script) return function(args) return H.script(script, args) end end
+    H.refuses_unchanged(path, cli("expire.lua"),
+                        {path, "--retain-min", "1", "--older-than", "0s", "--max-deletes", "1000"}, 1, msg)
+    H.refuses_unchanged(path, cli("expire.lua"),
+                        {path, "--retain-min", "1", "--older-than", "0s", "--max-deletes", "1000", "--dry-run"}, 1, msg)
+    H.refuses_unchanged(path, cli("remove_orphan_files.lua"), {path, "--older-than", "0s"}, 1, msg)
+    H.refuses_unchanged(path, cli("inspect.lua"), {path, "snapshots"}, 1, msg)
+    for _, all in ipairs({false, true}) do
+      local out, err, rc = H.script("verify.lua", {path, "--json", all and "--all-snapshots" or nil})
+      assert.equals(1, rc, err)
+      local r = H.decode(out)
+      assert.is_false(r.ok)
+      local found
+      for _, u in ipairs(r.unreadable) do
+        if u.path == path .. "/" .. file and u.message:find(msg, 1, true) then found = true end
+      end
+      assert.is_true(found, "verify (all snapshots: " .. tostring(all) .. ") reports " .. file .. ": " .. out)
+    end
+  end
+
+  it("a snapshot whose id is not its file name's is refused by every operation and reported by verify", function()
+    for _, case in ipairs({{1, "-5"}, {3, "17"}}) do
+      with_copy(function(path)
+        local file = "snapshot/snapshot-" .. case[1]
+        set_field(path, file, '"id" : %d+', '"id" : ' .. case[2])
+        refused_by_every_operation(path, file, file .. ": field 'id' is " .. case[2] .. " but the file name says " .. case[1])
+        local s, msg, code = assert(paimon.open(path)):snapshot(case[1])
+        assert.is_nil(s)
+        assert.equals("corrupt", code)
+        assert.matches("field 'id'", msg, 1, true)
+      end)
+    end
+  end)
+
+  it("the latest snapshot contradicting its name stops a commit", function()
+    with_copy(function(path)
+      set_field(path, "snapshot/snapshot-4", '"id" : 4', '"id" : 9')
+      H.refuses_unchanged(path, function(args) return H.script("compact_manifest.lua", args) end, {path}, 1,
+                          "snapshot/snapshot-4: field 'id' is 9 but the file name says 4")
+    end)
+  end)
+
+  it("snapshot values Java refuses name the file and the field, in every operation", function()
+    for _, case in ipairs({
+      {'"commitKind" : "[A-Z]+"', '"commitKind" : "MERGE"', "field 'commitKind' is 'MERGE'"},
+      {'"version" : 3', '"version" : 4', "field 'version' is 4"},
+      {'"totalRecordCount" : %d+', '"totalRecordCount" : -3', "field 'totalRecordCount' is negative"},
+      {'"schemaId" : 0', '"schemaId" : 7', "field 'schemaId' names schema 7, which does not exist"},
+    }) do
+      with_copy(function(path)
+        set_field(path, "snapshot/snapshot-2", case[1], case[2])
+        refused_by_every_operation(path, "snapshot/snapshot-2", "snapshot/snapshot-2: " .. case[3])
+      end)
+    end
+  end)
+
+  it("a schema naming a field twice is refused with the file and the name", function()
+    with_copy(function(path)
+      local json = H.read_file(path .. "/schema/schema-0")
+      local first = assert(json:match('"name" : "([^"]+)"'))
+      local second = assert(select(2, json:match('"name" : "([^"]+)".-"name" : "([^"]+)"')))
+      local n
+      json, n = json:gsub('"name" : "' .. second:gsub("%p", "%%%0") .. '"', '"name" : "' .. first .. '"', 1)
+      assert.equals(1, n)
+      H.write_file(path .. "/schema/schema-0", json)
+      local t, msg, code = paimon.open(path)
+      assert.is_nil(t)
+      assert.equals("corrupt", code)
+      assert.matches("schema/schema-0: field 'fields' names '" .. first .. "' twice", msg, 1, true)
+      local _, err, rc = H.script("verify.lua", {path})
+      assert.equals(1, rc)
+      assert.matches("schema-0", err, 1, true)
+    end)
+  end)
+
   it("a path that is not a table is refused", function()
     local dir = H.tmpdir()
     local t, msg, code = paimon.open(dir)

@@ -5,6 +5,7 @@
 #include "pm_avro_codec.h"
 
 #include <glob.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -1352,6 +1353,92 @@ TEST(test_decompress_limit) {
     free(zeros);
 }
 
+/* ---- decompression bombs ---------------------------------------------------- */
+
+/* kB of /proc/self/status line `key` (VmRSS, VmHWM), -1 if unknown. */
+static long proc_status_kb(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ':') { v = atol(line + kl + 1); break; }
+    fclose(f);
+    return v;
+}
+
+typedef struct bomb_job { const pm_buf *file; char name[64]; int rc; pm_err err; } bomb_job;
+
+static void *bomb_thread(void *p) {
+    bomb_job *j = p;
+    long n;
+    pm_err_clear(&j->err);
+    j->rc = decode_all(j->file->data, j->file->len, j->name, &n, &j->err);
+    return NULL;
+}
+
+/* issue 12: a 133 KB manifest inflated to the 1 GiB block cap before it was
+ * refused (about 1 GB of RSS per thread). A one-block zstandard manifest of
+ * a few KB that inflates to 96 MiB, read by 8 threads at once: every read
+ * is refused naming the file, and the peak memory of all of them stays
+ * within the process-wide budget (plus 1 MiB per thread, plus slack), not
+ * 8 x 96 MiB. */
+TEST(test_zstd_bomb_is_refused_within_the_budget) {
+    enum { THREADS = 8 };
+    size_t mib = (size_t)1 << 20;
+    uint8_t *zeros = calloc(1, mib);
+    pm_avro_codec_ctx c = {0};
+    pm_err e = {0};
+    pm_buf frame = {0}, payload = {0}, file = {0};
+    CHECK(zeros != NULL);
+    if (!zeros) return;
+    CHECK_EQ_INT(pm_avro_compress(&c, PM_AVRO_CODEC_ZSTD, 19, zeros, mib, &frame, &e), PAIMON_OK);
+    pm_avro_codec_done(&c);
+    free(zeros);
+    for (int i = 0; i < 96; i++) pm_buf_append(&payload, frame.data, frame.len);   /* 96 frames, one block */
+    hdr(&file, "\"long\"", "zstandard");
+    blk(&file, 1, payload.data, payload.len);
+    printf("# bomb: %zu bytes inflating to %zu MiB\n", file.len, (size_t)96);
+    CHECK(file.len < 64 * 1024);
+
+    /* VmHWM from here on (writing 5 to clear_refs resets it, Linux >= 4.0) */
+    FILE *cr = fopen("/proc/self/clear_refs", "w");
+    int can_measure = cr && fputs("5", cr) >= 0;
+    if (cr && fclose(cr) != 0) can_measure = 0;
+    long rss0 = proc_status_kb("VmRSS");
+    bomb_job jobs[THREADS];
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        jobs[i].file = &file;
+        snprintf(jobs[i].name, sizeof jobs[i].name, "manifest/manifest-bomb-%d", i);
+        CHECK(pthread_create(&th[i], NULL, bomb_thread, &jobs[i]) == 0);
+    }
+    for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+    long hwm = proc_status_kb("VmHWM");
+    for (int i = 0; i < THREADS; i++) {
+        CHECK_EQ_INT(jobs[i].rc, PAIMON_CORRUPT);
+        CHECK(contains(jobs[i].err.msg, jobs[i].name));
+        CHECK(contains(jobs[i].err.msg, "block 1 (zstandard)"));
+        if (!contains(jobs[i].err.msg, "larger than 67108864 bytes") && !contains(jobs[i].err.msg, "process-wide limit")) {
+            fprintf(stderr, "    unexpected message: %s\n", jobs[i].err.msg);
+            CHECK(0);
+        }
+    }
+    CHECK_EQ_INT(pm_avro_inflated_bytes(), 0);   /* every reader gave its share back */
+    if (can_measure && rss0 > 0 && hwm > 0) {
+        long grown_mib = (hwm - rss0) / 1024;
+        printf("# peak growth with %d bomb readers: %ld MiB (budget %zu MiB)\n", THREADS, grown_mib,
+               (size_t)(PM_AVRO_INFLATE_BUDGET >> 20));
+        CHECK(grown_mib < (long)(PM_AVRO_INFLATE_BUDGET >> 20) + THREADS + 64);
+    } else {
+        printf("# peak memory not measurable here (no /proc/self/clear_refs)\n");
+    }
+    pm_buf_free(&frame);
+    pm_buf_free(&payload);
+    pm_buf_free(&file);
+}
+
 /* Truncate / flip / randomly mutate real files: never crash or leak. */
 /* The records of the Avro file b (which opens) written again with `codec`
  * into *out, under the file's own schema text. */
@@ -1786,6 +1873,7 @@ int main(void) {
     RUN(test_corrupt_files);
     RUN(test_skipped_fields_are_checked);
     RUN(test_decompress_limit);
+    RUN(test_zstd_bomb_is_refused_within_the_budget);
     RUN(test_mutations_never_crash);
     RUN(test_throughput);
     return TEST_SUMMARY();

@@ -3,7 +3,9 @@
 #include "pm_commit.h"
 
 #include <stdint.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -496,7 +498,17 @@ static int race_create(pm_fileio *io, const char *path, const void *p, size_t n,
         if (race_fired < race_count) {
             race_fired++;
             pm_err e2;
-            race_orig->create_no_replace(io, path, race_content, strlen(race_content), &e2);
+            /* the racer's snapshot carries the id of its file name */
+            pm_snapshot *s = NULL;
+            pm_buf b = {0};
+            if (pm_snapshot_parse(race_content, strlen(race_content), path, &s, &e2) == PAIMON_OK) {
+                s->id = strtoll(strrchr(path, '-') + 1, NULL, 10);
+                pm_snapshot_to_json(s, &b);
+            }
+            race_orig->create_no_replace(io, path, b.data ? (const char *)b.data : race_content,
+                                         b.data ? b.len : strlen(race_content), &e2);
+            pm_buf_free(&b);
+            pm_snapshot_free(s);
         }
         if (uncertain_mode == 1) {
             int rc = race_orig->create_no_replace(io, path, p, n, e);
@@ -620,6 +632,65 @@ TEST(commit_uncertain_failure) {
     CHECK(m0 && m1 && strlen(m1) > strlen(m0));
     free(m0);
     free(m1);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+/* Interposes libc's fsync for the statically linked core: while set, an
+ * fsync of a directory fails with EIO (a failing disk). */
+static int fail_dir_fsync;
+
+int fsync(int fd) {
+    struct stat st;
+    if (fail_dir_fsync && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        errno = EIO;
+        return -1;
+    }
+    return (int)syscall(SYS_fsync, fd);
+}
+
+/* issue 12: the snapshot is linked but the sync of snapshot/ fails. It was
+ * ignored (exit 0); now it is an uncertain outcome: its own code and a
+ * message naming the snapshot, the snapshot and its manifests kept, and no
+ * retry (which would commit the same files twice). */
+TEST(commit_directory_sync_failure_is_uncertain) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    pm_err e = {0};
+    /* the FileIO: in place, but uncertain */
+    char probe[600];
+    snprintf(probe, sizeof probe, "%s/probe", c.table);
+    fail_dir_fsync = 1;
+    int rc = pm_io_create_no_replace(t->io, probe, "x", 1, &e);
+    fail_dir_fsync = 0;
+    CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
+    CHECK(strstr(e.msg, "probe was created, but syncing its directory") != NULL);
+    CHECK(tu_file_exists(probe));
+    unlink(probe);
+    CHECK_EQ_STR(paimon_errstr(PAIMON_UNCERTAIN), "outcome unknown");
+
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-unsynced.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "u");
+    int64_t id = 0;
+    fail_dir_fsync = 1;
+    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    fail_dir_fsync = 0;
+    CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
+    CHECK(strstr(e.msg, "snapshot 5 is written but not known to be durable") != NULL);
+    CHECK(strstr(e.msg, "snapshot/snapshot-5 was created, but syncing its directory") != NULL);
+    CHECK_EQ_INT(id, 0);
+    CHECK_EQ_INT(tu_latest_id(t), 5);             /* in place, not retried as 6 */
+    pm_buf names = {0};
+    CHECK_EQ_INT(live_names(t, 5, &names, NULL), 4);   /* its manifests kept */
+    CHECK(has_line(&names, "data-unsynced.parquet"));
+    pm_buf_free(&names);
     tentry_free(&x);
     pm_buf_free(&part);
     pm_table_free(t);
@@ -1784,6 +1855,7 @@ int main(void) {
     RUN(commit_delete_non_live_conflicts);
     RUN(commit_retries_when_id_taken);
     RUN(commit_uncertain_failure);
+    RUN(commit_directory_sync_failure_is_uncertain);
     RUN(commit_concurrent_processes);
     RUN(commit_concurrent_processes_4x50);
     RUN(commit_concurrent_deletes_conflict);

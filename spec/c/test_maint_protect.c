@@ -12,12 +12,13 @@
  *  - a cut-off in the future is refused by the real clock even when the
  *    caller passes a future `now`;
  *  - a gap (snapshots deleted by hand) right at the end of the range no
- *    longer stalls every run;
+ *    longer stalls every run; one below the end strands nothing under it;
  *  - the deleter's stop-on-failure mode also stops after a path that is a
  *    directory (the snapshot phase must never leave a gap). */
 #include "test.h"
 #include "pm_expire.h"
 #include "pm_orphan.h"
+#include "pm_verify.h"
 
 #include <stdint.h>
 #include <sys/stat.h>
@@ -413,6 +414,62 @@ TEST(a_gap_at_the_end_of_the_range_does_not_stall) {
     tdir_remove(&d);
 }
 
+/* Snapshot 2 of 4 lost in the middle (issue 12): every existing snapshot
+ * below the end expires, as Java 2.0 does (begin stays at the earliest).
+ * Starting above the gap left snapshot 1 and its manifest lists stranded
+ * under EARLIEST while the later deltas deleted its data files, and
+ * `verify --all-snapshots` then reported it broken. */
+TEST(a_gap_below_the_end_strands_nothing) {
+    tdir d;
+    CHECK(tdir_make(&d, RT) == 0);
+    char p[4][300];
+    for (int i = 0; i < 4; i++) snprintf(p[i], sizeof p[i], "%s/snapshot/snapshot-%d", d.table, i + 1);
+    CHECK(unlink(p[1]) == 0);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    char *live4 = delta_adds(t, t->root, 4);   /* not all of 4's files; its whole scan is checked by verify below */
+    pm_snapshot *s1 = NULL;
+    CHECK_EQ_INT(pm_snapshot_read(t->io, t->root, 1, &s1, &e), PAIMON_OK);
+    char l1[2][600];
+    snprintf(l1[0], sizeof l1[0], "%s/manifest/%s", d.table, s1 ? s1->base_manifest_list : "?");
+    snprintf(l1[1], sizeof l1[1], "%s/manifest/%s", d.table, s1 ? s1->delta_manifest_list : "?");
+    pm_snapshot_free(s1);
+    CHECK(tu_file_exists(l1[0]) && tu_file_exists(l1[1]));
+    pm_expire_result r;
+    int rc = expire_all(t, &r, &e);
+    if (rc) fprintf(stderr, "  # %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    if (!rc) {
+        CHECK_EQ_INT(r.range.begin, 1);
+        CHECK_EQ_INT(r.range.end, 4);
+        pm_clean_result_free(&r.clean);
+    }
+    CHECK(!tu_file_exists(p[0]));      /* below the gap: expired too */
+    CHECK(!tu_file_exists(p[2]));
+    CHECK(tu_file_exists(p[3]));
+    CHECK(!tu_file_exists(l1[0]));     /* and its manifest lists with it */
+    CHECK(!tu_file_exists(l1[1]));
+    int64_t earliest = 0;
+    CHECK_EQ_INT(pm_snapshot_earliest_id(t->io, t->root, &earliest, &e), PAIMON_OK);
+    CHECK_EQ_INT(earliest, 4);
+    int total = 0;
+    CHECK_EQ_INT(count_existing(live4 ? live4 : "", &total), total);
+    /* every snapshot left is whole */
+    pm_verify_opts vo;
+    memset(&vo, 0, sizeof vo);
+    vo.all_snapshots = 1;
+    pm_verify_result vr;
+    CHECK_EQ_INT(pm_verify(t, &vo, &vr, &e), PAIMON_OK);
+    CHECK_EQ_INT(vr.snapshots, 1);
+    CHECK_EQ_INT(vr.n_missing, 0);
+    CHECK_EQ_INT(vr.n_unreadable, 0);
+    pm_verify_result_free(&vr);
+    free(live4);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
 /* A consumer waiting at the missing snapshot 3 caps the range there: 1 and
  * 2 expire, no conflict (it reads nothing we delete). */
 TEST(a_consumer_at_a_gap_is_no_conflict) {
@@ -590,6 +647,7 @@ int main(void) {
     RUN(a_consumer_moved_back_while_planning_aborts);
     RUN(future_cutoff_refused_by_the_real_clock);
     RUN(a_gap_at_the_end_of_the_range_does_not_stall);
+    RUN(a_gap_below_the_end_strands_nothing);
     RUN(a_consumer_at_a_gap_is_no_conflict);
     RUN(orphan_accepts_a_changelog_whose_base_list_is_gone);
     RUN(stop_on_failure_stops_after_a_directory);

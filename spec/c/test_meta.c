@@ -333,19 +333,110 @@ TEST(snapshot_bad_input) {
     expect_corrupt(real, strlen(real), "snapshot/snapshot-12", "'id'");
 }
 
+/* A snapshot with `extra` spliced in before the closing brace. */
+static char *snapshot_with(const char *kind, const char *extra) {
+    pm_buf b = {0};
+    pm_buf_printf(&b, "{\"id\":3,\"schemaId\":0,\"baseManifestList\":\"b\",\"deltaManifestList\":\"d\","
+                      "\"commitUser\":\"u\",\"commitIdentifier\":1,\"commitKind\":\"%s\",\"timeMillis\":5%s}",
+                  kind, extra);
+    pm_buf_cstr(&b);
+    return (char *)b.data;
+}
+
+/* Values Java refuses or never writes: each names the file and the field. */
+TEST(snapshot_values_java_refuses) {
+    char *js = snapshot_with("FOO", "");
+    expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'commitKind' is 'FOO'");
+    free(js);
+    js = snapshot_with("append", "");   /* Java's enum is case-sensitive */
+    expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "'commitKind'");
+    free(js);
+    js = snapshot_with("APPEND", ",\"totalRecordCount\":-1");
+    expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'totalRecordCount' is negative");
+    free(js);
+    js = snapshot_with("APPEND", ",\"changelogRecordCount\":-7");
+    expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'changelogRecordCount' is negative");
+    free(js);
+    js = snapshot_with("APPEND", ",\"version\":0");
+    expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'version' is 0");
+    free(js);
+    /* a version newer than Java's CURRENT_VERSION: unsupported, not corrupt */
+    js = snapshot_with("APPEND", ",\"version\":4");
+    pm_snapshot *s = NULL;
+    pm_err e;
+    CHECK_EQ_INT(pm_snapshot_parse(js, strlen(js), "snapshot/snapshot-3", &s, &e), PAIMON_UNSUPPORTED);
+    CHECK(s == NULL);
+    CHECK(strstr(e.msg, "snapshot/snapshot-3: field 'version' is 4") != NULL);
+    free(js);
+    /* what Java writes is accepted: every kind, versions 1 to 3, a negative
+     * delta (an OVERWRITE removing rows) */
+    static const char *kinds[] = {"APPEND", "COMPACT", "OVERWRITE", "ANALYZE"};
+    for (int i = 0; i < 4; i++) {
+        char extra[80];
+        snprintf(extra, sizeof extra, ",\"version\":%d,\"deltaRecordCount\":-5,\"totalRecordCount\":0", 1 + i % 3);
+        js = snapshot_with(kinds[i], extra);
+        CHECK_EQ_INT(pm_snapshot_parse(js, strlen(js), "snapshot/snapshot-3", &s, &e), PAIMON_OK);
+        if (s) {
+            CHECK_EQ_STR(s->commit_kind, kinds[i]);
+            CHECK_EQ_INT(s->delta_record_count.v, -5);
+        }
+        pm_snapshot_free(s);
+        free(js);
+    }
+}
+
 TEST(snapshot_read_from_files) {
     char *root = make_tmpdir();
     char *sd = jdir(root, "snapshot");
     mkdir(sd, 0777);
-    write_text(sd, "snapshot-1", FULL_SNAPSHOT);
+    char *schd = jdir(root, "schema");
+    mkdir(schd, 0777);
+    write_text(schd, "schema-2", "{}");   /* FULL_SNAPSHOT's schemaId: only its existence is checked */
+    write_text(sd, "snapshot-7", FULL_SNAPSHOT);
     write_text(sd, "snapshot-2", "{\"id\": 2,");
     write_text(sd, "snapshot-3", "");
     pm_fileio *io = pm_fileio_local();
     pm_snapshot *s = NULL;
     pm_err e;
-    CHECK_EQ_INT(pm_snapshot_read(io, root, 1, &s, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_snapshot_read(io, root, 7, &s, &e), PAIMON_OK);
     if (s) CHECK_EQ_INT(s->id, 7);
     pm_snapshot_free(s);
+    /* the same file under another id contradicts itself (issue 12: a
+     * snapshot-1 with id -5, a snapshot-5 with id 17) */
+    write_text(sd, "snapshot-1", FULL_SNAPSHOT);
+    s = (pm_snapshot *)1;
+    CHECK_EQ_INT(pm_snapshot_read(io, root, 1, &s, &e), PAIMON_CORRUPT);
+    CHECK(s == NULL);
+    CHECK(strstr(e.msg, "snapshot/snapshot-1: field 'id' is 7 but the file name says 1") != NULL);
+    char *cd = jdir(root, "changelog");
+    mkdir(cd, 0777);
+    write_text(cd, "changelog-6", FULL_SNAPSHOT);
+    CHECK_EQ_INT(pm_changelog_read(io, root, 6, &s, &e), PAIMON_CORRUPT);
+    CHECK(strstr(e.msg, "changelog/changelog-6: field 'id' is 7") != NULL);
+    write_text(cd, "changelog-7", FULL_SNAPSHOT);
+    CHECK_EQ_INT(pm_changelog_read(io, root, 7, &s, &e), PAIMON_OK);
+    pm_snapshot_free(s);
+    /* a schemaId naming a schema file that does not exist: snapshot,
+     * changelog and tag alike */
+    char *td = jdir(root, "tag");
+    mkdir(td, 0777);
+    write_text(td, "tag-t", FULL_SNAPSHOT);
+    CHECK_EQ_INT(pm_tag_read(io, root, "t", &s, &e), PAIMON_OK);
+    pm_snapshot_free(s);
+    char *sp = jdir(schd, "schema-2");
+    CHECK(unlink(sp) == 0);
+    CHECK_EQ_INT(pm_snapshot_read(io, root, 7, &s, &e), PAIMON_CORRUPT);
+    CHECK(strstr(e.msg, "snapshot/snapshot-7: field 'schemaId' names schema 2, which does not exist") != NULL);
+    CHECK_EQ_INT(pm_changelog_read(io, root, 7, &s, &e), PAIMON_CORRUPT);
+    CHECK(strstr(e.msg, "changelog/changelog-7: field 'schemaId'") != NULL);
+    s = (pm_snapshot *)1;
+    CHECK_EQ_INT(pm_tag_read(io, root, "t", &s, &e), PAIMON_CORRUPT);
+    CHECK(s == NULL);
+    CHECK(strstr(e.msg, "tag/tag-t: field 'schemaId' names schema 2") != NULL);
+    free(sp);
+    free(cd);
+    free(td);
+    free(schd);
     CHECK_EQ_INT(pm_snapshot_read(io, root, 2, &s, &e), PAIMON_CORRUPT);
     CHECK(strstr(e.msg, "snapshot/snapshot-2") != NULL);
     CHECK_EQ_INT(pm_snapshot_read(io, root, 3, &s, &e), PAIMON_CORRUPT);
@@ -534,6 +625,24 @@ TEST(schema_bad_input) {
     expect_schema_corrupt("{\"id\":0,\"fields\":[],\"highestFieldId\":0,\"partitionKeys\":[],"
                           "\"primaryKeys\":[],\"options\":{\"a\":[1]}}",
                           "schema/schema-8", "'a'");
+    /* duplicate field names (Java's RowType refuses them), at the top and
+     * inside a ROW; names differing only in case are distinct, as in Java */
+    expect_schema_corrupt("{\"id\":0,\"fields\":[{\"id\":0,\"name\":\"a\",\"type\":\"INT\"},"
+                          "{\"id\":1,\"name\":\"a\",\"type\":\"STRING\"}],"
+                          "\"highestFieldId\":1,\"partitionKeys\":[],\"primaryKeys\":[],\"options\":{}}",
+                          "schema/schema-9", "field 'fields' names 'a' twice");
+    expect_schema_corrupt("{\"id\":0,\"fields\":[{\"id\":0,\"name\":\"r\",\"type\":{\"type\":\"ROW\",\"fields\":["
+                          "{\"id\":1,\"name\":\"x\",\"type\":\"INT\"},{\"id\":2,\"name\":\"x\",\"type\":\"INT\"}]}}],"
+                          "\"highestFieldId\":2,\"partitionKeys\":[],\"primaryKeys\":[],\"options\":{}}",
+                          "schema/schema-10", "'x' twice");
+    const char *cased = "{\"id\":0,\"fields\":[{\"id\":0,\"name\":\"a\",\"type\":\"INT\"},"
+                        "{\"id\":1,\"name\":\"A\",\"type\":\"INT\"}],"
+                        "\"highestFieldId\":1,\"partitionKeys\":[],\"primaryKeys\":[],\"options\":{}}";
+    pm_schema *s = NULL;
+    pm_err e;
+    CHECK_EQ_INT(pm_schema_parse(cased, strlen(cased), "schema/schema-11", &s, &e), PAIMON_OK);
+    if (s) CHECK_EQ_INT(s->n_fields, 2);
+    pm_schema_free(s);
 }
 
 TEST(schema_read_and_list_fixture) {
@@ -1003,6 +1112,7 @@ int main(void) {
     RUN(snapshot_int64_extremes);
     RUN(snapshot_nulls_and_unknown_keys);
     RUN(snapshot_bad_input);
+    RUN(snapshot_values_java_refuses);
     RUN(snapshot_read_from_files);
     RUN(schema_composite_roundtrip);
     RUN(schema_compat_defaults);

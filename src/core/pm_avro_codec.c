@@ -6,9 +6,11 @@
 #include <limits.h>
 #include <pthread.h>
 #include <snappy-c.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 static const char *const codec_names[] = {"null", "deflate", "snappy", "zstandard"};
 
@@ -75,25 +77,56 @@ void pm_avro_codec_buf_release(pm_buf *b) {
     pm_buf_free(b);
 }
 
+/* Bytes of block buffers beyond PM_AVRO_FREE_BYTES held by all readers of
+ * the process (see PM_AVRO_INFLATE_BUDGET). */
+static size_t inflated_total;   /* __atomic */
+
 void pm_avro_codec_done(pm_avro_codec_ctx *c) {
     if (!c) return;
+    if (c->charged) __atomic_sub_fetch(&inflated_total, c->charged, __ATOMIC_ACQ_REL);
+    c->charged = 0;
     dctx_put(c->zstd_d);
     ZSTD_freeCCtx(c->zstd_c);
     c->zstd_d = c->zstd_c = NULL;
 }
 
+size_t pm_avro_inflated_bytes(void) { return __atomic_load_n(&inflated_total, __ATOMIC_ACQUIRE); }
+
+/* Grow out's storage to exactly `cap` bytes, first charging what lies
+ * beyond PM_AVRO_FREE_BYTES to the process-wide budget (on the ctx, given
+ * back by pm_avro_codec_done). */
+static int reserve_exact(pm_avro_codec_ctx *c, pm_buf *out, size_t cap, pm_err *e) {
+    if (cap <= out->cap) return PAIMON_OK;
+    size_t charge = cap > PM_AVRO_FREE_BYTES ? cap - PM_AVRO_FREE_BYTES : 0;
+    if (charge > c->charged) {
+        size_t more = charge - c->charged;
+        size_t total = __atomic_add_fetch(&inflated_total, more, __ATOMIC_ACQ_REL);
+        if (total > PM_AVRO_INFLATE_BUDGET) {
+            __atomic_sub_fetch(&inflated_total, more, __ATOMIC_ACQ_REL);
+            return pm_fail(e, PAIMON_CORRUPT,
+                           "decompressing needs %zu bytes while the blocks being read already hold %zu; the "
+                           "process-wide limit is %zu", cap, total - more, (size_t)PM_AVRO_INFLATE_BUDGET);
+        }
+        c->charged = charge;
+    }
+    uint8_t *p = realloc(out->data, cap);
+    if (!p) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
+    out->data = p;
+    out->cap = cap;
+    return PAIMON_OK;
+}
+
 /* Called when out has no free space left: add room (at least 64 KiB, else
  * doubling), never beyond max_out in total. */
-static int grow(pm_buf *out, size_t max_out, pm_err *e) {
+static int grow(pm_avro_codec_ctx *c, pm_buf *out, size_t max_out, pm_err *e) {
     if (out->len >= max_out)
         return pm_fail(e, PAIMON_CORRUPT, "decompressed block larger than %zu bytes", max_out);
     size_t extra = out->len < 65536 ? 65536 : out->len;
     if (extra > max_out - out->len) extra = max_out - out->len;
-    if (pm_buf_reserve(out, extra)) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
-    return PAIMON_OK;
+    return reserve_exact(c, out, out->len + extra, e);
 }
 
-static int inflate_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
+static int inflate_block(pm_avro_codec_ctx *c, const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (inflateInit2(&zs, -15) != Z_OK) return pm_fail(e, PAIMON_NOMEM, "inflateInit2 failed");
@@ -105,11 +138,11 @@ static int inflate_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *o
             zs.avail_in = in_left > UINT_MAX ? UINT_MAX : (uInt)in_left;
             in_left -= zs.avail_in;
         }
-        if (out->cap == out->len && (rc = grow(out, max_out, e))) break;
+        if (out->cap == out->len && (rc = grow(c, out, max_out, e))) break;
         size_t room = out->cap - out->len;
         if (room > max_out - out->len) room = max_out - out->len;
         if (room > UINT_MAX) room = UINT_MAX;
-        if (room == 0) { rc = grow(out, max_out, e); if (rc) break; continue; }
+        if (room == 0) { rc = grow(c, out, max_out, e); if (rc) break; continue; }
         zs.next_out = out->data + out->len;
         zs.avail_out = (uInt)room;
         int zr = inflate(&zs, Z_NO_FLUSH);
@@ -140,7 +173,7 @@ static uint32_t crc32_all(const uint8_t *p, size_t n) {
     return (uint32_t)crc;
 }
 
-static int snappy_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
+static int snappy_block(pm_avro_codec_ctx *c, const uint8_t *src, size_t n, size_t max_out, pm_buf *out, pm_err *e) {
     if (n < 4) return pm_fail(e, PAIMON_CORRUPT, "snappy block shorter than its CRC (%zu bytes)", n);
     size_t clen = n - 4, ulen = 0;
     if (snappy_uncompressed_length((const char *)src, clen, &ulen) != SNAPPY_OK)
@@ -150,13 +183,14 @@ static int snappy_block(const uint8_t *src, size_t n, size_t max_out, pm_buf *ou
     if (ulen > max_out || ulen / 32 > clen)
         return pm_fail(e, PAIMON_CORRUPT, "snappy block claims %zu uncompressed bytes from %zu (limit %zu)",
                        ulen, clen, max_out);
-    if (pm_buf_reserve(out, ulen ? ulen : 1)) return pm_fail(e, PAIMON_NOMEM, "out of memory decompressing block");
+    int rc = reserve_exact(c, out, ulen ? ulen : 1, e);
+    if (rc) return rc;
     size_t got = ulen;
     if (snappy_uncompress((const char *)src, clen, (char *)out->data, &got) != SNAPPY_OK || got != ulen)
         return pm_fail(e, PAIMON_CORRUPT, "bad snappy data");
     out->len = got;
-    const uint8_t *c = src + clen;
-    uint32_t want = (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3];
+    const uint8_t *crc = src + clen;
+    uint32_t want = (uint32_t)crc[0] << 24 | (uint32_t)crc[1] << 16 | (uint32_t)crc[2] << 8 | crc[3];
     uint32_t have = crc32_all(out->data, out->len);
     if (want != have)
         return pm_fail(e, PAIMON_CORRUPT, "snappy CRC-32 mismatch (stored %08x, computed %08x)", want, have);
@@ -167,45 +201,34 @@ static int zstd_block(pm_avro_codec_ctx *c, const uint8_t *src, size_t n, size_t
     if (!c->zstd_d && !(c->zstd_d = dctx_get()))
         return pm_fail(e, PAIMON_NOMEM, "out of memory (ZSTD_createDCtx)");
     ZSTD_DCtx *d = c->zstd_d;
-    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
     if (n == 0) return pm_fail(e, PAIMON_CORRUPT, "empty zstandard data");
-    /* Fast path: the whole block in one call straight into the buffer the
-     * reader keeps (the stream API copies through its window). Anything
-     * but success (too small, bad data) goes the streaming way below, with
-     * its limits and messages. */
+    if (n >= 4) {   /* one-shot reports a short non-frame as truncated: say what it is */
+        uint32_t magic = (uint32_t)src[0] | (uint32_t)src[1] << 8 | (uint32_t)src[2] << 16 | (uint32_t)src[3] << 24;
+        if (magic != ZSTD_MAGICNUMBER && (magic & ZSTD_MAGIC_SKIPPABLE_MASK) != ZSTD_MAGIC_SKIPPABLE_START)
+            return pm_fail(e, PAIMON_CORRUPT, "bad zstandard data: not a zstandard frame (magic %08x)", magic);
+    }
+    /* One-shot decompression straight into the buffer the reader keeps,
+     * retried into a larger one while it is too small. Unlike the stream
+     * API this needs no window buffer (up to 128 MiB that a frame header
+     * may ask for, outside any budget), and the output only grows as far
+     * as the data really inflates, within max_out and the process budget. */
     buf_acquire(out);
     if (out->cap < 65536 && max_out >= 65536) (void)pm_buf_reserve(out, 65536);   /* room for a usual block */
-    size_t space = out->cap - out->len;
-    if (space > max_out - out->len) space = max_out - out->len;
-    if (space > 0) {
-        size_t r = ZSTD_decompressDCtx(d, out->data + out->len, space, src, n);
-        if (!ZSTD_isError(r)) { out->len += r; return PAIMON_OK; }
-        ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-    }
-    ZSTD_inBuffer in = {src, n, 0};
     for (;;) {
-        if (out->cap == out->len) {
-            int rc = grow(out, max_out, e);
-            if (rc) return rc;
+        size_t space = out->cap < max_out ? out->cap : max_out;
+        if (space > 0) {
+            ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+            size_t r = ZSTD_decompressDCtx(d, out->data, space, src, n);
+            if (!ZSTD_isError(r)) { out->len = r; return PAIMON_OK; }
+            ZSTD_ErrorCode code = ZSTD_getErrorCode(r);
+            if (code == ZSTD_error_srcSize_wrong) return pm_fail(e, PAIMON_CORRUPT, "truncated zstandard data");
+            if (code != ZSTD_error_dstSize_tooSmall)
+                return pm_fail(e, PAIMON_CORRUPT, "bad zstandard data: %s", ZSTD_getErrorName(r));
         }
-        size_t room = out->cap - out->len;
-        if (room > max_out - out->len) room = max_out - out->len;
-        ZSTD_outBuffer ob = {out->data + out->len, room, 0};
-        size_t r = ZSTD_decompressStream(d, &ob, &in);
-        out->len += ob.pos;
-        if (ZSTD_isError(r))
-            return pm_fail(e, PAIMON_CORRUPT, "bad zstandard data: %s", ZSTD_getErrorName(r));
-        if (r == 0 && in.pos == in.size) return PAIMON_OK;
-        if (ob.pos == ob.size) {  /* output full: maybe more to flush */
-            if (out->len >= max_out)
-                return pm_fail(e, PAIMON_CORRUPT, "decompressed block larger than %zu bytes", max_out);
-            if (out->cap == out->len) {
-                int rc = grow(out, max_out, e);
-                if (rc) return rc;
-            }
-            continue;
-        }
-        if (in.pos == in.size) return pm_fail(e, PAIMON_CORRUPT, "truncated zstandard data");
+        out->len = space;   /* full: grow() doubles from here, up to max_out */
+        int rc = grow(c, out, max_out, e);
+        out->len = 0;
+        if (rc) return rc;
     }
 }
 
@@ -216,8 +239,8 @@ int pm_avro_decompress(pm_avro_codec_ctx *c, int codec, const uint8_t *src, size
     case PM_AVRO_CODEC_NULL:
         if (n > max_out) return pm_fail(e, PAIMON_CORRUPT, "block larger than %zu bytes", max_out);
         return pm_buf_append(out, src, n) ? pm_fail(e, PAIMON_NOMEM, "out of memory") : PAIMON_OK;
-    case PM_AVRO_CODEC_DEFLATE: return inflate_block(src, n, max_out, out, e);
-    case PM_AVRO_CODEC_SNAPPY: return snappy_block(src, n, max_out, out, e);
+    case PM_AVRO_CODEC_DEFLATE: return inflate_block(c, src, n, max_out, out, e);
+    case PM_AVRO_CODEC_SNAPPY: return snappy_block(c, src, n, max_out, out, e);
     case PM_AVRO_CODEC_ZSTD: return zstd_block(c, src, n, max_out, out, e);
     default: return pm_fail(e, PAIMON_UNSUPPORTED, "unknown codec id %d", codec);
     }

@@ -1509,7 +1509,7 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     if (!path) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
     if ((rc = check_new_files_exist(a, ents, n, ix, n_ix, e))) goto done;
     rc = pm_io_create_no_replace(t->io, path, json.data, json.len, e);
-    if (rc == PAIMON_OK && lid > 0) {
+    if ((rc == PAIMON_OK || rc == PAIMON_UNCERTAIN) && lid > 0) {
         /* The snapshot we built on must still exist. If an expiration
          * deleted it before our create, it also deleted this id (committed
          * by someone else; snapshot files go in ascending order) and kept
@@ -1536,6 +1536,14 @@ static int try_commit_once(attempt *a, const pm_manifest_entry *ents, size_t n, 
     if (rc == PAIMON_OK) {
         published = 1;
     } else if (published) {
+    } else if (rc == PAIMON_UNCERTAIN) {
+        /* Our snapshot is in place and readers may already use it, but its
+         * directory entry may not survive a crash: not a success, and no
+         * retry either (that would commit the same changes twice). */
+        published = 1;
+        pm_err_prefix(e, "commit to %s: snapshot %lld is written but not known to be durable (its manifests are "
+                      "kept; check that the snapshot exists before committing these changes again)",
+                      t->root, (long long)id);
     } else if (rc != PAIMON_EXISTS) {
         /* Uncertain: the snapshot may have been created. Never delete. */
         pm_snapshot *got = NULL;

@@ -266,12 +266,11 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     }
     if (end < earliest) end = earliest;
     r->end = end;
-    /* continuity: a missing snapshot means everything below it is gone */
-    for (int64_t id = end - 1; id >= earliest; id--) {
-        int ex;
-        if ((rc = snap_exists(t, id, &ex, e))) return rc;
-        if (!ex) { r->begin = id + 1; break; }
-    }
+    /* begin stays at earliest even across a gap (a snapshot file lost in
+     * the middle): every existing snapshot in [earliest, end) expires, as in
+     * Java 2.0's ExpireSnapshotsImpl. Starting above the gap left the
+     * snapshots below it stranded under EARLIEST, their data files deleted
+     * by the later deltas while their files and manifest lists stayed. */
     /* a gap at `end` (snapshots deleted by hand): the first existing
      * snapshot above it becomes the new earliest. The ids in between exist
      * nowhere, so the same snapshot files expire and none at or above the

@@ -236,11 +236,24 @@ static char *dir_of(const char *path, const char **name) {
     return pm_strndup(path, (size_t)(slash - path));
 }
 
-static void fsync_dir(const char *dir) {
+/* fsync a directory so an entry just linked or renamed into it survives a
+ * crash: 0, or the errno. EINVAL means the file system cannot sync a
+ * directory at all (nothing more can be done there), not a failure. */
+static int fsync_dir(const char *dir) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return;
-    (void)fsync(fd);   /* best effort */
+    if (fd < 0) return errno;
+    int err = fsync(fd) == 0 || errno == EINVAL ? 0 : errno;
     close(fd);
+    return err;
+}
+
+/* The file is in place (readers see it) but may not survive a crash. */
+static int synced_or_uncertain(const char *path, const char *dir, pm_err *e) {
+    int err = fsync_dir(dir);
+    if (!err) return PAIMON_OK;
+    return pm_fail_errno(e, PAIMON_UNCERTAIN, err,
+                         "%s was created, but syncing its directory %s failed, so it may not survive a crash", path,
+                         dir);
 }
 
 /* Write the content into a fresh temp file next to `path` and fsync it. On
@@ -315,7 +328,7 @@ static int local_write_atomic(pm_fileio *io, const char *uri, const void *p, siz
         unlink(tmp);
         rc = pm_fail_errno(e, PAIMON_IO, err, "cannot rename temp file to %s", path);
     } else {
-        fsync_dir(dir);
+        (void)fsync_dir(dir);   /* best effort: hints and consumer files are rewritten anyway */
     }
     free(tmp);
     free(dir);
@@ -336,7 +349,7 @@ static int local_create_no_replace(pm_fileio *io, const char *uri, const void *p
     if (rc) return rc;
     if (link(tmp, path) == 0) {
         unlink(tmp);
-        fsync_dir(dir);
+        rc = synced_or_uncertain(path, dir, e);
     } else {
         int err = errno;
         if (err == EEXIST) {
@@ -344,7 +357,7 @@ static int local_create_no_replace(pm_fileio *io, const char *uri, const void *p
         } else if (link_unsupported(err)) {
             /* No hard links here: atomic no-replace rename instead. */
             if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
-                fsync_dir(dir);
+                rc = synced_or_uncertain(path, dir, e);
             } else {
                 int err2 = errno;
                 if (err2 == EEXIST)

@@ -36,7 +36,9 @@ typedef struct pm_fileio_ops {
     /* Write `path` with temp file `.<name>.<uuid>.tmp` + rename (replaces). */
     int (*write_atomic)(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e);
     /* Create `path` with the content, never replacing: PAIMON_EXISTS if it
-     * exists. The file appears complete or not at all. */
+     * exists. The file appears complete or not at all. PAIMON_UNCERTAIN:
+     * it is in place but its directory could not be synced (it may not
+     * survive a crash); the caller must not report success. */
     int (*create_no_replace)(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e);
     int (*remove)(pm_fileio *io, const char *path, pm_err *e);
     /* Remove the file root/rel (rel: relative, no empty, "." or ".."

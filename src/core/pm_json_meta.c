@@ -4,6 +4,7 @@
 #include "pm_meta.h"
 
 #include "pm_json.h"
+#include "pm_set.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -439,6 +440,32 @@ static int parse_tag_time_retained(const pm_json *root, const char *json, size_t
     return PAIMON_OK;
 }
 
+/* Values Java itself would refuse or never writes: the maintenance code
+ * acts on these fields, so a file that contradicts them is not guessed at.
+ * deltaRecordCount may be negative (added minus deleted rows: Java's
+ * OVERWRITE snapshots); the total and changelog counts may not. */
+static int snapshot_check(const pm_snapshot *s, const char *f, pm_err *e) {
+    if (s->version < 1)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: field 'version' is %d, not a snapshot version (1 to %d)", f,
+                       (int)s->version, PM_SNAPSHOT_VERSION_MAX);
+    if (s->version > PM_SNAPSHOT_VERSION_MAX)
+        return pm_fail(e, PAIMON_UNSUPPORTED, "%s: field 'version' is %d, newer than the snapshot versions known here (1 to %d)",
+                       f, (int)s->version, PM_SNAPSHOT_VERSION_MAX);
+    static const char *const kinds[] = {"APPEND", "COMPACT", "OVERWRITE", "ANALYZE"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) known |= !strcmp(s->commit_kind, kinds[i]);
+    if (!known)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: field 'commitKind' is '%s', not one of APPEND, COMPACT, OVERWRITE, ANALYZE",
+                       f, s->commit_kind);
+    if (s->total_record_count.has && s->total_record_count.v < 0)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: field 'totalRecordCount' is negative (%lld)", f,
+                       (long long)s->total_record_count.v);
+    if (s->changelog_record_count.has && s->changelog_record_count.v < 0)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: field 'changelogRecordCount' is negative (%lld)", f,
+                       (long long)s->changelog_record_count.v);
+    return PAIMON_OK;
+}
+
 static int snapshot_fill(const pm_json *root, const char *json, size_t len, pm_snapshot *s, const char *f,
                          pm_err *e) {
     int rc;
@@ -494,7 +521,7 @@ static int snapshot_fill(const pm_json *root, const char *json, size_t len, pm_s
     if ((rc = get_str(root, "operation", 0, &s->operation, nb, PM_SNAP_NULL_OPERATION, f, e))) return rc;
     if ((rc = parse_tag_create_time(root, s, f, e))) return rc;
     if ((rc = parse_tag_time_retained(root, json, len, s, f, e))) return rc;
-    return PAIMON_OK;
+    return snapshot_check(s, f, e);
 }
 
 int pm_snapshot_parse(const char *json, size_t len, const char *file_name, pm_snapshot **out,
@@ -645,6 +672,22 @@ static int parse_fields(const pm_json *arr, const char *f, int depth, pm_data_fi
             fields_free(fs, i + 1);
             return rc;
         }
+    }
+    /* Java's RowType refuses duplicate names (case-sensitive); a duplicate
+     * would make partition and key lookups pick one of them silently */
+    pm_set *names = pm_set_new();
+    int rc = names ? PAIMON_OK : pm_fail(e, PAIMON_NOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < cnt; i++) {
+        int added = pm_set_add(names, fs[i].name, strlen(fs[i].name));
+        if (added < 0) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+        else if (!added)
+            rc = pm_fail(e, PAIMON_CORRUPT, "%s: field 'fields' names '%s' twice (field names must be unique)", f,
+                         fs[i].name);
+    }
+    pm_set_free(names);
+    if (rc) {
+        fields_free(fs, cnt);
+        return rc;
     }
     *out = fs;
     *n = cnt;

@@ -12,8 +12,12 @@ typedef struct pm_opt_i64 { int has; int64_t v; } pm_opt_i64;
 
 typedef struct pm_kv { char *key; char *value; } pm_kv;
 
+/* Snapshot.CURRENT_VERSION of every Java release so far; a newer version is
+ * refused as unsupported. */
+#define PM_SNAPSHOT_VERSION_MAX 3
+
 typedef struct pm_snapshot {
-    int32_t version;              /* 3; missing key -> 1 */
+    int32_t version;              /* 1 to 3; missing key -> 1 */
     char *uuid;                   /* NULL if absent */
     int64_t id;
     int64_t schema_id;
@@ -77,7 +81,10 @@ enum {
 /* Parse snapshot/tag/changelog JSON. int64 exact. Unknown keys ignored,
  * explicit null accepted for optional keys. Missing required keys (id,
  * schemaId, baseManifestList, deltaManifestList, commitUser,
- * commitIdentifier, commitKind, timeMillis) -> PAIMON_CORRUPT naming the key.
+ * commitIdentifier, commitKind, timeMillis) -> PAIMON_CORRUPT naming the key;
+ * so is a commitKind outside Java's enum or a negative totalRecordCount /
+ * changelogRecordCount; a version above PM_SNAPSHOT_VERSION_MAX ->
+ * PAIMON_UNSUPPORTED.
  * `file_name` is used in messages. */
 int pm_snapshot_parse(const char *json, size_t len, const char *file_name,
                       pm_snapshot **out, pm_err *e);
@@ -141,7 +148,9 @@ int pm_snapshot_earliest_id(pm_fileio *io, const char *branch_root, int64_t *id,
  * there are none or snapshot/ is missing). The listing helpers below also
  * return PAIMON_OK with n = 0 for a missing directory. */
 int pm_snapshot_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, size_t *n, pm_err *e);
-/* Read snapshot-<id>; PAIMON_NOTFOUND if missing. */
+/* Read snapshot-<id>; PAIMON_NOTFOUND if missing; PAIMON_CORRUPT if its
+ * "id" is not <id> or its "schemaId" names a schema file that does not
+ * exist (changelog and tag reads check the schema too). */
 int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e);
 /* Read hint file "EARLIEST"/"LATEST" in snapshot/: PAIMON_NOTFOUND if
  * missing, PAIMON_CORRUPT if not a decimal id (exact Long.parseLong rules). */

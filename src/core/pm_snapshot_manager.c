@@ -263,7 +263,24 @@ static int read_versioned(pm_fileio *io, const char *branch_root, const char *di
     return rc;
 }
 
-/* A snapshot-shaped JSON file: snapshot/snapshot-<id> or changelog/changelog-<id>. */
+/* The schema a snapshot, changelog or tag names must exist in the branch:
+ * every reader and writer resolves its fields through it. */
+static int check_schema_exists(pm_fileio *io, const char *branch_root, const pm_snapshot *s, const char *path,
+                               pm_err *e) {
+    char *sp = versioned_path(branch_root, "schema", "schema-", s->schema_id);
+    if (!sp) return nomem(e);
+    int ex = 0;
+    int rc = pm_io_exists(io, sp, &ex, e);
+    if (rc == PAIMON_OK && !ex)
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: field 'schemaId' names schema %lld, which does not exist (%s)", path,
+                     (long long)s->schema_id, sp);
+    free(sp);
+    return rc;
+}
+
+/* A snapshot-shaped JSON file: snapshot/snapshot-<id> or changelog/changelog-<id>.
+ * Its "id" must be the id of its name: expiration, EARLIEST and every
+ * range computation trust the file name, readers trust the field. */
 static int read_snapshot_json(pm_fileio *io, const char *branch_root, const char *dir, int64_t id, pm_snapshot **out,
                               pm_err *e) {
     *out = NULL;
@@ -271,6 +288,14 @@ static int read_snapshot_json(pm_fileio *io, const char *branch_root, const char
     char *path = NULL;
     int rc = read_versioned(io, branch_root, dir, id, &b, &path, e);
     if (rc == PAIMON_OK) rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
+    if (rc == PAIMON_OK && (*out)->id != id)
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: field 'id' is %lld but the file name says %lld", path,
+                     (long long)(*out)->id, (long long)id);
+    if (rc == PAIMON_OK) rc = check_schema_exists(io, branch_root, *out, path, e);
+    if (rc) {
+        pm_snapshot_free(*out);
+        *out = NULL;
+    }
     pm_buf_free(&b);
     free(path);
     return rc;
@@ -344,6 +369,10 @@ int pm_tag_read(pm_fileio *io, const char *branch_root, const char *name, pm_sna
     char *path;
     int rc = read_named(io, branch_root, "tag", name, &b, &path, e);
     if (rc == PAIMON_OK) rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
+    if (rc == PAIMON_OK && (rc = check_schema_exists(io, branch_root, *out, path, e))) {
+        pm_snapshot_free(*out);
+        *out = NULL;
+    }
     pm_buf_free(&b);
     free(path);
     return rc;

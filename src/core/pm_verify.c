@@ -311,8 +311,35 @@ static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_er
         }
         pm_snapshot_free(s);
     }
-    pm_buf_free(&sp);
+    int64_t walked = !o->all_snapshots && n ? ids[0] : -1;   /* the latest */
     free(ids);
+    ids = NULL;
+    n = 0;
+    /* without --all-snapshots the other snapshot files are read, not
+     * walked: one that contradicts itself (an "id" other than its name,
+     * values Java refuses, a missing schema) misleads every maintenance run */
+    if (!rc && !o->all_snapshots) {
+        if ((rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n, e)))
+            pm_err_prefix(e, "cannot verify branch %s", bt->branch);
+        for (size_t i = 0; !rc && i < n; i++) {
+            if (ids[i] == walked) continue;
+            pm_snapshot *s = NULL;
+            pm_err why;
+            int sr = pm_snapshot_read(bt->io, bt->branch_root, ids[i], &s, &why);
+            pm_snapshot_free(s);
+            if (sr == PAIMON_NOTFOUND) continue;                /* expired meanwhile */
+            if (sr == PAIMON_OK) w->r->checked[PM_K_SNAPSHOT]++;
+            else if (sr == PAIMON_NOMEM) rc = nomem(e);
+            else if (sr) {
+                snprintf(by, sizeof by, "snapshot %lld of branch %s", (long long)ids[i], bt->branch);
+                sp.len = 0;
+                rc = pm_buf_printf(&sp, "%s/snapshot/snapshot-%lld", bt->branch_root, (long long)ids[i])
+                         ? nomem(e) : unreadable(w, (char *)sp.data, PM_K_SNAPSHOT, by, &why, e);
+            }
+        }
+        free(ids);
+    }
+    pm_buf_free(&sp);
     if (rc) return rc;
     char **tags = NULL;
     size_t nt = 0;

@@ -32,6 +32,8 @@ extern "C" {
 #define PAIMON_CONFLICT    7   /* concurrent change; commit aborted */
 #define PAIMON_MISUSE      8   /* bad argument from the caller */
 #define PAIMON_NOMEM       9
+#define PAIMON_UNCERTAIN   10  /* may or may not have taken effect (e.g. a snapshot
+                                  created whose directory sync failed) */
 #define PAIMON_DONE        100 /* iterator exhausted (not an error) */
 
 PAIMON_API const char *paimon_errstr(int code);

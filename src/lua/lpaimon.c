@@ -19,6 +19,7 @@ const char *lp_code_name(int code) {
     case PAIMON_CONFLICT: return "conflict";
     case PAIMON_MISUSE: return "misuse";
     case PAIMON_NOMEM: return "nomem";
+    case PAIMON_UNCERTAIN: return "uncertain";
     default: return "error";
     }
 }
