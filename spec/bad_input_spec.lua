@@ -201,7 +201,8 @@ describe("bad input", function()
                         {path, "--retain-min", "1", "--older-than", "0s", "--max-deletes", "1000"}, 1, msg)
     H.refuses_unchanged(path, cli("expire.lua"),
                         {path, "--retain-min", "1", "--older-than", "0s", "--max-deletes", "1000", "--dry-run"}, 1, msg)
-    H.refuses_unchanged(path, cli("remove_orphan_files.lua"), {path, "--older-than", "0s"}, 1, msg)
+    H.refuses_unchanged(path, cli("remove_orphan_files.lua"), {path, "--older-than", "0s", "--allow-young-cutoff"},
+                        1, msg)
     H.refuses_unchanged(path, cli("inspect.lua"), {path, "snapshots"}, 1, msg)
     for _, all in ipairs({false, true}) do
       local out, err, rc = H.script("verify.lua", {path, "--json", all and "--all-snapshots" or nil})

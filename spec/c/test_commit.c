@@ -680,7 +680,7 @@ TEST(commit_directory_sync_failure_is_uncertain) {
     opts_for(t, &o, "u");
     int64_t id = 0;
     fail_dir_fsync = 1;
-    rc = pm_commit(t, &x.m, 1, &o, &id, &e);
+    rc = tu_commit(t, &x.m, 1, &o, &id, &e);      /* the data file exists */
     fail_dir_fsync = 0;
     CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
     CHECK(strstr(e.msg, "snapshot 5 is written but not known to be durable") != NULL);
