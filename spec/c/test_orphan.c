@@ -95,7 +95,7 @@ static void backdate(const char *path, int64_t seconds) {
 TEST(age_is_checked_for_unused_files_only) {
     tdir d;
     CHECK(tdir_make(&d, BITMAP) == 0);
-    char p[400], used_file[400], tmp[400];
+    char p[400], used_file[700], tmp[400];
     snprintf(p, sizeof p, "%s/bucket-0/data-dir-not-a-file.parquet", d.table);
     CHECK(mkdir(p, 0755) == 0);
     backdate(p, 7200);
