@@ -273,7 +273,7 @@ PAIMON_API int paimon_commit_open(paimon_table *t, const char *commit_user, paim
 PAIMON_API const char *paimon_commit_user(const paimon_commit *c);
 /* Commit the messages as one snapshot of kind `kind` (NULL: "APPEND"),
  * with `identifier` (INT64_MAX for a batch commit). *snapshot_id is the
- * new snapshot, *created 1; messages with no file and kind APPEND create
+ * new snapshot, *created 1; no messages and a kind other than COMPACT create
  * nothing (*created 0, *snapshot_id the latest id or 0), as Java's batch
  * commit ignores empty commits. PAIMON_CONFLICT: nothing was committed. */
 PAIMON_API int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t identifier,
