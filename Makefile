@@ -59,7 +59,7 @@ LUAJIT_OBJ := $(LUA_SRC:src/%.c=$(BUILD)/objjit/%.o)
 LUAJIT_SO := $(BUILD)/luajit/paimon/core.so
 CLI       := $(BUILD)/paimon-lua
 PC        := $(BUILD)/paimon.pc
-EXAMPLES  := $(BUILD)/examples/table_info $(BUILD)/examples/table_maint
+EXAMPLES  := $(BUILD)/examples/table_info $(BUILD)/examples/table_maint $(BUILD)/examples/table_write
 CTEST_SRC := $(wildcard spec/c/test_*.c)
 CTEST_BIN := $(CTEST_SRC:spec/c/%.c=$(BUILD)/tests/%)
 HEADERS   := $(wildcard src/include/*.h src/core/*.h src/lua/*.h)

@@ -194,6 +194,19 @@ if PKG_CONFIG_PATH="$P2/lib/pkgconfig" cc examples/c/table_maint.c -o "$TMP/tabl
 else
   notok "examples/c/table_maint.c builds with pkg-config" "$(cat "$TMP/cc.log")"
 fi
+# writing and committing from the installed header and library alone
+if PKG_CONFIG_PATH="$P2/lib/pkgconfig" cc examples/c/table_write.c -o "$TMP/table_write" \
+     $(PKG_CONFIG_PATH="$P2/lib/pkgconfig" pkg-config --cflags --libs paimon) >"$TMP/cc.log" 2>&1; then
+  ok "examples/c/table_write.c builds with pkg-config --cflags --libs paimon"
+  out=$(env -u LD_LIBRARY_PATH "$TMP/table_write" "$TMP/written/db.db/orders" 3 2>&1); rc=$?
+  if [ $rc = 0 ] && printf '%s\n' "$out" | grep -q "^snapshot	1	3\$"; then
+    ok "it creates, writes and commits against the installed libpaimon.so without LD_LIBRARY_PATH"
+  else
+    notok "it creates, writes and commits against the installed libpaimon.so (exit $rc)" "$out"
+  fi
+else
+  notok "examples/c/table_write.c builds with pkg-config" "$(cat "$TMP/cc.log")"
+fi
 $MAKE --no-print-directory BUILD="$TMP/build2" PREFIX="$P2" uninstall >"$TMP/uninstall2.log" 2>&1
 left=$(find "$P2" \( -type f -o -type l \) 2>/dev/null)
 if [ -z "$left" ]; then ok "make uninstall PREFIX=TMP/prefix left no file"; else notok "uninstall PREFIX left no file" "$left"; fi

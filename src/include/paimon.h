@@ -133,6 +133,162 @@ PAIMON_API int paimon_result_int(const paimon_result *r, const char *path, int64
 PAIMON_API const char *paimon_result_str(const paimon_result *r, const char *path);  /* NULL: no such string */
 PAIMON_API void paimon_result_free(paimon_result *r);         /* NULL-safe */
 
+
+/* ---- writing and committing -------------------------------------------
+ * Append-only Avro tables (bucket -1, no primary key; see docs/writing.md).
+ * The same type rules and messages as the Lua binding's t:new_write():
+ * the binding maps Lua values onto paimon_value and calls the same core.
+ * On failure the message is paimon_table_errmsg(t) of the writer's or
+ * committer's table. */
+
+/* A value to write. Integers of every width come as PAIMON_VALUE_INT (or
+ * as decimal text, which is exact); a DOUBLE with a fraction, or of 2^53
+ * or more, is refused by integer columns (it may have been rounded).
+ * Strings hold UTF-8 text or bytes (not copied: they must stay valid until
+ * the row is written) and also carry decimals ("12.50"), dates
+ * ("2024-01-31" or INT days), times ("12:30:00.250" or INT millis of the
+ * day), timestamps ("2024-01-31 12:30:00.123456" or INT epoch millis) and
+ * "NaN" / "Infinity" / "-Infinity" for FLOAT/DOUBLE. ARRAY values list
+ * items; MAP values are key/value pairs (keys in the order written) and
+ * also give ROW values (keys are the field names; a missing field is
+ * NULL). `text`, when not NULL, is how the caller wrote a number, quoted
+ * in error messages instead of the core's rendering. Messages name value
+ * kinds as Lua does: boolean, number, string, table. */
+typedef enum paimon_value_kind {
+    PAIMON_VALUE_NULL = 0,
+    PAIMON_VALUE_BOOL,
+    PAIMON_VALUE_INT,
+    PAIMON_VALUE_DOUBLE,
+    PAIMON_VALUE_STRING,
+    PAIMON_VALUE_ARRAY,
+    PAIMON_VALUE_MAP,
+    PAIMON_VALUE_OTHER         /* none of these (text names its kind): always refused */
+} paimon_value_kind;
+
+typedef struct paimon_value paimon_value;
+struct paimon_value {
+    paimon_value_kind kind;
+    const char *text;
+    union {
+        int b;
+        int64_t i;
+        double d;
+        struct { const char *ptr; size_t len; } str;
+        struct { const paimon_value *items; size_t n; } array;
+        struct { const paimon_value *keys, *values; size_t n; } map;
+    } v;
+};
+
+/* Constructors for the common cases (a NULL s gives a NULL value). */
+static inline paimon_value paimon_null(void) { paimon_value v = {PAIMON_VALUE_NULL, NULL, {0}}; return v; }
+static inline paimon_value paimon_bool(int b) { paimon_value v = {PAIMON_VALUE_BOOL, NULL, {0}}; v.v.b = b != 0; return v; }
+static inline paimon_value paimon_int(int64_t i) { paimon_value v = {PAIMON_VALUE_INT, NULL, {0}}; v.v.i = i; return v; }
+static inline paimon_value paimon_double(double d) { paimon_value v = {PAIMON_VALUE_DOUBLE, NULL, {0}}; v.v.d = d; return v; }
+static inline paimon_value paimon_bytes(const void *p, size_t n) {
+    paimon_value v = {PAIMON_VALUE_STRING, NULL, {0}};
+    v.v.str.ptr = (const char *)p;
+    v.v.str.len = n;
+    return v;
+}
+static inline paimon_value paimon_str(const char *s) {
+    size_t n = 0;
+    if (!s) return paimon_null();
+    while (s[n]) n++;
+    return paimon_bytes(s, n);
+}
+static inline paimon_value paimon_array(const paimon_value *items, size_t n) {
+    paimon_value v = {PAIMON_VALUE_ARRAY, NULL, {0}};
+    v.v.array.items = items;
+    v.v.array.n = n;
+    return v;
+}
+static inline paimon_value paimon_map(const paimon_value *keys, const paimon_value *values, size_t n) {
+    paimon_value v = {PAIMON_VALUE_MAP, NULL, {0}};
+    v.v.map.keys = keys;
+    v.v.map.values = values;
+    v.v.map.n = n;
+    return v;
+}
+
+/* A column of a new table: name, type as SQL text ("BIGINT NOT NULL",
+ * "DECIMAL(10, 2)", "ARRAY<STRING>", "ROW<a INT, b STRING>"), optional
+ * description. */
+typedef struct paimon_column {
+    const char *name;
+    const char *type;
+    const char *description;   /* may be NULL */
+} paimon_column;
+
+typedef struct paimon_table_spec {
+    const paimon_column *columns;
+    size_t n_columns;
+    const char *const *partition_keys;
+    size_t n_partition_keys;
+    const char *const *primary_keys;
+    size_t n_primary_keys;
+    const char *const *options;  /* key, value, key, value ...: 2 * n_options strings */
+    size_t n_options;
+    const char *comment;         /* may be NULL */
+} paimon_table_spec;
+
+/* Create the table at `path` (schema-0, as Java's SchemaManager writes it;
+ * never replaces: PAIMON_EXISTS if it has a schema) and open it (*out).
+ * Errors as for paimon_table_open. */
+PAIMON_API int paimon_table_create(const char *path, const paimon_table_spec *spec,
+                                   paimon_table **out, char **errmsg);
+
+typedef struct paimon_writer paimon_writer;
+typedef struct paimon_messages paimon_messages;
+typedef struct paimon_commit paimon_commit;
+
+/* A writer of new data files (rolling at target-file-size, one per
+ * partition). It borrows t, which must outlive it. */
+PAIMON_API int paimon_writer_open(paimon_table *t, paimon_writer **out);
+/* Set one column (schema order, from 0) of the row being built. A value
+ * the column's type refuses is PAIMON_MISUSE and leaves the column unset. */
+PAIMON_API int paimon_writer_set(paimon_writer *w, size_t column, const paimon_value *v);
+/* Write the row built so far (unset columns are NULL) and start a new one. */
+PAIMON_API int paimon_writer_write_row(paimon_writer *w);
+/* Set columns 0 .. n-1 from row[] and write (n must be the column count). */
+PAIMON_API int paimon_writer_write(paimon_writer *w, const paimon_value *row, size_t n);
+PAIMON_API int64_t paimon_writer_rows(const paimon_writer *w);
+/* Close the open files and hand out a commit message per data file
+ * written since open or the previous call (*out: free with
+ * paimon_messages_free; independent of the writer). */
+PAIMON_API int paimon_writer_prepare_commit(paimon_writer *w, paimon_messages **out);
+/* NULL-safe; deletes the files written but not handed out by
+ * paimon_writer_prepare_commit. */
+PAIMON_API void paimon_writer_close(paimon_writer *w);
+
+PAIMON_API size_t paimon_messages_count(const paimon_messages *m);
+PAIMON_API int64_t paimon_messages_row_count(const paimon_messages *m);  /* rows of the ADDed files */
+/* The data file of message i, relative to the table directory. */
+PAIMON_API const char *paimon_messages_file_path(const paimon_messages *m, size_t i);
+PAIMON_API void paimon_messages_free(paimon_messages *m);    /* NULL-safe */
+
+/* A committer: commit_user NULL for a random one (a retry of the same
+ * commits must reuse the user, see paimon_commit_filter_committed). It
+ * borrows t. */
+PAIMON_API int paimon_commit_open(paimon_table *t, const char *commit_user, paimon_commit **out);
+PAIMON_API const char *paimon_commit_user(const paimon_commit *c);
+/* Commit the messages as one snapshot of kind `kind` (NULL: "APPEND"),
+ * with `identifier` (INT64_MAX for a batch commit). *snapshot_id is the
+ * new snapshot, *created 1; no messages and a kind other than COMPACT create
+ * nothing (*created 0, *snapshot_id the latest id or 0), as Java's batch
+ * commit ignores empty commits. PAIMON_CONFLICT: nothing was committed. */
+PAIMON_API int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t identifier,
+                                    const char *kind, int64_t *snapshot_id, int *created);
+/* Delete the data files the messages add, except those a snapshot already
+ * adds (a commit with an unknown outcome may have landed). *removed,
+ * *kept (either may be NULL) count the files. */
+PAIMON_API int paimon_commit_abort(paimon_commit *c, const paimon_messages *m, int64_t *removed,
+                                   int64_t *kept);
+/* For each identifier, committed[i] = 1 if this commit user already
+ * committed it (its newest snapshot's identifier is >= it), else 0. */
+PAIMON_API int paimon_commit_filter_committed(paimon_commit *c, const int64_t *identifiers, size_t n,
+                                              uint8_t *committed);
+PAIMON_API void paimon_commit_close(paimon_commit *c);       /* NULL-safe */
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,14 +11,11 @@
 #include "pm_commit.h"
 #include "pm_create.h"
 #include "pm_datafile.h"
-#include "pm_exec.h"
+#include "pm_write.h"
 
 #define WRITE_MT "paimon.Write"
 #define COMMIT_MT "paimon.Commit"
 #define ROWS_MT "paimon.RowIterator"
-
-__extension__ typedef __int128 lw_i128;
-__extension__ typedef unsigned __int128 lw_u128;
 
 static int absidx(lua_State *L, int i) {
     return (i > 0 || i <= LUA_REGISTRYINDEX) ? i : lua_gettop(L) + i + 1;
@@ -33,261 +30,19 @@ static void push_owner(lua_State *L, int idx) {
     lp_getowner(L, idx);
 }
 
-/* ---- text -> values ---------------------------------------------------------- */
+/* ---- Lua values -> paimon_value ----------------------------------------------
+ * Only the mapping lives here; the type rules and their messages are the
+ * core's (pm_value.c), shared with paimon.h. Tables are read as the
+ * column's type shapes them: ARRAY items 1..#t, MAP pairs in table.sort
+ * order of the keys, ROW pairs; a table where an atomic value is expected
+ * is "table". */
 
-static int64_t days_from_civil(int64_t y, int m, int d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
+static void *arena_alloc_checked(lua_State *L, pm_arena *a, size_t n) {
+    void *p = pm_arena_alloc(a, n ? n : 1);
+    if (!p) luaL_error(L, "out of memory");
+    memset(p, 0, n ? n : 1);
+    return p;
 }
-
-static int days_in_month(int64_t y, int m) {
-    static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
-    return dm[m - 1];
-}
-
-static int read_digits(const char **p, int min, int max, int64_t *out) {
-    int n = 0;
-    int64_t v = 0;
-    while (n < max && isdigit((unsigned char)**p)) { v = v * 10 + (**p - '0'); (*p)++; n++; }
-    *out = v;
-    return n >= min;
-}
-
-/* yyyy-MM-dd -> days; p advanced past it. */
-static int parse_date_part(const char **p, int64_t *days) {
-    int64_t y, m, d;
-    int neg = 0;
-    if (**p == '-' || **p == '+') { neg = **p == '-'; (*p)++; }
-    if (!read_digits(p, 1, 9, &y) || **p != '-') return 0;
-    (*p)++;
-    if (!read_digits(p, 1, 2, &m) || **p != '-') return 0;
-    (*p)++;
-    if (!read_digits(p, 1, 2, &d)) return 0;
-    if (neg) y = -y;
-    if (m < 1 || m > 12 || d < 1 || d > days_in_month(y, (int)m)) return 0;
-    *days = days_from_civil(y, (int)m, (int)d);
-    return 1;
-}
-
-/* HH:mm[:ss[.fffffffff]] -> millis of day + nanos of milli. */
-static int parse_time_part(const char **p, int64_t *ms, int32_t *nom, int precision) {
-    int64_t h, mi, s = 0, frac = 0;
-    int nd = 0;
-    if (!read_digits(p, 1, 2, &h) || **p != ':') return 0;
-    (*p)++;
-    if (!read_digits(p, 2, 2, &mi)) return 0;
-    if (**p == ':') {
-        (*p)++;
-        if (!read_digits(p, 2, 2, &s)) return 0;
-        if (**p == '.') {
-            (*p)++;
-            while (isdigit((unsigned char)**p)) {
-                if (nd < 9) { frac = frac * 10 + (**p - '0'); nd++; }
-                (*p)++;
-            }
-            if (!nd) return 0;
-        }
-    }
-    if (h > 23 || mi > 59 || s > 59) return 0;
-    for (int i = nd; i < 9; i++) frac *= 10;          /* nanos of second */
-    int64_t keep = 1;
-    for (int i = precision; i < 9; i++) keep *= 10;
-    frac -= frac % keep;                               /* truncate to the type's precision */
-    *ms = ((h * 60 + mi) * 60 + s) * 1000 + frac / 1000000;
-    *nom = (int32_t)(frac % 1000000);
-    return 1;
-}
-
-/* Decimal text -> unscaled value at `scale`. */
-static const char *parse_decimal(const char *s, int precision, int scale, lw_i128 *out) {
-    const char *p = s;
-    while (isspace((unsigned char)*p)) p++;
-    int neg = 0;
-    if (*p == '-' || *p == '+') { neg = *p == '-'; p++; }
-    lw_i128 v = 0;
-    int digits = 0, frac = 0, seen_dot = 0, any = 0;
-    for (;; p++) {
-        if (*p == '.' && !seen_dot) { seen_dot = 1; continue; }
-        if (!isdigit((unsigned char)*p)) break;
-        any = 1;
-        if (seen_dot) {
-            if (frac >= scale) { if (*p != '0') return "has more fractional digits than the scale"; continue; }
-            frac++;
-        }
-        if (v || *p != '0') digits++;
-        if (digits > 38) return "has too many digits";
-        v = v * 10 + (*p - '0');
-    }
-    while (isspace((unsigned char)*p)) p++;
-    if (!any || *p) return "is not a decimal number";
-    for (; frac < scale; frac++) v *= 10;
-    lw_i128 lim = 1;
-    for (int i = 0; i < precision; i++) lim *= 10;
-    if (v >= lim) return "does not fit the precision";
-    *out = neg ? -v : v;
-    return NULL;
-}
-
-/* The core takes a wide decimal as big-endian two's complement of any
- * length up to 16 bytes (and writes Java's minimal form itself). */
-static size_t unscaled_be(lw_i128 v, uint8_t out[16]) {
-    lw_u128 u = (lw_u128)v;
-    for (int i = 15; i >= 0; i--) { out[i] = (uint8_t)u; u >>= 8; }
-    return 16;
-}
-
-/* Lua value at i -> exact int64: 0 ok, 1 not an integer, 2 outside the
- * int64 range, 3 a float of 2^53 or more (JSON decoders and arithmetic may
- * already have rounded it: such values come as integers or decimal text). */
-enum { INT_OK, INT_NOT_INTEGER, INT_RANGE, INT_INEXACT };
-static int lua_int64_status(lua_State *L, int i, int64_t *out) {
-    if (lua_type(L, i) == LUA_TSTRING) {
-        int rc = lp_decimal_int64(lua_tostring(L, i), out);
-        return rc == 0 ? INT_OK : rc == 2 ? INT_RANGE : INT_NOT_INTEGER;
-    }
-    if (lua_type(L, i) != LUA_TNUMBER) return INT_NOT_INTEGER;
-    if (lp_is_lua_integer(L, i)) { *out = (int64_t)lua_tointeger(L, i); return INT_OK; }
-    lua_Number n = lua_tonumber(L, i);
-    if (n != floor(n)) return INT_NOT_INTEGER;   /* NaN too */
-    if (n >= 9223372036854775808.0 || n < -9223372036854775808.0) return INT_RANGE;
-    if (fabs(n) >= 9007199254740992.0) return INT_INEXACT;
-    *out = (int64_t)n;
-    return INT_OK;
-}
-
-static int lua_int64(lua_State *L, int i, int64_t *out) {
-    return lua_int64_status(L, i, out) == INT_OK;
-}
-
-/* Lua value at i -> datum of type ty. dec: 16-byte buffer for big decimals.
- * Raises with a message naming the column on a bad value. */
-static void to_datum(lua_State *L, int i, const pm_type *ty, const char *col, pm_datum *d, uint8_t *dec) {
-    memset(d, 0, sizeof *d);
-    i = absidx(L, i);
-    if (is_null_value(L, i)) {
-        if (!ty->nullable) luaL_error(L, "column '%s' is NOT NULL but the value is null", col);
-        d->is_null = 1;
-        return;
-    }
-    int t = lua_type(L, i);
-    switch (ty->root) {
-    case PM_T_BOOLEAN:
-        if (t != LUA_TBOOLEAN) luaL_error(L, "column '%s' (BOOLEAN): expected a boolean, got %s", col, luaL_typename(L, i));
-        d->v.i = lua_toboolean(L, i);
-        return;
-    case PM_T_TINYINT: case PM_T_SMALLINT: case PM_T_INT: case PM_T_BIGINT: {
-        int64_t v = 0;
-        int st = lua_int64_status(L, i, &v);
-        int64_t lo = ty->root == PM_T_TINYINT ? -128 : ty->root == PM_T_SMALLINT ? -32768 : ty->root == PM_T_INT ? INT32_MIN : INT64_MIN;
-        int64_t hi = ty->root == PM_T_TINYINT ? 127 : ty->root == PM_T_SMALLINT ? 32767 : ty->root == PM_T_INT ? INT32_MAX : INT64_MAX;
-        if (st == INT_OK && v >= lo && v <= hi) { d->v.i = v; return; }
-        /* the input as given, never a converted or clamped value */
-        const char *shown = t == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, i))
-                          : t == LUA_TNUMBER ? lp_tolstring(L, i, NULL) : luaL_typename(L, i);
-        const char *name = pm_type_root_name(ty->root);
-        if (st == INT_NOT_INTEGER)
-            luaL_error(L, "column '%s' (%s): expected an integer (a number or decimal digits), got %s", col, name, shown);
-        if (st == INT_INEXACT)
-            luaL_error(L, "column '%s' (%s): %s is a float of 2^53 or more and may have been rounded; give an integer or decimal text", col, name, shown);
-        char range[64];   /* lua_pushfstring has no %lld */
-        snprintf(range, sizeof range, "[%lld, %lld]", (long long)lo, (long long)hi);
-        luaL_error(L, "column '%s' (%s): %s is out of range %s", col, name, shown, range);
-        return;
-    }
-    case PM_T_FLOAT: case PM_T_DOUBLE: {
-        lua_Number n = 0;
-        if (t == LUA_TNUMBER) n = lua_tonumber(L, i);
-        else if (t == LUA_TSTRING) {
-            const char *s = lua_tostring(L, i);
-            if (!strcmp(s, "NaN")) n = (lua_Number)NAN;
-            else if (!strcmp(s, "Infinity")) n = (lua_Number)HUGE_VAL;
-            else if (!strcmp(s, "-Infinity")) n = -(lua_Number)HUGE_VAL;
-            else { char *end; n = strtod(s, &end); if (end == s || *end) luaL_error(L, "column '%s': '%s' is not a number", col, s); }
-        } else luaL_error(L, "column '%s' (%s): expected a number, got %s", col, pm_type_root_name(ty->root), luaL_typename(L, i));
-        if (ty->root == PM_T_FLOAT) d->v.f = (float)n; else d->v.d = (double)n;
-        return;
-    }
-    case PM_T_CHAR: case PM_T_VARCHAR: case PM_T_BINARY: case PM_T_VARBINARY: case PM_T_BLOB: {
-        if (t != LUA_TSTRING) luaL_error(L, "column '%s' (%s): expected a string, got %s", col, pm_type_root_name(ty->root), luaL_typename(L, i));
-        size_t len;
-        d->v.bin.ptr = (const uint8_t *)lua_tolstring(L, i, &len);
-        d->v.bin.len = len;
-        return;
-    }
-    case PM_T_DECIMAL: {
-        lw_i128 v;
-        const char *err;
-        char buf[64];
-        if (t == LUA_TSTRING) err = parse_decimal(lua_tostring(L, i), ty->precision, ty->scale, &v);
-        else if (t == LUA_TNUMBER) {
-            if (lp_isinteger(L, i)) snprintf(buf, sizeof buf, "%lld", (long long)lua_tointeger(L, i));
-            else snprintf(buf, sizeof buf, "%.*f", (int)ty->scale, (double)lua_tonumber(L, i));
-            err = parse_decimal(buf, ty->precision, ty->scale, &v);
-        } else err = "is not a number or decimal string";
-        if (err) luaL_error(L, "column '%s' (DECIMAL(%d, %d)): value %s", col, (int)ty->precision, (int)ty->scale, err);
-        if (ty->precision <= 18) d->v.i = (int64_t)v;
-        else { d->v.bin.len = unscaled_be(v, dec); d->v.bin.ptr = dec; }
-        return;
-    }
-    case PM_T_DATE: {
-        int64_t v;
-        if (t == LUA_TSTRING) {
-            const char *p = lua_tostring(L, i);
-            if (!parse_date_part(&p, &v) || *p) luaL_error(L, "column '%s' (DATE): '%s' is not a date (yyyy-MM-dd)", col, lua_tostring(L, i));
-        } else if (!lua_int64(L, i, &v)) luaL_error(L, "column '%s' (DATE): expected 'yyyy-MM-dd' or days since 1970-01-01", col);
-        if (v < INT32_MIN || v > INT32_MAX) luaL_error(L, "column '%s' (DATE): out of range", col);
-        d->v.i = v;
-        return;
-    }
-    case PM_T_TIME: {
-        int64_t v;
-        if (t == LUA_TSTRING) {
-            const char *p = lua_tostring(L, i);
-            int32_t nom;
-            if (!parse_time_part(&p, &v, &nom, ty->precision) || *p) luaL_error(L, "column '%s' (TIME): '%s' is not a time (HH:mm:ss[.fff])", col, lua_tostring(L, i));
-        } else if (!lua_int64(L, i, &v)) luaL_error(L, "column '%s' (TIME): expected 'HH:mm:ss[.fff]' or millis of the day", col);
-        if (v < 0 || v >= 86400000) luaL_error(L, "column '%s' (TIME): out of range", col);
-        d->v.i = v;
-        return;
-    }
-    case PM_T_TIMESTAMP: case PM_T_TIMESTAMP_LTZ: {
-        if (t == LUA_TSTRING) {
-            const char *s = lua_tostring(L, i), *p = s;
-            int64_t days, ms = 0;
-            int32_t nom = 0;
-            int ok = parse_date_part(&p, &days);
-            if (ok && (*p == ' ' || *p == 'T')) { p++; ok = parse_time_part(&p, &ms, &nom, ty->precision); }
-            if (!ok || *p) luaL_error(L, "column '%s' (TIMESTAMP): '%s' is not a timestamp (yyyy-MM-dd HH:mm:ss[.fffffffff])", col, s);
-            d->v.ts.millis = days * 86400000 + ms;
-            d->v.ts.nanos_of_milli = nom;
-        } else {
-            int64_t v;
-            if (!lua_int64(L, i, &v)) luaL_error(L, "column '%s' (TIMESTAMP): expected a timestamp string or epoch millis", col);
-            d->v.ts.millis = v;
-        }
-        return;
-    }
-    default:
-        luaL_error(L, "column '%s': writing %s values is not supported", col, pm_type_root_name(ty->root));
-    }
-}
-
-/* ---- composite Lua values -> Avro binary ---------------------------------------- */
-
-static int is_composite(const pm_type *t) {
-    return t->root == PM_T_ARRAY || t->root == PM_T_MAP || t->root == PM_T_MULTISET || t->root == PM_T_ROW;
-}
-
-static void put_long_checked(lua_State *L, pm_buf *b, int64_t v) {
-    if (pm_avro_put_long(b, v)) luaL_error(L, "out of memory");
-}
-
-static void encode_any(lua_State *L, int i, const pm_type *ty, const char *col, pm_buf *b, int depth);
 
 /* Keys of the table at i, sorted (table.sort), as an array at the stack top. */
 static void sorted_keys(lua_State *L, int i, const char *col) {
@@ -308,99 +63,122 @@ static void sorted_keys(lua_State *L, int i, const char *col) {
     lua_pop(L, 1);
 }
 
-/* The non-null Avro encoding of a composite value at i. */
-static void encode_composite(lua_State *L, int i, const pm_type *ty, const char *col, pm_buf *b, int depth) {
-    i = absidx(L, i);
+static void to_value(lua_State *L, int i, const pm_type *ty, pm_arena *a, paimon_value *v, const char *col, int depth);
+
+static void table_to_value(lua_State *L, int i, const pm_type *ty, pm_arena *a, paimon_value *v, const char *col, int depth) {
     if (depth > 64) luaL_error(L, "column '%s': value nested too deeply", col);
     luaL_checkstack(L, 10, "nested value");
-    if (!lua_istable(L, i))
-        luaL_error(L, "column '%s' (%s): expected a table, got %s", col, pm_type_root_name(ty->root), luaL_typename(L, i));
-    switch (ty->root) {
-    case PM_T_ARRAY: {
+    if (ty->root == PM_T_ARRAY) {
         size_t n = lp_rawlen(L, i);
-        if (n) {
-            put_long_checked(L, b, (int64_t)n);
-            for (size_t k = 1; k <= n; k++) {
-                lua_rawgeti(L, i, (int)k);
-                encode_any(L, -1, ty->element, col, b, depth + 1);
-                lua_pop(L, 1);
-            }
-        }
-        put_long_checked(L, b, 0);
-        return;
-    }
-    case PM_T_MAP: case PM_T_MULTISET: {
-        pm_type ival;
-        memset(&ival, 0, sizeof ival);
-        ival.root = PM_T_INT;
-        ival.nullable = 1;
-        const pm_type *kt = ty->element, *vt = ty->root == PM_T_MAP ? ty->value : &ival;
-        int string_keys = kt->root == PM_T_CHAR || kt->root == PM_T_VARCHAR;
-        sorted_keys(L, i, col);
-        int keys = lua_gettop(L);
-        size_t n = lp_rawlen(L, keys);
-        if (n) {
-            put_long_checked(L, b, (int64_t)n);
-            for (size_t k = 1; k <= n; k++) {
-                lua_rawgeti(L, keys, (int)k);
-                if (string_keys) {
-                    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "column '%s': map keys must be strings", col);
-                    size_t len;
-                    const char *ks = lua_tolstring(L, -1, &len);
-                    if (pm_avro_put_bytes(b, ks, len)) luaL_error(L, "out of memory");
-                } else {
-                    encode_any(L, -1, kt, col, b, depth + 1);
-                }
-                lua_gettable(L, i);
-                encode_any(L, -1, vt, col, b, depth + 1);
-                lua_pop(L, 1);
-            }
-        }
-        put_long_checked(L, b, 0);
-        lua_pop(L, 1);
-        return;
-    }
-    case PM_T_ROW: {
-        for (size_t k = 0; k < ty->n_fields; k++) {
-            lua_getfield(L, i, ty->fields[k].name);
-            encode_any(L, -1, ty->fields[k].type, col, b, depth + 1);
+        paimon_value *items = arena_alloc_checked(L, a, n * sizeof *items);
+        for (size_t k = 0; k < n; k++) {
+            lua_rawgeti(L, i, (int)k + 1);
+            to_value(L, -1, ty->element, a, &items[k], col, depth + 1);
             lua_pop(L, 1);
         }
+        *v = paimon_array(items, n);
+        return;
+    }
+    size_t n = 0;
+    if (ty->root == PM_T_ROW) {
+        lua_pushnil(L);
+        while (lua_next(L, i)) { n++; lua_pop(L, 1); }
+    } else {
+        sorted_keys(L, i, col);
+        n = lp_rawlen(L, -1);
+    }
+    paimon_value *keys = arena_alloc_checked(L, a, n * sizeof *keys);
+    paimon_value *vals = arena_alloc_checked(L, a, n * sizeof *vals);
+    if (ty->root == PM_T_ROW) {
+        size_t k = 0;
         lua_pushnil(L);
         while (lua_next(L, i)) {
-            int known = 0;
+            if (k == n) { lua_pop(L, 2); break; }   /* grown meanwhile: the core sees the pairs counted */
+            const pm_type *ft = NULL;   /* a name the type lacks: the core refuses it */
             if (lua_type(L, -2) == LUA_TSTRING)
-                for (size_t k = 0; k < ty->n_fields && !known; k++) known = !strcmp(ty->fields[k].name, lua_tostring(L, -2));
-            if (!known) luaL_error(L, "column '%s': the ROW value has a field that the type does not have", col);
+                for (size_t f = 0; f < ty->n_fields && !ft; f++)
+                    if (!strcmp(ty->fields[f].name, lua_tostring(L, -2))) ft = ty->fields[f].type;
+            to_value(L, -2, NULL, a, &keys[k], col, depth + 1);
+            to_value(L, -1, ft, a, &vals[k], col, depth + 1);
+            k++;
             lua_pop(L, 1);
         }
-        return;
-    }
-    default:
-        luaL_error(L, "column '%s': not a composite type", col);
-    }
-}
-
-/* A value (with the union branch when ty is nullable). */
-static void encode_any(lua_State *L, int i, const pm_type *ty, const char *col, pm_buf *b, int depth) {
-    i = absidx(L, i);
-    if (is_composite(ty)) {
-        if (is_null_value(L, i)) {
-            if (!ty->nullable) luaL_error(L, "column '%s': a NOT NULL %s value is null", col, pm_type_root_name(ty->root));
-            put_long_checked(L, b, 0);
-            return;
+    } else {
+        pm_type counts;   /* a MULTISET counts each element: MAP<T, INT> */
+        memset(&counts, 0, sizeof counts);
+        counts.root = PM_T_INT;
+        counts.nullable = 1;
+        const pm_type *vt = ty->root == PM_T_MAP ? ty->value : &counts;
+        int kidx = lua_gettop(L);
+        for (size_t k = 0; k < n; k++) {
+            lua_rawgeti(L, kidx, (int)k + 1);
+            to_value(L, -1, ty->element, a, &keys[k], col, depth + 1);
+            lua_gettable(L, i);
+            to_value(L, -1, vt, a, &vals[k], col, depth + 1);
+            lua_pop(L, 1);
         }
-        if (ty->nullable) put_long_checked(L, b, 1);
-        encode_composite(L, i, ty, col, b, depth);
-        return;
+        lua_pop(L, 1);   /* the keys (each still referenced by the table) */
     }
-    pm_datum d;
-    uint8_t dec[16];
-    to_datum(L, i, ty, col, &d, dec);
-    pm_err e = {0};
-    if (pm_datafile_encode_value(b, ty, &d, col, &e)) luaL_error(L, "%s", e.msg);
+    *v = paimon_map(keys, vals, n);
 }
 
+/* Lua value at i -> value v for a column of type ty (NULL: any atomic).
+ * Strings are not copied: the value must stay referenced while v is used.
+ * a (may be NULL for atomic types) holds the items of tables. */
+static void to_value(lua_State *L, int i, const pm_type *ty, pm_arena *a, paimon_value *v, const char *col, int depth) {
+    i = absidx(L, i);
+    memset(v, 0, sizeof *v);
+    if (is_null_value(L, i)) { v->kind = PAIMON_VALUE_NULL; return; }
+    switch (lua_type(L, i)) {
+    case LUA_TBOOLEAN:
+        *v = paimon_bool(lua_toboolean(L, i));
+        return;
+    case LUA_TNUMBER:
+        if (lp_is_lua_integer(L, i)) { *v = paimon_int((int64_t)lua_tointeger(L, i)); return; }
+        *v = paimon_double((double)lua_tonumber(L, i));
+#if LUA_VERSION_NUM == 501
+        /* no integer subtype: integral doubles below 2^53 are exact
+         * integers; larger ones keep LuaJIT's rendering in messages */
+        if (fabs(v->v.d) < 9007199254740992.0 && v->v.d == floor(v->v.d)) *v = paimon_int((int64_t)v->v.d);
+        else if (a && lp_num_is_int64(v->v.d)) {
+            size_t len;
+            const char *s = lp_tolstring(L, i, &len);
+            v->text = pm_arena_strndup(a, s, len);
+            lua_pop(L, 1);
+        }
+#endif
+        return;
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, i, &len);
+        *v = paimon_bytes(s, len);
+        return;
+    }
+    case LUA_TTABLE:
+        if (ty && a && pm_type_is_composite(ty)) { table_to_value(L, i, ty, a, v, col, depth); return; }
+        /* fall through */
+    default:
+        v->kind = PAIMON_VALUE_OTHER;
+        v->text = luaL_typename(L, i);   /* a static string */
+        return;
+    }
+}
+
+/* Lua value at i -> exact int64 (pm_value_int64's rule): 1 if it is one. */
+static int lua_int64(lua_State *L, int i, int64_t *out) {
+    paimon_value v;
+    to_value(L, i, NULL, NULL, &v, "", 0);
+    return pm_value_int64(&v, out) == PM_INT_OK;
+}
+
+/* Lua value at i -> datum of the atomic type ty; raises with the core's
+ * message naming the column on a bad value. */
+static void to_datum(lua_State *L, int i, const pm_type *ty, const char *col, pm_datum *d, uint8_t *dec) {
+    paimon_value v;
+    to_value(L, i, ty, NULL, &v, col, 0);
+    pm_err e = {0};
+    if (pm_value_to_datum(&v, ty, col, d, dec, &e)) lp_raise(L, &e);
+}
 /* ---- values -> Lua --------------------------------------------------------------- */
 
 static void push_atomic(lua_State *L, const pm_type *ty, const pm_datum *d) {
@@ -490,36 +268,73 @@ static void push_value(lua_State *L, const pm_type *ty, const pm_avro_value *v, 
 
 /* ---- create_table ------------------------------------------------------------------ */
 
-static char *dup_checked(lua_State *L, const char *s) {
-    char *r = pm_strdup(s);
-    if (!r) luaL_error(L, "out of memory");
-    return r;
+static int arena_gc(lua_State *L) {
+    pm_arena **a = lua_touserdata(L, 1);
+    pm_arena_free(*a);
+    *a = NULL;
+    return 0;
 }
 
-/* Read an array of strings at the stack top into v (malloc'd). */
-static size_t string_list(lua_State *L, const char *what, char ***v, pm_schema *s) {
-    (void)s;
+/* An arena owned by a userdata pushed on the stack (freed by its __gc,
+ * also when an error is raised). */
+static pm_arena *push_arena(lua_State *L) {
+    pm_arena **a = lp_newuserdata(L, sizeof *a);
+    *a = NULL;
+    lua_newtable(L);
+    lua_pushcfunction(L, arena_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    *a = pm_arena_new(16384);
+    if (!*a) luaL_error(L, "out of memory");
+    return *a;
+}
+
+/* An array of strings at the stack top -> v (in a; the strings stay
+ * referenced by the spec). */
+static size_t string_list(lua_State *L, pm_arena *a, const char *what, const char *const **v) {
     if (lua_isnil(L, -1)) return 0;
     if (!lua_istable(L, -1)) luaL_error(L, "spec.%s must be an array of column names", what);
     size_t n = lp_rawlen(L, -1);
-    *v = calloc(n ? n : 1, sizeof **v);
-    if (!*v) luaL_error(L, "out of memory");
+    const char **out = arena_alloc_checked(L, a, n * sizeof *out);
     for (size_t i = 0; i < n; i++) {
         lua_rawgeti(L, -1, (int)i + 1);
         if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "spec.%s[%d] must be a string", what, (int)i + 1);
-        (*v)[i] = dup_checked(L, lua_tostring(L, -1));
+        out[i] = lua_tostring(L, -1);
         lua_pop(L, 1);
     }
+    *v = out;
     return n;
 }
 
-typedef struct { pm_schema *s; } schema_box;
-
-static int box_gc(lua_State *L) {
-    schema_box *b = lua_touserdata(L, 1);
-    pm_schema_free(b->s);
-    b->s = NULL;
-    return 0;
+/* spec.options -> key, value pairs (numbers and booleans as text). */
+static size_t option_list(lua_State *L, pm_arena *a, int idx, const char *const **v) {
+    size_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) { n++; lua_pop(L, 1); }
+    const char **out = arena_alloc_checked(L, a, 2 * n * sizeof *out);
+    size_t k = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING) luaL_argerror(L, 2, "spec.options keys must be strings");
+        if (k == n) { lua_pop(L, 2); break; }
+        const char *val = "";
+        char num[64];
+        if (lua_type(L, -1) == LUA_TBOOLEAN) val = lua_toboolean(L, -1) ? "true" : "false";
+        else if (lua_type(L, -1) == LUA_TNUMBER && lp_isinteger(L, -1)) {
+            int64_t x = 0;
+            lp_toint64(L, -1, &x);
+            snprintf(num, sizeof num, "%lld", (long long)x);
+            val = num;
+        } else if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) val = lua_tostring(L, -1);
+        else luaL_error(L, "spec.options['%s'] must be a string, number or boolean", lua_tostring(L, -2));
+        out[2 * k] = lua_tostring(L, -2);
+        out[2 * k + 1] = pm_arena_strndup(a, val, strlen(val));   /* a number's text is not referenced */
+        if (!out[2 * k + 1]) luaL_error(L, "out of memory");
+        k++;
+        lua_pop(L, 1);
+    }
+    *v = out;
+    return k;
 }
 
 /* paimon.create_table(path, spec) -> Table | nil, msg, code */
@@ -529,23 +344,16 @@ static int l_create_table(lua_State *L) {
     static const char *const known[] = {"fields", "partition_keys", "primary_keys", "options", "comment", NULL};
     static const char *const field_keys[] = {"name", "type", "description", "comment", NULL};
     lp_check_options(L, 2, "paimon.create_table", known);
-    /* a box so a raised error frees the partly built schema */
-    schema_box *box = lp_newuserdata(L, sizeof *box);
-    box->s = NULL;
-    lua_newtable(L);
-    lua_pushcfunction(L, box_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_setmetatable(L, -2);
-    int boxi = lua_gettop(L);
-    pm_schema *s = calloc(1, sizeof *s);
-    if (!s) return luaL_error(L, "out of memory");
-    box->s = s;
+    lua_settop(L, 2);
+    pm_arena *a = push_arena(L);
+    int arena_idx = lua_gettop(L);
+    paimon_table_spec spec;
+    memset(&spec, 0, sizeof spec);
     lua_getfield(L, 2, "fields");
     if (!lua_istable(L, -1)) return luaL_argerror(L, 2, "spec.fields must be an array of {name = ..., type = ...}");
     size_t nf = lp_rawlen(L, -1);
-    s->fields = calloc(nf ? nf : 1, sizeof *s->fields);
-    if (!s->fields) return luaL_error(L, "out of memory");
-    for (size_t i = 0; i < nf; i++) {
+    paimon_column *cols = arena_alloc_checked(L, a, nf * sizeof *cols);
+    for (size_t i = 0; i < nf; i++) {   /* the strings stay referenced by the spec */
         lua_rawgeti(L, -1, (int)i + 1);
         if (!lua_istable(L, -1)) return luaL_error(L, "spec.fields[%d] must be a table {name = ..., type = ...}", (int)i + 1);
         lp_check_options(L, -1, "paimon.create_table: spec.fields[i]", field_keys);
@@ -553,71 +361,35 @@ static int l_create_table(lua_State *L) {
         lua_getfield(L, -2, "type");
         if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
             return luaL_error(L, "spec.fields[%d] needs string name and type", (int)i + 1);
-        pm_data_field *f = &s->fields[i];
-        f->name = dup_checked(L, lua_tostring(L, -2));
-        s->n_fields = i + 1;
-        pm_err e = {0};
-        if (pm_type_parse_sql(lua_tostring(L, -1), &f->type, &e))
-            return luaL_error(L, "spec.fields[%d] ('%s'): %s", (int)i + 1, f->name, e.msg);
+        cols[i].name = lua_tostring(L, -2);
+        cols[i].type = lua_tostring(L, -1);
         lua_pop(L, 2);
         lua_getfield(L, -1, "description");
         if (lua_isnil(L, -1)) { lua_pop(L, 1); lua_getfield(L, -1, "comment"); }
-        if (lua_type(L, -1) == LUA_TSTRING) f->description = dup_checked(L, lua_tostring(L, -1));
+        if (lua_type(L, -1) == LUA_TSTRING) cols[i].description = lua_tostring(L, -1);
         lua_pop(L, 2);
     }
     lua_pop(L, 1);
+    spec.columns = cols;
+    spec.n_columns = nf;
     lua_getfield(L, 2, "partition_keys");
-    s->n_partition_keys = string_list(L, "partition_keys", &s->partition_keys, s);
+    spec.n_partition_keys = string_list(L, a, "partition_keys", &spec.partition_keys);
     lua_pop(L, 1);
     lua_getfield(L, 2, "primary_keys");
-    s->n_primary_keys = string_list(L, "primary_keys", &s->primary_keys, s);
+    spec.n_primary_keys = string_list(L, a, "primary_keys", &spec.primary_keys);
     lua_pop(L, 1);
     lua_getfield(L, 2, "options");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1)) return luaL_argerror(L, 2, "spec.options must be a table {key = value}");
-        size_t cap = 0;
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-            if (lua_type(L, -2) != LUA_TSTRING) return luaL_argerror(L, 2, "spec.options keys must be strings");
-            if (s->n_options == cap) {
-                cap = cap ? cap * 2 : 8;
-                pm_kv *nk = realloc(s->options, cap * sizeof *nk);
-                if (!nk) return luaL_error(L, "out of memory");
-                s->options = nk;
-            }
-            const char *v;
-            char num[64];
-            if (lua_type(L, -1) == LUA_TBOOLEAN) v = lua_toboolean(L, -1) ? "true" : "false";
-            else if (lua_type(L, -1) == LUA_TNUMBER && lp_isinteger(L, -1)) {
-                int64_t x = 0;
-                lp_toint64(L, -1, &x);
-                snprintf(num, sizeof num, "%lld", (long long)x);
-                v = num;
-            } else if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) v = lua_tostring(L, -1);
-            else return luaL_error(L, "spec.options['%s'] must be a string, number or boolean", lua_tostring(L, -2));
-            s->options[s->n_options].key = dup_checked(L, lua_tostring(L, -2));
-            s->options[s->n_options].value = NULL;
-            s->n_options++;
-            s->options[s->n_options - 1].value = dup_checked(L, v);
-            lua_pop(L, 1);
-        }
-        /* deterministic input order before Java's HashMap order is applied */
-        for (size_t i = 1; i < s->n_options; i++)
-            for (size_t j = i; j > 0 && strcmp(s->options[j - 1].key, s->options[j].key) > 0; j--) {
-                pm_kv tmp = s->options[j];
-                s->options[j] = s->options[j - 1];
-                s->options[j - 1] = tmp;
-            }
+        spec.n_options = option_list(L, a, lua_gettop(L), &spec.options);
     }
     lua_pop(L, 1);
     lua_getfield(L, 2, "comment");
-    if (lua_type(L, -1) == LUA_TSTRING) s->comment = dup_checked(L, lua_tostring(L, -1));
+    if (lua_type(L, -1) == LUA_TSTRING) spec.comment = lua_tostring(L, -1);
     lua_pop(L, 1);
     pm_err e = {0};
-    int rc = pm_create_table(path, s, &e);
-    pm_schema_free(s);
-    box->s = NULL;
-    lua_settop(L, boxi);
+    int rc = pm_create_from_spec(path, &spec, &e);
+    lua_settop(L, arena_idx);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_table *ud = lp_newuserdata(L, sizeof *ud);
     ud->t = NULL;
@@ -639,26 +411,17 @@ static int l_memory_size(lua_State *L) {
 /* ---- Write ------------------------------------------------------------------------- */
 
 typedef struct lp_write {
-    pm_append_writer *w;
+    paimon_writer *w;
     lp_table *owner;
-    size_t n;
-    pm_datum *row;
-    uint8_t (*dec)[16];
-    pm_buf *cbuf;               /* Avro encoding of composite columns */
-    int64_t rows;
+    pm_arena *items;            /* items of the row's composite values */
 } lp_write;
 
 static void write_release(lp_write *w) {
-    if (w->w && (!w->owner || !w->owner->t)) pm_append_writer_detach(w->w);   /* table closed first */
-    pm_append_writer_free(w->w);     /* deletes files not handed out by prepare_commit */
+    if (w->w && (!w->owner || !w->owner->t)) pm_writer_detach(w->w);   /* table closed first */
+    pm_writer_free(w->w);       /* deletes files not handed out by prepare_commit */
     w->w = NULL;
-    if (w->cbuf) for (size_t i = 0; i < w->n; i++) pm_buf_free(&w->cbuf[i]);
-    free(w->cbuf);
-    free(w->row);
-    free(w->dec);
-    w->row = NULL;
-    w->dec = NULL;
-    w->cbuf = NULL;
+    pm_arena_free(w->items);
+    w->items = NULL;
 }
 
 static int write_gc(lua_State *L) {
@@ -676,7 +439,7 @@ static lp_write *check_write(lua_State *L) {
 static int write_tostring(lua_State *L) {
     lp_write *w = luaL_checkudata(L, 1, WRITE_MT);
     if (!w->w) lua_pushstring(L, "paimon.Write (closed)");
-    else lua_pushfstring(L, "paimon.Write (%d rows)", (int)w->rows);
+    else lua_pushfstring(L, "paimon.Write (%d rows)", (int)w->w->rows);
     return 1;
 }
 
@@ -692,13 +455,10 @@ static int tbl_new_write(lua_State *L) {
     luaL_setmetatable(L, WRITE_MT);
     lp_setowner(L, -1, 1);
     pm_err e = {0};
-    int rc = pm_append_writer_open(t, &w->w, &e);
+    int rc = pm_writer_open(t, &w->w, &e);
     if (rc) return lp_push_fail(L, rc, &e);
-    w->n = t->schema->n_fields;
-    w->row = calloc(w->n ? w->n : 1, sizeof *w->row);
-    w->dec = calloc(w->n ? w->n : 1, sizeof *w->dec);
-    w->cbuf = calloc(w->n ? w->n : 1, sizeof *w->cbuf);
-    if (!w->row || !w->dec || !w->cbuf) { write_release(w); return luaL_error(L, "out of memory"); }
+    w->items = pm_arena_new(16384);
+    if (!w->items) { write_release(w); return luaL_error(L, "out of memory"); }
     return 1;
 }
 
@@ -707,45 +467,30 @@ static int write_write(lua_State *L) {
     lp_write *w = check_write(L);
     luaL_checktype(L, 2, LUA_TTABLE);
     const pm_schema *s = w->owner->t->schema;
-    luaL_checkstack(L, (int)w->n + 8, "too many columns");
-    size_t found = 0;
-    for (size_t i = 0; i < w->n; i++) {
+    size_t n = w->w->n;
+    luaL_checkstack(L, (int)n + 8, "too many columns");
+    pm_arena_reset(w->items);
+    pm_err e = {0};
+    for (size_t i = 0; i < n; i++) {
         lua_getfield(L, 2, s->fields[i].name);
-        if (!lua_isnil(L, -1)) found++;
-        const pm_type *ty = s->fields[i].type;
-        if (is_composite(ty)) {
-            memset(&w->row[i], 0, sizeof w->row[i]);
-            if (is_null_value(L, -1)) {
-                if (!ty->nullable) return luaL_error(L, "column '%s' is NOT NULL but the value is null", s->fields[i].name);
-                w->row[i].is_null = 1;
-            } else {
-                w->cbuf[i].len = 0;
-                encode_composite(L, -1, ty, s->fields[i].name, &w->cbuf[i], 0);
-                w->row[i].v.bin.ptr = w->cbuf[i].data;
-                w->row[i].v.bin.len = w->cbuf[i].len;
-            }
-            continue;
-        }
-        to_datum(L, -1, ty, s->fields[i].name, &w->row[i], w->dec[i]);
-        /* keep the value on the stack: the datum may point into it */
+        /* kept on the stack: the row may point into it */
+        paimon_value v;
+        to_value(L, -1, s->fields[i].type, w->items, &v, s->fields[i].name, 0);
+        if (pm_writer_set(w->w, i, &v, &e)) { pm_writer_clear_row(w->w); return lp_raise(L, &e); }
     }
-    size_t total = 0;
     lua_pushnil(L);
     while (lua_next(L, 2)) {
-        total++;
         int known = 0;
         if (lua_type(L, -2) == LUA_TSTRING) known = pm_schema_field(s, lua_tostring(L, -2)) != NULL;
         if (!known) {
+            pm_writer_clear_row(w->w);
             lua_pushvalue(L, -2);
             return luaL_error(L, "row has a value for '%s', which is not a column of the table", lp_tolstring(L, -1, NULL));
         }
         lua_pop(L, 1);
     }
-    (void)found;
-    pm_err e = {0};
-    int rc = pm_append_writer_write(w->w, w->row, &e);
+    int rc = pm_writer_write_row(w->w, &e);
     if (rc) return lp_push_fail(L, rc, &e);
-    w->rows++;
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -773,7 +518,7 @@ static int write_prepare(lua_State *L) {
     const pm_manifest_entry *ents;
     size_t n;
     pm_err e = {0};
-    int rc = pm_append_writer_prepare(w->w, &ents, &n, &e);
+    int rc = pm_append_writer_prepare(w->w->w, &ents, &n, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
@@ -1093,25 +838,6 @@ static int commit_options(lua_State *L) {
     return 1;
 }
 
-static int arena_gc(lua_State *L) {
-    pm_arena **a = lua_touserdata(L, 1);
-    pm_arena_free(*a);
-    *a = NULL;
-    return 0;
-}
-
-static pm_arena *push_arena(lua_State *L) {
-    pm_arena **a = lp_newuserdata(L, sizeof *a);
-    *a = NULL;
-    lua_newtable(L);
-    lua_pushcfunction(L, arena_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_setmetatable(L, -2);
-    *a = pm_arena_new(16384);
-    if (!*a) luaL_error(L, "out of memory");
-    return *a;
-}
-
 /* c:commit(messages [, {identifier = n, kind = "APPEND", force = false}])
  * -> snapshot_id, true | latest_id, false (empty, skipped) | nil, msg, code */
 static int commit_commit(lua_State *L) {
@@ -1148,17 +874,6 @@ static int commit_commit(lua_State *L) {
         lua_pop(L, 1);
     }
     size_t n = lp_rawlen(L, 2);
-    if (n == 0 && !force && !(o.kind && !strcmp(o.kind, "COMPACT"))) {
-        /* Java batch commits ignore empty commits */
-        int64_t id = 0;
-        pm_err e = {0};
-        int rc = pm_snapshot_latest_id(t->io, t->branch_root, &id, &e);
-        if (rc == PAIMON_NOTFOUND) id = 0;
-        else if (rc) return lp_push_fail(L, rc, &e);
-        lp_pushint64(L, id);
-        lua_pushboolean(L, 0);
-        return 2;
-    }
     conv cv = {push_arena(L), L, "commit message"};
     pm_manifest_entry *ents = conv_alloc(&cv, n * sizeof *ents);
     for (size_t i = 0; i < n; i++) {
@@ -1167,17 +882,12 @@ static int commit_commit(lua_State *L) {
         lua_pop(L, 1);
     }
     int64_t id = 0;
+    int created = 0;
     pm_err e = {0};
-    if (!c->first_seen) {   /* where c:abort starts looking for snapshots of this object */
-        int64_t latest = 0;
-        pm_err e2;
-        if (pm_snapshot_latest_id(t->io, t->branch_root, &latest, &e2) != PAIMON_OK) latest = 0;
-        c->first_seen = latest + 1;
-    }
-    int rc = pm_commit(t, ents, n, &o, &id, &e);
+    int rc = pm_write_commit(t, ents, n, &o, force, &c->first_seen, &id, &created, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_pushint64(L, id);
-    lua_pushboolean(L, 1);
+    lua_pushboolean(L, created);
     return 2;
 }
 
@@ -1226,43 +936,18 @@ static int commit_abort(lua_State *L) {
     luaL_checktype(L, 2, LUA_TTABLE);
     size_t n = lp_rawlen(L, 2);
     conv cv = {push_arena(L), L, "commit message"};
-    pm_manifest_entry *ents = conv_alloc(&cv, (n ? n : 1) * sizeof *ents);
-    uint8_t *found = conv_alloc(&cv, n ? n : 1);
+    pm_manifest_entry *ents = conv_alloc(&cv, n * sizeof *ents);
     for (size_t i = 0; i < n; i++) {
         lua_rawgeti(L, 2, (int)i + 1);
         entry_from_lua(&cv, t, -1, &ents[i]);
         lua_pop(L, 1);
     }
+    int64_t removed = 0, kept = 0;
     pm_err e = {0};
-    int rc = pm_commit_find_added(t, c->first_seen ? c->first_seen : 1, ents, n, found, &e);
-    if (rc) {
-        pm_err_prefix(&e, "abort: deleting nothing");
-        return lp_push_fail(L, rc, &e);
-    }
-    pm_deleter *del = pm_deleter_new();
-    if (!del) return luaL_error(L, "out of memory");
-    int kept = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        if (ents[i].kind != PM_FILE_ADD || ents[i].file.external_path) continue;
-        if (found[i]) { kept++; continue; }
-        pm_buf rel = {0};
-        if (pm_table_file_path(t, &ents[i], &rel, &e) == PAIMON_OK) {
-            char *full = pm_path_join(t->root, (const char *)rel.data);
-            rc = full ? pm_deleter_add(del, full, PM_K_DATA, &e) : pm_fail(&e, PAIMON_NOMEM, "out of memory");
-            free(full);
-        }
-        pm_buf_free(&rel);
-    }
-    pm_clean_result res;
-    memset(&res, 0, sizeof res);
-    pm_clean_opts co = {1, 0, 0, NULL, NULL};
-    if (!rc) rc = pm_deleter_run(del, t->io, t->root, &co, "aborting", &res, &e);
-    pm_deleter_free(del);
-    int64_t removed = res.count[PM_K_DATA];
-    pm_clean_result_free(&res);
+    int rc = pm_write_abort(t, c->first_seen ? c->first_seen : 1, ents, n, &removed, &kept, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_pushint64(L, removed);
-    lua_pushinteger(L, kept);
+    lua_pushinteger(L, (lua_Integer)kept);
     return 2;
 }
 

@@ -1,0 +1,167 @@
+/* paimon.h: creating tables, writing rows and committing, over pm_write.
+ * Errors go to the table's message (paimon_table_errmsg). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pm_write.h"
+
+int paimon_table_create(const char *path, const paimon_table_spec *spec, paimon_table **out, char **errmsg) {
+    pm_err e = {0};
+    if (errmsg) *errmsg = NULL;
+    if (!out) return PAIMON_MISUSE;
+    *out = NULL;
+    int rc = path ? pm_create_from_spec(path, spec, &e) : pm_fail(&e, PAIMON_MISUSE, "table path is NULL");
+    if (!rc) rc = pm_table_open(path, NULL, out, &e);
+    if (rc && errmsg) *errmsg = pm_strdup(e.msg);
+    return rc;
+}
+
+int paimon_writer_open(paimon_table *t, paimon_writer **out) {
+    if (!t || !out) return PAIMON_MISUSE;
+    return pm_writer_open(t, out, &t->err);
+}
+
+int paimon_writer_set(paimon_writer *w, size_t column, const paimon_value *v) {
+    if (!w || !v) return PAIMON_MISUSE;
+    return pm_writer_set(w, column, v, &w->t->err);
+}
+
+int paimon_writer_write_row(paimon_writer *w) {
+    if (!w) return PAIMON_MISUSE;
+    return pm_writer_write_row(w, &w->t->err);
+}
+
+int paimon_writer_write(paimon_writer *w, const paimon_value *row, size_t n) {
+    if (!w || (n && !row)) return PAIMON_MISUSE;
+    if (n != w->n)
+        return pm_fail(&w->t->err, PAIMON_MISUSE, "a row of %zu values for a table of %zu columns", n, w->n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = pm_writer_set(w, i, &row[i], &w->t->err);
+        if (rc) { pm_writer_clear_row(w); return rc; }   /* no half row for the next call */
+    }
+    return pm_writer_write_row(w, &w->t->err);
+}
+
+int64_t paimon_writer_rows(const paimon_writer *w) { return w ? w->rows : 0; }
+
+void paimon_writer_close(paimon_writer *w) { pm_writer_free(w); }
+
+/* Messages own deep copies of the writer's entries (which live only until
+ * its next prepare). */
+struct paimon_messages {
+    pm_arena *a;
+    pm_manifest_entry *ents;
+    char **paths;
+    size_t n;
+};
+
+void paimon_messages_free(paimon_messages *m) {
+    if (!m) return;
+    if (m->paths) for (size_t i = 0; i < m->n; i++) free(m->paths[i]);
+    free(m->paths);
+    pm_arena_free(m->a);
+    free(m);
+}
+
+int paimon_writer_prepare_commit(paimon_writer *w, paimon_messages **out) {
+    if (!w || !out) return PAIMON_MISUSE;
+    *out = NULL;
+    pm_err *e = &w->t->err;
+    const pm_manifest_entry *ents;
+    size_t n;
+    int rc = pm_append_writer_prepare(w->w, &ents, &n, e);
+    if (rc) return rc;
+    paimon_messages *m = calloc(1, sizeof *m);
+    if (!m || !(m->a = pm_arena_new(16384)) || !(m->ents = pm_arena_alloc(m->a, (n ? n : 1) * sizeof *m->ents)) ||
+        !(m->paths = calloc(n ? n : 1, sizeof *m->paths))) {
+        paimon_messages_free(m);
+        return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        pm_buf b = {0};
+        if (pm_manifest_entry_copy(m->a, &ents[i], &m->ents[i])) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+        else if (!(rc = pm_table_file_path(w->t, &ents[i], &b, e)) && !(m->paths[i] = pm_strdup((const char *)b.data)))
+            rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+        pm_buf_free(&b);
+        m->n = i + 1;
+        if (rc) { paimon_messages_free(m); return rc; }
+    }
+    m->n = n;
+    *out = m;
+    return PAIMON_OK;
+}
+
+size_t paimon_messages_count(const paimon_messages *m) { return m ? m->n : 0; }
+
+int64_t paimon_messages_row_count(const paimon_messages *m) {
+    int64_t rows = 0;
+    for (size_t i = 0; m && i < m->n; i++)
+        if (m->ents[i].kind == PM_FILE_ADD) rows += m->ents[i].file.row_count;
+    return rows;
+}
+
+const char *paimon_messages_file_path(const paimon_messages *m, size_t i) {
+    return m && i < m->n ? m->paths[i] : NULL;
+}
+
+struct paimon_commit {
+    paimon_table *t;
+    pm_commit_opts o;
+    char *user;
+    int64_t first_seen;   /* see pm_write_commit */
+};
+
+int paimon_commit_open(paimon_table *t, const char *commit_user, paimon_commit **out) {
+    if (!t || !out) return PAIMON_MISUSE;
+    *out = NULL;
+    if (commit_user && !*commit_user) return pm_fail(&t->err, PAIMON_MISUSE, "commit_user must be a non-empty string");
+    paimon_commit *c = calloc(1, sizeof *c);
+    char uuid[37];
+    if (!commit_user) { pm_uuid4(uuid); commit_user = uuid; }
+    if (!c || !(c->user = pm_strdup(commit_user))) { free(c); return pm_fail(&t->err, PAIMON_NOMEM, "out of memory"); }
+    c->t = t;
+    pm_commit_opts_from_table(t, &c->o);
+    c->o.commit_user = c->user;
+    *out = c;
+    return PAIMON_OK;
+}
+
+const char *paimon_commit_user(const paimon_commit *c) { return c ? c->user : NULL; }
+
+int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t identifier, const char *kind,
+                         int64_t *snapshot_id, int *created) {
+    if (!c || !m) return PAIMON_MISUSE;
+    pm_commit_opts o = c->o;
+    o.identifier = identifier;
+    if (kind) o.kind = kind;
+    int64_t id = 0;
+    int made = 0;
+    int rc = pm_write_commit(c->t, m->ents, m->n, &o, 0, &c->first_seen, &id, &made, &c->t->err);
+    if (snapshot_id) *snapshot_id = id;
+    if (created) *created = made;
+    return rc;
+}
+
+int paimon_commit_abort(paimon_commit *c, const paimon_messages *m, int64_t *removed, int64_t *kept) {
+    if (!c || !m) return PAIMON_MISUSE;
+    int64_t r = 0, k = 0;
+    int rc = pm_write_abort(c->t, c->first_seen ? c->first_seen : 1, m->ents, m->n, &r, &k, &c->t->err);
+    if (removed) *removed = r;
+    if (kept) *kept = k;
+    return rc;
+}
+
+int paimon_commit_filter_committed(paimon_commit *c, const int64_t *identifiers, size_t n, uint8_t *committed) {
+    if (!c || (n && (!identifiers || !committed))) return PAIMON_MISUSE;
+    int64_t last = 0, last_snapshot = 0;
+    int rc = pm_commit_last_of_user(c->t, c->user, &last, &last_snapshot, &c->t->err);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) committed[i] = last_snapshot && identifiers[i] <= last;
+    return PAIMON_OK;
+}
+
+void paimon_commit_close(paimon_commit *c) {
+    if (!c) return;
+    free(c->user);
+    free(c);
+}
