@@ -11,7 +11,7 @@
 #include "pm_commit.h"
 #include "pm_create.h"
 #include "pm_datafile.h"
-#include "pm_exec.h"
+#include "pm_deleter.h"
 
 #define WRITE_MT "paimon.Write"
 #define COMMIT_MT "paimon.Commit"
