@@ -468,7 +468,11 @@ int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filte
         (rc = pm_read_manifest_list(t, s->base_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
     if (s->delta_manifest_list &&
         (rc = pm_read_manifest_list(t, s->delta_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
-    /* Prune, then collect deletions. */
+    /* Prune, then collect deletions. Unlike pm_refs_live (maintenance,
+     * where a wrong count could delete a file in use), the read path
+     * trusts the list's delete counts and skips manifests that record none:
+     * a deliberate optimisation (most manifests of a table only add), and
+     * Java's own writers keep the counts exact. */
     for (size_t i = 0; i < sc->n_files; i++) {
         pm_mfile *m = &sc->files[i];
         if (sc->has_filter && !manifest_may_match(t, &sc->filter, m)) {
