@@ -9,81 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pm_refs.h"
+
 static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
-
-static int safe_name(const char *n) {
-    return n && *n && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
-}
-
-/* ---- shared path helpers -------------------------------------------------- */
-
-int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e) {
-    pm_buf rel = {0};
-    int rc = pm_table_file_path(t, m, &rel, e);
-    out->len = 0;
-    if (!rc) {
-        if (m->file.external_path) rc = pm_buf_printf(out, "%s", pm_local_path((char *)rel.data));
-        else rc = pm_buf_printf(out, "%s/%s", t->root, (char *)rel.data);
-        if (rc) rc = nomem(e);
-    }
-    pm_buf_free(&rel);
-    return rc;
-}
-
-int pm_extra_file_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e) {
-    if (!safe_name(extra))
-        return pm_fail(e, PAIMON_CORRUPT, "%s: manifest names an invalid extra file '%s' of %s", root, extra,
-                       data_path);
-    const char *slash = strrchr(data_path, '/');
-    size_t dl = slash ? (size_t)(slash - data_path) : 0;
-    out->len = 0;
-    if (pm_buf_append(out, data_path, dl) || pm_buf_printf(out, "/%s", extra)) return nomem(e);
-    return PAIMON_OK;
-}
-
-int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *out, pm_err *e) {
-    out->len = 0;
-    if (ie->external_path && *ie->external_path) {
-        if (pm_buf_printf(out, "%s", pm_local_path(ie->external_path))) return nomem(e);
-        return PAIMON_OK;
-    }
-    if (!safe_name(ie->file_name))
-        return pm_fail(e, PAIMON_CORRUPT, "%s: index manifest names an invalid index file '%s'", t->root,
-                       ie->file_name ? ie->file_name : "(null)");
-    const char *in_data = pm_schema_option_or_default(t->schema, "index-file-in-data-file-dir");
-    if (in_data && !strcasecmp(in_data, "true")) {
-        pm_buf part = {0};
-        int rc = pm_table_partition_path(t, ie->partition, &part, e);
-        if (!rc) {
-            if (t->data_dir && *t->data_dir)
-                rc = pm_buf_printf(out, "%s/%s%s%s", t->root, t->data_dir,
-                                   t->data_dir[strlen(t->data_dir) - 1] == '/' ? "" : "/", (char *)part.data);
-            else
-                rc = pm_buf_printf(out, "%s/%s", t->root, (char *)part.data);
-            if (!rc) rc = ie->bucket == -2 ? pm_buf_printf(out, "bucket-postpone/%s", ie->file_name)
-                                           : pm_buf_printf(out, "bucket-%d/%s", (int)ie->bucket, ie->file_name);
-            if (rc) rc = nomem(e);
-        }
-        pm_buf_free(&part);
-        return rc;
-    }
-    if (pm_buf_printf(out, "%s/index/%s", t->root, ie->file_name)) return nomem(e);
-    return PAIMON_OK;
-}
-
-int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e) {
-    int rc = pm_table_open(t->root, branch, out, e);
-    if (rc) return rc;
-    pm_fileio_destroy((*out)->io);
-    (*out)->io = t->io;
-    return PAIMON_OK;
-}
-
-void pm_table_free_shared(paimon_table *bt) {
-    if (!bt) return;
-    bt->io = NULL;
-    pm_table_free(bt);
-}
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -288,9 +216,10 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     return PAIMON_OK;
 }
 
-/* ---- protection sets -------------------------------------------------------- */
+/* ---- protection sets (the walk is pm_refs's) ---------------------------------- */
 
 typedef struct protect {
+    paimon_table *t;      /* the branch being walked */
     pm_set *paths;        /* full paths of data / changelog / extra files still used */
     pm_set *names;        /* names of manifest lists, manifests, index manifests, index files, statistics */
     pm_set *lists_done;   /* manifest lists already read into names */
@@ -303,16 +232,25 @@ static int set_add_str(pm_set *s, const char *v, pm_err *e) {
     return PAIMON_OK;
 }
 
-static int add_entry_paths(const paimon_table *t, const pm_manifest_entry *m, pm_set *paths, pm_buf *b,
-                           pm_buf *x, pm_err *e) {
-    int rc = pm_data_file_full_path(t, m, b, e);
+/* A used entry: the full paths of its data file and extra files, into
+ * p->paths, or as records for it when read on a worker. */
+static int protect_entry(void *ud, const pm_manifest_entry *m, const char *manifest, pm_buf *out, pm_buf *scratch,
+                         pm_err *e) {
+    protect *p = ud;
+    pm_buf *b = &scratch[0], *x = &scratch[1];
+    (void)manifest;
+    int rc = pm_data_file_full_path(p->t, m, b, e);
     if (rc) return rc;
-    if ((rc = set_add_str(paths, (char *)b->data, e))) return rc;
+    if (out ? pm_refs_record(out, b->data, b->len) : pm_set_add(p->paths, b->data, b->len) < 0) return nomem(e);
     for (size_t i = 0; i < m->file.extra_files.n; i++) {
-        if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], t->root, x, e))) return rc;
-        if ((rc = set_add_str(paths, (char *)x->data, e))) return rc;
+        if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], p->t->root, x, e))) return rc;
+        if (out ? pm_refs_record(out, x->data, x->len) : pm_set_add(p->paths, x->data, x->len) < 0) return nomem(e);
     }
     return PAIMON_OK;
+}
+
+static int protect_record(void *ud, const void *rec, size_t len, pm_err *e) {
+    return pm_set_add(((protect *)ud)->paths, rec, len) < 0 ? nomem(e) : PAIMON_OK;
 }
 
 /* A retained manifest list just read: its name and its manifests' names are
@@ -324,114 +262,43 @@ static int note_list(protect *p, const char *list, const pm_mfile *v, size_t n, 
     return rc ? rc : set_add_str(p->lists_done, list, e);
 }
 
-/* Names of a snapshot's metadata files. */
-static int protect_meta(paimon_table *t, const pm_snapshot *s, protect *p, pm_err *e) {
-    const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
-    int rc;
-    for (int i = 0; i < 3; i++) {
-        if (!lists[i]) continue;
-        if ((rc = set_add_str(p->names, lists[i], e))) return rc;
-        if (pm_set_contains(p->lists_done, lists[i], strlen(lists[i]))) continue;
+/* The manifest names of a list, for pm_refs_live / pm_refs_adds. */
+static const char **mfile_names(const pm_mfile *v, size_t n) {
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    for (size_t i = 0; names && i < n; i++) names[i] = v[i].name;
+    return names;
+}
+
+static int protect_index_file(void *ud, const pm_index_entry *ie, pm_err *e) {
+    return set_add_str(((protect *)ud)->names, ie->file_name, e);
+}
+
+/* One metadata file a snapshot names: its name, and a list's manifests or
+ * an index manifest's index files (each list read once). */
+static int protect_name(void *ud, pm_refs_name_kind kind, const char *name, int64_t size, pm_err *e) {
+    protect *p = ud;
+    (void)size;
+    int rc = set_add_str(p->names, name, e);
+    if (rc || kind == PM_REFS_STATISTICS || pm_set_contains(p->lists_done, name, strlen(name))) return rc;
+    if (kind == PM_REFS_INDEX_MANIFEST) {
+        rc = pm_refs_index_files(p->t, name, protect_index_file, p, e);
+    } else {
         pm_mfile *v = NULL;
         size_t n = 0;
-        rc = pm_read_manifest_list(t, lists[i], &v, &n, e);
+        rc = pm_read_manifest_list(p->t, name, &v, &n, e);
         for (size_t k = 0; !rc && k < n; k++) rc = set_add_str(p->names, v[k].name, e);
         pm_mfiles_free(v, n);
-        if (rc) return rc;
-        if ((rc = set_add_str(p->lists_done, lists[i], e))) return rc;
     }
-    if (s->index_manifest) {
-        if ((rc = set_add_str(p->names, s->index_manifest, e))) return rc;
-        if (!pm_set_contains(p->lists_done, s->index_manifest, strlen(s->index_manifest))) {
-            pm_manifest_reader *r;
-            if ((rc = pm_table_open_manifest(t, s->index_manifest, PM_INDEX_MANIFEST, &r, e))) return rc;
-            const pm_index_entry *ie;
-            while ((rc = pm_manifest_next_index(r, &ie, e)) == PAIMON_OK)
-                if ((rc = set_add_str(p->names, ie->file_name, e))) break;
-            pm_manifest_close(r);
-            if (rc != PAIMON_DONE) return rc;
-            if ((rc = set_add_str(p->lists_done, s->index_manifest, e))) return rc;
-        }
-    }
-    if (s->statistics && (rc = set_add_str(p->names, s->statistics, e))) return rc;
-    return PAIMON_OK;
+    return rc ? rc : set_add_str(p->lists_done, name, e);
 }
 
-/* One manifest read by a worker: pass 1 collects DELETE identifiers,
- * pass 2 the paths (+ extra files) of ADD entries not deleted. Results are
- * length-prefixed records in out, merged on the calling thread. */
-typedef struct live_task {
-    const char *name;
-    pm_buf out;
-    int rc;
-    pm_err err;
-} live_task;
-
-typedef struct live_ctx {
-    paimon_table *t;
-    live_task *tasks;
-    const pm_set *deleted;   /* pass 2 only (read-only there) */
-    int pass;
-} live_ctx;
-
-static int put_rec(pm_buf *b, const void *p, size_t n) {
-    uint32_t l = (uint32_t)n;
-    return pm_buf_append(b, &l, 4) || pm_buf_append(b, p, n);
+static int protect_meta(const pm_snapshot *s, protect *p, pm_err *e) {
+    return pm_refs_snapshot_names(s, protect_name, p, e);
 }
 
-static void live_one(void *ctx, size_t i) {
-    live_ctx *x = ctx;
-    live_task *tk = &x->tasks[i];
-    pm_manifest_reader *r;
-    tk->rc = pm_table_open_manifest(x->t, tk->name, PM_MANIFEST_FILE, &r, &tk->err);
-    if (tk->rc) return;
-    pm_buf id = {0}, b = {0}, xb = {0};
-    const pm_manifest_entry *m;
-    int rc;
-    while ((rc = pm_manifest_next_entry(r, &m, &tk->err)) == PAIMON_OK) {
-        if (x->pass == 1) {
-            if (m->kind != PM_FILE_DELETE) continue;
-            if (pm_file_identifier(m, &id) || put_rec(&tk->out, id.data, id.len)) { rc = nomem(&tk->err); break; }
-            continue;
-        }
-        if (m->kind != PM_FILE_ADD) continue;
-        if (pm_file_identifier(m, &id)) { rc = nomem(&tk->err); break; }
-        if (pm_set_contains(x->deleted, id.data, id.len)) continue;
-        if ((rc = pm_data_file_full_path(x->t, m, &b, &tk->err))) break;
-        if (put_rec(&tk->out, b.data, b.len)) { rc = nomem(&tk->err); break; }
-        for (size_t k = 0; k < m->file.extra_files.n; k++) {
-            if ((rc = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], x->t->root, &xb, &tk->err))) break;
-            if (put_rec(&tk->out, xb.data, xb.len)) { rc = nomem(&tk->err); break; }
-        }
-        if (rc != PAIMON_OK) break;
-    }
-    pm_manifest_close(r);
-    pm_buf_free(&id);
-    pm_buf_free(&b);
-    pm_buf_free(&xb);
-    tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
-}
-
-/* Run one pass over every manifest and merge the records into set. */
-static int live_pass(live_ctx *x, size_t n, int threads, pm_set *set, pm_err *e) {
-    for (size_t i = 0; i < n; i++) { x->tasks[i].out.len = 0; x->tasks[i].rc = 0; }
-    int rc = pm_exec_run(threads, n, live_one, x, "reading manifests", NULL, NULL, e);
-    for (size_t i = 0; !rc && i < n; i++) {
-        live_task *tk = &x->tasks[i];
-        if (tk->rc) { *e = tk->err; return tk->rc; }
-        for (size_t off = 0; off + 4 <= tk->out.len;) {
-            uint32_t l;
-            memcpy(&l, tk->out.data + off, 4);
-            if (pm_set_add(set, tk->out.data + off + 4, l) < 0) return nomem(e);
-            off += 4 + l;
-        }
-    }
-    return rc;
-}
-
-/* Live files of a snapshot (ADD not deleted, every manifest read, counts in
- * the manifest list not trusted) into p->paths, manifests read in parallel. */
-static int protect_live(paimon_table *t, const pm_snapshot *s, protect *p, pm_err *e) {
+/* Live files of a snapshot into p->paths (pm_refs_live's rule), manifests
+ * read in parallel; each base + delta pair once. */
+static int protect_live(const pm_snapshot *s, protect *p, pm_err *e) {
     pm_buf key = {0};
     if (pm_buf_printf(&key, "%s", s->base_manifest_list ? s->base_manifest_list : "") || pm_buf_putc(&key, 0) ||
         pm_buf_printf(&key, "%s", s->delta_manifest_list ? s->delta_manifest_list : ""))
@@ -440,47 +307,38 @@ static int protect_live(paimon_table *t, const pm_snapshot *s, protect *p, pm_er
     pm_mfile *v = NULL;
     size_t n = 0;
     int rc = PAIMON_OK;
-    if (s->base_manifest_list) rc = pm_read_manifest_list(t, s->base_manifest_list, &v, &n, e);
+    if (s->base_manifest_list) rc = pm_read_manifest_list(p->t, s->base_manifest_list, &v, &n, e);
     size_t n_base = n;
-    if (!rc && s->delta_manifest_list) rc = pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, e);
+    if (!rc && s->delta_manifest_list) rc = pm_read_manifest_list(p->t, s->delta_manifest_list, &v, &n, e);
     if (!rc) rc = note_list(p, s->base_manifest_list, v, n_base, e);
     if (!rc) rc = note_list(p, s->delta_manifest_list, v + n_base, n - n_base, e);
-    pm_set *deleted = pm_set_new();
-    live_task *tasks = calloc(n ? n : 1, sizeof *tasks);
-    if (!deleted || !tasks) rc = rc ? rc : nomem(e);
-    for (size_t i = 0; !rc && i < n; i++) tasks[i].name = v[i].name;
-    live_ctx x = {t, tasks, deleted, 1};
-    if (!rc) rc = live_pass(&x, n, p->threads, deleted, e);
-    x.pass = 2;
-    if (!rc) rc = live_pass(&x, n, p->threads, p->paths, e);
+    const char **names = rc ? NULL : mfile_names(v, n);
+    if (!rc && !names) rc = nomem(e);
+    pm_refs_entry_visitor ev = {protect_entry, protect_record, NULL, p};
+    if (!rc) rc = pm_refs_live(p->t, names, n, p->threads, PM_REFS_REFUSE, &ev, e);
     if (!rc && pm_set_add(p->live_done, key.data, key.len) < 0) rc = nomem(e);
-    for (size_t i = 0; tasks && i < n; i++) pm_buf_free(&tasks[i].out);
-    free(tasks);
-    pm_set_free(deleted);
+    free(names);
     pm_buf_free(&key);
     pm_mfiles_free(v, n);
     return rc;
 }
 
-/* ADD entries of every manifest of a retained list into p->paths. */
-static int protect_list_adds(paimon_table *t, const char *list, protect *p, pm_err *e) {
-    pm_set *paths = p->paths;
+/* ADD entries of every manifest of a retained list into p->paths. A
+ * long-lived changelog's list that is gone (gone_ok) protects nothing:
+ * Java deletes the base and delta lists of changelogs with a changelog
+ * producer, and the base list of the others, when it moves a snapshot to
+ * changelog/; any other read error refuses the run. */
+static int protect_list_adds(const char *list, int gone_ok, protect *p, pm_err *e) {
     pm_mfile *v = NULL;
     size_t n = 0;
-    int rc = pm_read_manifest_list(t, list, &v, &n, e);
+    int rc = pm_read_manifest_list(p->t, list, &v, &n, e);
+    if (rc == PAIMON_NOTFOUND && gone_ok) { pm_err_clear(e); pm_mfiles_free(v, n); return PAIMON_OK; }
     if (!rc) rc = note_list(p, list, v, n, e);
-    pm_buf b = {0}, x = {0};
-    for (size_t i = 0; !rc && i < n; i++) {
-        pm_manifest_reader *r;
-        if ((rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e))) break;
-        const pm_manifest_entry *m;
-        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK)
-            if (m->kind == PM_FILE_ADD && (rc = add_entry_paths(t, m, paths, &b, &x, e))) break;
-        pm_manifest_close(r);
-        if (rc == PAIMON_DONE) rc = PAIMON_OK;
-    }
-    pm_buf_free(&b);
-    pm_buf_free(&x);
+    const char **names = rc ? NULL : mfile_names(v, n);
+    if (!rc && !names) rc = nomem(e);
+    pm_refs_entry_visitor ev = {protect_entry, NULL, NULL, p};
+    if (!rc) rc = pm_refs_adds(p->t, names, n, PM_REFS_REFUSE, &ev, e);
+    free(names);
     pm_mfiles_free(v, n);
     return rc;
 }
@@ -488,156 +346,75 @@ static int protect_list_adds(paimon_table *t, const char *list, protect *p, pm_e
 /* A chain of snapshots of one branch, ascending: the first (and any after a
  * gap) by its live set, the others by their delta additions (the files of
  * snapshot N+1 are those of N plus its delta's ADDs). */
-static int protect_chain(paimon_table *t, pm_snapshot **s, size_t n, protect *p, pm_err *e) {
+static int protect_chain(pm_snapshot **s, size_t n, protect *p, pm_err *e) {
     int rc;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 || s[i]->id != s[i - 1]->id + 1) rc = protect_live(t, s[i], p, e);
-        else rc = s[i]->delta_manifest_list ? protect_list_adds(t, s[i]->delta_manifest_list, p, e) : 0;
-        if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(t, s[i]->changelog_manifest_list, p, e);
-        if (!rc) rc = protect_meta(t, s[i], p, e);
+        if (i == 0 || s[i]->id != s[i - 1]->id + 1) rc = protect_live(s[i], p, e);
+        else rc = s[i]->delta_manifest_list ? protect_list_adds(s[i]->delta_manifest_list, 0, p, e) : 0;
+        if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(s[i]->changelog_manifest_list, 0, p, e);
+        if (!rc) rc = protect_meta(s[i], p, e);
         if (rc) {
             pm_err_prefix(e, "refusing to expire: cannot read %s snapshot %lld (it protects files)",
-                          t->branch, (long long)s[i]->id);
+                          p->t->branch, (long long)s[i]->id);
             return rc;
         }
     }
     return PAIMON_OK;
 }
 
-static int protect_tags(paimon_table *t, protect *p, pm_err *e) {
-    char **names = NULL;
-    size_t n = 0;
-    int rc = pm_tag_list(t->io, t->branch_root, &names, &n, e);
-    if (rc) { pm_err_prefix(e, "refusing to expire: cannot list tags"); return rc; }
-    for (size_t i = 0; i < n && !rc; i++) {
-        pm_snapshot *s = NULL;
-        rc = pm_tag_read(t->io, t->branch_root, names[i], &s, e);
-        if (!rc) rc = protect_live(t, s, p, e);
-        if (!rc && s->changelog_manifest_list) rc = protect_list_adds(t, s->changelog_manifest_list, p, e);
-        if (!rc) rc = protect_meta(t, s, p, e);
-        if (rc) {
-            pm_err_prefix(e, "refusing to expire: cannot read tag '%s' of branch %s (%s/tag/tag-%s) which protects files",
-                          names[i], t->branch, t->branch_root, names[i]);
-            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CORRUPT;
-        }
-        pm_snapshot_free(s);
+/* A tag: its live set, its changelog's additions, its metadata. A
+ * long-lived changelog: the files its delta and changelog lists add (if
+ * the lists still exist) and the names of every metadata file it names
+ * (base list, index manifest and statistics are not read: Java may have
+ * deleted them). */
+static int protect_source(void *ud, paimon_table *bt, pm_refs_source src, const char *by, const pm_snapshot *s,
+                          pm_err *e) {
+    protect *p = ud;
+    (void)bt;
+    (void)by;
+    int rc;
+    if (src == PM_REFS_TAG) {
+        rc = protect_live(s, p, e);
+        if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 0, p, e);
+        return rc ? rc : protect_meta(s, p, e);
     }
-    pm_strv_free(names, n);
+    rc = set_add_str(p->names, s->base_manifest_list, e);
+    if (!rc) rc = set_add_str(p->names, s->index_manifest, e);
+    if (!rc) rc = set_add_str(p->names, s->statistics, e);
+    if (!rc && s->delta_manifest_list) rc = protect_list_adds(s->delta_manifest_list, 1, p, e);
+    if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 1, p, e);
     return rc;
 }
 
-/* One manifest list of a long-lived changelog: its name, its manifests'
- * names and the files they add. A list that is gone protects nothing (Java
- * deletes the base and delta lists of changelogs with a changelog producer,
- * and the base list of the others, when it moves a snapshot to changelog/);
- * any other read error refuses the run. */
-static int protect_changelog_list(paimon_table *t, const char *list, protect *p, pm_err *e) {
-    if (!list) return PAIMON_OK;
-    pm_mfile *v = NULL;
-    size_t n = 0;
-    int rc = pm_read_manifest_list(t, list, &v, &n, e);
-    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); pm_mfiles_free(v, n); return PAIMON_OK; }
-    if (!rc) rc = set_add_str(p->names, list, e);
-    pm_buf b = {0}, x = {0};
-    for (size_t i = 0; !rc && i < n; i++) {
-        if ((rc = set_add_str(p->names, v[i].name, e))) break;
-        pm_manifest_reader *r;
-        if ((rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e))) break;
-        const pm_manifest_entry *m;
-        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK)
-            if (m->kind == PM_FILE_ADD && (rc = add_entry_paths(t, m, p->paths, &b, &x, e))) break;
-        pm_manifest_close(r);
-        if (rc == PAIMON_DONE) rc = PAIMON_OK;
-    }
-    pm_buf_free(&b);
-    pm_buf_free(&x);
-    pm_mfiles_free(v, n);
-    return rc;
+/* Tags and long-lived changelogs of branch p->t. A tag that cannot be
+ * read is corruption; a changelog gone meanwhile was expired: conflict. */
+static int protect_tags_changelogs(protect *p, pm_err *e) {
+    pm_refs_visitor v = {PM_REFS_REFUSE, "refusing to expire", {0, PAIMON_CORRUPT, PAIMON_CONFLICT},
+                         protect_source, NULL, p};
+    int rc = pm_refs_tags(p->t, &v, e);
+    return rc ? rc : pm_refs_changelogs(p->t, &v, e);
 }
 
-/* Long-lived changelogs of branch t (changelog/changelog-<id>, written while
- * the changelog lifecycle is or was decoupled; streaming readers read them):
- * the files their delta and changelog manifest lists add, and the names of
- * every metadata file they name. */
-static int protect_changelogs(paimon_table *t, protect *p, pm_err *e) {
-    int64_t *ids = NULL;
-    size_t n = 0;
-    int rc = pm_changelog_list_ids(t->io, t->branch_root, &ids, &n, e);
-    if (rc) pm_err_prefix(e, "refusing to expire: cannot list the changelogs of branch %s", t->branch);
-    for (size_t i = 0; !rc && i < n; i++) {
-        pm_snapshot *s = NULL;
-        rc = pm_changelog_read(t->io, t->branch_root, ids[i], &s, e);
-        if (!rc) rc = set_add_str(p->names, s->base_manifest_list, e);
-        if (!rc) rc = set_add_str(p->names, s->index_manifest, e);
-        if (!rc) rc = set_add_str(p->names, s->statistics, e);
-        if (!rc) rc = protect_changelog_list(t, s->delta_manifest_list, p, e);
-        if (!rc) rc = protect_changelog_list(t, s->changelog_manifest_list, p, e);
-        if (rc) {
-            pm_err_prefix(e, "refusing to expire: cannot read changelog %s/changelog/changelog-%lld of branch %s (it protects files)",
-                          t->branch_root, (long long)ids[i], t->branch);
-            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
-        }
-        pm_snapshot_free(s);
-    }
-    free(ids);
-    return rc;
-}
-
-static void snaps_free(pm_snapshot **v, size_t n) {
-    for (size_t i = 0; i < n; i++) pm_snapshot_free(v[i]);
-    free(v);
-}
-
-/* Snapshots of branch t with id >= from (all existing ones). */
-static int load_snapshots_from(paimon_table *t, int64_t from, pm_snapshot ***out, size_t *nout, pm_err *e) {
-    int64_t *ids = NULL;
-    size_t n = 0;
-    *out = NULL;
-    *nout = 0;
-    int rc = pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, e);
-    if (rc) return rc;
-    pm_snapshot **v = calloc(n ? n : 1, sizeof *v);
-    if (!v) { free(ids); return nomem(e); }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (ids[i] < from) continue;
-        rc = pm_snapshot_read(t->io, t->branch_root, ids[i], &v[k], e);
-        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; continue; }
-        if (rc) {
-            pm_err_prefix(e, "refusing to expire: cannot read snapshot %lld of branch %s", (long long)ids[i], t->branch);
-            break;
-        }
-        k++;
-    }
-    free(ids);
-    if (rc) { snaps_free(v, k); return rc; }
-    *out = v;
-    *nout = k;
-    return PAIMON_OK;
-}
-
-/* Everything used by other branches (all their snapshots and tags). */
+/* Everything used by other branches (all their snapshots, tags and
+ * changelogs). */
 static int protect_other_branches(paimon_table *t, protect *p, pm_err *e) {
-    char **names = NULL;
-    size_t n = 0;
-    int rc = pm_branch_list(t->io, t->root, &names, &n, e);
-    if (rc) { pm_err_prefix(e, "refusing to expire: cannot list branches"); return rc; }
-    for (size_t i = 0; i <= n && !rc; i++) {
-        const char *b = i < n ? names[i] : "main";
-        if (!strcmp(b, t->branch)) continue;
-        paimon_table *bt = NULL;
-        rc = pm_table_open_shared(t, b, &bt, e);
-        if (rc) { pm_err_prefix(e, "refusing to expire: cannot open branch '%s' (it may use files)", b); break; }
+    paimon_table **bts = NULL;
+    size_t nb = 0;
+    int rc = pm_refs_open_branches(t, &bts, &nb, e);
+    if (rc) pm_err_prefix(e, "refusing to expire (a branch may use files)");
+    for (size_t i = 0; !rc && i < nb; i++) {
+        if (!strcmp(bts[i]->branch, t->branch)) continue;
         pm_snapshot **v = NULL;
         size_t k = 0;
-        rc = load_snapshots_from(bt, INT64_MIN, &v, &k, e);
-        if (!rc) rc = protect_chain(bt, v, k, p, e);
-        if (!rc) rc = protect_tags(bt, p, e);
-        if (!rc) rc = protect_changelogs(bt, p, e);
-        snaps_free(v, k);
-        pm_table_free_shared(bt);
+        p->t = bts[i];
+        rc = pm_refs_snapshots(bts[i], INT64_MIN, &v, &k, e);
+        if (rc) pm_err_prefix(e, "refusing to expire");
+        if (!rc) rc = protect_chain(v, k, p, e);
+        if (!rc) rc = protect_tags_changelogs(p, e);
+        pm_refs_snapshots_free(v, k);
     }
-    pm_strv_free(names, n);
+    p->t = t;
+    pm_refs_close_branches(bts, nb);
     return rc;
 }
 
@@ -761,13 +538,6 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
     return rc;
 }
 
-int pm_table_meta_path(const paimon_table *t, const char *sub, const char *name, pm_buf *out, pm_err *e) {
-    if (!safe_name(name))
-        return pm_fail(e, PAIMON_CORRUPT, "%s: metadata names an invalid file '%s'", t->root, name ? name : "(null)");
-    out->len = 0;
-    return pm_buf_printf(out, "%s/%s/%s", t->root, sub, name) ? nomem(e) : PAIMON_OK;
-}
-
 static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, pm_err *e) {
     pm_buf b = {0};
     int rc = pm_table_meta_path(t, sub, name, &b, e);
@@ -889,7 +659,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
 
     pm_buf fp0 = {0}, fp1 = {0};
     if ((rc = refs_fingerprint(t, &fp0, e))) { pm_buf_free(&fp0); return rc; }
-    protect p = {pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads};
+    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads};
     plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0};
     pm_deleter *snaps_del = pm_deleter_new();
     pm_snapshot **exp = NULL, **kept = NULL;   /* [begin, end] and [end, latest] */
@@ -901,15 +671,17 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     /* snapshots [begin, latest] */
     pm_snapshot **all = NULL;
     size_t n_all = 0;
-    if ((rc = load_snapshots_from(t, begin, &all, &n_all, e))) goto done;
+    if ((rc = pm_refs_snapshots(t, begin, &all, &n_all, e))) {
+        pm_err_prefix(e, "refusing to expire");
+        goto done;
+    }
     exp = all;
     for (n_exp = 0; n_exp < n_all && all[n_exp]->id < end; n_exp++) {}
     kept = all + n_exp;
     n_kept = n_all - n_exp;
     /* protection: retained snapshots, tags, other branches */
-    if ((rc = protect_chain(t, kept, n_kept, &p, e))) goto done_all;
-    if ((rc = protect_tags(t, &p, e))) goto done_all;
-    if ((rc = protect_changelogs(t, &p, e))) goto done_all;
+    if ((rc = protect_chain(kept, n_kept, &p, e))) goto done_all;
+    if ((rc = protect_tags_changelogs(&p, e))) goto done_all;
     if ((rc = protect_other_branches(t, &p, e))) goto done_all;
     if (n_kept == 0 || kept[0]->id != end) {
         rc = pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
@@ -1001,7 +773,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
      * if asked for (Java: snapshot.clean-empty-directories, default false) */
     if (clean_dirs_wanted(t, o)) pm_deleter_clean_dirs(pl.data, t->io, t->root, t->schema->n_partition_keys, &res->clean);
 done_all:
-    snaps_free(all, n_all);
+    pm_refs_snapshots_free(all, n_all);
 done:
     pm_buf_free(&fp0);
     pm_buf_free(&fp1);

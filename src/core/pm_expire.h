@@ -10,7 +10,7 @@
 #ifndef PM_EXPIRE_H
 #define PM_EXPIRE_H
 
-#include "pm_exec.h"
+#include "pm_deleter.h"
 #include "pm_table.h"
 
 typedef struct pm_expire_opts {
@@ -61,23 +61,5 @@ typedef struct pm_expire_result {
  * still returns the plan and sets refused). Free with
  * pm_clean_result_free(&res->clean). */
 int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e);
-
-/* Shared with orphan cleaning: full path of an index file of entry ie
- * (external path, bucket directory with index-file-in-data-file-dir, or
- * index/). */
-int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *out, pm_err *e);
-/* Full path of a data file of entry m (root + pm_table_file_path, or the
- * external path). */
-int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e);
-/* <directory of data_path>/<extra> for an _EXTRA_FILES name (checked: a
- * plain file name). */
-int pm_extra_file_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e);
-/* <table>/<sub>/<name> for a metadata file name from a snapshot or list
- * (checked: a plain file name). */
-int pm_table_meta_path(const paimon_table *t, const char *sub, const char *name, pm_buf *out, pm_err *e);
-/* Open branch `name` of t's table sharing t's FileIO; free with
- * pm_table_free_shared. */
-int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e);
-void pm_table_free_shared(paimon_table *bt);
 
 #endif

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "pm_avro.h"
-#include "pm_expire.h"
+#include "pm_refs.h"
 
 static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
@@ -450,24 +450,32 @@ typedef struct used {
     strv list_v, index_v;
 } used;
 
-/* first: the snapshot is a branch's latest or a tag; its manifests are read
- * in the first round (see the manifest reads in pm_remove_orphan_files). */
-static int use_snapshot(used *u, const pm_snapshot *s, int first, pm_err *e) {
-    const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
-    for (int i = 0; i < 3; i++) {
-        if (!lists[i]) continue;
-        mark(u->m, lists[i]);
-        int a = pm_set_add(u->lists, lists[i], strlen(lists[i]));
-        if (a < 0 || (a && strv_push(&u->list_v, lists[i]))) return nomem(e);
-        if (first && pm_set_add(u->first, lists[i], strlen(lists[i])) < 0) return nomem(e);
+/* One metadata file a snapshot names: used, and a manifest list or index
+ * manifest queued for reading (each once). */
+typedef struct use_ctx { used *u; int first; } use_ctx;
+
+static int use_name(void *ud, pm_refs_name_kind kind, const char *name, int64_t size, pm_err *e) {
+    use_ctx *c = ud;
+    used *u = c->u;
+    (void)size;
+    mark(u->m, name);
+    if (kind == PM_REFS_STATISTICS) return PAIMON_OK;
+    size_t len = strlen(name);
+    if (kind == PM_REFS_INDEX_MANIFEST) {
+        int a = pm_set_add(u->index, name, len);
+        return a < 0 || (a && strv_push(&u->index_v, name)) ? nomem(e) : PAIMON_OK;
     }
-    if (s->index_manifest) {
-        mark(u->m, s->index_manifest);
-        int a = pm_set_add(u->index, s->index_manifest, strlen(s->index_manifest));
-        if (a < 0 || (a && strv_push(&u->index_v, s->index_manifest))) return nomem(e);
-    }
-    mark(u->m, s->statistics);
+    int a = pm_set_add(u->lists, name, len);
+    if (a < 0 || (a && strv_push(&u->list_v, name))) return nomem(e);
+    if (c->first && pm_set_add(u->first, name, len) < 0) return nomem(e);
     return PAIMON_OK;
+}
+
+/* first: the snapshot is a branch's latest or a tag; its manifests are read
+ * in the first round (see read_manifests). */
+static int use_snapshot(used *u, const pm_snapshot *s, int first, pm_err *e) {
+    use_ctx c = {u, first};
+    return pm_refs_snapshot_names(s, use_name, &c, e);
 }
 
 /* A long-lived changelog: Java deletes the base and delta manifest lists of
@@ -490,6 +498,13 @@ static int use_changelog(paimon_table *bt, used *u, const pm_snapshot *s, pm_err
         if (!ex) *opt[i] = NULL;
     }
     return use_snapshot(u, &c, 0, e);
+}
+
+/* A tag (its manifests read in the first round) or a long-lived changelog. */
+static int use_source(void *ud, paimon_table *bt, pm_refs_source src, const char *by, const pm_snapshot *s,
+                      pm_err *e) {
+    (void)by;
+    return src == PM_REFS_TAG ? use_snapshot(ud, s, 1, e) : use_changelog(bt, ud, s, e);
 }
 
 /* Snapshot files, read in parallel; used in id order afterwards. */
@@ -568,37 +583,11 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
     free(sr);
     free(ids);
     if (rc) return rc;
-    char **names = NULL;
-    size_t nt = 0;
-    if ((rc = pm_tag_list(bt->io, bt->branch_root, &names, &nt, e))) return rc;
-    for (size_t i = 0; !rc && i < nt; i++) {
-        pm_snapshot *s;
-        rc = pm_tag_read(bt->io, bt->branch_root, names[i], &s, e);
-        if (rc) {
-            pm_err_prefix(e, "refusing to clean: cannot read tag '%s' of branch %s (%s/tag/tag-%s)", names[i],
-                          bt->branch, bt->branch_root, names[i]);
-            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
-            break;
-        }
-        rc = use_snapshot(u, s, 1, e);
-        pm_snapshot_free(s);
-    }
-    pm_strv_free(names, nt);
-    if (rc) return rc;
-    /* changelog/changelog-<id> (decoupled changelog lifecycle) */
-    int64_t *cids = NULL;
-    size_t nc = 0;
-    rc = pm_changelog_list_ids(bt->io, bt->branch_root, &cids, &nc, e);
-    for (size_t i = 0; !rc && i < nc; i++) {
-        pm_snapshot *s = NULL;
-        rc = pm_changelog_read(bt->io, bt->branch_root, cids[i], &s, e);
-        if (!rc) rc = use_changelog(bt, u, s, e);
-        if (rc) pm_err_prefix(e, "refusing to clean: cannot read changelog changelog-%lld of branch %s",
-                              (long long)cids[i], bt->branch);
-        pm_snapshot_free(s);
-    }
-    free(cids);
-    return rc;
+    /* tags (a tag gone meanwhile: conflict), changelog/changelog-<id>
+     * (decoupled changelog lifecycle) */
+    pm_refs_visitor v = {PM_REFS_REFUSE, "refusing to clean", {0, PAIMON_CONFLICT, 0}, use_source, NULL, u};
+    rc = pm_refs_tags(bt, &v, e);
+    return rc ? rc : pm_refs_changelogs(bt, &v, e);
 }
 
 static int latest_or_zero(paimon_table *bt, int64_t *id, pm_err *e) {
@@ -703,26 +692,42 @@ static needles *few_unknown(list_task *tasks, size_t n_tasks, const marks *m, ne
     return nd->n ? nd : NULL;
 }
 
-/* ---- main ------------------------------------------------------------------- */
+/* ---- main: the named steps ------------------------------------------------- */
 
 static int cmp_cand_name(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_result *res, pm_err *e) {
-    int64_t t0 = pm_now_millis();
-    memset(res, 0, sizeof *res);
-    res->clean.dry_run = o->dry_run;
+/* One run's state, shared by the steps below. */
+typedef struct orphan_run {
+    paimon_table *t;
+    const pm_orphan_opts *o;
+    pm_orphan_result *res;
+    paimon_table **bts;          /* main, then the other branches */
+    size_t nb;
+    int64_t *latest;             /* per branch, when the run started */
+    list_task *tasks;            /* candidate directories and what they hold */
+    size_t n_tasks, cap_tasks;
+    list_ctx lx;
+    marks m;
+    used u;
+    int64_t data_cands;
+    int ages_final;              /* the age check already ran on the final used set */
+    pm_deleter *del;
+    pm_avro_schema_cache *sc;    /* the many manifest lists and manifests share a few writer schemas */
+} orphan_run;
+
+/* The cut-off: not in the future (by the real clock too: a caller's `now`
+ * (tests, a skewed host) must not let one through), and not younger than
+ * the floor (files of commits in flight are protected only by their age:
+ * a commit publishes files it wrote earlier) unless overridden. */
+static int check_cutoff(paimon_table *t, const pm_orphan_opts *o, pm_orphan_result *res, pm_err *e) {
     int64_t now = o->now_ms > 0 ? o->now_ms : pm_now_millis();
     int64_t cutoff = o->has_older_than ? o->older_than_ms : now - 86400000LL;
-    /* checked against the real clock too: a caller's `now` (tests, a
-     * skewed host) must not let a cut-off in the future through */
     int64_t clock = pm_now_millis();
     if (cutoff > now || cutoff > clock)
         return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld): files being written would be deleted",
                        (long long)cutoff, (long long)(now < clock ? now : clock));
-    /* the floor: files of commits in flight are protected only by their
-     * age (a commit publishes files it wrote earlier) */
     int64_t youngest = (now < clock ? now : clock) - PM_ORPHAN_CUTOFF_FLOOR_MS;
     res->cutoff_floor_ms = PM_ORPHAN_CUTOFF_FLOOR_MS;
     if (cutoff > youngest) {
@@ -735,247 +740,317 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
         res->floor_overridden = 1;
     }
     res->older_than_ms = cutoff;
+    return PAIMON_OK;
+}
 
-    int rc;
-    paimon_table *main_t = NULL;
-    paimon_table **bts = NULL;
-    int64_t *latest = NULL;
-    char **bnames = NULL;
-    size_t nb = 0, n_tasks = 0, cap_tasks = 0, n_reads = 0;
-    list_task *tasks = NULL;
-    read_task *reads = NULL;
-    marks m = {pm_set_new(), NULL, 0};
-    used u = {&m, pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}};
-    pm_deleter *del = pm_deleter_new();
-    /* the many manifest lists and manifests share a few writer schemas */
-    pm_avro_schema_cache *sc = pm_avro_schema_cache_new();
-    if (!m.names || !u.lists || !u.first || !u.index || !del || !sc) { rc = nomem(e); goto done; }
+/* Every branch, each with a schema and Avro manifests (Java aborts
+ * otherwise), and its latest snapshot now (compared before deleting). */
+static int open_branches(orphan_run *r, pm_err *e) {
+    int rc = pm_refs_open_branches(r->t, &r->bts, &r->nb, e);
+    if (rc) { pm_err_prefix(e, "refusing to clean"); return rc; }
+    if (!(r->latest = calloc(r->nb, sizeof *r->latest))) return nomem(e);
+    for (size_t i = 0; i < r->nb; i++) {
+        if ((rc = pm_table_check_manifest_format(r->bts[i], e))) return rc;
+        if ((rc = latest_or_zero(r->bts[i], &r->latest[i], e))) return rc;
+    }
+    return PAIMON_OK;
+}
 
-    /* every branch must have a schema (Java aborts otherwise) */
-    if ((rc = pm_table_open_shared(t, "main", &main_t, e))) goto done;
-    if ((rc = pm_branch_list(t->io, t->root, &bnames, &nb, e))) goto done;
-    bts = calloc(nb + 1, sizeof *bts);
-    latest = calloc(nb + 1, sizeof *latest);
-    if (!bts || !latest) { rc = nomem(e); goto done; }
-    bts[0] = main_t;
-    for (size_t i = 0; i < nb; i++) {
-        if ((rc = pm_table_open_shared(t, bnames[i], &bts[i + 1], e))) {
-            pm_err_prefix(e, "refusing to clean: branch '%s' cannot be opened", bnames[i]);
-            goto done;
-        }
-    }
-    for (size_t i = 0; i <= nb; i++) {
-        if ((rc = pm_table_check_manifest_format(bts[i], e))) goto done;
-        if ((rc = latest_or_zero(bts[i], &latest[i], e))) goto done;
-    }
+static int add_candidate_dir(orphan_run *r, const char *base, const char *sub, dir_kind k, pm_err *e) {
+    char *p = pm_path_join(base, sub);
+    int rc = p ? add_dir(&r->tasks, &r->n_tasks, &r->cap_tasks, p, k, e) : nomem(e);
+    free(p);
+    return rc;
+}
 
-    /* 1. list candidates (before reading what is used) */
-    char *p;
-#define ADD_DIR(base, sub, k) do { p = pm_path_join(base, sub); \
-        rc = p ? add_dir(&tasks, &n_tasks, &cap_tasks, p, k, e) : nomem(e); free(p); if (rc) goto done; } while (0)
-    ADD_DIR(t->root, "manifest", DIR_MANIFEST);
-    ADD_DIR(t->root, "index", DIR_INDEX);
-    ADD_DIR(t->root, "statistics", DIR_STATS);
-    for (size_t i = 0; i <= nb; i++) {
-        ADD_DIR(bts[i]->branch_root, "snapshot", DIR_META);
-        ADD_DIR(bts[i]->branch_root, "changelog", DIR_META);
+/* 1. The candidates: Paimon's own directories and file-name patterns,
+ * listed before the used set is read. */
+static int list_candidates(orphan_run *r, pm_err *e) {
+    paimon_table *t = r->t, *main_t = r->bts[0];
+    int rc = add_candidate_dir(r, t->root, "manifest", DIR_MANIFEST, e);
+    if (!rc) rc = add_candidate_dir(r, t->root, "index", DIR_INDEX, e);
+    if (!rc) rc = add_candidate_dir(r, t->root, "statistics", DIR_STATS, e);
+    for (size_t i = 0; !rc && i < r->nb; i++) {
+        rc = add_candidate_dir(r, r->bts[i]->branch_root, "snapshot", DIR_META, e);
+        if (!rc) rc = add_candidate_dir(r, r->bts[i]->branch_root, "changelog", DIR_META, e);
     }
-#undef ADD_DIR
-    {
-        char *droot = main_t->data_dir && *main_t->data_dir ? pm_path_join(t->root, main_t->data_dir) : pm_strdup(t->root);
-        if (!droot) { rc = nomem(e); goto done; }
-        rc = walk_partitions(main_t, droot, 0, &tasks, &n_tasks, &cap_tasks, e);
-        free(droot);
-        if (rc) goto done;
-    }
+    if (rc) return rc;
+    char *droot = main_t->data_dir && *main_t->data_dir ? pm_path_join(t->root, main_t->data_dir) : pm_strdup(t->root);
+    if (!droot) return nomem(e);
+    rc = walk_partitions(main_t, droot, 0, &r->tasks, &r->n_tasks, &r->cap_tasks, e);
+    free(droot);
+    if (rc) return rc;
     pm_fileio *local_io = pm_fileio_local();
     int is_local = local_io && t->io->ops == local_io->ops;
     pm_fileio_destroy(local_io);
-    list_ctx lx = {t->io, is_local, tasks, cutoff, pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
+    list_ctx lx = {t->io, is_local, r->tasks, r->res->older_than_ms,
+                   pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
                    pm_schema_option_or_default(main_t->schema, "changelog-file.prefix")};
     if (!lx.data_prefix) lx.data_prefix = "data-";
     if (!lx.changelog_prefix) lx.changelog_prefix = "changelog-";
-    if ((rc = pm_exec_run(o->threads, n_tasks, list_one, &lx, "listing", o->progress, o->progress_ud, e))) goto done;
-    for (size_t i = 0; i < n_tasks; i++) {
-        if (tasks[i].rc) { rc = tasks[i].rc; *e = tasks[i].err; pm_err_prefix(e, "refusing to clean"); goto done; }
-        res->listed += (int64_t)tasks[i].n;
+    r->lx = lx;
+    if ((rc = pm_exec_run(r->o->threads, r->n_tasks, list_one, &r->lx, "listing", r->o->progress, r->o->progress_ud, e)))
+        return rc;
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        if (r->tasks[i].rc) { *e = r->tasks[i].err; pm_err_prefix(e, "refusing to clean"); return r->tasks[i].rc; }
+        r->res->listed += (int64_t)r->tasks[i].n;
     }
+    return PAIMON_OK;
+}
 
-    /* 2. used set over all branches: snapshots, tags, changelogs (the
-     * listed-name set is built alongside the main branch's snapshot reads) */
-    name_set_job nsj = {tasks, n_tasks, (size_t)res->listed, &m, 0, 0};
-    for (size_t i = 0; i <= nb; i++)
-        if ((rc = use_branch(bts[i], &u, o, i == 0 ? &nsj : NULL, e))) goto done;
-    int64_t data_cands = nsj.data_cands;
-    /* manifest lists -> manifests */
-    strv manifests = {0};
-    int64_t *msize = NULL;
-    uint8_t *mlater = NULL;
+/* The manifests every queued manifest list names, each once, in list
+ * order, with its size and whether only older snapshots name it. */
+typedef struct manifest_set {
+    strv names;
+    int64_t *size;
+    uint8_t *later;
+} manifest_set;
+
+static void manifest_set_free(manifest_set *ms) {
+    strv_free(&ms->names);
+    free(ms->size);
+    free(ms->later);
+}
+
+static int merge_lists(orphan_run *r, list_read *lr, manifest_set *ms, pm_err *e) {
+    used *u = &r->u;
     pm_set *mseen = pm_set_new(), *mfirst = pm_set_new();
-    if (!mseen || !mfirst) { pm_set_free(mseen); pm_set_free(mfirst); rc = nomem(e); goto done; }
-    list_read *lr = calloc(u.list_v.n ? u.list_v.n : 1, sizeof *lr);
-    if (!lr) { pm_set_free(mseen); pm_set_free(mfirst); rc = nomem(e); goto done; }
-    for (size_t i = 0; i < u.list_v.n; i++) lr[i].name = u.list_v.v[i];
-    list_read_ctx lrx = {main_t, lr, sc};
-    rc = pm_exec_run(o->threads, u.list_v.n, read_list_one, &lrx, "reading manifest lists", o->progress, o->progress_ud, e);
+    int rc = mseen && mfirst ? PAIMON_OK : nomem(e);
     /* merged in list order: the first unreadable list fails the run */
-    for (size_t i = 0; i < u.list_v.n && !rc; i++) {
+    for (size_t i = 0; i < u->list_v.n && !rc; i++) {
         if (lr[i].rc) {
-            rc = lr[i].rc;
             *e = lr[i].err;
             pm_err_prefix(e, "refusing to clean: cannot read the used set");
+            rc = lr[i].rc;
             break;
         }
-        const char *ln = u.list_v.v[i];
-        if (!pm_set_contains(u.first, ln, strlen(ln))) continue;
+        const char *ln = u->list_v.v[i];
+        if (!pm_set_contains(u->first, ln, strlen(ln))) continue;
         for (size_t k = 0; k < lr[i].v.n; k++)
             if (pm_set_add(mfirst, lr[i].v.v[k], strlen(lr[i].v.v[k])) < 0) { rc = nomem(e); break; }
     }
-    for (size_t i = 0; i < u.list_v.n && !rc; i++) {
+    for (size_t i = 0; i < u->list_v.n && !rc; i++) {
         for (size_t k = 0; !rc && k < lr[i].v.n; k++) {
             const char *mn = lr[i].v.v[k];
             int a = pm_set_add(mseen, mn, strlen(mn));
-            if (a < 0 || (a && strv_push(&manifests, mn))) { rc = nomem(e); break; }
+            if (a < 0 || (a && strv_push(&ms->names, mn))) { rc = nomem(e); break; }
             if (!a) continue;
-            mark(&m, mn);
-            int64_t *ns = realloc(msize, manifests.cap * sizeof *ns);
-            uint8_t *nl = ns ? realloc(mlater, manifests.cap) : NULL;
-            if (ns) msize = ns;
+            mark(&r->m, mn);
+            int64_t *ns = realloc(ms->size, ms->names.cap * sizeof *ns);
+            uint8_t *nl = ns ? realloc(ms->later, ms->names.cap) : NULL;
+            if (ns) ms->size = ns;
             if (!nl) { rc = nomem(e); break; }
-            mlater = nl;
-            msize[manifests.n - 1] = lr[i].size[k];
-            mlater[manifests.n - 1] = !pm_set_contains(mfirst, mn, strlen(mn));
+            ms->later = nl;
+            ms->size[ms->names.n - 1] = lr[i].size[k];
+            ms->later[ms->names.n - 1] = !pm_set_contains(mfirst, mn, strlen(mn));
         }
     }
-    for (size_t i = 0; i < u.list_v.n; i++) { strv_free(&lr[i].v); free(lr[i].size); }
-    free(lr);
     pm_set_free(mseen);
     pm_set_free(mfirst);
-    if (rc) { strv_free(&manifests); free(msize); free(mlater); goto done; }
-    /* Two rounds: first the manifests of each branch's latest snapshot and
-     * of the tags, with every index manifest; then those only older
-     * snapshots name, unless no file they could protect would be deleted
-     * (second_round_needed; most runs on a healthy table). Any unreadable
-     * manifest a round reads fails the run. A big merged manifest would
-     * leave the other CPUs idle while one reads it: on the local file
-     * system its blocks are shared out among a few tasks (each opens the
-     * file and decodes every parts-th block). */
-    unsigned max_parts = is_local && o->threads > 1 ? (unsigned)(o->threads < 8 ? o->threads : 8) : 1;
+    return rc;
+}
+
+/* 2a. What every branch's snapshots, tags and changelogs name (the
+ * listed-name set is built alongside the main branch's snapshot reads),
+ * then their manifest lists, read in parallel (names only). */
+static int read_lists(orphan_run *r, manifest_set *ms, pm_err *e) {
+    name_set_job nsj = {r->tasks, r->n_tasks, (size_t)r->res->listed, &r->m, 0, 0};
+    int rc = PAIMON_OK;
+    for (size_t i = 0; !rc && i < r->nb; i++) rc = use_branch(r->bts[i], &r->u, r->o, i == 0 ? &nsj : NULL, e);
+    if (rc) return rc;
+    r->data_cands = nsj.data_cands;
+    used *u = &r->u;
+    list_read *lr = calloc(u->list_v.n ? u->list_v.n : 1, sizeof *lr);
+    if (!lr) return nomem(e);
+    for (size_t i = 0; i < u->list_v.n; i++) lr[i].name = u->list_v.v[i];
+    list_read_ctx lrx = {r->bts[0], lr, r->sc};
+    rc = pm_exec_run(r->o->threads, u->list_v.n, read_list_one, &lrx, "reading manifest lists", r->o->progress,
+                     r->o->progress_ud, e);
+    if (!rc) rc = merge_lists(r, lr, ms, e);
+    for (size_t i = 0; i < u->list_v.n; i++) { strv_free(&lr[i].v); free(lr[i].size); }
+    free(lr);
+    return rc;
+}
+
+/* The reading tasks: every index manifest, then each manifest in one or
+ * more parts, biggest first in each round. A big merged manifest would
+ * leave the other CPUs idle while one reads it: on the local file system
+ * its blocks are shared out among a few tasks (each opens the file and
+ * decodes every parts-th block). */
+static read_task *plan_reads(orphan_run *r, const manifest_set *ms, size_t *n_reads, size_t *n_first, pm_err *e) {
+    const pm_orphan_opts *o = r->o;
+    size_t n_index = r->u.index_v.n;
+    unsigned max_parts = r->lx.local && o->threads > 1 ? (unsigned)(o->threads < 8 ? o->threads : 8) : 1;
     size_t n_parts = 0;
-    for (size_t i = 0; i < manifests.n; i++) n_parts += parts_of(msize[i], max_parts, o);
-    n_reads = n_parts + u.index_v.n;
-    reads = calloc(n_reads ? n_reads : 1, sizeof *reads);
-    if (!reads) { strv_free(&manifests); free(msize); free(mlater); rc = nomem(e); goto done; }
-    for (size_t i = 0; i < u.index_v.n; i++) { reads[i].name = u.index_v.v[i]; reads[i].index = 1; }
-    for (size_t i = 0, at = u.index_v.n; i < manifests.n; i++) {
-        unsigned parts = parts_of(msize[i], max_parts, o);
+    for (size_t i = 0; i < ms->names.n; i++) n_parts += parts_of(ms->size[i], max_parts, o);
+    *n_reads = n_parts + n_index;
+    read_task *reads = calloc(*n_reads ? *n_reads : 1, sizeof *reads);
+    if (!reads) { nomem(e); return NULL; }
+    for (size_t i = 0; i < n_index; i++) { reads[i].name = r->u.index_v.v[i]; reads[i].index = 1; }
+    for (size_t i = 0, at = n_index; i < ms->names.n; i++) {
+        unsigned parts = parts_of(ms->size[i], max_parts, o);
         for (unsigned q = 0; q < parts; q++, at++) {
             read_task *rt = &reads[at];
-            rt->name = manifests.v[i];
-            rt->size = msize[i] / parts;
-            rt->later = mlater[i];
+            rt->name = ms->names.v[i];
+            rt->size = ms->size[i] / parts;
+            rt->later = ms->later[i];
             rt->part = q;
             rt->parts = parts > 1 ? parts : 0;
         }
     }
-    free(msize);
-    free(mlater);
-    /* the biggest (parts of) manifests first in each round: a big one started last would run alone */
-    if (n_parts > 1) qsort(reads + u.index_v.n, n_parts, sizeof *reads, cmp_read_size);
-    size_t n_first = u.index_v.n;
-    while (n_first < n_reads && !reads[n_first].later) n_first++;
-    read_ctx rx = {main_t, reads, sc, &m, NULL};
-    rc = pm_exec_run(o->threads, n_first, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
-    if (!rc) rc = merge_reads(reads, 0, n_first, &m, e);
+    if (n_parts > 1) qsort(reads + n_index, n_parts, sizeof *reads, cmp_read_size);
+    *n_first = n_index;
+    while (*n_first < *n_reads && !reads[*n_first].later) (*n_first)++;
+    return reads;
+}
+
+/* 2b. The manifests, in two rounds: first those of each branch's latest
+ * snapshot and of the tags, with every index manifest; then those only
+ * older snapshots name, unless no file they could protect would be
+ * deleted (second_round_needed; most runs on a healthy table). Any
+ * unreadable manifest a round reads fails the run. */
+static int read_manifests(orphan_run *r, const manifest_set *ms, pm_err *e) {
+    const pm_orphan_opts *o = r->o;
+    size_t n_reads = 0, n_first = 0;
+    read_task *reads = plan_reads(r, ms, &n_reads, &n_first, e);
+    if (!reads) return PAIMON_NOMEM;
+    read_ctx rx = {r->bts[0], reads, r->sc, &r->m, NULL};
+    int rc = pm_exec_run(o->threads, n_first, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
+    if (!rc) rc = merge_reads(reads, 0, n_first, &r->m, e);
     size_t n_done = n_first;
-    int ages_final = 0, needed = 0;
+    int needed = 0;
     if (!rc && n_first < n_reads)
-        rc = second_round_needed(&lx, tasks, n_tasks, &m, data_cands, reads + n_first, n_reads - n_first, o, res,
-                                 &needed, &ages_final, e);
+        rc = second_round_needed(&r->lx, r->tasks, r->n_tasks, &r->m, r->data_cands, reads + n_first,
+                                 n_reads - n_first, o, r->res, &needed, &r->ages_final, e);
     if (!rc && needed) {
-        ages_final = 0;
+        r->ages_final = 0;
         needles nd;
-        read_ctx rx2 = {main_t, reads + n_first, sc, &m, few_unknown(tasks, n_tasks, &m, &nd)};
+        read_ctx rx2 = {r->bts[0], reads + n_first, r->sc, &r->m, few_unknown(r->tasks, r->n_tasks, &r->m, &nd)};
         rc = pm_exec_run(o->threads, n_reads - n_first, read_one, &rx2, "reading manifests", o->progress,
                          o->progress_ud, e);
-        if (!rc) rc = merge_reads(reads, n_first, n_reads, &m, e);
+        if (!rc) rc = merge_reads(reads, n_first, n_reads, &r->m, e);
         n_done = n_reads;
     }
-    for (size_t i = u.index_v.n; i < n_reads; i++) {   /* manifests, not their parts */
+    for (size_t i = r->u.index_v.n; i < n_reads; i++) {   /* manifests, not their parts */
         if (reads[i].part) continue;
-        if (i < n_done) res->manifests_read++;
-        else res->manifests_skipped++;
+        if (i < n_done) r->res->manifests_read++;
+        else r->res->manifests_skipped++;
     }
     for (size_t i = 0; i < n_reads; i++) free(reads[i].used.v);
-    strv_free(&manifests);
-    if (rc) goto done;
-    if (data_cands > 0 && m.data_names == 0) {
+    free(reads);
+    return rc;
+}
+
+/* 2. The used set (as marks on the listed names); an empty one while
+ * data files exist refuses the run. */
+static int collect_used(orphan_run *r, pm_err *e) {
+    manifest_set ms = {{0}, NULL, NULL};
+    int rc = read_lists(r, &ms, e);
+    if (!rc) rc = read_manifests(r, &ms, e);
+    manifest_set_free(&ms);
+    if (!rc && r->data_cands > 0 && r->m.data_names == 0)
         rc = pm_fail(e, PAIMON_CONFLICT,
-                     "%s: refusing to clean: no snapshot, tag or changelog uses any data file, yet data files exist", t->root);
-        goto done;
-    }
-    /* 3. the age of each unused candidate (temp files: by age alone); done
-     * already when it decided against the second round of manifests */
-    if (!ages_final && (rc = check_ages(&lx, tasks, n_tasks, &m, o, &res->used, e))) goto done;
-    res->candidates = res->listed - res->used;
-    /* 4. nothing committed meanwhile (checked last, right before deleting) */
-    for (size_t i = 0; i <= nb; i++) {
+                     "%s: refusing to clean: no snapshot, tag or changelog uses any data file, yet data files exist",
+                     r->t->root);
+    return rc;
+}
+
+/* 3. The age of each unused candidate (temp files: by age alone); done
+ * already when the used set was final before the second round. */
+static int age_filter(orphan_run *r, pm_err *e) {
+    int rc = r->ages_final ? PAIMON_OK : check_ages(&r->lx, r->tasks, r->n_tasks, &r->m, r->o, &r->res->used, e);
+    if (!rc) r->res->candidates = r->res->listed - r->res->used;
+    return rc;
+}
+
+/* 4. Nothing committed meanwhile (checked last, right before deleting). */
+static int check_unchanged(orphan_run *r, pm_err *e) {
+    for (size_t i = 0; i < r->nb; i++) {
         int64_t now_latest;
-        if ((rc = latest_or_zero(bts[i], &now_latest, e))) goto done;
-        if (now_latest != latest[i]) {
-            rc = pm_fail(e, PAIMON_CONFLICT, "%s: branch %s changed while cleaning (latest snapshot %lld -> %lld); nothing deleted",
-                         t->root, bts[i]->branch, (long long)latest[i], (long long)now_latest);
-            goto done;
-        }
+        int rc = latest_or_zero(r->bts[i], &now_latest, e);
+        if (rc) return rc;
+        if (now_latest != r->latest[i])
+            return pm_fail(e, PAIMON_CONFLICT, "%s: branch %s changed while cleaning (latest snapshot %lld -> %lld); nothing deleted",
+                           r->t->root, r->bts[i]->branch, (long long)r->latest[i], (long long)now_latest);
     }
-    /* 5. delete them, in name order per directory */
-    for (size_t i = 0; i < n_tasks; i++) {
-        list_task *tk = &tasks[i];
+    return PAIMON_OK;
+}
+
+/* 5. Delete the old unused candidates, in name order per directory. */
+static int delete_orphans(orphan_run *r, pm_err *e) {
+    int rc = PAIMON_OK;
+    for (size_t i = 0; !rc && i < r->n_tasks; i++) {
+        list_task *tk = &r->tasks[i];
         if (!tk->n_unused) continue;
         const char **names = malloc(tk->n_unused * sizeof *names);
         size_t nr = 0;
-        if (!names) { rc = nomem(e); goto done; }
+        if (!names) return nomem(e);
         for (size_t k = 0; k < tk->n; k++) {
             if (tk->c[k].used) continue;
-            if (!tk->c[k].remove) { res->recent++; continue; }
+            if (!tk->c[k].remove) { r->res->recent++; continue; }
             names[nr++] = cand_name(tk, &tk->c[k]);
         }
         if (nr > 1) qsort(names, nr, sizeof *names, cmp_cand_name);
         for (size_t k = 0; k < nr && !rc; k++) {
             char *path = pm_path_join(tk->dir, names[k]);
-            if (!path) { rc = nomem(e); break; }
-            rc = pm_deleter_add(del, path, classify(&lx, tk->kind, names[k]), e);
+            rc = path ? pm_deleter_add(r->del, path, classify(&r->lx, tk->kind, names[k]), e) : nomem(e);
             free(path);
         }
         free(names);
-        if (rc) goto done;
     }
+    if (rc) return rc;
+    const pm_orphan_opts *o = r->o;
     pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
-    rc = pm_deleter_run(del, t->io, t->root, &co, "deleting", &res->clean, e);
-    if (!rc) pm_deleter_clean_dirs(del, t->io, t->root, main_t->schema->n_partition_keys, &res->clean);
+    rc = pm_deleter_run(r->del, r->t->io, r->t->root, &co, "deleting", &r->res->clean, e);
+    if (!rc) pm_deleter_clean_dirs(r->del, r->t->io, r->t->root, r->bts[0]->schema->n_partition_keys, &r->res->clean);
+    return rc;
+}
 
-done:
-    for (size_t i = 0; i < n_tasks; i++) {
-        free(tasks[i].c);
-        pm_buf_free(&tasks[i].names);
-        free(tasks[i].dir);
+static void orphan_run_free(orphan_run *r) {
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        free(r->tasks[i].c);
+        pm_buf_free(&r->tasks[i].names);
+        free(r->tasks[i].dir);
     }
-    free(tasks);
-    free(reads);
-    if (bts) for (size_t i = 0; i <= nb; i++) pm_table_free_shared(bts[i]);
-    else pm_table_free_shared(main_t);
-    free(bts);
-    free(latest);
-    pm_strv_free(bnames, nb);
-    pm_set_free(m.names);
-    free(m.flag);
-    pm_set_free(u.lists);
-    pm_set_free(u.first);
-    pm_set_free(u.index);
-    strv_free(&u.list_v);
-    strv_free(&u.index_v);
-    pm_deleter_free(del);
-    pm_avro_schema_cache_free(sc);
+    free(r->tasks);
+    pm_refs_close_branches(r->bts, r->nb);
+    free(r->latest);
+    pm_set_free(r->m.names);
+    free(r->m.flag);
+    pm_set_free(r->u.lists);
+    pm_set_free(r->u.first);
+    pm_set_free(r->u.index);
+    strv_free(&r->u.list_v);
+    strv_free(&r->u.index_v);
+    pm_deleter_free(r->del);
+    pm_avro_schema_cache_free(r->sc);
+}
+
+/* As Java's LocalOrphanFilesClean.clean(): list the candidates, collect
+ * the used names, keep the young, delete the rest. */
+int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_result *res, pm_err *e) {
+    int64_t t0 = pm_now_millis();
+    memset(res, 0, sizeof *res);
+    res->clean.dry_run = o->dry_run;
+    int rc = check_cutoff(t, o, res, e);
+    if (rc) return rc;
+    orphan_run r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.o = o;
+    r.res = res;
+    r.m.names = pm_set_new();
+    r.u = (used){&r.m, pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}};
+    r.del = pm_deleter_new();
+    r.sc = pm_avro_schema_cache_new();
+    if (!r.m.names || !r.u.lists || !r.u.first || !r.u.index || !r.del || !r.sc) rc = nomem(e);
+    if (!rc) rc = open_branches(&r, e);
+    if (!rc) rc = list_candidates(&r, e);
+    if (!rc) rc = collect_used(&r, e);
+    if (!rc) rc = age_filter(&r, e);
+    if (!rc) rc = check_unchanged(&r, e);
+    if (!rc) rc = delete_orphans(&r, e);
+    orphan_run_free(&r);
     res->clean.duration_ms = pm_now_millis() - t0;
     if (rc) pm_clean_result_free(&res->clean);
     return rc;

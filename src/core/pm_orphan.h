@@ -23,7 +23,7 @@
 #ifndef PM_ORPHAN_H
 #define PM_ORPHAN_H
 
-#include "pm_exec.h"
+#include "pm_deleter.h"
 #include "pm_table.h"
 
 /* The youngest cut-off allowed without allow_young_cutoff: files of a

@@ -347,6 +347,88 @@ int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile
     return rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
 
+/* ---- file paths (shared by the maintenance operations) ------------------------ */
+
+/* A plain file name: what a name from a manifest or snapshot must be. */
+static int safe_name(const char *n) {
+    return n && *n && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
+}
+
+int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e) {
+    pm_buf rel = {0};
+    int rc = pm_table_file_path(t, m, &rel, e);
+    out->len = 0;
+    if (!rc) {
+        if (m->file.external_path) rc = pm_buf_printf(out, "%s", pm_local_path((char *)rel.data));
+        else rc = pm_buf_printf(out, "%s/%s", t->root, (char *)rel.data);
+        if (rc) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+    }
+    pm_buf_free(&rel);
+    return rc;
+}
+
+int pm_extra_file_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e) {
+    if (!safe_name(extra))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: manifest names an invalid extra file '%s' of %s", root, extra,
+                       data_path);
+    const char *slash = strrchr(data_path, '/');
+    size_t dl = slash ? (size_t)(slash - data_path) : 0;
+    out->len = 0;
+    if (pm_buf_append(out, data_path, dl) || pm_buf_printf(out, "/%s", extra)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    return PAIMON_OK;
+}
+
+int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *out, pm_err *e) {
+    out->len = 0;
+    if (ie->external_path && *ie->external_path) {
+        if (pm_buf_printf(out, "%s", pm_local_path(ie->external_path))) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        return PAIMON_OK;
+    }
+    if (!safe_name(ie->file_name))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: index manifest names an invalid index file '%s'", t->root,
+                       ie->file_name ? ie->file_name : "(null)");
+    const char *in_data = pm_schema_option_or_default(t->schema, "index-file-in-data-file-dir");
+    if (in_data && !strcasecmp(in_data, "true")) {
+        pm_buf part = {0};
+        int rc = pm_table_partition_path(t, ie->partition, &part, e);
+        if (!rc) {
+            if (t->data_dir && *t->data_dir)
+                rc = pm_buf_printf(out, "%s/%s%s%s", t->root, t->data_dir,
+                                   t->data_dir[strlen(t->data_dir) - 1] == '/' ? "" : "/", (char *)part.data);
+            else
+                rc = pm_buf_printf(out, "%s/%s", t->root, (char *)part.data);
+            if (!rc) rc = ie->bucket == -2 ? pm_buf_printf(out, "bucket-postpone/%s", ie->file_name)
+                                           : pm_buf_printf(out, "bucket-%d/%s", (int)ie->bucket, ie->file_name);
+            if (rc) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+        }
+        pm_buf_free(&part);
+        return rc;
+    }
+    if (pm_buf_printf(out, "%s/index/%s", t->root, ie->file_name)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    return PAIMON_OK;
+}
+
+int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e) {
+    int rc = pm_table_open(t->root, branch, out, e);
+    if (rc) return rc;
+    pm_fileio_destroy((*out)->io);
+    (*out)->io = t->io;
+    return PAIMON_OK;
+}
+
+void pm_table_free_shared(paimon_table *bt) {
+    if (!bt) return;
+    bt->io = NULL;
+    pm_table_free(bt);
+}
+
+int pm_table_meta_path(const paimon_table *t, const char *sub, const char *name, pm_buf *out, pm_err *e) {
+    if (!safe_name(name))
+        return pm_fail(e, PAIMON_CORRUPT, "%s: metadata names an invalid file '%s'", t->root, name ? name : "(null)");
+    out->len = 0;
+    return pm_buf_printf(out, "%s/%s/%s", t->root, sub, name) ? pm_fail(e, PAIMON_NOMEM, "out of memory") : PAIMON_OK;
+}
+
 /* ---- scan ----------------------------------------------------------------- */
 
 struct pm_scan {
@@ -386,7 +468,11 @@ int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filte
         (rc = pm_read_manifest_list(t, s->base_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
     if (s->delta_manifest_list &&
         (rc = pm_read_manifest_list(t, s->delta_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
-    /* Prune, then collect deletions. */
+    /* Prune, then collect deletions. Unlike pm_refs_live (maintenance,
+     * where a wrong count could delete a file in use), the read path
+     * trusts the list's delete counts and skips manifests that record none:
+     * a deliberate optimisation (most manifests of a table only add), and
+     * Java's own writers keep the counts exact. */
     for (size_t i = 0; i < sc->n_files; i++) {
         pm_mfile *m = &sc->files[i];
         if (sc->has_filter && !manifest_may_match(t, &sc->filter, m)) {

@@ -45,6 +45,27 @@ int pm_table_file_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf
 /* Identifier of a data file (Java FileEntry.Identifier) as bytes. */
 int pm_file_identifier(const pm_manifest_entry *m, pm_buf *out);
 
+/* File paths of the maintenance operations (expire, orphan cleaning,
+ * verify); a name from metadata that is not a plain file name is
+ * PAIMON_CORRUPT. */
+/* Full path of an index file of entry ie
+ * (external path, bucket directory with index-file-in-data-file-dir, or
+ * index/). */
+int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *out, pm_err *e);
+/* Full path of a data file of entry m (root + pm_table_file_path, or the
+ * external path). */
+int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e);
+/* <directory of data_path>/<extra> for an _EXTRA_FILES name (checked: a
+ * plain file name). */
+int pm_extra_file_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e);
+/* <table>/<sub>/<name> for a metadata file name from a snapshot or list
+ * (checked: a plain file name). */
+int pm_table_meta_path(const paimon_table *t, const char *sub, const char *name, pm_buf *out, pm_err *e);
+/* Open branch `name` of t's table sharing t's FileIO; free with
+ * pm_table_free_shared. */
+int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e);
+void pm_table_free_shared(paimon_table *bt);
+
 /* Partition filter: equality on some partition columns. A value of NULL
  * or the default partition name matches null partitions. Values match the
  * rendered text (legacy or CAST form, e.g. DATE as 19724 or 2024-01-01). */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pm_expire.h"
+#include "pm_refs.h"
 #include "pm_set.h"
 
 static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
@@ -74,20 +74,6 @@ static int manifest_problem(walk *w, paimon_table *bt, const char *name, const c
     return unreadable(w, path, PM_K_MANIFEST, by, why, e);
 }
 
-/* Open manifest m of a list for its entries; *r = NULL when it cannot be
- * (an invalid name or a missing file, reported elsewhere; another failure,
- * reported here). */
-static int open_entries(walk *w, paimon_table *bt, const pm_mfile *m, const char *by, pm_manifest_reader **r,
-                        pm_err *e) {
-    *r = NULL;
-    if (m->added < 0) return PAIMON_OK;                       /* an invalid name, reported */
-    pm_err why;
-    int rc = pm_table_open_manifest(bt, m->name, PM_MANIFEST_FILE, r, &why);
-    if (rc == PAIMON_OK) return PAIMON_OK;
-    *r = NULL;
-    return rc == PAIMON_NOTFOUND ? PAIMON_OK : manifest_problem(w, bt, m->name, by, &why, e);   /* missing: the stat */
-}
-
 /* schema/schema-<id> of branch bt (readers need the schema of the snapshot
  * and of every data file, for schema evolution). */
 static int want_schema(walk *w, paimon_table *bt, int64_t id, const char *by, pm_buf *b, pm_err *e) {
@@ -129,10 +115,10 @@ static int want_data(walk *w, paimon_table *bt, const pm_manifest_entry *m, int 
 
 /* A manifest list and the manifests it names (appended to *v); *ok = 0 if
  * it cannot be read (reported). */
-static int want_list(walk *w, paimon_table *t, const char *list, pm_opt_i64 size, const char *by, pm_mfile **v,
+static int want_list(walk *w, paimon_table *t, const char *list, int64_t size, const char *by, pm_mfile **v,
                      size_t *n, int *ok, pm_err *e) {
     pm_buf b = {0};
-    int rc = want_meta(w, t, "manifest", list, PM_K_MANIFEST_LIST, size.has ? size.v : -1, by, &b, ok, e);
+    int rc = want_meta(w, t, "manifest", list, PM_K_MANIFEST_LIST, size, by, &b, ok, e);
     if (!rc && *ok) {
         pm_err why;
         size_t before = *n;
@@ -151,134 +137,161 @@ static int want_list(walk *w, paimon_table *t, const char *list, pm_opt_i64 size
     return rc;
 }
 
-/* An ADD entry kept until the DELETEs of every manifest are known. */
-typedef struct add_rec {
-    pm_manifest_entry m;     /* deep copy (arena) */
-    size_t manifest;         /* index in the list vector */
-} add_rec;
+/* What a manifest entry visitor of pm_refs needs here. */
+typedef struct want_ctx {
+    walk *w;
+    paimon_table *bt;
+    const char *by;
+    int kind;            /* PM_K_DATA (live files) or PM_K_CHANGELOG */
+} want_ctx;
 
-/* Live data files of base + delta: every readable manifest read once (one
- * that cannot be read is reported, the others still count), DELETE
- * identifiers cancel ADDs, as Paimon merges entries. */
+static int want_entry(void *ud, const pm_manifest_entry *m, const char *manifest, pm_buf *out, pm_buf *scratch,
+                      pm_err *e) {
+    want_ctx *c = ud;
+    (void)out;
+    return want_data(c->w, c->bt, m, c->kind, manifest, c->by, &scratch[0], &scratch[1], e);
+}
+
+/* A manifest that cannot be read is reported; a missing one is left to
+ * the stat of its path (it is wanted already). */
+static int want_unreadable(void *ud, const char *manifest, int code, const pm_err *why, pm_err *e) {
+    want_ctx *c = ud;
+    return code == PAIMON_NOTFOUND ? PAIMON_OK : manifest_problem(c->w, c->bt, manifest, c->by, why, e);
+}
+
+/* Names of the manifests of v that can be opened (an invalid name is
+ * reported already: added < 0). */
+static const char **openable(const pm_mfile *v, size_t n, size_t *k) {
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    *k = 0;
+    for (size_t i = 0; names && i < n; i++)
+        if (v[i].added >= 0) names[(*k)++] = v[i].name;
+    return names;
+}
+
+/* The live data files of base + delta (pm_refs_live's rule; a manifest
+ * that cannot be read is reported, the others still count). */
 static int want_live(walk *w, paimon_table *bt, const pm_mfile *v, size_t n, const char *by, pm_err *e) {
-    pm_set *deleted = pm_set_new();
-    pm_arena *ar = pm_arena_new(1 << 16);
-    add_rec *adds = NULL;
-    size_t na = 0, cap = 0;
-    pm_buf key = {0}, b = {0}, x = {0};
-    int rc = deleted && ar ? PAIMON_OK : nomem(e);
-    for (size_t i = 0; !rc && i < n; i++) {
-        pm_manifest_reader *r;
-        if ((rc = open_entries(w, bt, &v[i], by, &r, e)) || !r) continue;
-        pm_err why;
-        int mr = PAIMON_DONE;
-        const pm_manifest_entry *m;
-        while (!rc && (mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK) {
-            if (pm_file_identifier(m, &key)) { rc = nomem(e); break; }
-            if (m->kind == PM_FILE_DELETE) {
-                if (pm_set_add(deleted, key.data, key.len) < 0) rc = nomem(e);
-                continue;
-            }
-            if (na == cap) {
-                cap = cap ? cap * 2 : 256;
-                add_rec *nv = realloc(adds, cap * sizeof *nv);
-                if (!nv) { rc = nomem(e); break; }
-                adds = nv;
-            }
-            /* the entry dies with the block: a deep copy into the arena */
-            adds[na].manifest = i;
-            if (pm_manifest_entry_copy(ar, m, &adds[na].m)) { rc = nomem(e); break; }
-            na++;
-        }
-        pm_manifest_close(r);
-        if (!rc && mr != PAIMON_DONE) rc = manifest_problem(w, bt, v[i].name, by, &why, e);
-    }
-    for (size_t i = 0; !rc && i < na; i++) {
-        if (pm_file_identifier(&adds[i].m, &key)) { rc = nomem(e); break; }
-        if (pm_set_contains(deleted, key.data, key.len)) continue;
-        rc = want_data(w, bt, &adds[i].m, PM_K_DATA, v[adds[i].manifest].name, by, &b, &x, e);
-    }
-    free(adds);
-    pm_arena_free(ar);
-    pm_set_free(deleted);
-    pm_buf_free(&key);
-    pm_buf_free(&b);
-    pm_buf_free(&x);
+    size_t k;
+    const char **names = openable(v, n, &k);
+    if (!names) return nomem(e);
+    want_ctx c = {w, bt, by, PM_K_DATA};
+    pm_refs_entry_visitor ev = {want_entry, NULL, want_unreadable, &c};
+    int rc = pm_refs_live(bt, names, k, 1, PM_REFS_REPORT, &ev, e);
+    free(names);
     return rc;
 }
 
 /* Files the ADD entries of a changelog manifest list name. */
-static int want_changelog(walk *w, paimon_table *bt, const char *list, pm_opt_i64 size, const char *by, pm_err *e) {
+static int want_changelog(walk *w, paimon_table *bt, const char *list, int64_t size, const char *by, pm_err *e) {
     pm_mfile *v = NULL;
-    size_t n = 0;
+    size_t n = 0, k = 0;
     int ok;
-    pm_buf b = {0}, x = {0};
     int rc = want_list(w, bt, list, size, by, &v, &n, &ok, e);
-    for (size_t i = 0; !rc && ok && i < n; i++) {
-        pm_manifest_reader *r;
-        if ((rc = open_entries(w, bt, &v[i], by, &r, e)) || !r) continue;
-        pm_err why;
-        int mr = PAIMON_DONE;
-        const pm_manifest_entry *m;
-        while (!rc && (mr = pm_manifest_next_entry(r, &m, &why)) == PAIMON_OK)
-            if (m->kind == PM_FILE_ADD) rc = want_data(w, bt, m, PM_K_CHANGELOG, v[i].name, by, &b, &x, e);
-        pm_manifest_close(r);
-        if (!rc && mr != PAIMON_DONE) rc = manifest_problem(w, bt, v[i].name, by, &why, e);
-    }
+    const char **names = !rc && ok ? openable(v, n, &k) : NULL;
+    if (!rc && ok && !names) rc = nomem(e);
+    want_ctx c = {w, bt, by, PM_K_CHANGELOG};
+    pm_refs_entry_visitor ev = {want_entry, NULL, want_unreadable, &c};
+    if (!rc && ok) rc = pm_refs_adds(bt, names, k, PM_REFS_REPORT, &ev, e);
+    free(names);
     pm_mfiles_free(v, n);
-    pm_buf_free(&b);
-    pm_buf_free(&x);
     return rc;
 }
 
-/* Everything snapshot (or tag) s of branch bt needs. */
-static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const char *by, pm_err *e) {
-    pm_mfile *v = NULL;
-    size_t n = 0;
-    int ok_base = 1, ok_delta = 1, ok, rc;
-    pm_buf b = {0}, x = {0};
+/* The index files an index manifest adds (Java writes only ADDs; a DELETE
+ * needs nothing). */
+typedef struct index_ctx {
+    walk *w;
+    paimon_table *bt;
+    const char *by, *path;   /* path: of the index manifest */
+    pm_buf x;
+} index_ctx;
+
+static int want_index_file(void *ud, const pm_index_entry *ie, pm_err *e) {
+    index_ctx *c = ud;
+    if (ie->kind != PM_FILE_ADD) return PAIMON_OK;
+    pm_err xe;
+    int xr = pm_index_file_path(c->bt, ie, &c->x, &xe);
+    if (xr == PAIMON_NOMEM) { *e = xe; return xr; }
+    if (xr) return unreadable(c->w, c->path, PM_K_INDEX_MANIFEST, c->by, &xe, e);
+    if (strstr((char *)c->x.data, "://")) { c->w->r->not_checked++; return PAIMON_OK; }
+    return want(c->w, (char *)c->x.data, PM_K_INDEX, ie->file_size, c->by, e);
+}
+
+/* Everything snapshot (or tag) s of branch bt needs, in the order
+ * pm_refs_snapshot_names gives its files (the live set once base and
+ * delta are known). */
+typedef struct snap_ctx {
+    walk *w;
+    paimon_table *bt;
+    const char *by;
+    pm_mfile *v;         /* the manifests of base + delta */
+    size_t n;
+    int live_done;
+    pm_buf b;
+} snap_ctx;
+
+static int want_live_once(snap_ctx *c, pm_err *e) {
+    if (c->live_done) return PAIMON_OK;
+    c->live_done = 1;
+    return want_live(c->w, c->bt, c->v, c->n, c->by, e);
+}
+
+static int want_name(void *ud, pm_refs_name_kind kind, const char *name, int64_t size, pm_err *e) {
+    snap_ctx *c = ud;
+    int ok, rc;
+    if (kind == PM_REFS_BASE_LIST || kind == PM_REFS_DELTA_LIST)
+        return want_list(c->w, c->bt, name, size, c->by, &c->v, &c->n, &ok, e);
+    if ((rc = want_live_once(c, e))) return rc;   /* what could be read (a broken list is reported) */
+    if (kind == PM_REFS_CHANGELOG_LIST) return want_changelog(c->w, c->bt, name, size, c->by, e);
+    if (kind == PM_REFS_STATISTICS) return want_meta(c->w, c->bt, "statistics", name, PM_K_STATISTICS, -1, c->by, &c->b, &ok, e);
+    /* the index manifest and its files */
+    if ((rc = want_meta(c->w, c->bt, "manifest", name, PM_K_INDEX_MANIFEST, -1, c->by, &c->b, &ok, e)) || !ok) return rc;
+    index_ctx ic = {c->w, c->bt, c->by, (char *)c->b.data, {0}};
     pm_err why;
-    rc = want_schema(w, bt, s->schema_id, by, &b, e);
-    if (!rc && s->base_manifest_list)
-        rc = want_list(w, bt, s->base_manifest_list, s->base_manifest_list_size, by, &v, &n, &ok_base, e);
-    if (!rc && s->delta_manifest_list)
-        rc = want_list(w, bt, s->delta_manifest_list, s->delta_manifest_list_size, by, &v, &n, &ok_delta, e);
-    /* the live files of what could be read (a broken list is reported) */
-    if (!rc) rc = want_live(w, bt, v, n, by, e);
-    pm_mfiles_free(v, n);
-    if (!rc && s->changelog_manifest_list)
-        rc = want_changelog(w, bt, s->changelog_manifest_list, s->changelog_manifest_list_size, by, e);
-    /* index manifest and its files */
-    if (!rc && s->index_manifest) {
-        rc = want_meta(w, bt, "manifest", s->index_manifest, PM_K_INDEX_MANIFEST, -1, by, &b, &ok, e);
-        pm_manifest_reader *r;
-        int mr = rc || !ok ? PAIMON_NOTFOUND : pm_table_open_manifest(bt, s->index_manifest, PM_INDEX_MANIFEST, &r, &why);
-        if (mr == PAIMON_OK) {
-            const pm_index_entry *ie;
-            while (!rc && (mr = pm_manifest_next_index(r, &ie, &why)) == PAIMON_OK) {
-                if (ie->kind != PM_FILE_ADD) continue;   /* Java writes only ADDs; a DELETE needs nothing */
-                pm_err xe;
-                int xr = pm_index_file_path(bt, ie, &x, &xe);
-                if (xr == PAIMON_NOMEM) { *e = xe; rc = xr; break; }
-                if (xr) rc = unreadable(w, (char *)b.data, PM_K_INDEX_MANIFEST, by, &xe, e);
-                else if (strstr((char *)x.data, "://")) w->r->not_checked++;
-                else rc = want(w, (char *)x.data, PM_K_INDEX, ie->file_size, by, e);
-            }
-            pm_manifest_close(r);
-            if (!rc && mr != PAIMON_DONE)
-                rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)b.data, PM_K_INDEX_MANIFEST, by, &why, e);
-        } else if (!rc && mr != PAIMON_NOTFOUND) {
-            rc = mr == PAIMON_NOMEM ? nomem(e) : unreadable(w, (char *)b.data, PM_K_INDEX_MANIFEST, by, &why, e);
-        }
-    }
-    if (!rc && s->statistics) rc = want_meta(w, bt, "statistics", s->statistics, PM_K_STATISTICS, -1, by, &b, &ok, e);
-    pm_buf_free(&b);
-    pm_buf_free(&x);
+    int mr = pm_refs_index_files(c->bt, name, want_index_file, &ic, &why);
+    pm_buf_free(&ic.x);
+    if (mr == PAIMON_NOMEM) { *e = why; return mr; }
+    if (mr && mr != PAIMON_NOTFOUND) return unreadable(c->w, (char *)c->b.data, PM_K_INDEX_MANIFEST, c->by, &why, e);
+    return PAIMON_OK;
+}
+
+static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const char *by, pm_err *e) {
+    snap_ctx c = {w, bt, by, NULL, 0, 0, {0}};
+    int rc = want_schema(w, bt, s->schema_id, by, &c.b, e);
+    if (!rc) rc = pm_refs_snapshot_names(s, want_name, &c, e);
+    if (!rc) rc = want_live_once(&c, e);
+    pm_mfiles_free(c.v, c.n);
+    pm_buf_free(&c.b);
     return rc;
 }
 
-/* The chosen snapshots and every tag of one branch. */
+/* Tags (all they need) and long-lived changelogs (the files their
+ * changelog lists add: streaming readers read them; their base and delta
+ * lists may be gone already, as Java deletes them). */
+static int want_source(void *ud, paimon_table *bt, pm_refs_source src, const char *by, const pm_snapshot *s,
+                       pm_err *e) {
+    walk *w = ud;
+    w->r->checked[PM_K_SNAPSHOT]++;
+    if (src == PM_REFS_TAG) { w->r->tags++; return want_snapshot(w, bt, s, by, e); }
+    w->r->changelogs++;
+    return s->changelog_manifest_list
+               ? want_changelog(w, bt, s->changelog_manifest_list,
+                                s->changelog_manifest_list_size.has ? s->changelog_manifest_list_size.v : -1, by, e)
+               : PAIMON_OK;
+}
+
+static int source_unreadable(void *ud, pm_refs_source src, const char *path, const char *by, const pm_err *why,
+                             pm_err *e) {
+    walk *w = ud;
+    if (src == PM_REFS_TAG) w->r->tags++;
+    return unreadable(w, path, PM_K_SNAPSHOT, by, why, e);
+}
+
+/* The chosen snapshots, every tag and every long-lived changelog of one
+ * branch. */
 static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_err *e) {
+
     char by[400];
     int64_t *ids = NULL;
     size_t n = 0;
@@ -341,62 +354,9 @@ static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_er
     }
     pm_buf_free(&sp);
     if (rc) return rc;
-    char **tags = NULL;
-    size_t nt = 0;
-    if ((rc = pm_tag_list(bt->io, bt->branch_root, &tags, &nt, e))) {
-        pm_err_prefix(e, "cannot list the tags of branch %s", bt->branch);
-        return rc;
-    }
-    for (size_t i = 0; !rc && i < nt; i++) {
-        snprintf(by, sizeof by, "tag %s of branch %s", tags[i], bt->branch);
-        pm_snapshot *s = NULL;
-        pm_err why;
-        int sr = pm_tag_read(bt->io, bt->branch_root, tags[i], &s, &why);
-        w->r->tags++;
-        if (sr == PAIMON_NOMEM) rc = nomem(e);
-        else if (sr) {
-            pm_buf tp = {0};
-            rc = pm_buf_printf(&tp, "%s/tag/tag-%s", bt->branch_root, tags[i])
-                     ? nomem(e) : unreadable(w, (char *)tp.data, PM_K_SNAPSHOT, by, &why, e);
-            pm_buf_free(&tp);
-        } else {
-            w->r->checked[PM_K_SNAPSHOT]++;
-            rc = want_snapshot(w, bt, s, by, e);
-        }
-        pm_snapshot_free(s);
-    }
-    pm_strv_free(tags, nt);
-    if (rc) return rc;
-    /* long-lived changelogs (changelog/changelog-<id>, decoupled lifecycle):
-     * streaming readers read the files their changelog lists add (their
-     * base and delta lists may be gone already, as Java deletes them) */
-    int64_t *cids = NULL;
-    size_t nc = 0;
-    if ((rc = pm_changelog_list_ids(bt->io, bt->branch_root, &cids, &nc, e))) {
-        pm_err_prefix(e, "cannot list the changelogs of branch %s", bt->branch);
-        return rc;
-    }
-    for (size_t i = 0; !rc && i < nc; i++) {
-        snprintf(by, sizeof by, "changelog %lld of branch %s", (long long)cids[i], bt->branch);
-        pm_snapshot *s = NULL;
-        pm_err why;
-        int sr = pm_changelog_read(bt->io, bt->branch_root, cids[i], &s, &why);
-        if (sr == PAIMON_NOMEM) rc = nomem(e);
-        else if (sr) {
-            pm_buf cp = {0};
-            rc = pm_buf_printf(&cp, "%s/changelog/changelog-%lld", bt->branch_root, (long long)cids[i])
-                     ? nomem(e) : unreadable(w, (char *)cp.data, PM_K_SNAPSHOT, by, &why, e);
-            pm_buf_free(&cp);
-        } else {
-            w->r->checked[PM_K_SNAPSHOT]++;
-            w->r->changelogs++;
-            if (s->changelog_manifest_list)
-                rc = want_changelog(w, bt, s->changelog_manifest_list, s->changelog_manifest_list_size, by, e);
-        }
-        pm_snapshot_free(s);
-    }
-    free(cids);
-    return rc;
+    pm_refs_visitor v = {PM_REFS_REPORT, NULL, {0, 0, 0}, want_source, source_unreadable, w};
+    rc = pm_refs_tags(bt, &v, e);
+    return rc ? rc : pm_refs_changelogs(bt, &v, e);
 }
 
 static void stat_one(void *ctx, size_t i) {

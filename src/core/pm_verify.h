@@ -4,7 +4,7 @@
 #ifndef PM_VERIFY_H
 #define PM_VERIFY_H
 
-#include "pm_exec.h"
+#include "pm_deleter.h"
 #include "pm_table.h"
 
 /* Kind of schema files in a verify result (verify only: no cleanup deletes

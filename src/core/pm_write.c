@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "pm_create.h"
-#include "pm_exec.h"
+#include "pm_deleter.h"
 
 /* ---- create from a spec ----------------------------------------------------- */
 

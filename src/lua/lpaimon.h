@@ -5,7 +5,7 @@
 #define LPAIMON_H
 
 #include "lpaimon_compat.h"
-#include "pm_exec.h"
+#include "pm_deleter.h"
 #include "pm_table.h"
 
 #define TABLE_MT "paimon.Table"

@@ -11,6 +11,7 @@
 #include "pm_commit.h"
 #include "pm_create.h"
 #include "pm_datafile.h"
+#include "pm_deleter.h"
 #include "pm_write.h"
 
 #define WRITE_MT "paimon.Write"

@@ -1,0 +1,259 @@
+/* The cleanup deleter: result lists, the path-safety check, and batches of
+ * deletions run on the executor. */
+#include "pm_deleter.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pm_set.h"
+
+const char *const pm_file_kind_names[PM_K__N] = {
+    "data_files", "changelog_files", "manifests", "manifest_lists", "index_manifests",
+    "index_files", "statistics", "snapshots", "temp_files",
+};
+
+/* ---- results ------------------------------------------------------------- */
+
+int pm_clean_result_add(pm_clean_item **v, size_t *n, const char *path, int kind, int64_t size,
+                        const char *msg) {
+    if ((*n & (*n - 1)) == 0) {   /* grow at powers of two */
+        size_t cap = *n ? *n * 2 : 8;
+        pm_clean_item *nv = realloc(*v, cap * sizeof *nv);
+        if (!nv) return PAIMON_NOMEM;
+        *v = nv;
+    }
+    pm_clean_item *it = &(*v)[*n];
+    it->path = pm_strdup(path);
+    it->kind = kind;
+    it->size = size;
+    it->msg = msg ? pm_strdup(msg) : NULL;
+    if (!it->path || (msg && !it->msg)) { free(it->path); free(it->msg); return PAIMON_NOMEM; }
+    (*n)++;
+    return PAIMON_OK;
+}
+
+static void items_free(pm_clean_item *v, size_t n) {
+    for (size_t i = 0; i < n; i++) { free(v[i].path); free(v[i].msg); }
+    free(v);
+}
+
+void pm_clean_result_free(pm_clean_result *r) {
+    if (!r) return;
+    items_free(r->paths, r->n_paths);
+    items_free(r->failures, r->n_failures);
+    items_free(r->skipped, r->n_skipped);
+    r->paths = r->failures = r->skipped = NULL;
+    r->n_paths = r->n_failures = r->n_skipped = 0;
+}
+
+/* ---- path safety --------------------------------------------------------- */
+
+static int lexically_inside(const char *root, const char *path, char *why, size_t wl) {
+    size_t rl = strlen(root);
+    while (rl > 1 && root[rl - 1] == '/') rl--;
+    if (strncmp(path, root, rl) != 0 || path[rl] != '/') {
+        snprintf(why, wl, "not inside the table directory %.*s", (int)rl, root);
+        return 0;
+    }
+    const char *p = path + rl + 1;
+    if (!*p) { snprintf(why, wl, "is the table directory itself"); return 0; }
+    for (;;) {
+        const char *s = strchr(p, '/');
+        size_t cl = s ? (size_t)(s - p) : strlen(p);
+        if (cl == 0 || (cl == 1 && p[0] == '.') || (cl == 2 && p[0] == '.' && p[1] == '.')) {
+            snprintf(why, wl, "has an empty, '.' or '..' path component");
+            return 0;
+        }
+        if (!s) break;
+        p = s + 1;
+    }
+    return 1;
+}
+
+int pm_path_inside(pm_fileio *io, const char *root, const char *path, char *why, size_t wl) {
+    const char *lroot = pm_local_path(root), *lpath = pm_local_path(path);
+    if (!lexically_inside(lroot, lpath, why, wl)) return 0;
+    size_t rl = strlen(lroot);
+    while (rl > 1 && lroot[rl - 1] == '/') rl--;
+    /* the deleter's own way there: what passes here, it can delete */
+    pm_stat st;
+    pm_err e;
+    int rc = pm_io_remove_within(io, root, lpath + rl + 1, PM_RM_DRY_RUN, &st, &e);
+    if (rc == PAIMON_OK) return 1;
+    snprintf(why, wl, "%s", e.msg);
+    return rc == PAIMON_NOTFOUND ? -1 : 0;
+}
+
+/* ---- deleter ------------------------------------------------------------- */
+
+typedef struct del_item {
+    char *path;
+    int kind;
+    int status;          /* 0 deleted/planned, 1 missing, 2 failed, 3 skipped (outside) */
+    int64_t size;
+    char *msg;
+} del_item;
+
+struct pm_deleter {
+    del_item *v;
+    size_t n, cap;
+    pm_set *seen;
+    pm_fileio *io;       /* during run */
+    const char *root;
+    int dry_run;
+    int stop_on_failure;
+    int failed;          /* __atomic */
+};
+
+pm_deleter *pm_deleter_new(void) {
+    pm_deleter *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->seen = pm_set_new();
+    if (!d->seen) { free(d); return NULL; }
+    return d;
+}
+
+void pm_deleter_free(pm_deleter *d) {
+    if (!d) return;
+    for (size_t i = 0; i < d->n; i++) { free(d->v[i].path); free(d->v[i].msg); }
+    free(d->v);
+    pm_set_free(d->seen);
+    free(d);
+}
+
+size_t pm_deleter_count(const pm_deleter *d) { return d->n; }
+
+int pm_deleter_contains(const pm_deleter *d, const char *path) {
+    return pm_set_contains(d->seen, path, strlen(path));
+}
+
+int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
+    int added = pm_set_add(d->seen, path, strlen(path));
+    if (added < 0) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (added == 0) return PAIMON_OK;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        del_item *nv = realloc(d->v, cap * sizeof *nv);
+        if (!nv) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        d->v = nv;
+        d->cap = cap;
+    }
+    del_item *it = &d->v[d->n];
+    memset(it, 0, sizeof *it);
+    it->path = pm_strdup(path);
+    it->kind = kind;
+    if (!it->path) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    d->n++;
+    return PAIMON_OK;
+}
+
+static void delete_one(void *ctx, size_t i) {
+    pm_deleter *d = ctx;
+    del_item *it = &d->v[i];
+    if (d->stop_on_failure && __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) { it->status = 4; return; }
+    char why[700];
+    const char *lroot = pm_local_path(d->root), *lpath = pm_local_path(it->path);
+    if (!lexically_inside(lroot, lpath, why, sizeof why)) { it->status = 3; it->msg = pm_strdup(why); return; }
+    size_t rl = strlen(lroot);
+    while (rl > 1 && lroot[rl - 1] == '/') rl--;
+    pm_err e;
+    pm_stat st = {0};
+    /* Checked and removed in one step, from the table directory down (a
+     * directory swapped for a symlink after a check would otherwise
+     * redirect the deletion). */
+    int rc = pm_io_remove_within(d->io, d->root, lpath + rl + 1, d->dry_run ? PM_RM_DRY_RUN : 0, &st, &e);
+    if (rc == PAIMON_OK) { it->size = st.size; return; }
+    if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
+    if (rc == PM_IO_OUTSIDE) { it->status = 3; it->msg = pm_strdup(e.msg); return; }
+    it->status = 2;
+    it->msg = pm_strdup(e.msg);
+    __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+}
+
+static char *parent_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash && slash > path ? pm_strndup(path, (size_t)(slash - path)) : NULL;
+}
+
+void pm_deleter_clean_dirs(pm_deleter *d, pm_fileio *io, const char *root, size_t partition_levels,
+                           pm_clean_result *r) {
+    if (d->dry_run) return;
+    const char *lroot = pm_local_path(root);
+    size_t rl = strlen(lroot);
+    while (rl > 1 && lroot[rl - 1] == '/') rl--;
+    pm_set *seen = pm_set_new();
+    char **cur = calloc(d->n ? d->n : 1, sizeof *cur);
+    size_t n = 0;
+    if (!seen || !cur) { pm_set_free(seen); free(cur); return; }   /* cosmetic: nothing lost by skipping it */
+    for (size_t i = 0; i < d->n; i++) {
+        const del_item *it = &d->v[i];
+        if (it->status != 0 && it->status != 1) continue;   /* deleted now, or by a run that crashed */
+        char *dir = parent_dir(pm_local_path(it->path));
+        const char *base = dir ? strrchr(dir, '/') : NULL;
+        if (base && strncmp(base + 1, "bucket-", 7) == 0 && pm_set_add(seen, dir, strlen(dir)) == 1) cur[n++] = dir;
+        else free(dir);
+    }
+    /* level 0: the bucket directories; then one partition level each */
+    for (size_t level = 0; level <= partition_levels && n; level++) {
+        size_t next = 0;
+        for (size_t i = 0; i < n; i++) {
+            char why[600];
+            pm_stat st;
+            pm_err e;
+            char *dir = cur[i];
+            cur[i] = NULL;
+            const char *base = strrchr(dir, '/');
+            if (lexically_inside(lroot, dir, why, sizeof why) && (level == 0 || (base && strchr(base, '='))) &&
+                pm_io_remove_within(io, root, dir + rl + 1, PM_RM_EMPTY_DIR, &st, &e) == PAIMON_OK) {
+                r->dirs_removed++;
+                char *up = parent_dir(dir);
+                if (up && pm_set_add(seen, up, strlen(up)) == 1) { cur[next++] = up; up = NULL; }
+                free(up);
+            }
+            free(dir);
+        }
+        n = next;
+    }
+    for (size_t i = 0; i < n; i++) free(cur[i]);
+    free(cur);
+    pm_set_free(seen);
+}
+
+int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clean_opts *o,
+                   const char *phase, pm_clean_result *r, pm_err *e) {
+    d->io = io;
+    d->root = root;
+    d->dry_run = o->dry_run;
+    d->stop_on_failure = o->stop_on_failure;
+    d->failed = 0;
+    int rc = pm_exec_run(o->threads, d->n, delete_one, d, phase, o->progress, o->progress_ud, e);
+    if (rc) return rc;
+    for (size_t i = 0; i < d->n; i++) {
+        del_item *it = &d->v[i];
+        switch (it->status) {
+        case 0:
+            r->count[it->kind]++;
+            r->bytes[it->kind] += it->size;
+            if (o->dry_run && pm_clean_result_add(&r->paths, &r->n_paths, it->path, it->kind, it->size, NULL))
+                return pm_fail(e, PAIMON_NOMEM, "out of memory");
+            break;
+        case 1:
+            r->missing++;
+            break;
+        case 4:              /* not attempted after an earlier failure */
+            break;
+        case 2:
+            if (pm_clean_result_add(&r->failures, &r->n_failures, it->path, it->kind, 0,
+                                    it->msg ? it->msg : "cannot delete"))
+                return pm_fail(e, PAIMON_NOMEM, "out of memory");
+            break;
+        default:
+            if (pm_clean_result_add(&r->skipped, &r->n_skipped, it->path, it->kind, 0, it->msg))
+                return pm_fail(e, PAIMON_NOMEM, "out of memory");
+            break;
+        }
+    }
+    return PAIMON_OK;
+}

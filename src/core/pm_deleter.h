@@ -1,0 +1,84 @@
+/* The deleter shared by snapshot expiration, orphan cleaning and aborted
+ * writes: a batch of paths checked to lie inside the table directory,
+ * stat'ed for their size, then removed in parallel on the executor (or only
+ * listed in a dry run); the kinds and result lists of a cleanup. No Lua
+ * here. */
+#ifndef PM_DELETER_H
+#define PM_DELETER_H
+
+#include "pm_exec.h"
+#include "pm_fileio.h"
+
+/* Kinds of files a cleanup deletes; names are the result-table keys. */
+typedef enum pm_file_kind {
+    PM_K_DATA, PM_K_CHANGELOG, PM_K_MANIFEST, PM_K_MANIFEST_LIST, PM_K_INDEX_MANIFEST,
+    PM_K_INDEX, PM_K_STATISTICS, PM_K_SNAPSHOT, PM_K_TEMP, PM_K__N
+} pm_file_kind;
+extern const char *const pm_file_kind_names[PM_K__N];
+
+typedef struct pm_clean_item {
+    char *path;
+    int kind;
+    int64_t size;
+    char *msg;          /* failure / skip reason */
+} pm_clean_item;
+
+/* Outcome of a cleanup. count/bytes are confirmed deletions (dry run:
+ * planned deletions of files that exist). */
+typedef struct pm_clean_result {
+    int dry_run;
+    int64_t count[PM_K__N], bytes[PM_K__N];
+    int64_t missing;                 /* already gone (not an error) */
+    int64_t dirs_removed;            /* empty bucket / partition directories removed afterwards */
+    int64_t protected_files;         /* candidates kept because something still uses them */
+    pm_clean_item *paths; size_t n_paths;        /* dry run: the plan */
+    pm_clean_item *failures; size_t n_failures;  /* could not delete */
+    pm_clean_item *skipped; size_t n_skipped;    /* refused: outside the table directory */
+    int64_t duration_ms;
+} pm_clean_result;
+void pm_clean_result_free(pm_clean_result *r);   /* frees the lists, keeps the struct */
+int pm_clean_result_add(pm_clean_item **v, size_t *n, const char *path, int kind, int64_t size,
+                        const char *msg);
+
+typedef struct pm_clean_opts {
+    int threads;
+    int dry_run;
+    int stop_on_failure;     /* with threads <= 1: after a failure, attempt nothing more */
+    pm_progress_fn progress;
+    void *progress_ud;
+} pm_clean_opts;
+
+/* 1 if `path` (full path or file: URI) lies strictly inside the table
+ * directory `root` and the deleter could remove it: lexically (no "." /
+ * ".." / empty component, prefix root + "/") and reached from root without
+ * a symlink on the way (remove_within, as a dry run). 0 with the reason in
+ * why otherwise; -1 when it does not exist (nothing to delete). */
+int pm_path_inside(pm_fileio *io, const char *root, const char *path, char *why, size_t whylen);
+
+/* One phase of deletions. Paths are deduplicated. */
+typedef struct pm_deleter pm_deleter;
+pm_deleter *pm_deleter_new(void);
+int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e);
+int pm_deleter_contains(const pm_deleter *d, const char *path);
+size_t pm_deleter_count(const pm_deleter *d);
+/* Check, stat and delete (or only list, in a dry run) every path; results
+ * are added to r. Files outside root, lexically or through a directory
+ * that is a symlink (checked in the same step as the removal, see
+ * remove_within), are never touched (r->skipped); a
+ * missing file counts in r->missing; directories are never removed. Fails
+ * only for out-of-memory; per-file errors go to r->failures. `phase` names
+ * the step in progress reports. */
+int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clean_opts *o,
+                   const char *phase, pm_clean_result *r, pm_err *e);
+/* After pm_deleter_run (not a dry run): the bucket directories (bucket-*)
+ * that held the files it deleted (or found already gone: a run that
+ * crashed) are removed if they are empty now, then, level by level, up to
+ * `partition_levels` parent partition directories (k=v) that became empty
+ * — Java's cleanEmptyDataDirectory. Never the table directory or anything
+ * outside it; a directory that is not empty, or cannot be removed, stays.
+ * Counted in r->dirs_removed. */
+void pm_deleter_clean_dirs(pm_deleter *d, pm_fileio *io, const char *root, size_t partition_levels,
+                           pm_clean_result *r);
+void pm_deleter_free(pm_deleter *d);
+
+#endif
