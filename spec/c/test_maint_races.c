@@ -397,9 +397,16 @@ TEST(orphan_removal_while_a_writer_commits) {
     pid_t pid = spawn_writer(w.table, "writer", log, pm_now_millis() + 3000, 100000, 0, 20, 0);
     CHECK(pid > 0);
     int status = -1, runs = 0, ok_runs = 0, dry_runs = 0, conflicts = 0, bad = 0;
-    int64_t deleted_total = 0;
+    int64_t deleted_total = 0, quiet_runs = 0;
     tu_strset deleted = {0};
-    while (pid > 0 && !child_done(pid, &status) && bad < 5) {
+    int writer_done = pid <= 0;
+    while (bad < 5) {
+        /* runs overlap the writer's commits; one that overlaps a commit
+         * stops with a conflict. On a loaded machine (sanitizers, parallel
+         * tests) every run may overlap one: then up to 3 more real runs
+         * after the writer stopped, so the deleting path is checked too. */
+        if (!writer_done && child_done(pid, &status)) writer_done = 1;
+        if (writer_done && (ok_runs > 0 || quiet_runs++ >= 3)) break;
         /* more old orphans for this run */
         snprintf(rel, sizeof rel, "dt=p%d/bucket-0/data-orphan-old-%d.parquet", planted % N_PARTS, planted);
         plant(&w, &old_orphans, rel, 1);
@@ -411,7 +418,7 @@ TEST(orphan_removal_while_a_writer_commits) {
         o.older_than_ms = pm_now_millis() - 2000;
         o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
         o.threads = 2;
-        o.dry_run = runs % 2;
+        o.dry_run = !writer_done && runs % 2;
         pm_orphan_result r;
         int rc = pm_remove_orphan_files(t, &o, &r, &e);
         runs++;
@@ -755,7 +762,7 @@ static void race_round(int64_t age_ms, int ms, race_stats *st) {
         CHECK(pids[i] > 0);
         status[i] = -1;
     }
-    int planted = 0;
+    int planted = 0, quiet_run = 0;
     while (live > 0) {
         char rel[300];
         snprintf(rel, sizeof rel, "%s/dt=p%d/bucket-0/data-orphan-old-%d.parquet", w.table, planted % N_PARTS, planted);
@@ -783,6 +790,9 @@ static void race_round(int64_t age_ms, int ms, race_stats *st) {
         live = 0;
         for (int i = 0; i < W; i++)
             if (status[i] < 0 && !child_done(pids[i], &status[i])) live++;
+        /* on a loaded machine every run may overlap a commit (a conflict):
+         * then one more after the writers stopped, so cleaning is seen */
+        if (live == 0 && st->ok_runs == 0 && !quiet_run) { quiet_run = 1; live = 1; }
     }
     for (int i = 0; i < W; i++) {
         CHECK_EQ_INT(status[i], 0);
@@ -849,10 +859,12 @@ TEST(orphan_cleaning_beside_commits_in_flight) {
     CHECK_EQ_INT(fl.unreadable, 0);
 
     const char *env = getenv("ORPHAN_RACE_ROUNDS");
-    int rounds = env && atoi(env) > 0 ? atoi(env) : 3, broken = 0, bad_after_clean = 0;
+    int rounds = env && atoi(env) > 0 ? atoi(env) : 3, broken = 0, bad_after_clean = 0, n_rounds = 0;
     race_stats ov;
     memset(&ov, 0, sizeof ov);
-    for (int i = 0; i < rounds; i++) {
+    /* at least `rounds`; more (up to 10) until a file in flight was
+     * deleted at all: a loaded machine makes the race rarer */
+    for (int i = 0; i < rounds || (ov.refused == 0 && i < 10); i++) {
         race_stats r;
         memset(&r, 0, sizeof r);
         race_round(0, 1000, &r);
@@ -863,12 +875,13 @@ TEST(orphan_cleaning_beside_commits_in_flight) {
         ov.runs += r.runs, ov.ok_runs += r.ok_runs, ov.conflicts += r.conflicts, ov.bad_runs += r.bad_runs;
         ov.deleted += r.deleted, ov.landed += r.landed, ov.refused += r.refused, ov.failed += r.failed;
         ov.window += r.window, ov.missing += r.missing, ov.unreadable += r.unreadable;
+        n_rounds++;
     }
     printf("# overridden 0 s cut-off, %d rounds: %d runs (%d ok, %d conflicts), %lld files deleted; commits: %d landed, "
            "%d refused (a file deleted in flight), %d failed; the window: %d landed commits lost files, broken tables "
            "%d of %d (missing %ld, unreadable %ld)\n",
-           rounds, ov.runs, ov.ok_runs, ov.conflicts, (long long)ov.deleted, ov.landed, ov.refused, ov.failed, ov.window,
-           broken, rounds, ov.missing, ov.unreadable);
+           n_rounds, ov.runs, ov.ok_runs, ov.conflicts, (long long)ov.deleted, ov.landed, ov.refused, ov.failed, ov.window,
+           broken, n_rounds, ov.missing, ov.unreadable);
     CHECK(ov.refused > 0);                         /* the race was real: in-flight files were deleted */
     CHECK(ov.landed > 0);
     CHECK(ov.window * 10 < ov.refused);            /* those commits failed instead of landing, but for the window */
