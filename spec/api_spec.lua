@@ -222,7 +222,7 @@ describe("options the Lua API does not know", function()
     H.rmdir(dir)
   end)
 
-  it("check values with the one option table: paimon.h's rules and messages under the Lua names", function()
+  it("check values with the one option table: paimon.h's ranges and messages under the Lua names", function()
     local copy, dir = H.copy_table(SAMPLE)
     local before = H.fingerprint(copy)
     local t = assert(paimon.open(copy))
@@ -236,9 +236,11 @@ describe("options the Lua API does not know", function()
     raises(function() t:expire_range{keep_from = 0} end, "option 'keep_from' must be between 1 and")
     -- a string "false" is no boolean: it must not turn a dry run into a real one
     raises(function() t:expire_snapshots{retain_min = 1, dry_run = "false"} end,
-           "option 'dry_run' must be true or false, got 'false'")
-    raises(function() t:remove_orphan_files{dry_run = 1} end, "option 'dry_run' must be true or false")
-    raises(function() t:verify{all_snapshots = "yes"} end, "option 'all_snapshots' must be true or false")
+           "dry_run must be a boolean, got string")
+    raises(function() t:remove_orphan_files{dry_run = 1} end, "dry_run must be a boolean, got number")
+    raises(function() t:verify{all_snapshots = "yes"} end, "all_snapshots must be a boolean, got string")
+    raises(function() t:expire_snapshots{clean_empty_directories = "yes"} end,
+           "clean_empty_directories must be a boolean")
     raises(function() t:drop_partitions({dt = "2026-11-01"}, {max_attempts = 0}) end,
            "option 'max_attempts' must be between 1 and 100, got 0")
     raises(function() t:drop_partitions({dt = "2026-11-01"}, {max_attempts = "x"}) end,

@@ -69,14 +69,14 @@ TEST(typed_values_are_checked_not_coerced) {
     /* a Lua string "false" is no boolean: it must not turn a dry run into a real one */
     pm_opt_in ls[] = {text("dry_run", "false")};
     CHECK_EQ_STR(parse_msg("expire_snapshots", PM_FACE_LUA, ls, 1, &a),
-                 "option 'dry_run' must be true or false, got 'false'");
+                 "dry_run must be a boolean, got string");
     pm_opt_in cs[] = {text("dry-run", "false")};
     CHECK_EQ_STR(parse_msg("expire_snapshots", PM_FACE_C, cs, 1, &a), "");
     CHECK_EQ_INT(a.has[PM_O_DRY_RUN], 1);
     CHECK_EQ_INT(a.v[PM_O_DRY_RUN], 0);
     pm_opt_in ln[] = {integer("dry_run", 1)};
     CHECK_EQ_STR(parse_msg("expire_snapshots", PM_FACE_LUA, ln, 1, &a),
-                 "option 'dry_run' must be true or false, got a number");
+                 "dry_run must be a boolean, got number");
     pm_opt_in lo[] = {{"max_attempts", PM_OV_OTHER, NULL, 0, "table"}};
     CHECK_EQ_STR(parse_msg("drop_partitions", PM_FACE_LUA, lo, 1, &a),
                  "option 'max_attempts' must be an integer, got table");

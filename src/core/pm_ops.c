@@ -126,16 +126,14 @@ static int parse_one(const pm_opt_in *in, pm_opt_id id, pm_op_args *a, pm_err *e
         break;
     }
     case T_BOOL:
-        /* text only from paimon.h: a Lua string "false" is not a boolean
-         * (it used to mean true; it must not turn into a real run) */
         if (in->kind == PM_OV_BOOL) a->v[id] = in->i ? 1 : 0;
-        else if (in->kind == PM_OV_TEXT && a->face == PM_FACE_C && !strcmp(in->text, "true")) a->v[id] = 1;
-        else if (in->kind == PM_OV_TEXT && a->face == PM_FACE_C && !strcmp(in->text, "false")) a->v[id] = 0;
-        else if (in->kind == PM_OV_TEXT)
+        else if (a->face == PM_FACE_C && !strcmp(in->text, "true")) a->v[id] = 1;
+        else if (a->face == PM_FACE_C && !strcmp(in->text, "false")) a->v[id] = 0;
+        else if (a->face == PM_FACE_C)
             return pm_fail(e, PAIMON_MISUSE, "option '%s' must be true or false, got '%s'", name, in->text);
-        else
-            return pm_fail(e, PAIMON_MISUSE, "option '%s' must be true or false, got %s", name,
-                           in->kind == PM_OV_INT ? "a number" : in->type_name);
+        else   /* typed values: a Lua string "false" is no boolean (it must not turn into a real run) */
+            return pm_fail(e, PAIMON_MISUSE, "%s must be a boolean, got %s", name,
+                           in->kind == PM_OV_INT ? "number" : in->kind == PM_OV_TEXT ? "string" : in->type_name);
         break;
     case T_TEXT:
         if (in->kind != PM_OV_TEXT) return pm_fail(e, PAIMON_MISUSE, "option '%s' must be a string", name);
