@@ -222,6 +222,36 @@ describe("options the Lua API does not know", function()
     H.rmdir(dir)
   end)
 
+  it("check values with the one option table: paimon.h's ranges and messages under the Lua names", function()
+    local copy, dir = H.copy_table(SAMPLE)
+    local before = H.fingerprint(copy)
+    local t = assert(paimon.open(copy))
+    local function raises(fn, msg)
+      local ok, err = pcall(fn)
+      assert.is_false(ok, msg)
+      assert.matches(msg, tostring(err), 1, true)
+    end
+    raises(function() t:expire_snapshots{retain_min = 0} end,
+           "option 'retain_min' must be between 1 and 2147483647, got 0")
+    raises(function() t:expire_range{keep_from = 0} end, "option 'keep_from' must be between 1 and")
+    -- a string "false" is no boolean: it must not turn a dry run into a real one
+    raises(function() t:expire_snapshots{retain_min = 1, dry_run = "false"} end,
+           "dry_run must be a boolean, got string")
+    raises(function() t:remove_orphan_files{dry_run = 1} end, "dry_run must be a boolean, got number")
+    raises(function() t:verify{all_snapshots = "yes"} end, "all_snapshots must be a boolean, got string")
+    raises(function() t:expire_snapshots{clean_empty_directories = "yes"} end,
+           "clean_empty_directories must be a boolean")
+    raises(function() t:drop_partitions({dt = "2026-11-01"}, {max_attempts = 0}) end,
+           "option 'max_attempts' must be between 1 and 100, got 0")
+    raises(function() t:drop_partitions({dt = "2026-11-01"}, {max_attempts = "x"}) end,
+           "option 'max_attempts' must be an integer")
+    raises(function() t:drop_partitions({dt = "2026-11-01"}, {commit_user = 1}) end,
+           "option 'commit_user' must be a string")
+    t:close()
+    assert.equals(before, H.fingerprint(copy))
+    H.rmdir(dir)
+  end)
+
   it("older_than takes the CLI's durations", function()
     local copy, dir = H.copy_table(SAMPLE)
     local t = assert(paimon.open(copy))

@@ -159,6 +159,28 @@ describe("table_maint drop (paimon.h)", function()
     H.rmdir(dir_b)
   end)
 
+  it("returns the result t:drop_partitions returns, key for key (Lua adds typed partition values)", function()
+    local a, dir_a = H.copy_table(H.fixture(PARTED))
+    local b, dir_b = H.copy_table(H.fixture(PARTED))
+    local out, err, rc = table_maint("drop", a, {"partition=pt=1", "dry-run=true"})
+    assert.equals(0, rc, err)
+    local got = H.decode(out)
+    local t = assert(paimon.open(b))
+    local want = assert(t:drop_partitions({pt = 1}, {dry_run = true}))
+    t:close()
+    assert.equals(1, #want.partitions)
+    for _, p in ipairs(want.partitions) do
+      assert.is_table(p.partition)
+      assert.is_string(p.binary_row)
+      p.partition, p.values, p.binary_row = nil, nil, nil   -- Lua values: no JSON form
+    end
+    assert.same(normalize(want, b), normalize(got, a))
+    assert.same({"pt"}, got.partition_keys)
+    assert.same({}, got.failures)
+    H.rmdir(dir_a)
+    H.rmdir(dir_b)
+  end)
+
   it("a dry run commits nothing; a partition column the table lacks is a usage error", function()
     local a, dir_a = H.copy_table(H.fixture(PARTED))
     local before = H.tree(a)

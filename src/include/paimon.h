@@ -122,9 +122,11 @@ PAIMON_API int paimon_verify(paimon_table *t, const paimon_options *o, paimon_re
 PAIMON_API int paimon_drop_partitions(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
- * tables (t:expire_snapshots() ...): e.g. "expired", "deleted": {"data":
- * n, ...}, "bytes", "files", "paths" (dry run), "failures", "plan". Valid
- * until paimon_result_free. */
+ * tables (t:expire_snapshots() ...; both faces render one result): e.g.
+ * "expired", "deleted": {"data": n, ...}, "bytes", "files", "paths" (dry
+ * run), "failures", "plan" (drop_partitions: what the Lua result has but
+ * the typed partition values and the BinaryRow bytes). Valid until
+ * paimon_result_free. */
 PAIMON_API const char *paimon_result_json(const paimon_result *r);
 /* A value by dotted path ("expired", "deleted.data", "plan.end",
  * "range.0"): integers, booleans (0 / 1) and arrays (their length).

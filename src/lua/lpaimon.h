@@ -6,6 +6,7 @@
 
 #include "lpaimon_compat.h"
 #include "pm_deleter.h"
+#include "pm_ops.h"
 #include "pm_table.h"
 
 #define TABLE_MT "paimon.Table"
@@ -61,14 +62,18 @@ const char *lp_partition_filter_from_table(lua_State *L, int idx, pm_partition_f
  * misuse raises. */
 void lp_opt_partition_filter(lua_State *L, int opts_idx, pm_partition_filter *f);
 
-/* Maintenance helpers (lpaimon_maint.c), shared by the destructive
- * operations: option readers, progress callback, result tables. */
+/* Maintenance (lpaimon_maint.c): the face of the operations layer
+ * (pm_ops) in Lua, and the progress callback. */
 typedef struct lp_progress { lua_State *L; int ref; } lp_progress;
-void lp_push_clean_result(lua_State *L, const pm_clean_result *r);
-int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out);
-int lp_opt_bool(lua_State *L, int idx, const char *k);
-/* A cut-off: epoch ms, or a duration text ("1h", "7d") meaning now - it. */
-int lp_opt_cutoff(lua_State *L, int idx, const char *k, int64_t now, int64_t *out);
+/* The options table at idx (may be absent) of operation `what` parsed by
+ * the layer into *args; misuse raises. Leaves one value on the stack (the
+ * copies args points into). */
+void lp_op_options(lua_State *L, int idx, const char *what, pm_op_args *args);
+/* Run the parsed operation on t: its result as a Lua table, or nil,
+ * message, code (misuse raises); releases pr (may be NULL) first. */
+int lp_op_run(lua_State *L, paimon_table *t, const pm_op_args *args, const pm_op_hooks *hooks, lp_progress *pr);
+/* A result tree as Lua values (objects, lists as tables). */
+void lp_push_result(lua_State *L, const pm_rv *v);
 void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
 /* Option `progress` (a function, or absent) of the options table at idx:
  * *fn / *ud call it through pr; lp_progress_release(pr) afterwards. */

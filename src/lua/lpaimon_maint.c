@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "lpaimon.h"
-#include "pm_expire.h"
 #include "pm_meta.h"
 
 
@@ -46,143 +45,121 @@ void lp_progress_release(lp_progress *pr) {
     pr->ref = LUA_NOREF;
 }
 
-/* Integer field k of the options table at idx; 1 if present. */
-int lp_opt_int(lua_State *L, int idx, const char *k, int64_t *out) {
-    if (lua_isnoneornil(L, idx)) return 0;
-    lua_getfield(L, idx, k);
-    if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
-    if (!lp_toint64(L, -1, out)) luaL_error(L, "option '%s' must be an integer", k);
-    lua_pop(L, 1);
-    return 1;
-}
+/* ---- the operations layer's face in Lua --------------------------------- */
 
-int lp_opt_bool(lua_State *L, int idx, const char *k) {
-    if (lua_isnoneornil(L, idx)) return 0;
-    lua_getfield(L, idx, k);
-    int v = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-/* Cut-off option k: epoch milliseconds, or a duration text as the CLI's
- * --older-than takes it ("90s", "30 min", "1h", "7d"; Paimon's syntax,
- * pm_parse_duration_ms) meaning now minus it. 1 if present. */
-int lp_opt_cutoff(lua_State *L, int idx, const char *k, int64_t now, int64_t *out) {
-    if (lua_isnoneornil(L, idx)) return 0;
-    lua_getfield(L, idx, k);
-    if (lua_isnil(L, -1)) { lua_pop(L, 1); return 0; }
-    if (lua_type(L, -1) == LUA_TSTRING) {
-        pm_err e;
-        pm_err_clear(&e);
-        int64_t ms = 0;
-        if (pm_parse_duration_ms(lua_tostring(L, -1), &ms, &e))
-            luaL_error(L, "option '%s': %s (a duration such as 90s, 30m, 1h, 7d, or epoch milliseconds)", k, e.msg);
-        *out = now - ms;
-    } else if (!lp_toint64(L, -1, out)) {
-        luaL_error(L, "option '%s' must be epoch milliseconds or a duration such as \"1h\", got %s", k, lp_tolstring(L, -1, NULL));
+/* The layer's kind of the value at the stack top (its integer in *i). */
+static pm_opt_kind value_kind(lua_State *L, int64_t *i) {
+    switch (lua_type(L, -1)) {
+    case LUA_TBOOLEAN: *i = lua_toboolean(L, -1); return PM_OV_BOOL;
+    case LUA_TSTRING: return PM_OV_TEXT;
+    case LUA_TNUMBER: return lp_toint64(L, -1, i) ? PM_OV_INT : PM_OV_OTHER;
+    default: return PM_OV_OTHER;
     }
-    lua_pop(L, 1);
-    return 1;
 }
 
-static void push_items(lua_State *L, const char *k, const pm_clean_item *v, size_t n, int with_size) {
-    lua_createtable(L, (int)n, 0);
-    for (size_t i = 0; i < n; i++) {
-        lua_createtable(L, 0, 4);
-        lp_set_str(L, "path", v[i].path);
-        lp_set_str(L, "kind", pm_file_kind_names[v[i].kind]);
-        if (with_size) lp_set_int(L, "size", v[i].size);
-        lp_set_str(L, "message", v[i].msg);
-        lua_rawseti(L, -2, (int)i + 1);
-    }
-    lua_setfield(L, -2, k);
-}
-
-void lp_push_clean_result(lua_State *L, const pm_clean_result *r) {
-    lua_createtable(L, 0, 12);
-    int64_t files = 0, bytes = 0;
-    lua_createtable(L, 0, PM_K__N);
-    for (int k = 0; k < PM_K__N; k++) { lp_set_int(L, pm_file_kind_names[k], r->count[k]); files += r->count[k]; }
-    lua_setfield(L, -2, "deleted");
-    lua_createtable(L, 0, PM_K__N);
-    for (int k = 0; k < PM_K__N; k++) { lp_set_int(L, pm_file_kind_names[k], r->bytes[k]); bytes += r->bytes[k]; }
-    lua_setfield(L, -2, "bytes");
-    lp_set_int(L, "files", files);
-    lp_set_int(L, "total_bytes", bytes);
-    lp_set_int(L, "directories", r->dirs_removed);
-    lp_set_int(L, "missing", r->missing);
-    lp_set_int(L, "protected", r->protected_files);
-    lp_set_bool(L, "dry_run", r->dry_run);
-    if (r->dry_run) push_items(L, "paths", r->paths, r->n_paths, 1);
-    push_items(L, "failures", r->failures, r->n_failures, 0);
-    push_items(L, "skipped", r->skipped, r->n_skipped, 0);
-    lp_set_int(L, "duration_ms", r->duration_ms);
-}
-
-static const char *const expire_range_opts[] = {"retain_min", "retain_max", "older_than", "max_deletes", "keep_from",
-                                               "until", "threads", "now", "dry_run", "clean_empty_directories",
-                                               "progress", NULL};
-static const char *const expire_opts[] = {"retain_min", "retain_max", "older_than", "max_deletes", "keep_from",
-                                         "until", "threads", "now", "dry_run", "clean_empty_directories",
-                                         "progress", "policy", NULL};
-
-/* Everything but `progress` and `policy` (they run Lua code: read last). */
-static void read_expire_opts(lua_State *L, int idx, pm_expire_opts *o, const char *what, const char *const *known) {
-    memset(o, 0, sizeof *o);
+void lp_op_options(lua_State *L, int idx, const char *what, pm_op_args *args) {
     if (!lua_isnoneornil(L, idx)) luaL_checktype(L, idx, LUA_TTABLE);
-    lp_check_options(L, idx, what, known);
-    int64_t v;
-    if (lp_opt_int(L, idx, "retain_min", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "retain_min must be between 1 and 2147483647"); o->retain_min = (int)v; }
-    if (lp_opt_int(L, idx, "retain_max", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "retain_max must be between 1 and 2147483647"); o->retain_max = (int)v; }
-    if (lp_opt_int(L, idx, "max_deletes", &v)) { if (v < 1 || v > INT32_MAX) luaL_error(L, "max_deletes must be between 1 and 2147483647"); o->max_deletes = (int)v; }
-    if (lp_opt_int(L, idx, "now", &v)) o->now_ms = v;
-    if (lp_opt_cutoff(L, idx, "older_than", o->now_ms ? o->now_ms : pm_now_millis(), &v)) { o->has_older_than = 1; o->older_than_ms = v; }
-    /* keep_from: the policy answer's name; until: its old name (a Lua keyword) */
-    int64_t keep_from = 0, until = 0;
-    int has_keep_from = lp_opt_int(L, idx, "keep_from", &keep_from), has_until = lp_opt_int(L, idx, "until", &until);
-    if (has_keep_from && has_until && keep_from != until) luaL_error(L, "%s: keep_from and until (its old name) differ", what);
-    if (has_until) keep_from = until;
-    if (has_keep_from || has_until) { if (keep_from < 1) luaL_error(L, "keep_from must be a snapshot id"); o->until = keep_from; }
-    if (lp_opt_int(L, idx, "threads", &v)) { if (v < 1 || v > 256) luaL_error(L, "threads must be between 1 and 256"); o->threads = (int)v; }
-    o->dry_run = lp_opt_bool(L, idx, "dry_run");
-    if (!lua_isnoneornil(L, idx)) {
-        lua_getfield(L, idx, "clean_empty_directories");
-        if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) luaL_error(L, "clean_empty_directories must be a boolean");
-        if (!lua_isnil(L, -1)) o->clean_empty_dirs = lua_toboolean(L, -1) ? 1 : -1;
-        lua_pop(L, 1);
+    int given = !lua_isnoneornil(L, idx);
+    if (idx < 0) idx = lua_gettop(L) + idx + 1;
+    /* first pass: names are strings; how much to copy */
+    size_t n = 0, bytes = 0;
+    if (given) {
+        lua_pushnil(L);
+        while (lua_next(L, idx)) {
+            if (lua_type(L, -2) != LUA_TSTRING) {
+                lua_pop(L, 1);
+                luaL_error(L, "%s: option names must be strings, got %s", what, lp_tolstring(L, -1, NULL));
+            }
+            bytes += lp_rawlen(L, -2) + 1;
+            if (lua_type(L, -1) == LUA_TSTRING) bytes += lp_rawlen(L, -1) + 1;
+            lua_pop(L, 1);
+            n++;
+        }
+    }
+    /* second pass: one block holds the pairs and the copied strings */
+    pm_opt_in *in = lua_newuserdata(L, n * sizeof *in + bytes + 1);
+    char *text = (char *)(in + n);
+    size_t i = 0;
+    if (given) {
+        lua_pushnil(L);
+        while (i < n && lua_next(L, idx)) {
+            pm_opt_in *o = &in[i++];
+            memset(o, 0, sizeof *o);
+            size_t len;
+            const char *k = lua_tolstring(L, -2, &len);   /* a string key: no conversion in place */
+            memcpy(text, k, len + 1);
+            o->key = text;
+            text += len + 1;
+            o->kind = value_kind(L, &o->i);
+            if (o->kind == PM_OV_TEXT) {
+                const char *v = lua_tolstring(L, -1, &len);
+                memcpy(text, v, len + 1);
+                o->text = text;
+                text += len + 1;
+            } else if (o->kind == PM_OV_OTHER) {
+                o->type_name = luaL_typename(L, -1);
+            }
+            lua_pop(L, 1);
+        }
+        if (i == n && n) lua_pop(L, 1);   /* the key lua_next left */
+    }
+    pm_err e;
+    pm_err_clear(&e);
+    if (pm_op_parse(pm_op_find(what), PM_FACE_LUA, in, i, args, &e)) luaL_error(L, "%s", e.msg);
+}
+
+/* The result tree at v as Lua values: objects and lists as tables,
+ * integers exact, byte strings as strings. */
+void lp_push_result(lua_State *L, const pm_rv *v) {
+    switch (v->type) {
+    case PM_RV_INT: lp_pushint64(L, v->i); break;
+    case PM_RV_BOOL: lua_pushboolean(L, (int)v->i); break;
+    case PM_RV_STR:
+    case PM_RV_BYTES: lua_pushlstring(L, v->s, v->len); break;
+    case PM_RV_LIST: {
+        lua_createtable(L, (int)v->n, 0);
+        int k = 1;
+        for (const pm_rv *c = v->first; c; c = c->next) {
+            lp_push_result(L, c);
+            lua_rawseti(L, -2, k++);
+        }
+        break;
+    }
+    case PM_RV_OBJ:
+        lua_createtable(L, 0, (int)v->n);
+        for (const pm_rv *c = v->first; c; c = c->next) {
+            lp_push_result(L, c);
+            lua_setfield(L, -2, c->key);
+        }
+        break;
     }
 }
 
-static void push_range(lua_State *L, const pm_expire_range *r) {
-    lua_createtable(L, 0, 14);
-    lp_set_int(L, "earliest", r->earliest);
-    lp_set_int(L, "latest", r->latest);
-    lp_set_int(L, "retain_min", r->retain_min);
-    lp_set_int(L, "retain_max", r->retain_max);
-    lp_set_int(L, "max_deletes", r->max_deletes);
-    lp_set_int(L, "older_than", r->older_than_ms);
-    lp_set_int(L, "now", r->now_ms);
-    if (r->n_consumers > 0) lp_set_int(L, "consumer_min", r->consumer_min);   /* 0 is a real position */
-    lp_set_int(L, "hard_end", r->hard_end);
-    lp_set_int(L, "begin", r->begin);
-    lp_set_int(L, "end", r->end);
-    lp_set_str(L, "capped_by", r->capped_by);
+/* Run the parsed operation on t and push its result (or nil, message,
+ * code; misuse raises); pr (may be NULL) is released first. */
+int lp_op_run(lua_State *L, paimon_table *t, const pm_op_args *args, const pm_op_hooks *hooks, lp_progress *pr) {
+    pm_result *res = NULL;
+    pm_err e;
+    pm_err_clear(&e);
+    int rc = pm_op_run(t, args, hooks, &res, &e);
+    if (pr) lp_progress_release(pr);   /* before a misuse raises */
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_result(L, res->root);
+    pm_result_free(res);
+    return 1;
 }
 
 static int tbl_expire_range(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
-    pm_expire_opts o;
-    read_expire_opts(L, 2, &o, "expire_range", expire_range_opts);
+    lua_settop(L, 2);
+    pm_op_args args;
+    lp_op_options(L, 2, "expire_range", &args);
     lp_progress pr;
-    lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);
-    lp_progress_release(&pr);
-    pm_expire_range r;
-    pm_err e;
-    pm_err_clear(&e);
-    int rc = pm_expire_compute_range(t, &o, &r, &e);
-    if (rc) return lp_push_fail(L, rc, &e);
-    push_range(L, &r);
-    return 1;
+    pm_op_hooks hooks = {0};
+    lp_opt_progress(L, 2, &pr, &hooks.progress, &hooks.progress_ud);
+    lp_progress_release(&pr);   /* checked only: computing the range reports none */
+    hooks.progress = NULL;
+    return lp_op_run(L, t, &args, &hooks, NULL);
 }
 
 /* opts.policy (at policy_idx) as a function pushed on the stack: a function,
@@ -204,75 +181,84 @@ static void push_expire_policy(lua_State *L, int policy_idx) {
                       "or a file returning one");
 }
 
-/* Ask the policy where to stop, as expire.lua does: it sees the snapshots
- * and the range Java's rules give (maint.policy_stop), and its answer
- * becomes the exclusive end, which the core still caps. Leaves the
- * policy's reason (or nil) on the stack. */
-static int apply_expire_policy(lua_State *L, paimon_table *t, int policy_idx, pm_expire_opts *o) {
-    if (o->until) luaL_error(L, "expire_snapshots: options 'policy' and 'keep_from' exclude each other");
-    if (!o->now_ms) o->now_ms = pm_now_millis();   /* one clock for the policy and the run */
-    lua_getglobal(L, "require");
-    lua_pushstring(L, "paimon.maint");
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, "policy_stop");
-    lua_remove(L, -2);
-    pm_expire_range r;
-    pm_err e;
-    pm_err_clear(&e);
-    int rc = pm_expire_compute_range(t, o, &r, &e);
-    if (rc) return lp_push_fail(L, rc, &e);
+/* The Lua policy behind the layer's policy hook: maint.policy_stop(t,
+ * plan, policy), as expire.lua asks it, run protected (the core is in the
+ * middle of the operation); an error is kept at err_idx and raised once
+ * the layer has returned. */
+typedef struct lua_policy {
+    lua_State *L;
+    int stop_fn, policy_fn, reason_idx, err_idx;
+    int raised;
+} lua_policy;
+
+static int ask_lua_policy(void *ud, const pm_rv *plan, int64_t *stop, const char **reason, pm_err *e) {
+    lua_policy *p = ud;
+    lua_State *L = p->L;
+    lua_pushvalue(L, p->stop_fn);
     lua_pushvalue(L, 1);
-    push_range(L, &r);
-    push_expire_policy(L, policy_idx);
-    lua_call(L, 3, 2);
-    int64_t stop = 0;
-    if (!lp_toint64(L, -2, &stop)) luaL_error(L, "expire_snapshots: the policy gave no snapshot id");
-    o->until = stop < 1 ? 1 : stop;
-    lua_remove(L, -2);
-    return 0;
+    lp_push_result(L, plan);
+    lua_pushvalue(L, p->policy_fn);
+    if (lua_pcall(L, 3, 2, 0) != LUA_OK) {
+        lua_replace(L, p->err_idx);
+        p->raised = 1;
+        return pm_fail(e, PAIMON_ERROR, "policy failed");
+    }
+    if (!lp_toint64(L, -2, stop)) {
+        lua_pop(L, 2);
+        lua_pushstring(L, "expire_snapshots: the policy gave no snapshot id");
+        lua_replace(L, p->err_idx);
+        p->raised = 1;
+        return pm_fail(e, PAIMON_ERROR, "the policy gave no snapshot id");
+    }
+    lua_replace(L, p->reason_idx);
+    lua_pop(L, 1);
+    *reason = lua_type(L, p->reason_idx) == LUA_TSTRING ? lua_tostring(L, p->reason_idx) : NULL;
+    return PAIMON_OK;
 }
 
 static int tbl_expire_snapshots(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     lua_settop(L, 2);
-    pm_expire_opts o;
-    read_expire_opts(L, 2, &o, "expire_snapshots", expire_opts);
-    int reason_idx = 0;
+    pm_op_args args;
+    lp_op_options(L, 2, "expire_snapshots", &args);
+    pm_op_hooks hooks = {0};
+    lua_policy pol = {L, 0, 0, 0, 0, 0};
     if (!lua_isnil(L, 2)) {
         lua_getfield(L, 2, "policy");
         if (!lua_isnil(L, -1)) {
-            int n = apply_expire_policy(L, t, lua_gettop(L), &o);
-            if (n) return n;
-            reason_idx = lua_gettop(L);
+            int policy_idx = lua_gettop(L);
+            if (args.has[PM_O_KEEP_FROM])
+                luaL_error(L, "expire_snapshots: options 'policy' and 'keep_from' exclude each other");
+            lua_getglobal(L, "require");
+            lua_pushstring(L, "paimon.maint");
+            lua_call(L, 1, 1);
+            lua_getfield(L, -1, "policy_stop");
+            lua_remove(L, -2);
+            pol.stop_fn = lua_gettop(L);
+            push_expire_policy(L, policy_idx);
+            pol.policy_fn = lua_gettop(L);
+            lua_pushnil(L);
+            pol.reason_idx = lua_gettop(L);
+            lua_pushnil(L);
+            pol.err_idx = lua_gettop(L);
+            hooks.policy = ask_lua_policy;
+            hooks.policy_ud = &pol;
         }
     }
     lp_progress pr;
-    lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);
-    pm_expire_result res;
+    lp_opt_progress(L, 2, &pr, &hooks.progress, &hooks.progress_ud);
+    pm_result *res = NULL;
     pm_err e;
     pm_err_clear(&e);
-    int rc = pm_expire_snapshots(t, &o, &res, &e);
+    int rc = pm_op_run(t, &args, &hooks, &res, &e);
     lp_progress_release(&pr);
-    if (rc) return lp_push_fail(L, rc, &e);
-    lp_push_clean_result(L, &res.clean);
-    lp_set_int(L, "expired", res.expired);
-    if (res.expired > 0) {
-        lua_createtable(L, 2, 0);
-        lp_pushint64(L, res.range.begin);
-        lua_rawseti(L, -2, 1);
-        lp_pushint64(L, res.range.end - 1);
-        lua_rawseti(L, -2, 2);
-        lua_setfield(L, -2, "range");
+    if (pol.raised) {
+        lua_pushvalue(L, pol.err_idx);
+        return lua_error(L);
     }
-    push_range(L, &res.range);
-    lua_setfield(L, -2, "plan");
-    /* a policy's reason names what stopped it (expire.lua does the same) */
-    if (reason_idx && res.range.capped_by && !strcmp(res.range.capped_by, "policy") && lua_type(L, reason_idx) == LUA_TSTRING)
-        lp_set_str(L, "capped_by", lua_tostring(L, reason_idx));
-    else
-        lp_set_str(L, "capped_by", res.range.capped_by);
-    if (res.refused[0]) lp_set_str(L, "refused", res.refused);
-    pm_clean_result_free(&res.clean);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_result(L, res->root);
+    pm_result_free(res);
     return 1;
 }
 

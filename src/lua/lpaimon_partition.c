@@ -44,12 +44,6 @@ static int l_parse_duration_ms(lua_State *L) {
     return 1;
 }
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- partition specs --------------------------------------------------------- */
 
 typedef struct specs {
@@ -139,17 +133,18 @@ static int check_exact(lua_State *L, int opts, specs *s) {
 
 /* ---- results ----------------------------------------------------------------- */
 
-static int push_stat(lua_State *L, const paimon_table *t, const pm_part_stat *x, pm_err *e) {
-    lua_createtable(L, 0, 10);
-    int rc = lp_push_partition(L, t, (pm_bytes){x->part, x->part_len}, e);
+/* "partition" ({column = typed value}) and "values" (Java's toString of
+ * each, in key order: values-time input) of BinaryRow part, set on the
+ * table at tidx. */
+static int set_partition_values(lua_State *L, const paimon_table *t, const uint8_t *part, size_t len, int tidx,
+                                pm_err *e) {
+    tidx = tidx < 0 ? lua_gettop(L) + tidx + 1 : tidx;
+    int rc = lp_push_partition(L, t, (pm_bytes){part, len}, e);
     if (rc) return rc;
-    lua_setfield(L, -2, "partition");
-    lp_set_str(L, "path", x->path);
-    lp_set_lstr(L, "binary_row", x->part, x->part_len);
-    /* Java's toString of the internal values, in key order (values-time input) */
+    lua_setfield(L, tidx, "partition");
     pm_datum vals[32];
     if (t->n_part > 32) return pm_fail(e, PAIMON_UNSUPPORTED, "more than 32 partition keys");
-    if ((rc = pm_table_partition_decode(t, (pm_bytes){x->part, x->part_len}, vals, e))) return rc;
+    if ((rc = pm_table_partition_decode(t, (pm_bytes){part, len}, vals, e))) return rc;
     lua_createtable(L, (int)t->n_part, 0);
     pm_buf b = {0};
     for (size_t i = 0; i < t->n_part; i++) {
@@ -162,20 +157,21 @@ static int push_stat(lua_State *L, const paimon_table *t, const pm_part_stat *x,
         lua_rawseti(L, -2, (int)i + 1);
     }
     pm_buf_free(&b);
-    lua_setfield(L, -2, "values");
+    lua_setfield(L, tidx, "values");
+    return PAIMON_OK;
+}
+
+static int push_stat(lua_State *L, const paimon_table *t, const pm_part_stat *x, pm_err *e) {
+    lua_createtable(L, 0, 10);
+    int rc = set_partition_values(L, t, x->part, x->part_len, -1, e);
+    if (rc) return rc;
+    lp_set_str(L, "path", x->path);
+    lp_set_lstr(L, "binary_row", x->part, x->part_len);
     lp_set_int(L, "file_count", x->file_count);
     lp_set_int(L, "record_count", x->record_count);
     lp_set_int(L, "file_size_in_bytes", x->file_size);
     if (x->has_creation_time) lp_set_int(L, "last_file_creation_time", x->last_creation_time);
     return PAIMON_OK;
-}
-
-static void push_keys(lua_State *L, const paimon_table *t) {
-    lua_createtable(L, (int)t->n_part, 0);
-    for (size_t i = 0; i < t->n_part; i++) {
-        lua_pushstring(L, t->part_keys[i]);
-        lua_rawseti(L, -2, (int)i + 1);
-    }
 }
 
 /* t:partition_entries([snapshot_id]) -> array, snapshot_id | nil, msg, code */
@@ -214,22 +210,6 @@ static int tbl_partition_entries(lua_State *L) {
     return 2;
 }
 
-static int opt_bool(lua_State *L, int opts, const char *k) {
-    if (!opts) return 0;
-    lua_getfield(L, opts, k);
-    int v = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-static int opt_int(lua_State *L, int opts, const char *k, int dflt) {
-    if (!opts) return dflt;
-    lua_getfield(L, opts, k);
-    int v = lua_isnumber(L, -1) ? (int)lua_tonumber(L, -1) : dflt;
-    lua_pop(L, 1);
-    return v;
-}
-
 typedef struct retry_ud { lua_State *L; int fn; } retry_ud;
 
 static void on_retry(void *ud, int attempt, const pm_err *why) {
@@ -241,85 +221,57 @@ static void on_retry(void *ud, int attempt, const pm_err *why) {
     if (lua_pcall(r->L, 2, 0, 0)) lua_pop(r->L, 1);
 }
 
+/* The Lua values of the layer's dropped partitions (the table at the
+ * stack top): "partition" and "values" from each one's binary_row. */
+static int decorate_partitions(lua_State *L, const paimon_table *t, pm_err *e) {
+    lua_getfield(L, -1, "partitions");
+    size_t n = lp_rawlen(L, -1);
+    int rc = PAIMON_OK;
+    for (size_t i = 1; i <= n && !rc; i++) {
+        lua_rawgeti(L, -1, (int)i);
+        lua_getfield(L, -1, "binary_row");
+        size_t len;
+        const char *row = lua_tolstring(L, -1, &len);
+        rc = set_partition_values(L, t, (const uint8_t *)row, len, -2, e);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
 /* t:drop_partitions(specs [, opts]) -> result | nil, msg, code
  * opts: dry_run, max_attempts, commit_user, exact (byte strings),
- *       on_retry = function(attempt, message). */
+ *       on_retry = function(attempt, message). The operations layer
+ * (pm_ops) parses the options, drops and builds the result; the Lua specs,
+ * exact rows and on_retry come in as its hooks. */
 static int tbl_drop_partitions(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
-    int64_t t0 = mono_ms();
-    int opts = 0;
-    if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
-        static const char *const known[] = {"dry_run", "max_attempts", "commit_user", "exact", "on_retry", NULL};
-        lp_check_options(L, 3, "drop_partitions", known);
-        opts = 3;
-    }
+    lua_settop(L, 3);
+    pm_op_args args;
+    lp_op_options(L, 3, "drop_partitions", &args);
     specs s;
     memset(&s, 0, sizeof s);
     check_specs(L, 2, &s);
-    int exact_given = opts ? check_exact(L, opts, &s) : 0;
-    pm_drop_opts o;
-    memset(&o, 0, sizeof o);
-    o.dry_run = opt_bool(L, opts, "dry_run");
-    o.max_attempts = opt_int(L, opts, "max_attempts", 3);
+    pm_op_hooks hooks = {0};
     retry_ud ru = {L, 0};
-    if (opts) {
-        lua_getfield(L, opts, "commit_user");
-        if (lua_type(L, -1) == LUA_TSTRING) o.commit_user = lua_tostring(L, -1);   /* stays on the stack */
-        lua_getfield(L, opts, "on_retry");
+    if (!lua_isnil(L, 3)) {
+        check_exact(L, 3, &s);
+        lua_getfield(L, 3, "on_retry");
         if (lua_isfunction(L, -1)) ru.fn = lua_gettop(L);
-        o.on_retry = on_retry;
-        o.ud = &ru;
+        hooks.on_retry = on_retry;
+        hooks.retry_ud = &ru;
     }
     pm_part_select sel = {s.n, s.v, s.n_exact, s.exact, 0};
-    pm_drop_result r;
-    pm_err e = {0};
-    int rc;
-    if (s.n == 0 && s.n_exact == 0 && exact_given) {
-        /* an empty exact list (nothing expired): an empty result */
-        memset(&r, 0, sizeof r);
-        rc = PAIMON_OK;
-    } else {
-        rc = pm_drop_partitions(t, &sel, &o, &r, &e);
-    }
+    hooks.select = &sel;
+    pm_result *res = NULL;
+    pm_err e;
+    pm_err_clear(&e);
+    int rc = pm_op_run(t, &args, &hooks, &res, &e);
     specs_free(&s);
-    if (rc) { pm_drop_result_free(&r); return lp_push_fail(L, rc, &e); }
-    lua_createtable(L, 0, 16);
-    lp_set_str(L, "table", t->root);
-    lp_set_bool(L, "dry_run", o.dry_run);
-    if (r.snapshot_id) lp_set_int(L, "snapshot_id", r.snapshot_id);
-    if (r.base_snapshot_id) lp_set_int(L, "base_snapshot_id", r.base_snapshot_id);
-    lp_set_int(L, "attempts", r.attempts);
-    lp_set_int(L, "commits", r.commits);
-    lp_set_int(L, "files", r.files);
-    lp_set_int(L, "rows", r.rows);
-    lp_set_int(L, "index_files", (int64_t)r.index_files);
-    lp_set_int(L, "bytes", r.bytes);
-    push_keys(L, t);
-    lua_setfield(L, -2, "partition_keys");
-    lua_createtable(L, (int)r.n_parts, 0);
-    for (size_t i = 0; i < r.n_parts && !rc; i++) {
-        rc = push_stat(L, t, &r.parts[i], &e);
-        if (rc) break;
-        /* the script's JSON names, for the same result table everywhere */
-        lp_set_int(L, "files", r.parts[i].file_count);
-        lp_set_int(L, "rows", r.parts[i].record_count);
-        lp_set_int(L, "bytes", r.parts[i].file_size);
-        lua_rawseti(L, -2, (int)i + 1);
-    }
-    if (rc) { pm_drop_result_free(&r); return lp_push_fail(L, rc, &e); }
-    lua_setfield(L, -2, "partitions");
-    lua_newtable(L);
-    if (r.refused) {
-        lua_createtable(L, 0, 2);
-        lp_set_str(L, "kind", "refused");
-        lp_set_str(L, "reason", r.refused);
-        lua_rawseti(L, -2, 1);
-    }
-    lua_setfield(L, -2, "failures");
-    lp_set_str(L, "refused", r.refused);
-    lp_set_int(L, "duration_ms", mono_ms() - t0);
-    pm_drop_result_free(&r);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_result(L, res->root);
+    pm_result_free(res);
+    if ((rc = decorate_partitions(L, t, &e))) return lp_push_fail(L, rc, &e);
     return 1;
 }
 

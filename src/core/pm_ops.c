@@ -1,0 +1,598 @@
+/* The operations layer (pm_ops.h): one option table, one parser, and for
+ * each maintenance operation a run function that fills the core's options
+ * from the parsed ones and builds the one result tree. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pm_expire.h"
+#include "pm_meta.h"
+#include "pm_ops.h"
+#include "pm_orphan.h"
+#include "pm_verify.h"
+
+/* ---- options ---------------------------------------------------------- */
+
+typedef enum opt_type {
+    T_INT,        /* integer in [lo, hi] */
+    T_BOOL,
+    T_TEXT,
+    T_CUTOFF,     /* a duration text (now minus it) or epoch ms (a Lua integer) */
+    T_FACE        /* given by a face in its own terms (pm_op_hooks): only the name is checked */
+} opt_type;
+
+typedef struct opt_def {
+    const char *key;              /* paimon.h / command-line name; NULL: Lua only */
+    const char *lua_key;          /* Lua name; NULL: paimon.h only */
+    opt_type type;
+    int64_t lo, hi;
+    int has_default;
+    int64_t dflt;
+} opt_def;
+
+static const opt_def defs[PM_O__N] = {
+    [PM_O_RETAIN_MIN] = {"retain-min", "retain_min", T_INT, 1, INT32_MAX, 0, 0},
+    [PM_O_RETAIN_MAX] = {"retain-max", "retain_max", T_INT, 1, INT32_MAX, 0, 0},
+    [PM_O_OLDER_THAN] = {"older-than", "older_than", T_CUTOFF, 0, 0, 0, 0},
+    [PM_O_OLDER_THAN_MS] = {"older-than-ms", NULL, T_INT, 0, INT64_MAX, 0, 0},
+    [PM_O_MAX_DELETES] = {"max-deletes", "max_deletes", T_INT, 1, INT32_MAX, 0, 0},
+    /* the policy answer's name; Lua also takes `until`, its old name */
+    [PM_O_KEEP_FROM] = {"until", "keep_from", T_INT, 1, INT64_MAX, 0, 0},
+    [PM_O_UNTIL_ALIAS] = {NULL, "until", T_INT, 1, INT64_MAX, 0, 0},
+    [PM_O_THREADS] = {"threads", "threads", T_INT, 1, 256, 1, 4},
+    [PM_O_NOW] = {"now-ms", "now", T_INT, 1, INT64_MAX, 0, 0},
+    [PM_O_DRY_RUN] = {"dry-run", "dry_run", T_BOOL, 0, 0, 0, 0},
+    [PM_O_CLEAN_EMPTY_DIRS] = {"clean-empty-directories", "clean_empty_directories", T_BOOL, 0, 0, 0, 0},
+    [PM_O_ALLOW_YOUNG_CUTOFF] = {"allow-young-cutoff", "allow_young_cutoff", T_BOOL, 0, 0, 0, 0},
+    [PM_O_ALL_SNAPSHOTS] = {"all-snapshots", "all_snapshots", T_BOOL, 0, 0, 0, 0},
+    [PM_O_PARTITION] = {"partition", NULL, T_TEXT, 0, 0, 0, 0},   /* Lua: the specs argument */
+    [PM_O_MAX_ATTEMPTS] = {"max-attempts", "max_attempts", T_INT, 1, 100, 1, 3},
+    [PM_O_COMMIT_USER] = {"commit-user", "commit_user", T_TEXT, 0, 0, 0, 0},
+    [PM_O_PROGRESS] = {NULL, "progress", T_FACE, 0, 0, 0, 0},
+    [PM_O_POLICY] = {NULL, "policy", T_FACE, 0, 0, 0, 0},
+    [PM_O_EXACT] = {NULL, "exact", T_FACE, 0, 0, 0, 0},
+    [PM_O_ON_RETRY] = {NULL, "on_retry", T_FACE, 0, 0, 0, 0},
+};
+
+const char *pm_op_key(pm_opt_id id, pm_face face) {
+    if ((int)id < 0 || id >= PM_O__N) return NULL;
+    return face == PM_FACE_LUA ? defs[id].lua_key : defs[id].key;
+}
+
+typedef int (*op_run_fn)(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e);
+
+struct pm_op {
+    const char *name;
+    const pm_opt_id *opts;        /* ended by PM_O__N, in the order the known list names them */
+    op_run_fn run;
+};
+
+static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+
+/* Id of the face's option `key` for op; -1 if op does not know it. */
+static int find_opt(const pm_op *op, pm_face face, const char *key) {
+    for (const pm_opt_id *id = op->opts; *id != PM_O__N; id++) {
+        const char *k = pm_op_key(*id, face);
+        if (k && !strcmp(k, key)) return (int)*id;
+    }
+    return -1;
+}
+
+static int unknown_option(const pm_op *op, pm_face face, const char *key, pm_err *e) {
+    char list[512];
+    size_t len = 0;
+    list[0] = '\0';
+    for (const pm_opt_id *id = op->opts; *id != PM_O__N; id++) {
+        const char *k = pm_op_key(*id, face);
+        if (!k) continue;
+        int w = snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", k);
+        if (w < 0 || (size_t)w >= sizeof list - len) break;
+        len += (size_t)w;
+    }
+    return pm_fail(e, PAIMON_MISUSE, "%s: unknown option '%s' (known: %s)", op->name, key, list);
+}
+
+/* A decimal integer, whole text, no sign but '-', no blanks. */
+static int parse_decimal(const char *s, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '+' || s[0] == ' ') return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_one(const pm_opt_in *in, pm_opt_id id, pm_op_args *a, pm_err *e) {
+    const opt_def *d = &defs[id];
+    const char *name = in->key;
+    switch (d->type) {
+    case T_FACE:
+        break;
+    case T_INT: {
+        int64_t v = 0;
+        if (in->kind == PM_OV_INT) v = in->i;
+        else if (in->kind == PM_OV_TEXT) {
+            if (!parse_decimal(in->text, &v))
+                return pm_fail(e, PAIMON_MISUSE, "option '%s' must be an integer, got '%s'", name, in->text);
+        } else
+            return pm_fail(e, PAIMON_MISUSE, "option '%s' must be an integer, got %s", name,
+                           in->kind == PM_OV_BOOL ? "boolean" : in->type_name);
+        if (v < d->lo || v > d->hi)
+            return pm_fail(e, PAIMON_MISUSE, "option '%s' must be between %lld and %lld, got %lld", name,
+                           (long long)d->lo, (long long)d->hi, (long long)v);
+        a->v[id] = v;
+        break;
+    }
+    case T_BOOL:
+        if (in->kind == PM_OV_BOOL) a->v[id] = in->i ? 1 : 0;
+        else if (a->face == PM_FACE_C && !strcmp(in->text, "true")) a->v[id] = 1;
+        else if (a->face == PM_FACE_C && !strcmp(in->text, "false")) a->v[id] = 0;
+        else if (a->face == PM_FACE_C)
+            return pm_fail(e, PAIMON_MISUSE, "option '%s' must be true or false, got '%s'", name, in->text);
+        else   /* typed values: a Lua string "false" is no boolean (it must not turn into a real run) */
+            return pm_fail(e, PAIMON_MISUSE, "%s must be a boolean, got %s", name,
+                           in->kind == PM_OV_INT ? "number" : in->kind == PM_OV_TEXT ? "string" : in->type_name);
+        break;
+    case T_TEXT:
+        if (in->kind != PM_OV_TEXT) return pm_fail(e, PAIMON_MISUSE, "option '%s' must be a string", name);
+        a->text[id] = in->text;
+        break;
+    case T_CUTOFF:
+        if (in->kind == PM_OV_TEXT) a->text[id] = in->text;       /* resolved once `now` is known */
+        else if (in->kind == PM_OV_INT) a->v[id] = in->i;
+        else
+            return pm_fail(e, PAIMON_MISUSE, "option '%s' must be epoch milliseconds or a duration such as \"1h\", got %s",
+                           name, in->kind == PM_OV_BOOL ? "boolean" : in->type_name);
+        break;
+    }
+    a->has[id] = 1;
+    return PAIMON_OK;
+}
+
+/* older-than as a duration: now minus it. */
+static int resolve_cutoff(pm_op_args *a, pm_err *e) {
+    const char *name = pm_op_key(PM_O_OLDER_THAN, a->face);
+    if (a->has[PM_O_OLDER_THAN] && a->has[PM_O_OLDER_THAN_MS])
+        return pm_fail(e, PAIMON_MISUSE, "options 'older-than' and 'older-than-ms' exclude each other");
+    if (a->has[PM_O_OLDER_THAN_MS]) {
+        a->has[PM_O_OLDER_THAN] = 1;
+        a->v[PM_O_OLDER_THAN] = a->v[PM_O_OLDER_THAN_MS];
+        return PAIMON_OK;
+    }
+    if (!a->has[PM_O_OLDER_THAN] || !a->text[PM_O_OLDER_THAN]) return PAIMON_OK;
+    int64_t ms = 0, now = a->has[PM_O_NOW] ? a->v[PM_O_NOW] : pm_now_millis();
+    if (pm_parse_duration_ms(a->text[PM_O_OLDER_THAN], &ms, e)) {
+        char why[sizeof e->msg];
+        snprintf(why, sizeof why, "%s", e->msg);
+        /* Lua also takes epoch milliseconds under this name */
+        return pm_fail(e, PAIMON_MISUSE, "option '%s': %s%s", name, why,
+                       a->face == PM_FACE_LUA ? " (a duration such as 90s, 30m, 1h, 7d, or epoch milliseconds)" : "");
+    }
+    a->v[PM_O_OLDER_THAN] = now - ms;
+    return PAIMON_OK;
+}
+
+int pm_op_parse(const pm_op *op, pm_face face, const pm_opt_in *in, size_t n, pm_op_args *a, pm_err *e) {
+    memset(a, 0, sizeof *a);
+    a->op = op;
+    a->face = face;
+    a->in = in;
+    a->n_in = n;
+    int ids[64];
+    if (n > sizeof ids / sizeof ids[0]) return pm_fail(e, PAIMON_MISUSE, "%s: too many options (%zu)", op->name, n);
+    /* every name first: an unknown one is reported before any value */
+    for (size_t i = 0; i < n; i++)
+        if ((ids[i] = find_opt(op, face, in[i].key)) < 0) return unknown_option(op, face, in[i].key, e);
+    int rc;
+    for (size_t i = 0; i < n; i++)
+        if ((rc = parse_one(&in[i], (pm_opt_id)ids[i], a, e))) return rc;
+    for (const pm_opt_id *id = op->opts; *id != PM_O__N; id++)
+        if (!a->has[*id] && defs[*id].has_default) {
+            a->has[*id] = 1;
+            a->v[*id] = defs[*id].dflt;
+        }
+    if (a->has[PM_O_UNTIL_ALIAS]) {
+        if (a->has[PM_O_KEEP_FROM] && a->v[PM_O_KEEP_FROM] != a->v[PM_O_UNTIL_ALIAS])
+            return pm_fail(e, PAIMON_MISUSE, "%s: keep_from and until (its old name) differ", op->name);
+        a->has[PM_O_KEEP_FROM] = 1;
+        a->v[PM_O_KEEP_FROM] = a->v[PM_O_UNTIL_ALIAS];
+    }
+    return resolve_cutoff(a, e);
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+static const char *clean_kind_name(int k) { return k >= 0 && k < PM_K__N ? pm_file_kind_names[k] : "unknown"; }
+
+static void put_items(pm_result *r, pm_rv *obj, const char *key, const pm_clean_item *v, size_t n, int with_size,
+                      const char *(*kind_name)(int)) {
+    pm_rv *list = pm_rv_list(r, obj, key);
+    for (size_t i = 0; i < n && list; i++) {
+        pm_rv *it = pm_rv_obj(r, list, NULL);
+        pm_rv_str(r, it, "path", v[i].path);
+        pm_rv_str(r, it, "kind", kind_name(v[i].kind));
+        if (with_size) pm_rv_int(r, it, "size", v[i].size);
+        pm_rv_str(r, it, "message", v[i].msg);
+    }
+}
+
+/* What a cleanup deleted (or would): per kind, totals, problems. */
+static void put_clean(pm_result *r, pm_rv *o, const pm_clean_result *c) {
+    pm_rv *del = pm_rv_obj(r, o, "deleted"), *bytes = pm_rv_obj(r, o, "bytes");
+    int64_t files = 0, total = 0;
+    for (int k = 0; k < PM_K__N; k++) {
+        pm_rv_int(r, del, pm_file_kind_names[k], c->count[k]);
+        pm_rv_int(r, bytes, pm_file_kind_names[k], c->bytes[k]);
+        files += c->count[k];
+        total += c->bytes[k];
+    }
+    pm_rv_int(r, o, "files", files);
+    pm_rv_int(r, o, "total_bytes", total);
+    pm_rv_int(r, o, "directories", c->dirs_removed);
+    pm_rv_int(r, o, "missing", c->missing);
+    pm_rv_int(r, o, "protected", c->protected_files);
+    pm_rv_bool(r, o, "dry_run", c->dry_run);
+    if (c->dry_run) put_items(r, o, "paths", c->paths, c->n_paths, 1, clean_kind_name);
+    put_items(r, o, "failures", c->failures, c->n_failures, 0, clean_kind_name);
+    put_items(r, o, "skipped", c->skipped, c->n_skipped, 0, clean_kind_name);
+    pm_rv_int(r, o, "duration_ms", c->duration_ms);
+}
+
+/* The expiration plan (t:expire_range, a result's "plan"). */
+static void put_range(pm_result *r, pm_rv *o, const pm_expire_range *g) {
+    pm_rv_int(r, o, "earliest", g->earliest);
+    pm_rv_int(r, o, "latest", g->latest);
+    pm_rv_int(r, o, "retain_min", g->retain_min);
+    pm_rv_int(r, o, "retain_max", g->retain_max);
+    pm_rv_int(r, o, "max_deletes", g->max_deletes);
+    pm_rv_int(r, o, "older_than", g->older_than_ms);
+    pm_rv_int(r, o, "now", g->now_ms);
+    if (g->n_consumers > 0) pm_rv_int(r, o, "consumer_min", g->consumer_min);   /* 0 is a real position */
+    pm_rv_int(r, o, "hard_end", g->hard_end);
+    pm_rv_int(r, o, "begin", g->begin);
+    pm_rv_int(r, o, "end", g->end);
+    pm_rv_str(r, o, "capped_by", g->capped_by);
+}
+
+/* ---- operations ------------------------------------------------------- */
+
+static const pm_op_hooks no_hooks;
+
+static void expire_opts_from(const pm_op_args *a, const pm_op_hooks *h, pm_expire_opts *x) {
+    memset(x, 0, sizeof *x);
+    if (a->has[PM_O_RETAIN_MIN]) x->retain_min = (int)a->v[PM_O_RETAIN_MIN];
+    if (a->has[PM_O_RETAIN_MAX]) x->retain_max = (int)a->v[PM_O_RETAIN_MAX];
+    if (a->has[PM_O_MAX_DELETES]) x->max_deletes = (int)a->v[PM_O_MAX_DELETES];
+    if (a->has[PM_O_KEEP_FROM]) x->until = a->v[PM_O_KEEP_FROM];
+    x->threads = (int)a->v[PM_O_THREADS];
+    if (a->has[PM_O_NOW]) x->now_ms = a->v[PM_O_NOW];
+    x->dry_run = (int)a->v[PM_O_DRY_RUN];
+    if (a->has[PM_O_CLEAN_EMPTY_DIRS]) x->clean_empty_dirs = a->v[PM_O_CLEAN_EMPTY_DIRS] ? 1 : -1;
+    x->has_older_than = a->has[PM_O_OLDER_THAN];
+    x->older_than_ms = a->v[PM_O_OLDER_THAN];
+    x->progress = h->progress;
+    x->progress_ud = h->progress_ud;
+}
+
+static int run_expire_range(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_expire_opts x;
+    expire_opts_from(a, h, &x);
+    pm_expire_range g;
+    int rc = pm_expire_compute_range(t, &x, &g, e);
+    if (rc) return rc;
+    put_range(res, res->root, &g);
+    return PAIMON_OK;
+}
+
+/* Ask the policy where to stop: it sees the range Java's rules give, its
+ * answer becomes the exclusive end, which the core still caps. */
+static int ask_policy(paimon_table *t, const pm_op_hooks *h, pm_expire_opts *x, const char **reason, pm_err *e) {
+    if (x->until)
+        return pm_fail(e, PAIMON_MISUSE, "expire_snapshots: options 'policy' and 'keep_from' exclude each other");
+    if (!x->now_ms) x->now_ms = pm_now_millis();   /* one clock for the policy and the run */
+    pm_expire_range g;
+    int rc = pm_expire_compute_range(t, x, &g, e);
+    if (rc) return rc;
+    pm_result *plan = pm_result_new();
+    if (!plan) return nomem(e);
+    put_range(plan, plan->root, &g);
+    int64_t stop = 0;
+    rc = pm_result_check(plan, e);
+    if (!rc) rc = h->policy(h->policy_ud, plan->root, &stop, reason, e);
+    pm_result_free(plan);
+    if (!rc) x->until = stop < 1 ? 1 : stop;
+    return rc;
+}
+
+static int run_expire_snapshots(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                pm_err *e) {
+    pm_expire_opts x;
+    expire_opts_from(a, h, &x);
+    const char *reason = NULL;
+    int rc;
+    if (h->policy && (rc = ask_policy(t, h, &x, &reason, e))) return rc;
+    pm_expire_result er;
+    if ((rc = pm_expire_snapshots(t, &x, &er, e))) return rc;
+    pm_rv *o = res->root;
+    put_clean(res, o, &er.clean);
+    pm_rv_int(res, o, "expired", er.expired);
+    if (er.expired > 0) {
+        pm_rv *range = pm_rv_list(res, o, "range");
+        pm_rv_int(res, range, NULL, er.range.begin);
+        pm_rv_int(res, range, NULL, er.range.end - 1);
+    }
+    put_range(res, pm_rv_obj(res, o, "plan"), &er.range);
+    /* a policy's reason names what stopped it (expire.lua does the same) */
+    int by_policy = reason && er.range.capped_by && !strcmp(er.range.capped_by, "policy");
+    pm_rv_str(res, o, "capped_by", by_policy ? reason : er.range.capped_by);
+    if (er.refused[0]) pm_rv_str(res, o, "refused", er.refused);
+    pm_clean_result_free(&er.clean);
+    return PAIMON_OK;
+}
+
+static int run_remove_orphan_files(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                   pm_err *e) {
+    pm_orphan_opts x;
+    memset(&x, 0, sizeof x);
+    x.has_older_than = a->has[PM_O_OLDER_THAN];
+    x.older_than_ms = a->v[PM_O_OLDER_THAN];
+    x.allow_young_cutoff = (int)a->v[PM_O_ALLOW_YOUNG_CUTOFF];
+    x.threads = (int)a->v[PM_O_THREADS];
+    x.dry_run = (int)a->v[PM_O_DRY_RUN];
+    if (a->has[PM_O_NOW]) x.now_ms = a->v[PM_O_NOW];
+    x.progress = h->progress;
+    x.progress_ud = h->progress_ud;
+    pm_orphan_result orr;
+    int rc = pm_remove_orphan_files(t, &x, &orr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    put_clean(res, o, &orr.clean);
+    pm_rv_int(res, o, "older_than", orr.older_than_ms);
+    pm_rv_int(res, o, "cutoff_floor", orr.cutoff_floor_ms);
+    pm_rv_bool(res, o, "floor_overridden", orr.floor_overridden);
+    pm_rv_int(res, o, "listed", orr.listed);
+    pm_rv_int(res, o, "used", orr.used);
+    pm_rv_int(res, o, "candidates", orr.candidates);
+    pm_rv_int(res, o, "recent", orr.recent);
+    pm_rv_int(res, o, "manifests_read", orr.manifests_read);
+    pm_rv_int(res, o, "manifests_skipped", orr.manifests_skipped);
+    pm_clean_result_free(&orr.clean);
+    return PAIMON_OK;
+}
+
+static int run_verify(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_verify_opts x;
+    memset(&x, 0, sizeof x);
+    x.all_snapshots = (int)a->v[PM_O_ALL_SNAPSHOTS];
+    x.threads = (int)a->v[PM_O_THREADS];
+    x.progress = h->progress;
+    x.progress_ud = h->progress_ud;
+    pm_verify_result vr;
+    int rc = pm_verify(t, &x, &vr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_bool(res, o, "ok", vr.n_missing == 0 && vr.n_wrong_size == 0 && vr.n_unreadable == 0);
+    pm_rv_int(res, o, "branches", vr.branches);
+    pm_rv_int(res, o, "snapshots", vr.snapshots);
+    pm_rv_int(res, o, "tags", vr.tags);
+    pm_rv_int(res, o, "changelogs", vr.changelogs);
+    pm_rv_int(res, o, "not_checked", vr.not_checked);
+    pm_rv *checked = pm_rv_obj(res, o, "checked");
+    int64_t files = 0;
+    for (int k = 0; k <= PM_VERIFY_SCHEMA; k++) {
+        pm_rv_int(res, checked, pm_verify_kind_name(k), vr.checked[k]);
+        files += vr.checked[k];
+    }
+    pm_rv_int(res, o, "files", files);
+    put_items(res, o, "missing", vr.missing, vr.n_missing, 1, pm_verify_kind_name);
+    put_items(res, o, "wrong_size", vr.wrong_size, vr.n_wrong_size, 1, pm_verify_kind_name);
+    put_items(res, o, "unreadable", vr.unreadable, vr.n_unreadable, 1, pm_verify_kind_name);
+    pm_rv_int(res, o, "duration_ms", vr.duration_ms);
+    pm_verify_result_free(&vr);
+    return PAIMON_OK;
+}
+
+/* "k=v,k2=v2" into a filter over t's partition columns. A comma belongs to
+ * the value unless a partition column name and '=' follow it (values may
+ * contain commas), as drop_partition.lua reads --partition. Keys and
+ * values point into `text`, which is modified. */
+static int parse_spec(const paimon_table *t, char *text, const char **keys, const char **vals, size_t *n,
+                      pm_err *e) {
+    char shown[256];
+    snprintf(shown, sizeof shown, "%s", text);
+    *n = 0;
+    char *p = text;
+    for (;;) {
+        char *eq = strchr(p, '=');
+        if (!eq) return pm_fail(e, PAIMON_MISUSE, "partition '%s': expected k=v[,k2=v2]", shown);
+        size_t kl = (size_t)(eq - p);
+        int known = -1;
+        for (size_t i = 0; i < t->n_part; i++)
+            if (strlen(t->part_keys[i]) == kl && !strncmp(p, t->part_keys[i], kl)) known = (int)i;
+        if (known < 0) {
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(kl < 120 ? kl : 120), p);
+            return pm_fail(e, PAIMON_MISUSE, "partition '%s': '%s' is not a partition column of %s", shown, key,
+                           t->root);
+        }
+        for (size_t i = 0; i < *n; i++)
+            if (!strcmp(keys[i], t->part_keys[known]))
+                return pm_fail(e, PAIMON_MISUSE, "partition '%s': column '%s' given twice", shown, keys[i]);
+        *eq = '\0';
+        char *v = eq + 1;
+        /* the value runs to the next ",<partition column>=" */
+        char *end = v;
+        for (;;) {
+            char *c = strchr(end, ',');
+            if (!c) { end = v + strlen(v); break; }
+            int starts_key = 0;
+            for (size_t i = 0; i < t->n_part && !starts_key; i++) {
+                size_t l = strlen(t->part_keys[i]);
+                starts_key = !strncmp(c + 1, t->part_keys[i], l) && c[1 + l] == '=';
+            }
+            if (starts_key) { end = c; break; }
+            end = c + 1;
+        }
+        int last = *end == '\0';
+        *end = '\0';
+        if (!*v) return pm_fail(e, PAIMON_MISUSE, "partition '%s': no value for '%s'", shown, t->part_keys[known]);
+        keys[*n] = t->part_keys[known];
+        vals[*n] = v;
+        (*n)++;
+        if (last) break;
+        p = end + 1;
+    }
+    return PAIMON_OK;
+}
+
+/* The selection of the 'partition' options (k=v text). */
+typedef struct text_select {
+    pm_partition_filter *f;
+    char **texts;
+    const char **kv;
+    size_t n;
+} text_select;
+
+static void text_select_free(text_select *s) {
+    for (size_t i = 0; s->texts && i < s->n; i++) free(s->texts[i]);
+    free(s->texts);
+    free(s->kv);
+    free(s->f);
+}
+
+static int text_select_parse(const paimon_table *t, const pm_op_args *a, text_select *s, pm_err *e) {
+    memset(s, 0, sizeof *s);
+    if (t->n_part == 0) return pm_fail(e, PAIMON_MISUSE, "%s is not partitioned: no partition to drop", t->root);
+    for (size_t i = 0; i < a->n_in; i++) s->n += find_opt(a->op, a->face, a->in[i].key) == PM_O_PARTITION;
+    if (!s->n) return pm_fail(e, PAIMON_MISUSE, "drop_partitions: no 'partition' option (k=v[,k2=v2])");
+    s->f = calloc(s->n, sizeof *s->f);
+    s->texts = calloc(s->n, sizeof *s->texts);
+    s->kv = calloc(2 * s->n * t->n_part, sizeof *s->kv);
+    if (!s->f || !s->texts || !s->kv) return nomem(e);
+    int rc = PAIMON_OK;
+    for (size_t i = 0, k = 0; !rc && i < a->n_in; i++) {
+        if (find_opt(a->op, a->face, a->in[i].key) != PM_O_PARTITION) continue;
+        if (!(s->texts[k] = pm_strdup(a->in[i].text))) return nomem(e);
+        s->f[k].keys = s->kv + 2 * k * t->n_part;
+        s->f[k].values = s->f[k].keys + t->n_part;
+        rc = parse_spec(t, s->texts[k], (const char **)s->f[k].keys, (const char **)s->f[k].values, &s->f[k].n, e);
+        k++;
+    }
+    return rc;
+}
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void put_drop(pm_result *res, const paimon_table *t, int dry_run, const pm_drop_result *r, int64_t t0) {
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "table", t->root);
+    pm_rv_bool(res, o, "dry_run", dry_run);
+    if (r->snapshot_id) pm_rv_int(res, o, "snapshot_id", r->snapshot_id);
+    if (r->base_snapshot_id) pm_rv_int(res, o, "base_snapshot_id", r->base_snapshot_id);
+    pm_rv_int(res, o, "attempts", r->attempts);
+    pm_rv_int(res, o, "commits", r->commits);
+    pm_rv_int(res, o, "files", r->files);
+    pm_rv_int(res, o, "rows", r->rows);
+    pm_rv_int(res, o, "index_files", r->index_files);
+    pm_rv_int(res, o, "bytes", r->bytes);
+    pm_rv *keys = pm_rv_list(res, o, "partition_keys");
+    for (size_t i = 0; i < t->n_part; i++) pm_rv_str(res, keys, NULL, t->part_keys[i]);
+    pm_rv *parts = pm_rv_list(res, o, "partitions");
+    for (size_t i = 0; i < r->n_parts && parts; i++) {
+        const pm_part_stat *x = &r->parts[i];
+        pm_rv *p = pm_rv_obj(res, parts, NULL);
+        pm_rv_str(res, p, "path", x->path);
+        pm_rv_bytes(res, p, "binary_row", x->part, x->part_len);
+        pm_rv_int(res, p, "file_count", x->file_count);
+        pm_rv_int(res, p, "record_count", x->record_count);
+        pm_rv_int(res, p, "file_size_in_bytes", x->file_size);
+        if (x->has_creation_time) pm_rv_int(res, p, "last_file_creation_time", x->last_creation_time);
+        /* the script's JSON names, for the same result everywhere */
+        pm_rv_int(res, p, "files", x->file_count);
+        pm_rv_int(res, p, "rows", x->record_count);
+        pm_rv_int(res, p, "bytes", x->file_size);
+    }
+    pm_rv *failures = pm_rv_list(res, o, "failures");
+    if (r->refused) {
+        pm_rv *f = pm_rv_obj(res, failures, NULL);
+        pm_rv_str(res, f, "kind", "refused");
+        pm_rv_str(res, f, "reason", r->refused);
+    }
+    pm_rv_str(res, o, "refused", r->refused);
+    pm_rv_int(res, o, "duration_ms", mono_ms() - t0);
+}
+
+static int run_drop_partitions(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                               pm_err *e) {
+    int64_t t0 = mono_ms();
+    pm_drop_opts x;
+    memset(&x, 0, sizeof x);
+    x.max_attempts = (int)a->v[PM_O_MAX_ATTEMPTS];
+    x.dry_run = (int)a->v[PM_O_DRY_RUN];
+    x.commit_user = a->text[PM_O_COMMIT_USER];
+    x.on_retry = h->on_retry;
+    x.ud = h->retry_ud;
+    text_select ts;
+    memset(&ts, 0, sizeof ts);
+    pm_part_select sel;
+    int rc = PAIMON_OK;
+    if (h->select) sel = *h->select;
+    else if (!(rc = text_select_parse(t, a, &ts, e))) sel = (pm_part_select){ts.n, ts.f, 0, NULL, 0};
+    pm_drop_result r;
+    memset(&r, 0, sizeof r);
+    /* an empty exact list (a policy chose nothing): an empty result */
+    int nothing = h->select && sel.n_specs == 0 && sel.n_exact == 0 && sel.all == 0 && a->has[PM_O_EXACT];
+    if (!rc && !nothing) rc = pm_drop_partitions(t, &sel, &x, &r, e);
+    if (!rc) put_drop(res, t, x.dry_run, &r, t0);
+    pm_drop_result_free(&r);
+    text_select_free(&ts);
+    return rc;
+}
+
+/* ---- the table of operations ------------------------------------------ */
+
+static const pm_opt_id expire_range_opts[] = {
+    PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_KEEP_FROM,
+    PM_O_UNTIL_ALIAS, PM_O_THREADS, PM_O_DRY_RUN, PM_O_CLEAN_EMPTY_DIRS, PM_O_NOW, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id expire_opts[] = {
+    PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_KEEP_FROM,
+    PM_O_UNTIL_ALIAS, PM_O_THREADS, PM_O_DRY_RUN, PM_O_CLEAN_EMPTY_DIRS, PM_O_NOW, PM_O_PROGRESS, PM_O_POLICY,
+    PM_O__N};
+static const pm_opt_id orphan_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_THREADS, PM_O_DRY_RUN, PM_O_NOW,
+                                        PM_O_ALLOW_YOUNG_CUTOFF, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id verify_opts[] = {PM_O_ALL_SNAPSHOTS, PM_O_THREADS, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id drop_opts[] = {PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O_DRY_RUN,
+                                      PM_O_EXACT, PM_O_ON_RETRY, PM_O__N};
+
+static const pm_op ops[] = {
+    {"expire_range", expire_range_opts, run_expire_range},
+    {"expire_snapshots", expire_opts, run_expire_snapshots},
+    {"remove_orphan_files", orphan_opts, run_remove_orphan_files},
+    {"verify", verify_opts, run_verify},
+    {"drop_partitions", drop_opts, run_drop_partitions},
+};
+
+const pm_op *pm_op_find(const char *name) {
+    for (size_t i = 0; name && i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(ops[i].name, name)) return &ops[i];
+    return NULL;
+}
+
+const char *pm_op_name(const pm_op *op) { return op ? op->name : NULL; }
+
+int pm_op_run(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result **out, pm_err *e) {
+    *out = NULL;
+    pm_result *res = pm_result_new();
+    if (!res) return nomem(e);
+    int rc = a->op->run(t, a, h ? h : &no_hooks, res, e);
+    if (!rc) rc = pm_result_check(res, e);
+    if (rc) pm_result_free(res);
+    else *out = res;
+    return rc;
+}
