@@ -185,51 +185,22 @@ static int tbl_expire_range(lua_State *L) {
     return 1;
 }
 
-/* opts.policy (at policy_idx) as a function pushed on the stack: a function,
- * {expire = function} or a file returning either (expire.lua --policy). */
-static void push_expire_policy(lua_State *L, int policy_idx) {
-    if (lua_type(L, policy_idx) == LUA_TSTRING) {
-        const char *file = lua_tostring(L, policy_idx);
-        if (luaL_loadfile(L, file) != LUA_OK) luaL_error(L, "expire_snapshots: cannot load policy %s", lua_tostring(L, -1));
-        lua_call(L, 0, 1);
-    } else {
-        lua_pushvalue(L, policy_idx);
-    }
-    if (lua_istable(L, -1)) {
-        lua_getfield(L, -1, "expire");
-        lua_remove(L, -2);
-    }
-    if (!lua_isfunction(L, -1))
-        luaL_error(L, "expire_snapshots: policy must be a function(snapshots, ctx), a table {expire = function} "
-                      "or a file returning one");
-}
-
-/* Ask the policy where to stop, as expire.lua does: it sees the snapshots
- * and the range Java's rules give (maint.policy_stop), and its answer
- * becomes the exclusive end, which the core still caps. Leaves the
- * policy's reason (or nil) on the stack. */
-static int apply_expire_policy(lua_State *L, paimon_table *t, int policy_idx, pm_expire_opts *o) {
-    if (o->until) luaL_error(L, "expire_snapshots: options 'policy' and 'keep_from' exclude each other");
-    if (!o->now_ms) o->now_ms = pm_now_millis();   /* one clock for the policy and the run */
+/* With a policy, the runner paimon.expire.run asks it and then calls this
+ * method again with the end it chose (one runner for every face). A policy
+ * that failed raises here, as it always did for this method. */
+static int expire_with_policy(lua_State *L) {
+    lua_settop(L, 2);
     lua_getglobal(L, "require");
-    lua_pushstring(L, "paimon.maint");
+    lua_pushstring(L, "paimon.expire");
     lua_call(L, 1, 1);
-    lua_getfield(L, -1, "policy_stop");
-    lua_remove(L, -2);
-    pm_expire_range r;
-    pm_err e;
-    pm_err_clear(&e);
-    int rc = pm_expire_compute_range(t, o, &r, &e);
-    if (rc) return lp_push_fail(L, rc, &e);
+    lua_getfield(L, -1, "run");
     lua_pushvalue(L, 1);
-    push_range(L, &r);
-    push_expire_policy(L, policy_idx);
-    lua_call(L, 3, 2);
-    int64_t stop = 0;
-    if (!lp_toint64(L, -2, &stop)) luaL_error(L, "expire_snapshots: the policy gave no snapshot id");
-    o->until = stop < 1 ? 1 : stop;
-    lua_remove(L, -2);
-    return 0;
+    lua_pushvalue(L, 2);
+    lua_call(L, 2, 4);
+    if (!lua_isnil(L, -4)) { lua_pop(L, 3); return 1; }
+    if (lua_toboolean(L, -1)) { lua_pop(L, 2); return lua_error(L); }
+    lua_pop(L, 1);
+    return 3;
 }
 
 static int tbl_expire_snapshots(lua_State *L) {
@@ -237,14 +208,11 @@ static int tbl_expire_snapshots(lua_State *L) {
     lua_settop(L, 2);
     pm_expire_opts o;
     read_expire_opts(L, 2, &o, "expire_snapshots", expire_opts);
-    int reason_idx = 0;
     if (!lua_isnil(L, 2)) {
         lua_getfield(L, 2, "policy");
-        if (!lua_isnil(L, -1)) {
-            int n = apply_expire_policy(L, t, lua_gettop(L), &o);
-            if (n) return n;
-            reason_idx = lua_gettop(L);
-        }
+        int has_policy = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (has_policy) return expire_with_policy(L);
     }
     lp_progress pr;
     lp_opt_progress(L, 2, &pr, &o.progress, &o.progress_ud);
@@ -266,11 +234,7 @@ static int tbl_expire_snapshots(lua_State *L) {
     }
     push_range(L, &res.range);
     lua_setfield(L, -2, "plan");
-    /* a policy's reason names what stopped it (expire.lua does the same) */
-    if (reason_idx && res.range.capped_by && !strcmp(res.range.capped_by, "policy") && lua_type(L, reason_idx) == LUA_TSTRING)
-        lp_set_str(L, "capped_by", lua_tostring(L, reason_idx));
-    else
-        lp_set_str(L, "capped_by", res.range.capped_by);
+    lp_set_str(L, "capped_by", res.range.capped_by);
     if (res.refused[0]) lp_set_str(L, "refused", res.refused);
     pm_clean_result_free(&res.clean);
     return 1;
