@@ -690,7 +690,8 @@ describe("paimon.maint parsers", function()
     assert.is_nil(maint.parse_duration("7x"))
     -- one parser: the core's (Java's TimeUtils syntax), everywhere
     local core = require "paimon.core"
-    for _, d in ipairs{"30 secs", "2 minutes", "1500 micros", "3 DAYS", "15", "7x", "30 mins", "-1h"} do
+    for _, d in ipairs{"30 secs", "2 minutes", "1500 micros", "3 DAYS", "15", "7x", "30 mins", "-1h", " 5 \194\181s ",
+                       "20000000000000000ns", "0007 d", "1 h x", "90sec", "1e3ms"} do
       local want = core.parse_duration_ms(d)
       assert.equals(want, maint.parse_duration(d), d)
       assert.equals(want, require("resty.paimon").parse_duration_ms(d), d)

@@ -3,8 +3,14 @@
 -- the one encoder of the scripts (encode) and of resty.paimon (encode_with).
 local M = {}
 
-local null = require("paimon.core").null
-M.null = null
+-- paimon.null (cjson.null's value), from the core only when first needed:
+-- resty.paimon's caller VM encodes with this module and never loads the core.
+setmetatable(M, {__index = function(t, k)
+  if k ~= "null" then return nil end
+  local null = require("paimon.core").null
+  rawset(t, "null", null)
+  return null
+end})
 
 local type, pairs, ipairs, tostring, tonumber, next, getmetatable = type, pairs, ipairs, tostring, tonumber,
                                                                     next, getmetatable
@@ -84,7 +90,8 @@ end
 
 encode = function(v, style, level, key, row)
   local t = type(v)
-  if v == nil or v == null then return "null"
+  if v == nil then return "null"
+  elseif t == "userdata" and (style.lenient or v == M.null) then return "null"
   elseif t == "boolean" then return tostring(v)
   elseif t == "number" then return encode_number(v)
   elseif t == "string" then

@@ -18,15 +18,8 @@ end
 M.toint = toint
 
 -- "90s", "30m", "30 min", "1h", "7d", "100ms" -> milliseconds, or nil:
--- Paimon's duration syntax, parsed by the core (paimon.core.parse_duration_ms).
--- Beyond 2^53 ms (285 000 years) nil: LuaJIT would lose precision, and a
--- huge duration must not turn into a small one.
-function M.parse_duration(s)
-  if type(s) ~= "string" then return nil end
-  local n = core.parse_duration_ms(s)
-  if type(n) ~= "number" or n > 9007199254740991 then return nil end
-  return n
-end
+-- Paimon's duration syntax (paimon.duration, held to the core's parser).
+M.parse_duration = require("paimon.duration").parse_ms
 
 local days_from_civil = require("paimon.policy.partition_expire").days_from_civil
 

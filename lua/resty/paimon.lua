@@ -165,10 +165,9 @@ local function now_ms()
 end
 
 -- "90s", "30m", "30 min", "12h", "7d", "100ms"; a bare number is ms
--- (Paimon's syntax) → milliseconds, or nil: paimon.maint.parse_duration.
-local function parse_duration_ms(s)
-  return require("paimon.maint").parse_duration(s)
-end
+-- (Paimon's syntax) → milliseconds, or nil: paimon.duration (plain Lua:
+-- this caller VM never loads paimon.core).
+local parse_duration_ms = require("paimon.duration").parse_ms
 _M.parse_duration_ms = parse_duration_ms
 
 -- A cut-off option: epoch ms, or a duration text meaning now minus it.
