@@ -171,7 +171,7 @@ fuzz: deps
 
 # ---- install ------------------------------------------------------------
 LUA_MODULES := $(shell find lua/paimon -name '*.lua' 2>/dev/null | sort)
-RESTY_MODULES := $(wildcard lua/resty/*.lua)
+RESTY_MODULES := $(wildcard lua/resty/*.lua lua/resty/paimon/*.lua)
 SCRIPTS := $(wildcard scripts/*.lua)
 POLICIES := $(wildcard examples/policies/*.lua)
 D := $(DESTDIR)
@@ -214,7 +214,7 @@ uninstall:
 	  rel=$${m#lua/}; rm -f $(D)$(LUA54_LMOD)/$$rel $(D)$(LUAJIT_LMOD)/$$rel; \
 	done
 	@for dir in $(LUA54_LMOD) $(LUAJIT_LMOD); do \
-	  for sub in paimon/policy paimon resty; do rmdir $(D)$$dir/$$sub 2>/dev/null || true; done; \
+	  for sub in paimon/policy paimon resty/paimon resty; do rmdir $(D)$$dir/$$sub 2>/dev/null || true; done; \
 	done
 	-@rmdir $(D)$(LUA54_CMOD)/paimon $(D)$(LUAJIT_CMOD)/paimon $(D)$(SCRIPTS_DIR) $(D)$(POLICIES_DIR) \
 	  $(D)$(DATADIR)/paimon-lua 2>/dev/null || true

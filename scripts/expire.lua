@@ -6,6 +6,8 @@
 local paimon = require "paimon"
 local cli = require "paimon.cli"
 local maint = require "paimon.maint"
+local loader = require "paimon.policy_loader"
+local expire = require "paimon.expire"
 
 local spec = {
   name = "expire.lua",
@@ -23,7 +25,8 @@ usage: paimon-lua expire.lua TABLE [options]
   --max-deletes N    expire at most N snapshots in this run (snapshot.expire.limit, default 50)
   --branch B         expire branch B instead of main
   --policy FILE.lua  a policy function(snapshots, ctx) choosing what to keep
-                     (default: lua/paimon/policy/expire.lua, Java's rule)
+                     (a path or a name found in PAIMON_POLICY_PATH or the bundled
+                     policies; default: Java's rule, as lua/paimon/policy/expire.lua)
   --threads N        delete with N threads (default 4)
   --clean-empty-directories
                      then remove the bucket and partition directories left empty
@@ -46,28 +49,33 @@ local function main(opts, pos)
     older_than = maint.parse_cutoff(opts.older_than, now)
     if older_than > now then cli.usage_error("--older-than " .. opts.older_than .. " is in the future") end
   end
-  local policy = maint.load_policy(opts.policy, "paimon.policy.expire")
-  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  -- a policy that cannot be loaded is a usage error, before the table opens
+  local policy, msg, code
+  if opts.policy then
+    policy, msg, code = loader.load(opts.policy, "expire")
+    if not policy then
+      if code == "error" then cli.fail(msg, code) end
+      cli.usage_error(msg)
+    end
+  end
+  local t
+  t, msg, code = paimon.open(pos[1], {branch = opts.branch})
   if not t then cli.fail(msg, code) end
-  local base = {retain_min = opts.retain_min, retain_max = opts.retain_max, max_deletes = opts.max_deletes,
-                older_than = older_than, now = now}
-  local range
-  range, msg, code = maint.call(t.expire_range, t, base)
-  if not range then cli.fail(msg, code) end
-  -- the policy sees the snapshots and the resolved options
-  local stop, reason = maint.policy_stop(t, range, policy)
-  local run = {}
-  for k, v in pairs(base) do run[k] = v end
-  run["until"] = math.max(stop, 1)
-  run.threads = opts.threads or 4
-  run.dry_run = opts.dry_run
+  local run = {retain_min = opts.retain_min, retain_max = opts.retain_max, max_deletes = opts.max_deletes,
+               older_than = older_than, now = now, threads = opts.threads or 4, dry_run = opts.dry_run,
+               progress = maint.progress_fn(true)}
   if opts.clean_empty_directories then run.clean_empty_directories = true end
-  run.progress = maint.progress_fn(true)
+  -- without --policy the core applies Java's rule; with one, the runner
+  -- asks it first (paimon.expire)
   local r
-  r, msg, code = maint.call(t.expire_snapshots, t, run)
+  if policy then
+    run.policy = policy
+    r, msg, code = maint.call(expire.run, t, run)
+  else
+    r, msg, code = maint.call(t.expire_snapshots, t, run)
+  end
   t:close()
   if not r then cli.fail(msg, code) end
-  if r.capped_by == "policy" and type(reason) == "string" then r.capped_by = reason end
   if opts.json then
     maint.print_json(r)
   else

@@ -9,7 +9,9 @@ local core = require "paimon.core"
 local cli = require "paimon.cli"
 local maint = require "paimon.maint"
 local json = require "paimon.json"
-local policy = require "paimon.policy.partition_expire"
+local loader = require "paimon.policy_loader"
+local runner = require "paimon.partition_expire"
+local rules = require "paimon.policy.partition_expire"
 
 local spec = {
   name = "expire_partitions.lua",
@@ -32,7 +34,8 @@ usage: paimon-lua expire_partitions.lua TABLE [options]
   --max-expires N           drop at most N partitions (the first N in value order; default
                             partition.expiration-max-num, 100)
   --policy FILE.lua         a Lua file returning function(partition, ctx) -> true | false | nil, reason
-                            (default: lua/paimon/policy/partition_expire.lua, Java's rules)
+                            (a path or a name found in PAIMON_POLICY_PATH or the bundled policies;
+                            default: lua/paimon/policy/partition_expire.lua, Java's rules)
   --branch B                work on branch B instead of main
   --max-attempts N          scan + commit attempts on conflicts (default 3)
   --dry-run                 print the plan, change nothing
@@ -94,17 +97,17 @@ local function main(opts, pos)
     local ms, err = core.parse_duration_ms(opts.expiration_time)
     if not ms then cli.usage_error("--expiration-time: " .. err) end
   end
-  if opts.strategy and not policy.STRATEGIES[opts.strategy] then
+  if opts.strategy and not runner.STRATEGIES[opts.strategy] then
     cli.usage_error("--strategy must be values-time or update-time, got '" .. opts.strategy .. "'")
   end
   if opts.timestamp_formatter then
-    local ok, err = policy.compile_formatter(opts.timestamp_formatter)
+    local ok, err = rules.compile_formatter(opts.timestamp_formatter)
     if not ok then cli.usage_error("--timestamp-formatter: " .. err) end
   end
   if opts.max_expires and opts.max_expires < 1 then cli.usage_error("--max-expires must be at least 1") end
   if opts.max_attempts and opts.max_attempts < 1 then cli.usage_error("--max-attempts must be at least 1") end
   if opts.policy then
-    opts.policy = maint.policy_file(opts.policy)
+    opts.policy = loader.find(opts.policy)
     local f = io.open(opts.policy, "r")
     if not f then cli.usage_error("--policy: cannot open " .. opts.policy) end
     f:close()

@@ -64,7 +64,7 @@ share/lua/5.4/resty/paimon.lua share/lua/5.1/paimon/init.lua share/lua/5.1/resty
 share/paimon-lua/scripts/inspect.lua"
 missing=""
 for f in $expect_files; do [ -e "$R/$f" ] || missing="$missing $f"; done
-for f in lua/paimon/*.lua lua/paimon/*/*.lua; do
+for f in lua/paimon/*.lua lua/paimon/*/*.lua lua/resty/*.lua lua/resty/*/*.lua; do
   [ -f "$f" ] || continue
   rel=${f#lua/}
   [ -f "$R/share/lua/5.4/$rel" ] && [ -f "$R/share/lua/5.1/$rel" ] || missing="$missing share/lua/5.x/$rel"

@@ -20,20 +20,7 @@ usage: paimon-lua read.lua TABLE [--snapshot ID | --tag NAME] [--partition KEY=V
 exit codes: 0 ok, 1 failed, 2 usage]],
 }
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-local function base64(s)
-  local out = {}
-  for i = 1, #s, 3 do
-    local a, b, c = s:byte(i, i + 2)
-    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
-    local chunk = {B64:sub((n >> 18) + 1, (n >> 18) + 1), B64:sub(((n >> 12) & 63) + 1, ((n >> 12) & 63) + 1),
-                   b and B64:sub(((n >> 6) & 63) + 1, ((n >> 6) & 63) + 1) or "=",
-                   c and B64:sub((n & 63) + 1, (n & 63) + 1) or "="}
-    out[#out + 1] = table.concat(chunk)
-  end
-  return table.concat(out)
-end
+local base64 = require("paimon.base64").encode
 
 -- shortest text that reads back as the same double
 local function number_text(v)

@@ -4,6 +4,7 @@
 local paimon = require "paimon"
 local cli = require "paimon.cli"
 local json = require "paimon.json"
+local base64 = require "paimon.base64"
 local cjson = require "cjson"
 
 local spec = {
@@ -31,23 +32,10 @@ exit codes: 0 committed (or nothing to commit, or committed before), 1 failed, 2
             3 conflict]],
 }
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local B64_INDEX = {}
-for i = 1, 64 do B64_INDEX[B64:sub(i, i)] = i - 1 end
-
 local function unbase64(s, col)
-  s = s:gsub("%s", "")
-  if #s % 4 ~= 0 or s:find("[^%w%+/=]") then cli.fail("column '" .. col .. "': not base64: " .. s, "input") end
-  local out = {}
-  for i = 1, #s, 4 do
-    local a, b, c, d = B64_INDEX[s:sub(i, i)], B64_INDEX[s:sub(i + 1, i + 1)], B64_INDEX[s:sub(i + 2, i + 2)],
-                       B64_INDEX[s:sub(i + 3, i + 3)]
-    local n = (a << 18) | (b << 12) | ((c or 0) << 6) | (d or 0)
-    out[#out + 1] = string.char((n >> 16) & 255)
-    if c then out[#out + 1] = string.char((n >> 8) & 255) end
-    if d then out[#out + 1] = string.char(n & 255) end
-  end
-  return table.concat(out)
+  local raw = base64.decode(s)
+  if not raw then cli.fail("column '" .. col .. "': not base64: " .. s, "input") end
+  return raw
 end
 
 -- With a commit user and an identifier: Java's filterCommitted. Returns the

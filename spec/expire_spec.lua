@@ -403,6 +403,45 @@ describe("expiration limits and policies", function()
     H.rmdir(dir)
   end)
 
+  it("one loader: every face takes every policy shape and finds a policy by name", function()
+    local loader = require "paimon.policy_loader"
+    local copy, dir = H.copy_table(H.fixture(PK))
+    with_times(copy, {NOON, NOON + 1, NOON + 2, NOON + DAY, NOON + DAY + 1, NOON + 2 * DAY})
+    -- a file returning {expire = f}: the script took only a function before
+    local pol = dir .. "/tabled.lua"
+    H.write_file(pol, "return {expire = function(snaps, ctx) return {keep_from = ctx.earliest + 2} end}")
+    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run", "--json",
+                                     "--policy", pol})
+    assert.equals(0, rc, err)
+    assert.same({1, 2}, H.cjson.decode(out).range)
+    -- the Table method finds a bare name in the bundled folder as the script does
+    local t = assert(paimon.open(copy))
+    local saved = paimon.policies_dir
+    paimon.policies_dir = H.root .. "/examples/policies"
+    local ok, r = pcall(t.expire_snapshots, t, {retain_min = 1, older_than = maint.now_ms(), dry_run = true,
+                                                policy = "keep_daily.lua"})
+    paimon.policies_dir = saved
+    assert.is_true(ok, tostring(r))
+    assert.same({1, 2}, r.range)
+    t:close()
+    -- the loader's answers for what is not a policy
+    local f, msg, code = loader.load(42, "expire")
+    assert.is_nil(f)
+    assert.equals("misuse", code)
+    assert.matches("function(snapshots, ctx)", msg, 1, true)
+    f, msg, code = loader.load(dir .. "/missing.lua", "partition_expire")
+    assert.is_nil(f)
+    assert.equals("misuse", code)
+    assert.matches("missing.lua", msg, 1, true)
+    H.write_file(pol, "error('broken', 0)")
+    f, msg, code = loader.load(pol, "expire")
+    assert.is_nil(f)
+    assert.equals("error", code)
+    assert.equals("policy " .. pol .. " failed: broken", msg)
+    assert.is_function(loader.get({manifest_merge = print}, "manifest_merge"))
+    H.rmdir(dir)
+  end)
+
   it("runs the example policies and expires exactly what they choose", function()
     local cases = {
       -- last of each day kept (3, 5, 6): expiration stops at 3
@@ -649,6 +688,14 @@ describe("paimon.maint parsers", function()
     assert.equals(0, maint.parse_duration("0s"))
     assert.equals(100, maint.parse_duration("100ms"))
     assert.is_nil(maint.parse_duration("7x"))
+    -- one parser: the core's (Java's TimeUtils syntax), everywhere
+    local core = require "paimon.core"
+    for _, d in ipairs{"30 secs", "2 minutes", "1500 micros", "3 DAYS", "15", "7x", "30 mins", "-1h", " 5 \194\181s ",
+                       "20000000000000000ns", "0007 d", "1 h x", "90sec", "1e3ms"} do
+      local want = core.parse_duration_ms(d)
+      assert.equals(want, maint.parse_duration(d), d)
+      assert.equals(want, require("resty.paimon").parse_duration_ms(d), d)
+    end
     assert.is_nil(maint.parse_duration("-1h"))
     -- a huge duration never wraps around into a small (or negative) one
     assert.is_nil(maint.parse_duration("9000000000000000000d"))

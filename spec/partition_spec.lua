@@ -308,6 +308,29 @@ describe("Table:expire_partitions", function()
     H.rmdir(dir)
   end)
 
+  it("runs from paimon.partition_expire; the policy folder holds the policy, found by name too", function()
+    local rules = require "paimon.policy.partition_expire"
+    assert.is_nil(rules.run)
+    assert.is_function(require("paimon.partition_expire").run)
+    local path, dir = H.copy_table(H.fixture(COMPLEX))
+    os.execute("mkdir -p " .. H.sh_quote(dir .. "/pol"))
+    H.write_file(dir .. "/pol/only20.lua", "return {expired = function(p) return p.partition.f1 == 20 end}")
+    local t = assert(paimon.open(path))
+    local saved = paimon.policies_dir
+    paimon.policies_dir = dir .. "/pol"
+    local ok, r = pcall(t.expire_partitions, t, {expiration_time = "1d", dry_run = true, policy = "only20.lua"})
+    paimon.policies_dir = saved
+    assert.is_true(ok, tostring(r))
+    assert.equals(1, #r.partitions)
+    assert.equals("f1=20/", r.partitions[1].path)
+    -- the bundled default is itself a policy file: {expired = f}
+    r = assert(t:expire_partitions{expiration_time = "1d", dry_run = true, strategy = "update-time",
+                                   policy = H.root .. "/lua/paimon/policy/partition_expire.lua"})
+    assert.equals(2, r.candidates)
+    t:close()
+    H.rmdir(dir)
+  end)
+
   it("parses partition times as Java's PartitionTimeExtractor", function()
     local P = require "paimon.policy.partition_expire"
     local day = 86400000

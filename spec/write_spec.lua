@@ -551,6 +551,24 @@ describe("commit", function()
     local pf = dir .. "/policy.lua"
     H.write_file(pf, "return function(o) return {merge_min_count = 3} end")
     assert.equals(3, t:new_commit{policy = pf}:options().merge_min_count)
+    -- the one loader's shapes: a table {manifest_merge = f}, a wrong type raises
+    assert.equals(4, t:new_commit{policy = {manifest_merge = function() return {merge_min_count = 4} end}}
+                     :options().merge_min_count)
+    assert.has_error(function() t:new_commit{policy = 42} end)
+    -- the default policy's fallbacks are the core's defaults, not a copy
+    local core = require "paimon.core"
+    local mm = require "paimon.policy.manifest_merge"
+    assert.equals("30", core.defaults["manifest.merge-min-count"])
+    assert.same({target_file_size = core.memory_size(core.defaults["manifest.target-file-size"]),
+                 full_compaction_threshold = core.memory_size(core.defaults["manifest.full-compaction-threshold-size"]),
+                 merge_min_count = 30},
+                mm.manifest_merge({["manifest.target-file-size"] = "huge", ["manifest.merge-min-count"] = "x"}))
+    assert.same(t:options(true), (function()
+      local o = {}
+      for k, v in pairs(core.defaults) do o[k] = v end
+      for k, v in pairs(t:options()) do o[k] = v end
+      return o
+    end)())
     -- merging with a tiny target merges the previous manifests
     for k = 2, 4 do
       w:write{id = k, p = "a"}
@@ -678,6 +696,27 @@ describe("command line", function()
     local n = 0
     for _ in out:gmatch("[^\n]+") do n = n + 1 end
     assert.equals(3, n)
+    H.rmdir(dir)
+  end)
+
+  it("write.lua refuses malformed base64 with a clear error (one decoder, paimon.base64)", function()
+    local dir = H.tmpdir()
+    local tp = dir .. "/t"
+    local _, err, code = H.paimon_lua({"create_table.lua", tp, "--field", "id:INT", "--field", "raw:BYTES",
+                                       "--option", "file.format=avro"})
+    assert.equals(0, code, err)
+    local input = dir .. "/rows.jsonl"
+    for _, bad in ipairs{"====", "QQ==QQ==", "Q=QQ"} do
+      H.write_file(input, '{"id": 1, "raw": "' .. bad .. '"}\n')
+      _, err, code = H.paimon_lua({"write.lua", tp, "--input", input})
+      assert.equals(1, code, bad)
+      assert.matches("column 'raw': not base64", err, 1, true)
+      assert.not_matches("internal error", err, 1, true)
+    end
+    assert.is_false(H.exists(tp .. "/snapshot/snapshot-1"))
+    local b64 = require "paimon.base64"
+    for _, raw in ipairs{"", "a", "ab", "abc", "\0\255\128x"} do assert.equals(raw, b64.decode(b64.encode(raw))) end
+    assert.equals("AAEC", b64.encode("\0\1\2"))
     H.rmdir(dir)
   end)
 

@@ -1,6 +1,7 @@
 -- Shared helpers of the destructive scripts (expire.lua,
--- remove_orphan_files.lua): durations and timestamps, policies, progress on
+-- remove_orphan_files.lua): durations and timestamps, progress on
 -- stderr, the human and --json result printers and exit codes.
+local core = require "paimon.core"
 local cli = require "paimon.cli"
 local json = require "paimon.json"
 
@@ -16,30 +17,9 @@ local function toint(x)
 end
 M.toint = toint
 
-local UNITS = {
-  ms = 1, millis = 1, milli = 1, millisecond = 1, milliseconds = 1,
-  s = 1000, sec = 1000, secs = 1000, second = 1000, seconds = 1000,
-  m = 60000, min = 60000, mins = 60000, minute = 60000, minutes = 60000,
-  h = 3600000, hour = 3600000, hours = 3600000,
-  d = 86400000, day = 86400000, days = 86400000,
-}
-
--- "90s", "30m", "30 min", "1h", "7d", "100ms" -> milliseconds, or nil.
-function M.parse_duration(s)
-  if type(s) ~= "string" then return nil end
-  local num, unit = s:match("^%s*(%d+)%s*(%a*)%s*$")
-  if not num then return nil end
-  local n = toint(num)
-  if not n then return nil end
-  if unit == "" then return n end          -- Paimon: a bare number is milliseconds
-  local f = UNITS[unit:lower()]
-  if not f then return nil end
-  -- beyond 2^53 ms (285 000 years) the product would wrap around (Lua 5.4
-  -- integers) or lose precision (LuaJIT): a huge duration must not turn
-  -- into a small one
-  if n > 9007199254740991 / f then return nil end
-  return n * f
-end
+-- "90s", "30m", "30 min", "1h", "7d", "100ms" -> milliseconds, or nil:
+-- Paimon's duration syntax (paimon.duration, held to the core's parser).
+M.parse_duration = require("paimon.duration").parse_ms
 
 local days_from_civil = require("paimon.policy.partition_expire").days_from_civil
 
@@ -94,98 +74,15 @@ function M.parse_cutoff(s, now_ms)
 end
 
 function M.now_ms()
-  local core = require "paimon.core"
   if core.now_ms then return core.now_ms() end
   return os.time() * 1000
 end
 
--- Load a policy: a Lua file returning function(snapshots, ctx).
--- Where a policy named on the command line is: the name itself when it is
--- a file or a path, else the first of the PAIMON_POLICY_PATH directories
--- (colon-separated) and the bundled policies folder (paimon-lua sets
--- paimon.policies_dir: examples/policies in a source tree, or
--- PREFIX/share/paimon-lua/policies when installed) that holds it.
-function M.policy_file(name)
-  if name:find("/", 1, true) then return name end
-  local function readable(p)
-    local f = io.open(p, "r")
-    if f then f:close() end
-    return f ~= nil
-  end
-  if readable(name) then return name end
-  local dirs = {}
-  for d in (os.getenv("PAIMON_POLICY_PATH") or ""):gmatch("[^:]+") do dirs[#dirs + 1] = d end
-  local ok, paimon = pcall(require, "paimon")
-  if ok and type(paimon) == "table" and paimon.policies_dir then dirs[#dirs + 1] = paimon.policies_dir end
-  for _, d in ipairs(dirs) do
-    if readable(d .. "/" .. name) then return d .. "/" .. name end
-  end
-  return name
-end
-
-function M.load_policy(file, default_module)
-  if not file then return require(default_module) end
-  file = M.policy_file(file)
-  local chunk, err = loadfile(file)
-  if not chunk then cli.usage_error("cannot load policy " .. file .. ": " .. err) end
-  local ok, pol = pcall(chunk)
-  if not ok then error("policy " .. file .. " failed: " .. tostring(pol), 0) end
-  if type(pol) ~= "function" then
-    cli.usage_error("policy " .. file .. " must return a function(snapshots, ctx)")
-  end
-  return pol
-end
-
--- Turn a policy answer into an exclusive end id: a number, {keep_from = id}
--- (["until"] = id, its old name: `until` is a Lua keyword) or {keep = {ids}}
--- (only the prefix below the first kept snapshot can go).
-function M.policy_end(answer, ctx)
-  if answer == nil then return ctx.earliest end
-  if type(answer) == "number" then
-    local u = toint(answer)
-    if not u then error("policy returned a non-integer id", 0) end
-    return u
-  end
-  if type(answer) ~= "table" then error("policy returned a " .. type(answer) .. ", expected a table or an id", 0) end
-  local keep_from = answer.keep_from
-  if keep_from == nil then keep_from = answer["until"] end
-  if keep_from ~= nil then
-    local u = toint(keep_from)
-    if not u then error("policy returned a non-integer 'keep_from'", 0) end
-    return u
-  end
-  if answer.keep then
-    local first = ctx.hard_end
-    for _, id in ipairs(answer.keep) do
-      if toint(id) and id >= ctx.earliest and id < first then first = id end
-    end
-    return first
-  end
-  error("policy must return {keep_from = id}, {keep = {ids}} or an id", 0)
-end
-
--- Ask an expiration policy where to stop: it sees the snapshots of `range`
--- (Table:expire_range) and the resolved options. Returns the exclusive end
--- id and the policy's reason (or nil); raises "policy failed: ..." or a
--- policy_end error.
-function M.policy_stop(t, range, policy)
-  if range.latest <= 0 then return range.earliest, nil end
-  local snapshots = {}
-  for id = range.earliest, range.latest do
-    local s = t:snapshot(id)
-    if s then
-      snapshots[#snapshots + 1] = {id = s.id, time_millis = s.time_millis, commit_kind = s.commit_kind,
-                                   total_record_count = s.total_record_count}
-    end
-  end
-  local ctx = {earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,
-               retain_max = range.retain_max, max_deletes = range.max_deletes, older_than = range.older_than,
-               now = range.now, consumer_min = range.consumer_min, hard_end = range.hard_end,
-               java_end = range["end"]}
-  local ok, answer = pcall(policy, snapshots, ctx)
-  if not ok then error("policy failed: " .. tostring(answer), 0) end
-  return M.policy_end(answer, ctx), type(answer) == "table" and answer.reason or nil
-end
+-- Policies: one loader (paimon.policy_loader) and one expiration runner
+-- (paimon.expire); these names stay for callers of the old ones.
+M.policy_file = require("paimon.policy_loader").find
+M.policy_end = require("paimon.expire").answer_end
+M.policy_stop = require("paimon.expire").ask
 
 -- Whether stderr is a terminal (progress and hints go there only then).
 function M.stderr_is_tty()

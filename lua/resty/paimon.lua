@@ -18,18 +18,24 @@
 -- core refused an option inside the job). Wrong argument types raise in the
 -- caller. Integers beyond 2^53 (e.g. commit_identifier 9223372036854775807)
 -- are decimal strings under LuaJIT; _M.to_json prints them as JSON numbers.
+--
+-- This module is the caller API; the jobs are lua/resty/paimon/jobs.lua, and
+-- policies, durations, JSON and base64 are the paimon modules' (one loader:
+-- paimon.policy_loader; one runner: paimon.expire, paimon.partition_expire).
 local _M = { _VERSION = "0.1.0" }
 local mt = { __index = _M }
 
-local type, pairs, ipairs, tostring, tonumber, pcall, require, setmetatable, error, next =
-      type, pairs, ipairs, tostring, tonumber, pcall, require, setmetatable, error, next
-local load, loadfile = load, loadfile
+local type, pairs, ipairs, tostring, pcall, require, setmetatable, error, next =
+      type, pairs, ipairs, tostring, pcall, require, setmetatable, error, next
 local concat, sort = table.concat, table.sort
-local format, byte, char, find, match, lower, dump =
-      string.format, string.byte, string.char, string.find, string.match, string.lower, string.dump
-local floor, huge, max = math.floor, math.huge, math.max
+local find, dump = string.find, string.dump
+local floor = math.floor
 local os_time = os.time
 local debug_getinfo = debug and debug.getinfo
+
+-- The worker-side jobs (lua/resty/paimon/jobs.lua); plain() is shared.
+local jobs = require "resty.paimon.jobs"
+local plain = jobs.plain
 
 local MODULE = "resty.paimon"
 local DEFAULT_POOL = "paimon"
@@ -45,357 +51,15 @@ local COLUMNS = {
 }
 _M.COLUMNS = COLUMNS
 
--- ---------------------------------------------------------------------------
--- Jobs: these run inside the worker thread (their own Lua VM).
--- ---------------------------------------------------------------------------
-local jobs = {}
 
-local function is_null(v)
-  return type(v) == "userdata"       -- paimon.null (a NULL light userdata)
-end
-
--- A deep copy that keeps only what may cross VMs (SQL NULL → absent).
-local function plain(v, depth)
-  local t = type(v)
-  if t == "string" or t == "number" or t == "boolean" then return v end
-  if t ~= "table" or (depth or 0) > 8 then return nil end
-  local out = {}
-  for k, x in pairs(v) do
-    local tk = type(k)
-    if tk == "string" or tk == "number" then out[k] = plain(x, (depth or 0) + 1) end
-  end
-  return out
-end
 _M.plain = plain
 
-local function snapshot_row(s)
-  local function opt(x) if is_null(x) then return nil end return x end
-  return {
-    snapshot_id = s.id, schema_id = s.schema_id, commit_user = s.commit_user,
-    commit_identifier = s.commit_identifier, commit_kind = s.commit_kind,
-    commit_time = s.time_millis, base_manifest_list = s.base_manifest_list,
-    delta_manifest_list = s.delta_manifest_list,
-    changelog_manifest_list = opt(s.changelog_manifest_list),
-    total_record_count = s.total_record_count, delta_record_count = s.delta_record_count,
-    changelog_record_count = opt(s.changelog_record_count), watermark = opt(s.watermark),
-  }
-end
-
-local function open_table(path, opts)
-  local paimon = require "paimon"
-  return paimon.open(path, opts and opts.branch and { branch = opts.branch } or nil)
-end
-
-function jobs.snapshots(path, opts)
-  local t, err, code = open_table(path, opts)
-  if not t then return nil, err, code end
-  local rows = {}
-  local it, e2, c2 = t:snapshots()
-  if not it then t:close(); return nil, e2, c2 end
-  for s in it do rows[#rows + 1] = snapshot_row(s) end
-  t:close()
-  return rows
-end
-
-function jobs.latest(path, opts)
-  local t, err, code = open_table(path, opts)
-  if not t then return nil, err, code end
-  local s, e2, c2 = t:latest_snapshot()
-  local row = s and snapshot_row(s)
-  t:close()
-  if not row then return nil, e2, c2 end
-  return row
-end
-
-function jobs.files(path, opts)
-  local t, err, code = open_table(path, opts)
-  if not t then return nil, err, code end
-  local s, e2, c2
-  if opts and opts.snapshot then s, e2, c2 = t:snapshot(opts.snapshot)
-  elseif opts and opts.tag then s, e2, c2 = t:tag(opts.tag)
-  else s, e2, c2 = t:latest_snapshot() end
-  if not s then t:close(); return nil, e2, c2 end
-  local it, e3, c3 = s:files(opts and opts.partition and { partition = opts.partition } or nil)
-  if not it then t:close(); return nil, e3, c3 end
-  local rows, limit = {}, opts and opts.limit
-  for f in it do
-    local file = f.file
-    rows[#rows + 1] = {
-      partition = plain(f.partition), partition_path = f.partition_path, bucket = f.bucket,
-      file_path = f.file_path, file_name = file.file_name,
-      file_format = file.file_name:match("%.(%w+)$") or "", schema_id = file.schema_id,
-      level = file.level, record_count = file.row_count, file_size_in_bytes = file.file_size,
-      min_sequence_number = file.min_sequence_number,
-      max_sequence_number = file.max_sequence_number, creation_time = file.creation_time,
-    }
-    if limit and #rows >= limit then break end
-  end
-  t:close()
-  sort(rows, function(a, b) return a.file_path < b.file_path end)
-  return rows
-end
-
--- Runs fn(t, ...) on the opened table and always closes it. A raise inside
--- (the core raises for options it refuses) becomes nil, message, "misuse".
-local function with_table(path, opts, fn, ...)
-  local t, err, code = open_table(path, opts)
-  if not t then return nil, err, code end
-  local ok, res, e2, c2 = pcall(fn, t, ...)
-  t:close()
-  if not ok then return nil, (tostring(res):gsub("^[^:\n]*%.lua:%d+: ", "")), "misuse" end
-  return res, e2, c2
-end
-
--- A policy as it arrived in the thread: a function (inline mode), a file
--- name (loaded here), or { bytecode = string.dump(f) } (crossed the VMs).
-local function thread_policy(p)
-  if type(p) == "table" and type(p.bytecode) == "string" then
-    local f, err = load(p.bytecode, "=policy", "b")
-    if not f then error("cannot load the policy function: " .. tostring(err), 0) end
-    return f
-  end
-  return p
-end
-
--- The expire policy file or function → function(snapshots, ctx)
-local function expire_policy(p)
-  p = thread_policy(p)
-  if type(p) == "string" then
-    local chunk, err = loadfile(p)
-    if not chunk then error("cannot load policy " .. p .. ": " .. tostring(err), 0) end
-    local ok, f = pcall(chunk)
-    if not ok then error("policy " .. p .. " failed: " .. tostring(f), 0) end
-    p = f
-  end
-  if type(p) == "table" and type(p.expire) == "function" then p = p.expire end
-  if type(p) ~= "function" then error("policy must be a function(snapshots, ctx) or a file returning one", 0) end
-  return p
-end
-
-local EXPIRE_OPTS = { "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads",
-                      "keep_from", "until", "now", "clean_empty_directories" }
-
--- Table:expire_snapshots with the options, after asking the policy (if
--- any) where to stop: the same steps as scripts/expire.lua.
-local function expire_on(t, path, opts, policy)
-  local report = { table = path }
-  local s = t:latest_snapshot()
-  report.latest_snapshot_id = s and s.id or nil
-  if not t.expire_snapshots then
-    report.expire = "unavailable (Table:expire_snapshots not in this build)"
-    return report
-  end
-  local run = {}
-  for _, k in ipairs(EXPIRE_OPTS) do run[k] = opts[k] end
-  if policy ~= nil then
-    local pol = expire_policy(policy)
-    local range, err, code = t:expire_range{ retain_min = run.retain_min, retain_max = run.retain_max,
-                                              max_deletes = run.max_deletes, older_than = run.older_than,
-                                              now = run.now }
-    if not range then return nil, err, code end
-    local ok, stop, reason = pcall(require("paimon.maint").policy_stop, t, range, pol)
-    if not ok then return nil, tostring(stop), "error" end
-    run["until"], run.keep_from = nil, max(stop, 1)
-    report.policy_until = run.keep_from
-    local res, err2, code2 = t:expire_snapshots(run)
-    if res == nil then return nil, err2, code2 end
-    if res.capped_by == "policy" and type(reason) == "string" then res.capped_by = reason end
-    report.expired = plain(res)
-    return report
-  end
-  local res, err, code = t:expire_snapshots(run)
-  if res == nil then return nil, err, code end
-  report.expired = plain(res)
-  return report
-end
-
--- expire(path, opts, policy) → { table, latest_snapshot_id, expired = result }
-function jobs.expire(path, opts, policy)
-  opts = opts or {}
-  return with_table(path, opts, expire_on, path, opts, policy)
-end
-
-function jobs.remove_orphan_files(path, opts)
-  opts = opts or {}
-  return with_table(path, nil, function(t)
-    local res, err, code = t:remove_orphan_files{ older_than = opts.older_than, dry_run = opts.dry_run,
-                                                  threads = opts.threads, now = opts.now,
-                                                  allow_young_cutoff = opts.allow_young_cutoff }
-    if res == nil then return nil, err, code end
-    res.table = path
-    return plain(res)
-  end)
-end
-
-function jobs.verify(path, opts)
-  opts = opts or {}
-  return with_table(path, nil, function(t)
-    local res, err, code = t:verify{ all_snapshots = opts.all_snapshots, threads = opts.threads }
-    if res == nil then return nil, err, code end
-    res.table = path
-    return plain(res)
-  end)
-end
-
--- Partition results without the serialized BinaryRow (binary bytes that
--- to_json cannot print); SQL NULL values are left out by plain().
-local function partition_result(res)
-  for _, p in ipairs(res.partitions or {}) do p.binary_row = nil end
-  return plain(res)
-end
-
-function jobs.drop_partitions(path, specs, opts)
-  opts = opts or {}
-  return with_table(path, opts, function(t)
-    local res, err, code = t:drop_partitions(specs, { dry_run = opts.dry_run, max_attempts = opts.max_attempts,
-                                                      commit_user = opts.commit_user })
-    if res == nil then return nil, err, code end
-    return partition_result(res)
-  end)
-end
-
-local EXPIRE_PARTITION_OPTS = { "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern",
-                                "max_expires", "dry_run", "now", "max_attempts" }
-
-function jobs.expire_partitions(path, opts, policy)
-  opts = opts or {}
-  return with_table(path, opts, function(t)
-    local o = {}
-    for _, k in ipairs(EXPIRE_PARTITION_OPTS) do o[k] = opts[k] end
-    o.policy = thread_policy(policy)
-    local res, err, code = t:expire_partitions(o)
-    if res == nil then return nil, err, code end
-    return partition_result(res)
-  end)
-end
-
--- base64 for BINARY/VARBINARY/BYTES values given as JSON text
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local B64_INDEX = {}
-for i = 1, 64 do B64_INDEX[B64:sub(i, i)] = i - 1 end
-local function unbase64(s)
-  s = s:gsub("%s", "")
-  if #s % 4 ~= 0 or find(s, "[^%w%+/=]") or find(s, "=[^=]") then return nil end
-  local out = {}
-  for i = 1, #s, 4 do
-    local a, b = B64_INDEX[s:sub(i, i)], B64_INDEX[s:sub(i + 1, i + 1)]
-    local c, d = B64_INDEX[s:sub(i + 2, i + 2)], B64_INDEX[s:sub(i + 3, i + 3)]
-    if not (a and b) then return nil end
-    local n = a * 262144 + b * 4096 + (c or 0) * 64 + (d or 0)
-    out[#out + 1] = char(floor(n / 65536) % 256)
-    if c then out[#out + 1] = char(floor(n / 256) % 256) end
-    if d then out[#out + 1] = char(n % 256) end
-  end
-  return concat(out)
-end
-_M.unbase64 = unbase64
-
--- rows: an array of {column = value} or the text of a JSON array of objects.
-local function decode_rows(t, rows)
-  if type(rows) ~= "string" then return rows end
-  local ok, cjson = pcall(require, "cjson")
-  if not ok then return nil, "cannot decode JSON rows: lua-cjson is not installed", "unsupported" end
-  if not find(rows, "^%s*%[") then return nil, "a JSON array of row objects expected", "invalid" end
-  local ok2, decoded = pcall(cjson.decode, rows)
-  if not ok2 or type(decoded) ~= "table" then
-    return nil, "not valid JSON: " .. tostring(decoded):gsub("^.-: ", ""), "invalid"
-  end
-  local binary = {}
-  for _, f in ipairs(t:schema().fields) do
-    local ty = f.type:upper()
-    if find(ty, "^BINARY") or find(ty, "^VARBINARY") or find(ty, "^BYTES") then binary[f.name] = true end
-  end
-  for i, row in ipairs(decoded) do
-    if type(row) == "table" then
-      for col in pairs(binary) do
-        if type(row[col]) == "string" then
-          local raw = unbase64(row[col])
-          if not raw then return nil, format("row %d: column '%s': not base64", i, col), "invalid" end
-          row[col] = raw
-        end
-      end
-    end
-  end
-  return decoded
-end
-
--- A retry (commit_user and identifier given) whose commit landed already
--- (Java's filterCommitted): the answer for it, else nil; nil, err, code on
--- failure.
-local function landed_commit(c, identifier)
-  local left, sid, err = c:filter_committed({ identifier })
-  if not left then return nil, sid, err end
-  if #left == 0 and sid then
-    return { snapshot_id = sid, rows = 0, files = 0, committed = false, already_committed = true }
-  end
-  return false
-end
-
--- new_write → write every row → prepare_commit → new_commit → commit.
--- Returns snapshot_id, { snapshot_id, rows, files, committed }.
-local function commit_rows_on(t, rows, opts)
-  local decoded, derr, dcode = decode_rows(t, rows)
-  if not decoded then return nil, derr, dcode end
-  local n = #decoded
-  for k in pairs(decoded) do
-    if type(k) ~= "number" or k < 1 or k > n or k ~= floor(k) then
-      return nil, "rows must be an array of row objects", "invalid"
-    end
-  end
-  local c = t:new_commit{ commit_user = opts.commit_user }
-  local retry = opts.commit_user ~= nil and opts.identifier ~= nil
-  if retry then                    -- before writing anything
-    local done, lerr, lcode = landed_commit(c, opts.identifier)
-    if done then return done.snapshot_id, done end
-    if done == nil then return nil, lerr, lcode end
-  end
-  local w, werr, wcode = t:new_write{}
-  if not w then return nil, werr, wcode end
-  for i = 1, n do
-    local row = decoded[i]
-    if type(row) ~= "table" or (row[1] ~= nil and next(row) ~= nil and #row > 0) then
-      w:close()
-      return nil, format("row %d: a row object {column: value} expected", i), "invalid"
-    end
-    local ok, err = pcall(w.write, w, row)
-    if not ok then
-      w:close()
-      return nil, format("row %d: %s", i, tostring(err)), "invalid"
-    end
-  end
-  local msgs, perr, pcode = w:prepare_commit()
-  if not msgs then w:close(); return nil, perr, pcode end
-  if retry then                    -- and again: a concurrent request may have landed it
-    local done, lerr, lcode = landed_commit(c, opts.identifier)
-    if done ~= false then
-      c:abort(msgs)
-      w:close()
-      if done then return done.snapshot_id, done end
-      return nil, lerr, lcode
-    end
-  end
-  local id, committed, code = c:commit(msgs, { identifier = opts.identifier })
-  if not id then
-    c:abort(msgs)
-    w:close()
-    return nil, committed, code
-  end
-  w:close()
-  return id, { snapshot_id = id, rows = n, files = #msgs, committed = committed and true or false }
-end
-
-function jobs.commit_rows(path, rows, opts)
-  opts = opts or {}
-  return with_table(path, opts, commit_rows_on, rows, opts)
-end
+-- base64 for BINARY/VARBINARY/BYTES values given as JSON text (commit_rows)
+_M.unbase64 = function(s) return require("paimon.base64").decode(s) end
 
 -- Entry point called by ngx.run_worker_thread(pool, "resty.paimon", "job", ...).
 function _M.job(name, ...)
-  local fn = jobs[name]
-  if not fn then return nil, "unknown job " .. tostring(name) end
-  local ok, res, err, code = pcall(fn, ...)
-  if not ok then return nil, tostring(res), "error" end
-  return res, err, code
+  return jobs.run(name, ...)
 end
 
 -- ---------------------------------------------------------------------------
@@ -500,19 +164,10 @@ local function now_ms()
   return os_time() * 1000
 end
 
-local UNITS = { ms = 1, s = 1000, sec = 1000, m = 60000, min = 60000, h = 3600000, hour = 3600000,
-                hours = 3600000, d = 86400000, day = 86400000, days = 86400000 }
-
 -- "90s", "30m", "30 min", "12h", "7d", "100ms"; a bare number is ms
--- (Paimon's syntax) → milliseconds, or nil.
-local function parse_duration_ms(s)
-  if type(s) ~= "string" then return nil end
-  local num, unit = match(s, "^%s*(%d+)%s*(%a*)%s*$")
-  if not num or #num > 15 then return nil end
-  if unit == "" then return tonumber(num) end
-  local f = UNITS[lower(unit)]
-  return f and tonumber(num) * f or nil
-end
+-- (Paimon's syntax) → milliseconds, or nil: paimon.duration (plain Lua:
+-- this caller VM never loads paimon.core).
+local parse_duration_ms = require("paimon.duration").parse_ms
 _M.parse_duration_ms = parse_duration_ms
 
 -- A cut-off option: epoch ms, or a duration text meaning now minus it.
@@ -741,9 +396,11 @@ function _M.new(opts)
   return setmetatable({ pool = opts.pool or DEFAULT_POOL, warehouse = opts.warehouse }, mt)
 end
 
+
 -- ---------------------------------------------------------------------------
--- JSON with exact integers: integral numbers print as integers and decimal
--- strings in integer columns (int64 beyond 2^53 under LuaJIT) as numbers.
+-- JSON with exact integers (paimon.json): integral numbers print as integers
+-- and decimal strings in integer columns (int64 beyond 2^53 under LuaJIT)
+-- as numbers.
 -- ---------------------------------------------------------------------------
 local INT_COLUMNS = {
   snapshot_id = true, schema_id = true, commit_identifier = true, commit_time = true,
@@ -759,66 +416,14 @@ local ARRAY_KEYS = {
   values = true, orphans = true, range = true, missing = true, wrong_size = true, unreadable = true,
 }
 
-local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
-                  ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
-local function enc_string(s)
-  return '"' .. s:gsub('[%c"\\]', function(ch)
-    return escapes[ch] or format("\\u%04x", byte(ch))
-  end) .. '"'
-end
-
-local encode
-local function enc_number(v)
-  if v ~= v or v == huge or v == -huge then return "null" end
-  if v == floor(v) and v > -2^63 and v < 2^63 then return format("%d", v) end
-  return format("%.17g", v)
-end
-
-local function is_array(t)
-  local n = #t
-  if n == 0 then return false end
-  for k in pairs(t) do
-    if type(k) ~= "number" or k < 1 or k > n or k ~= floor(k) then return false end
-  end
-  return true
-end
-
-encode = function(v, key, order)
-  local t = type(v)
-  if v == nil then return "null"
-  elseif t == "boolean" then return tostring(v)
-  elseif t == "number" then return enc_number(v)
-  elseif t == "string" then
-    if INT_COLUMNS[key] and find(v, "^%-?%d+$") and #v <= 20 then return v end
-    return enc_string(v)
-  elseif t == "table" then
-    if ARRAY_KEYS[key] and next(v) == nil then return "[]" end
-    if is_array(v) then
-      local parts = {}
-      for i = 1, #v do parts[i] = encode(v[i], nil, order) end
-      return "[" .. concat(parts, ",") .. "]"
-    end
-    local keys, seen = {}, {}
-    for _, k in ipairs(order or {}) do keys[#keys + 1] = k; seen[k] = true end
-    local rest = {}
-    for k in pairs(v) do
-      if not seen[k] and type(k) == "string" then rest[#rest + 1] = k end
-    end
-    sort(rest)
-    for _, k in ipairs(rest) do keys[#keys + 1] = k end
-    local parts = {}
-    for i, k in ipairs(keys) do parts[i] = enc_string(k) .. ":" .. encode(v[k], k) end
-    return "{" .. concat(parts, ",") .. "}"
-  end
-  return "null"     -- userdata (paimon.null, ngx.null), functions
-end
-
 -- to_json(value [, columns]): columns (e.g. _M.COLUMNS.snapshots) come
--- first in every object, always present (null when absent), as in
--- inspect.lua --json; other keys follow sorted.
+-- first in every row (the value itself or an array's elements), always
+-- present (null when absent), as in inspect.lua --json; other keys follow
+-- sorted. Values JSON has no place for (functions, userdata) print null.
 function _M.to_json(v, columns)
   if type(v) == "table" and #v == 0 and next(v) == nil then return "[]" end
-  return encode(v, nil, columns)
+  return require("paimon.json").encode_with(v, { order = columns, columns = true, int_keys = INT_COLUMNS,
+                                                 array_keys = ARRAY_KEYS, lenient = true })
 end
 
 return _M

@@ -612,5 +612,9 @@ describe("resty.paimon", function()
     assert.equals(15, rp.parse_duration_ms("15"))
     assert.is_nil(rp.parse_duration_ms("soon"))
     assert.is_nil(rp.parse_duration_ms("-1d"))
+    -- one encoder (paimon.json) under to_json
+    assert.equals('{"a":1,"f":null}', require("paimon.json").encode_with({ a = 1, f = print }, { lenient = true }))
+    assert.equals('[{"snapshot_id":7,"commit_user":null,"x":{"y":"12"}}]',
+                  rp.to_json({ { snapshot_id = "7", x = { y = "12" } } }, { "snapshot_id", "commit_user" }))
   end)
 end)

@@ -1041,6 +1041,11 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_open_orphan(L, lua_gettop(L));
     lp_open_verify(L, lua_gettop(L));
     lp_open_partition(L, lua_gettop(L));
+    /* Java's option defaults as the core applies them (t:option falls back
+     * to these): the Lua side reads them here instead of keeping a copy. */
+    lua_newtable(L);
+    for (const pm_kv *d = pm_option_defaults; d->key; d++) lp_set_str(L, d->key, d->value);
+    lua_setfield(L, -2, "defaults");
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     lua_pushstring(L, PAIMON_VERSION);

@@ -162,58 +162,22 @@ static int tbl_expire_range(lua_State *L) {
     return lp_op_run(L, t, &args, &hooks, NULL);
 }
 
-/* opts.policy (at policy_idx) as a function pushed on the stack: a function,
- * {expire = function} or a file returning either (expire.lua --policy). */
-static void push_expire_policy(lua_State *L, int policy_idx) {
-    if (lua_type(L, policy_idx) == LUA_TSTRING) {
-        const char *file = lua_tostring(L, policy_idx);
-        if (luaL_loadfile(L, file) != LUA_OK) luaL_error(L, "expire_snapshots: cannot load policy %s", lua_tostring(L, -1));
-        lua_call(L, 0, 1);
-    } else {
-        lua_pushvalue(L, policy_idx);
-    }
-    if (lua_istable(L, -1)) {
-        lua_getfield(L, -1, "expire");
-        lua_remove(L, -2);
-    }
-    if (!lua_isfunction(L, -1))
-        luaL_error(L, "expire_snapshots: policy must be a function(snapshots, ctx), a table {expire = function} "
-                      "or a file returning one");
-}
-
-/* The Lua policy behind the layer's policy hook: maint.policy_stop(t,
- * plan, policy), as expire.lua asks it, run protected (the core is in the
- * middle of the operation); an error is kept at err_idx and raised once
- * the layer has returned. */
-typedef struct lua_policy {
-    lua_State *L;
-    int stop_fn, policy_fn, reason_idx, err_idx;
-    int raised;
-} lua_policy;
-
-static int ask_lua_policy(void *ud, const pm_rv *plan, int64_t *stop, const char **reason, pm_err *e) {
-    lua_policy *p = ud;
-    lua_State *L = p->L;
-    lua_pushvalue(L, p->stop_fn);
+/* With a policy, the runner paimon.expire.run asks it and then calls this
+ * method again with the end it chose (one runner for every face). A policy
+ * that failed raises here, as it always did for this method. */
+static int expire_with_policy(lua_State *L) {
+    lua_settop(L, 2);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "paimon.expire");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "run");
     lua_pushvalue(L, 1);
-    lp_push_result(L, plan);
-    lua_pushvalue(L, p->policy_fn);
-    if (lua_pcall(L, 3, 2, 0) != LUA_OK) {
-        lua_replace(L, p->err_idx);
-        p->raised = 1;
-        return pm_fail(e, PAIMON_ERROR, "policy failed");
-    }
-    if (!lp_toint64(L, -2, stop)) {
-        lua_pop(L, 2);
-        lua_pushstring(L, "expire_snapshots: the policy gave no snapshot id");
-        lua_replace(L, p->err_idx);
-        p->raised = 1;
-        return pm_fail(e, PAIMON_ERROR, "the policy gave no snapshot id");
-    }
-    lua_replace(L, p->reason_idx);
+    lua_pushvalue(L, 2);
+    lua_call(L, 2, 4);
+    if (!lua_isnil(L, -4)) { lua_pop(L, 3); return 1; }
+    if (lua_toboolean(L, -1)) { lua_pop(L, 2); return lua_error(L); }
     lua_pop(L, 1);
-    *reason = lua_type(L, p->reason_idx) == LUA_TSTRING ? lua_tostring(L, p->reason_idx) : NULL;
-    return PAIMON_OK;
+    return 3;
 }
 
 static int tbl_expire_snapshots(lua_State *L) {
@@ -222,28 +186,11 @@ static int tbl_expire_snapshots(lua_State *L) {
     pm_op_args args;
     lp_op_options(L, 2, "expire_snapshots", &args);
     pm_op_hooks hooks = {0};
-    lua_policy pol = {L, 0, 0, 0, 0, 0};
     if (!lua_isnil(L, 2)) {
         lua_getfield(L, 2, "policy");
-        if (!lua_isnil(L, -1)) {
-            int policy_idx = lua_gettop(L);
-            if (args.has[PM_O_KEEP_FROM])
-                luaL_error(L, "expire_snapshots: options 'policy' and 'keep_from' exclude each other");
-            lua_getglobal(L, "require");
-            lua_pushstring(L, "paimon.maint");
-            lua_call(L, 1, 1);
-            lua_getfield(L, -1, "policy_stop");
-            lua_remove(L, -2);
-            pol.stop_fn = lua_gettop(L);
-            push_expire_policy(L, policy_idx);
-            pol.policy_fn = lua_gettop(L);
-            lua_pushnil(L);
-            pol.reason_idx = lua_gettop(L);
-            lua_pushnil(L);
-            pol.err_idx = lua_gettop(L);
-            hooks.policy = ask_lua_policy;
-            hooks.policy_ud = &pol;
-        }
+        int has_policy = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (has_policy) return expire_with_policy(L);
     }
     lp_progress pr;
     lp_opt_progress(L, 2, &pr, &hooks.progress, &hooks.progress_ud);
@@ -252,10 +199,6 @@ static int tbl_expire_snapshots(lua_State *L) {
     pm_err_clear(&e);
     int rc = pm_op_run(t, &args, &hooks, &res, &e);
     lp_progress_release(&pr);
-    if (pol.raised) {
-        lua_pushvalue(L, pol.err_idx);
-        return lua_error(L);
-    }
     if (rc) return lp_push_fail(L, rc, &e);
     lp_push_result(L, res->root);
     pm_result_free(res);

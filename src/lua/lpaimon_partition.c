@@ -1,7 +1,7 @@
 /* paimon.core, partition drop and expiry:
  *   t:partition_entries([snapshot_id])   live partitions with counts
  *   t:drop_partitions(specs [, opts])    OVERWRITE snapshot of DELETE entries
- *   t:expire_partitions([opts])          paimon.policy.partition_expire.run
+ *   t:expire_partitions([opts])          paimon.partition_expire.run
  *   paimon.core.wall_clock_ms()          local wall clock as epoch millis
  *   paimon.core.parse_duration_ms(text)  Paimon's duration syntax ("7 d", "1h")
  * (the clock Paimon uses for _CREATION_TIME and partition times). */
@@ -275,15 +275,15 @@ static int tbl_drop_partitions(lua_State *L) {
     return 1;
 }
 
-/* t:expire_partitions([opts]) = require("paimon.policy.partition_expire").run(t, opts) */
+/* t:expire_partitions([opts]) = require("paimon.partition_expire").run(t, opts) */
 static int tbl_expire_partitions(lua_State *L) {
     lp_check_table(L, 1);
     lua_settop(L, 2);
     lua_getglobal(L, "require");
-    lua_pushstring(L, "paimon.policy.partition_expire");
+    lua_pushstring(L, "paimon.partition_expire");
     lua_call(L, 1, 1);
     lua_getfield(L, -1, "run");
-    if (!lua_isfunction(L, -1)) return luaL_error(L, "paimon.policy.partition_expire has no run function");
+    if (!lua_isfunction(L, -1)) return luaL_error(L, "paimon.partition_expire has no run function");
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
     lua_call(L, 2, LUA_MULTRET);

@@ -784,17 +784,17 @@ static int tbl_new_commit(lua_State *L) {
     int fn = 0;
     if (has_opts) {
         lua_getfield(L, 2, "policy");
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            const char *file = lua_tostring(L, -1);
-            if (luaL_loadfile(L, file) != 0) return lua_error(L);
-            lua_call(L, 0, 1);
-            if (lua_istable(L, -1)) lua_getfield(L, -1, "manifest_merge");
-            if (!lua_isfunction(L, -1)) return luaL_error(L, "policy file %s must return a function (or a table with manifest_merge)", file);
+        if (!lua_isnil(L, -1)) {
+            /* any shape the one policy loader takes; it raises for others */
+            int policy = lua_gettop(L);
+            lua_getglobal(L, "require");
+            lua_pushstring(L, "paimon.policy_loader");
+            lua_call(L, 1, 1);
+            lua_getfield(L, -1, "get");
+            lua_pushvalue(L, policy);
+            lua_pushstring(L, "manifest_merge");
+            lua_call(L, 2, 1);
             fn = lua_gettop(L);
-        } else if (lua_isfunction(L, -1)) {
-            fn = lua_gettop(L);
-        } else if (!lua_isnil(L, -1)) {
-            return luaL_argerror(L, 2, "policy must be a file name or a function");
         }
     }
     if (!fn) {

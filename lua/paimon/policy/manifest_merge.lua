@@ -12,25 +12,25 @@ local core = require "paimon.core"
 
 local M = {}
 
-local function size(options, key, default)
-  local v = options[key]
-  if v == nil then return default end
-  local n = core.memory_size(v)
-  if not n or n <= 0 then return default end
+-- A missing or invalid value falls back to Java's default as the core
+-- defines it (paimon.core.defaults), never to a copy kept here.
+local function size(options, key)
+  local n = options[key] ~= nil and core.memory_size(options[key])
+  if not n or n <= 0 then return core.memory_size(core.defaults[key]) end
   return n
 end
 
-local function count(options, key, default)
+local function count(options, key)
   local n = tonumber(options[key])
-  if not n or n <= 0 or n ~= math.floor(n) then return default end
+  if not n or n <= 0 or n ~= math.floor(n) then return tonumber(core.defaults[key]) end
   return n
 end
 
 function M.manifest_merge(options)
   return {
-    target_file_size = size(options, "manifest.target-file-size", 8 * 1024 * 1024),
-    full_compaction_threshold = size(options, "manifest.full-compaction-threshold-size", 16 * 1024 * 1024),
-    merge_min_count = count(options, "manifest.merge-min-count", 30),
+    target_file_size = size(options, "manifest.target-file-size"),
+    full_compaction_threshold = size(options, "manifest.full-compaction-threshold-size"),
+    merge_min_count = count(options, "manifest.merge-min-count"),
   }
 end
 

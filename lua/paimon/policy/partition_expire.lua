@@ -1,7 +1,9 @@
--- Partition expiration: Java Paimon's rules (NormalPartitionExpire,
+-- Default partition-expiration policy: Java Paimon's rules (NormalPartitionExpire,
 -- PartitionValuesTimeExpireStrategy, PartitionUpdateTimeExpireStrategy,
--- PartitionTimeExtractor; paimon-format.md §8.4) and the runner behind
--- t:expire_partitions(opts) and scripts/expire_partitions.lua.
+-- PartitionTimeExtractor; paimon-format.md §8.4) and the time parsing they
+-- use. The runner (t:expire_partitions, expire_partitions.lua) is
+-- lua/paimon/partition_expire.lua; policies are described in
+-- docs/maintenance.md, "Policies".
 --
 -- The decision is a predicate an operator can replace (--policy FILE.lua):
 --   expired(p, ctx) -> true | false | nil, reason     (nil: unparseable, never expired)
@@ -187,6 +189,15 @@ local function parse_with(toks, text, pattern)
   return resolve(f, text)
 end
 
+-- parser(formatter) -> function(text) -> wall millis | nil, err: the
+-- formatter compiled once (nil: the default parser), as ctx.parse.
+function M.parser(formatter)
+  if not formatter then return M.parse_default end
+  local toks, err = M.compile_formatter(formatter)
+  if not toks then return function() return nil, err end end
+  return function(text) return parse_with(toks, text, formatter) end
+end
+
 -- parse(text, formatter) -> wall millis | nil, err. Java: LocalDateTime.parse,
 -- else LocalDate.parse at midnight, with the formatter or the default.
 function M.parse_time(text, formatter)
@@ -238,147 +249,6 @@ function M.expired(p, ctx)
   t, err = ctx.parse(text)
   if not t then return nil, "cannot parse a time from " .. err end
   return ctx.expire_before > t
-end
-
--- ---- the runner ----------------------------------------------------------------
-
-M.STRATEGIES = {["values-time"] = true, ["update-time"] = true}
-
-local function load_policy(policy)
-  if policy == nil then return M.expired end
-  if type(policy) == "function" then return policy end
-  if type(policy) == "table" and type(policy.expired) == "function" then return policy.expired end
-  if type(policy) == "string" then
-    local chunk, err = loadfile(policy)
-    if not chunk then error("cannot load policy " .. policy .. ": " .. err, 0) end
-    local ok, pol = pcall(chunk)
-    if not ok then error("policy " .. policy .. " failed: " .. tostring(pol), 0) end
-    if type(pol) == "table" and type(pol.expired) == "function" then pol = pol.expired end
-    if type(pol) ~= "function" then
-      error("policy " .. policy .. " must return a function(partition, ctx) or {expired = function}", 0)
-    end
-    return pol
-  end
-  error("policy must be a function, a table with expired or a file name", 0)
-end
-
--- Resolved options (flags over table options over Java's defaults); raises
--- with a message on invalid values.
-function M.resolve_options(t, opts)
-  opts = opts or {}
-  local o = {}
-  local exp = opts.expiration_time
-  local src = "expiration_time"
-  if exp == nil then exp, src = t:option("partition.expiration-time"), "partition.expiration-time" end
-  if exp == nil then
-    error("no expiration time: pass --expiration-time (expiration_time) or set partition.expiration-time", 0)
-  end
-  if type(exp) == "number" then o.expiration_ms = exp
-  else
-    local ms, err = core.parse_duration_ms(tostring(exp))
-    if not ms then error(src .. ": " .. err, 0) end
-    o.expiration_ms = ms
-  end
-  if o.expiration_ms < 0 then error(src .. " must not be negative", 0) end
-  o.strategy = opts.strategy or t:option("partition.expiration-strategy") or "values-time"
-  if not M.STRATEGIES[o.strategy] and not opts.policy then
-    error("unknown partition expiration strategy '" .. tostring(o.strategy) .. "' (values-time or update-time)", 0)
-  end
-  o.formatter = opts.timestamp_formatter or t:option("partition.timestamp-formatter")
-  o.pattern = opts.timestamp_pattern or t:option("partition.timestamp-pattern")
-  if o.formatter then
-    local ok, err = M.compile_formatter(o.formatter)
-    if not ok then error(err, 0) end
-  end
-  local max = opts.max_expires
-  if max == nil then
-    local v = t:option("partition.expiration-max-num") or "100"
-    max = toint((v))
-    if not max then error("partition.expiration-max-num: not an integer: " .. v, 0) end
-  end
-  if type(max) ~= "number" or max ~= floor(max) or max < 1 then error("max_expires must be a positive integer", 0) end
-  o.max_expires = max
-  o.now = opts.now or core.wall_clock_ms()
-  return o
-end
-
--- t:expire_partitions(opts) -> result | nil, msg, code
--- opts: expiration_time ("7d" or millis), strategy, timestamp_formatter,
--- timestamp_pattern, max_expires, policy (function, {expired = f} or file),
--- dry_run, now (wall millis, for tests), max_attempts, on_retry,
--- on_unparseable = function(p, reason), commit_user. Unknown options raise.
-M.OPTIONS = {"expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern", "max_expires", "policy",
-             "dry_run", "now", "max_attempts", "on_retry", "on_unparseable", "commit_user"}
-
-function M.run(t, opts)
-  opts = opts or {}
-  core.check_options(opts, "expire_partitions", M.OPTIONS)
-  local started = core.wall_clock_ms()
-  local o = M.resolve_options(t, opts)
-  local pred = load_policy(opts.policy)
-  local keys = t:schema().partition_keys
-  if #keys == 0 then return nil, t:path() .. ": the table is not partitioned", "unsupported" end
-  local parts, sid, code = t:partition_entries()
-  if not parts then return nil, sid, code end
-  local ctx = {strategy = o.strategy, now = o.now, expiration_ms = o.expiration_ms,
-               expire_before = o.now - o.expiration_ms, formatter = o.formatter, pattern = o.pattern,
-               keys = keys, default = M.expired}
-  local compiled = o.formatter and M.compile_formatter(o.formatter)
-  ctx.parse = function(text)
-    if compiled then return parse_with(compiled, text, o.formatter) end
-    return M.parse_default(text)
-  end
-  local expired, failures = {}, {}
-  for _, p in ipairs(parts) do
-    local ok, res, reason = pcall(pred, p, ctx)
-    if not ok then
-      return nil, "partition expiration policy failed on " .. p.path .. ": " .. tostring(res), "error"
-    end
-    if res == true then
-      expired[#expired + 1] = p
-    elseif res == nil then
-      local f = {kind = "unparseable", path = p.path, partition = p.partition,
-                 reason = reason or "the policy gave no answer"}
-      failures[#failures + 1] = f
-      if opts.on_unparseable then opts.on_unparseable(p, f.reason) end
-    end
-  end
-  -- Java: sorted by the values joined with ",", limited to max-num
-  local function sort_key(p)
-    local v = {}
-    for i = 1, #keys do
-      local x = p.values[i]
-      v[i] = (x == nil or x == null) and "null" or x
-    end
-    return table.concat(v, ",")
-  end
-  table.sort(expired, function(a, b)
-    local ka, kb = sort_key(a), sort_key(b)
-    if ka ~= kb then return ka < kb end
-    return a.path < b.path
-  end)
-  local candidates = #expired
-  local chosen = {}
-  for i = 1, math.min(#expired, o.max_expires) do chosen[i] = expired[i].binary_row end
-  local r, msg
-  r, msg, code = t:drop_partitions(nil, {exact = chosen, dry_run = opts.dry_run,
-                                         max_attempts = opts.max_attempts, on_retry = opts.on_retry,
-                                         commit_user = opts.commit_user})
-  if not r then return nil, msg, code end
-  r.dry_run = opts.dry_run and true or false
-  r.strategy = o.strategy
-  r.expiration_ms = o.expiration_ms
-  r.now = o.now
-  r.expire_before = ctx.expire_before
-  r.max_expires = o.max_expires
-  r.checked = #parts
-  r.candidates = candidates
-  r.limited = candidates > o.max_expires
-  r.scanned_snapshot_id = sid
-  for _, f in ipairs(failures) do r.failures[#r.failures + 1] = f end
-  r.unparseable = #failures
-  r.duration_ms = core.wall_clock_ms() - started
-  return r
 end
 
 return M
