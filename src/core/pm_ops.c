@@ -286,35 +286,13 @@ static int run_expire_range(paimon_table *t, const pm_op_args *a, const pm_op_ho
     return PAIMON_OK;
 }
 
-/* Ask the policy where to stop: it sees the range Java's rules give, its
- * answer becomes the exclusive end, which the core still caps. */
-static int ask_policy(paimon_table *t, const pm_op_hooks *h, pm_expire_opts *x, const char **reason, pm_err *e) {
-    if (x->until)
-        return pm_fail(e, PAIMON_MISUSE, "expire_snapshots: options 'policy' and 'keep_from' exclude each other");
-    if (!x->now_ms) x->now_ms = pm_now_millis();   /* one clock for the policy and the run */
-    pm_expire_range g;
-    int rc = pm_expire_compute_range(t, x, &g, e);
-    if (rc) return rc;
-    pm_result *plan = pm_result_new();
-    if (!plan) return nomem(e);
-    put_range(plan, plan->root, &g);
-    int64_t stop = 0;
-    rc = pm_result_check(plan, e);
-    if (!rc) rc = h->policy(h->policy_ud, plan->root, &stop, reason, e);
-    pm_result_free(plan);
-    if (!rc) x->until = stop < 1 ? 1 : stop;
-    return rc;
-}
-
 static int run_expire_snapshots(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
                                 pm_err *e) {
     pm_expire_opts x;
     expire_opts_from(a, h, &x);
-    const char *reason = NULL;
-    int rc;
-    if (h->policy && (rc = ask_policy(t, h, &x, &reason, e))) return rc;
     pm_expire_result er;
-    if ((rc = pm_expire_snapshots(t, &x, &er, e))) return rc;
+    int rc = pm_expire_snapshots(t, &x, &er, e);
+    if (rc) return rc;
     pm_rv *o = res->root;
     put_clean(res, o, &er.clean);
     pm_rv_int(res, o, "expired", er.expired);
@@ -324,9 +302,7 @@ static int run_expire_snapshots(paimon_table *t, const pm_op_args *a, const pm_o
         pm_rv_int(res, range, NULL, er.range.end - 1);
     }
     put_range(res, pm_rv_obj(res, o, "plan"), &er.range);
-    /* a policy's reason names what stopped it (expire.lua does the same) */
-    int by_policy = reason && er.range.capped_by && !strcmp(er.range.capped_by, "policy");
-    pm_rv_str(res, o, "capped_by", by_policy ? reason : er.range.capped_by);
+    pm_rv_str(res, o, "capped_by", er.range.capped_by);
     if (er.refused[0]) pm_rv_str(res, o, "refused", er.refused);
     pm_clean_result_free(&er.clean);
     return PAIMON_OK;

@@ -7,7 +7,7 @@
  * the type, the range and the default, and refuses unknown keys (a misspelt
  * option must not fall back to a default that deletes more). The result is
  * one pm_result tree that each face walks generically. What only a face
- * can give (a progress callback, the Lua expiration policy, Lua partition
+ * can give (a progress callback, Lua partition
  * specs, on_retry) comes in pm_op_hooks. */
 #ifndef PM_OPS_H
 #define PM_OPS_H
@@ -56,17 +56,9 @@ typedef struct pm_op_args {
     size_t n_in;
 } pm_op_args;
 
-/* A policy picks the exclusive end of an expiration from the plan (the
- * range Java's rules give, as the expire_range result); reason (may stay
- * NULL) replaces capped_by when the policy's end is the one that held; it
- * must stay valid until the operation returns. */
-typedef int (*pm_op_policy_fn)(void *ud, const pm_rv *plan, int64_t *stop, const char **reason, pm_err *e);
-
 typedef struct pm_op_hooks {
     pm_progress_fn progress;
     void *progress_ud;
-    pm_op_policy_fn policy;                 /* expire_snapshots */
-    void *policy_ud;
     const pm_part_select *select;           /* drop_partitions: instead of 'partition' options */
     void (*on_retry)(void *ud, int attempt, const pm_err *why);   /* drop_partitions */
     void *retry_ud;
