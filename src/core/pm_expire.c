@@ -94,12 +94,11 @@ static int clean_dirs_wanted(paimon_table *t, const pm_expire_opts *o) {
 
 /* ---- range ----------------------------------------------------------------- */
 
-int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e) {
-    memset(r, 0, sizeof *r);
-    r->capped_by = "none";
+/* Retention limits and the cut-off: the caller's options over the table's
+ * (Java's defaults), checked. */
+static int resolve_limits(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e) {
     int64_t v;
     int rc;
-    r->now_ms = o->now_ms > 0 ? o->now_ms : pm_now_millis();
     if (o->retain_min > 0) r->retain_min = o->retain_min;
     else if ((rc = int_option(t, "snapshot.num-retained.min", NULL, 1, &v, e))) return rc;
     else r->retain_min = (int)v;
@@ -129,14 +128,16 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     if (r->older_than_ms > r->now_ms || r->older_than_ms > clock)
         return pm_fail(e, PAIMON_MISUSE, "older-than cut-off %lld is in the future (now %lld)",
                        (long long)r->older_than_ms, (long long)(r->now_ms < clock ? r->now_ms : clock));
-    rc = pm_snapshot_latest_id(t->io, t->branch_root, &r->latest, e);
-    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); r->latest = 0; return PAIMON_OK; }
-    if (rc) return rc;
-    if ((rc = pm_snapshot_earliest_id(t->io, t->branch_root, &r->earliest, e))) return rc;
-    /* consumers: any unreadable consumer file refuses the run */
+    return PAIMON_OK;
+}
+
+/* The smallest nextSnapshot of the branch's consumers into r; any
+ * unreadable consumer file refuses the run. */
+static int read_consumers(paimon_table *t, pm_expire_range *r, pm_err *e) {
     char **ids = NULL;
     size_t n = 0;
-    if ((rc = pm_consumer_list(t->io, t->branch_root, &ids, &n, e))) return rc;
+    int rc = pm_consumer_list(t->io, t->branch_root, &ids, &n, e);
+    if (rc) return rc;
     for (size_t i = 0; i < n; i++) {
         pm_consumer c;
         rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e);
@@ -151,10 +152,13 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     }
     r->n_consumers = (int64_t)n;
     pm_strv_free(ids, n);
+    return PAIMON_OK;
+}
 
+/* The exclusive end nothing may pass (r->hard_end): retain-min, consumers,
+ * the expire limit, never the latest. */
+static int cap_hard_end(paimon_table *t, pm_expire_range *r, pm_err *e) {
     int64_t earliest = r->earliest, latest = r->latest;
-    int64_t min = latest - r->retain_max + 1;
-    if (min < earliest) min = earliest;
     int64_t max_excl = latest - r->retain_min + 1;
     r->capped_by = "retain-min";
     /* Java's consumer.changelog-only holds only with a decoupled changelog
@@ -162,13 +166,13 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
      * tables are refused for real runs, so only a dry run's plan skips the
      * consumers here, as Java's would. */
     const char *co = pm_schema_option(t->schema, "consumer.changelog-only");
-    if (n > 0 && co && !strcasecmp(co, "true")) {
+    if (r->n_consumers > 0 && co && !strcasecmp(co, "true")) {
         char why[256];
         int d = changelog_decoupled(t, why, sizeof why, e);
         if (d < 0) return -d;
         r->consumers_changelog_only = d;
     }
-    if (n > 0 && !r->consumers_changelog_only && r->consumer_min < max_excl) {
+    if (r->n_consumers > 0 && !r->consumers_changelog_only && r->consumer_min < max_excl) {
         max_excl = r->consumer_min;
         r->capped_by = "consumer";
     }
@@ -176,44 +180,68 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     if (max_excl > latest) max_excl = latest;            /* never the latest */
     if (max_excl < earliest) max_excl = earliest;
     r->hard_end = max_excl;
-    r->begin = earliest;
-    int64_t end = max_excl;
-    if (o->until > 0) {
-        if (o->until < end) { end = o->until; r->capped_by = "policy"; }
-    } else {
-        for (int64_t id = min; id < max_excl; id++) {
-            int ex;
-            if ((rc = snap_exists(t, id + 1, &ex, e))) return rc;
-            if (!ex) continue;
-            pm_snapshot *s;
-            if ((rc = pm_snapshot_read(t->io, t->branch_root, id + 1, &s, e))) return rc;
-            int64_t tm = s->time_millis;
-            pm_snapshot_free(s);
-            if (tm >= r->older_than_ms) { end = id; r->capped_by = "time-retained"; break; }
-        }
+    return PAIMON_OK;
+}
+
+/* Java's time rule above retain-max: the end stops at the first snapshot
+ * (from the retain-max bound on) whose successor is not older than the
+ * cut-off. */
+static int time_end(paimon_table *t, pm_expire_range *r, int64_t *end, pm_err *e) {
+    int64_t min = r->latest - r->retain_max + 1;
+    if (min < r->earliest) min = r->earliest;
+    for (int64_t id = min; id < r->hard_end; id++) {
+        int ex, rc;
+        if ((rc = snap_exists(t, id + 1, &ex, e))) return rc;
+        if (!ex) continue;
+        pm_snapshot *s;
+        if ((rc = pm_snapshot_read(t->io, t->branch_root, id + 1, &s, e))) return rc;
+        int64_t tm = s->time_millis;
+        pm_snapshot_free(s);
+        if (tm >= r->older_than_ms) { *end = id; r->capped_by = "time-retained"; break; }
     }
-    if (end < earliest) end = earliest;
-    r->end = end;
+    return PAIMON_OK;
+}
+
+/* A gap at `end` (snapshots deleted by hand): the first existing snapshot
+ * above it becomes the new earliest. The ids in between exist nowhere, so
+ * the same snapshot files expire and none at or above the computed end;
+ * Java throws here and every later run stalls on the gap
+ * (apache/paimon#4743). The latest always exists. */
+static int step_over_gap_at_end(paimon_table *t, pm_expire_range *r, pm_err *e) {
+    if (r->end <= r->begin) return PAIMON_OK;
+    for (;;) {
+        int ex, rc;
+        if ((rc = snap_exists(t, r->end, &ex, e))) return rc;
+        if (ex || r->end >= r->latest) return PAIMON_OK;
+        r->end++;
+    }
+}
+
+int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e) {
+    memset(r, 0, sizeof *r);
+    r->capped_by = "none";
+    r->now_ms = o->now_ms > 0 ? o->now_ms : pm_now_millis();
+    int rc = resolve_limits(t, o, r, e);
+    if (rc) return rc;
+    rc = pm_snapshot_latest_id(t->io, t->branch_root, &r->latest, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); r->latest = 0; return PAIMON_OK; }
+    if (rc) return rc;
+    if ((rc = pm_snapshot_earliest_id(t->io, t->branch_root, &r->earliest, e))) return rc;
+    if ((rc = read_consumers(t, r, e)) || (rc = cap_hard_end(t, r, e))) return rc;
     /* begin stays at earliest even across a gap (a snapshot file lost in
      * the middle): every existing snapshot in [earliest, end) expires, as in
      * Java 2.0's ExpireSnapshotsImpl. Starting above the gap left the
      * snapshots below it stranded under EARLIEST, their data files deleted
      * by the later deltas while their files and manifest lists stayed. */
-    /* a gap at `end` (snapshots deleted by hand): the first existing
-     * snapshot above it becomes the new earliest. The ids in between exist
-     * nowhere, so the same snapshot files expire and none at or above the
-     * computed end; Java throws here and every later run stalls on the gap
-     * (apache/paimon#4743). The latest always exists. */
-    if (end > r->begin) {
-        for (;;) {
-            int ex;
-            if ((rc = snap_exists(t, end, &ex, e))) return rc;
-            if (ex || end >= latest) break;
-            end++;
-        }
-        r->end = end;
+    r->begin = r->earliest;
+    int64_t end = r->hard_end;
+    if (o->until > 0) {
+        if (o->until < end) { end = o->until; r->capped_by = "policy"; }
+    } else if ((rc = time_end(t, r, &end, e))) {
+        return rc;
     }
-    return PAIMON_OK;
+    r->end = end < r->earliest ? r->earliest : end;
+    return step_over_gap_at_end(t, r, e);
 }
 
 /* ---- protection sets (the walk is pm_refs's) ---------------------------------- */
@@ -626,6 +654,116 @@ static int refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
 
 /* ---- expire ------------------------------------------------------------------- */
 
+/* Nothing to expire: Java writes a missing EARLIEST hint; we also repair
+ * one that points below the real earliest (a crash right before the
+ * write). Best effort. */
+static void repair_earliest_hint(paimon_table *t, const pm_expire_range *r) {
+    int64_t h;
+    pm_err e2;
+    int hr = pm_hint_read(t->io, t->branch_root, "EARLIEST", &h, &e2);
+    if (hr == PAIMON_NOTFOUND || hr == PAIMON_CORRUPT || (hr == PAIMON_OK && h != r->earliest))
+        pm_hint_write(t->io, t->branch_root, "EARLIEST", r->earliest, &e2);
+}
+
+/* The expired snapshots' own files, ascending. They must be deletable, or
+ * their manifests would go and leave snapshots behind that point at
+ * nothing. */
+static int plan_snapshot_files(paimon_table *t, pm_snapshot **exp, size_t n_exp, pm_deleter *d, pm_err *e) {
+    for (size_t i = 0; i < n_exp; i++) {
+        pm_buf b = {0};
+        if (snapshot_path(t->branch_root, exp[i]->id, &b)) return nomem(e);
+        char out_why[700];
+        int rc = PAIMON_OK;
+        if (i == 0 && pm_path_inside(t->io, t->root, (char *)b.data, out_why, sizeof out_why) == 0)
+            rc = pm_fail(e, PAIMON_UNSUPPORTED, "%s: refusing to expire: snapshot file %s %s; nothing deleted", t->root,
+                         (char *)b.data, out_why);
+        if (!rc) rc = pm_deleter_add(d, (char *)b.data, PM_K_SNAPSHOT, e);
+        pm_buf_free(&b);
+        if (rc) return rc;
+    }
+    return PAIMON_OK;
+}
+
+/* Right before deleting: a tag, branch or consumer created while we
+ * planned (fingerprint fp0 no longer matches), or a consumer moved back
+ * (reset_consumer) to a snapshot we are about to delete, is a conflict. */
+static int check_refs_unchanged(paimon_table *t, const pm_buf *fp0, const pm_expire_range *r, int64_t last_expired,
+                                pm_err *e) {
+    pm_buf fp1 = {0};
+    int rc = refs_fingerprint(t, &fp1, e);
+    if (!rc && (fp0->len != fp1.len || memcmp(fp0->data, fp1.data, fp0->len)))
+        rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the expiration; nothing deleted, run again",
+                     t->root);
+    pm_buf_free(&fp1);
+    if (rc) return rc;
+    char **ids = NULL;
+    size_t nc = 0;
+    if ((rc = pm_consumer_list(t->io, t->branch_root, &ids, &nc, e))) return rc;
+    for (size_t i = 0; !rc && i < nc; i++) {
+        pm_consumer c;
+        if ((rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e))) {
+            pm_err_prefix(e, "refusing to expire: cannot read consumer '%s'", ids[i]);
+            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
+        } else if (last_expired > 0 && !r->consumers_changelog_only &&
+                   c.next_snapshot <= last_expired) {   /* it would read one we delete */
+            rc = pm_fail(e, PAIMON_CONFLICT,
+                         "%s: consumer '%s' moved to snapshot %lld while planning the expiration of [%lld, %lld); nothing deleted, run again",
+                         t->branch_root, ids[i], (long long)c.next_snapshot, (long long)r->begin, (long long)r->end);
+        }
+    }
+    pm_strv_free(ids, nc);
+    return rc;
+}
+
+/* The deletions, in Java's order: data files, manifests, manifest lists,
+ * then the snapshot files one by one, ascending, so a crash leaves no gap.
+ * A failure stops before the next phase (which would forget the file). */
+static int delete_in_order(paimon_table *t, const pm_expire_opts *o, plan *pl, pm_deleter *snaps_del,
+                           pm_clean_result *clean, pm_err *e) {
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_clean_opts seq = co;
+    seq.threads = 1;
+    seq.stop_on_failure = 1;
+    pm_deleter *phases[4] = {pl->data, pl->meta_a, pl->meta_b, snaps_del};
+    static const char *const names[4] = {"data files", "manifests", "manifest lists", "snapshots"};
+    for (int ph = 0; ph < 4; ph++) {
+        size_t skipped_before = clean->n_skipped;
+        int rc = pm_deleter_run(phases[ph], t->io, t->root, ph == 3 ? &seq : &co, names[ph], clean, e);
+        if (rc) return rc;
+        /* a snapshot file that cannot be deleted must not move EARLIEST */
+        if (!o->dry_run && ph == 3 && clean->n_skipped > skipped_before)
+            return pm_fail(e, PAIMON_IO, "%s: snapshot file %s was not deleted: %s; EARLIEST not moved", t->root,
+                           clean->skipped[skipped_before].path, clean->skipped[skipped_before].msg);
+        if (!o->dry_run && clean->n_failures)
+            return pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); stopped after the %s, re-run to finish",
+                           t->root, clean->n_failures, clean->failures[0].path, clean->failures[0].msg, names[ph]);
+    }
+    return PAIMON_OK;
+}
+
+/* What retained snapshots, tags, changelogs and other branches need, then
+ * what the expired range frees: data files deleted in (begin, end], the
+ * expired changelogs, metadata and snapshot files. */
+static int protect_and_plan(paimon_table *t, pm_snapshot **all, size_t n_all, size_t n_exp, int64_t begin,
+                            int64_t end, protect *p, plan *pl, pm_deleter *snaps_del, pm_err *e) {
+    pm_snapshot **exp = all, **kept = all + n_exp;
+    size_t n_kept = n_all - n_exp;
+    int rc;
+    if ((rc = protect_chain(kept, n_kept, p, e)) || (rc = protect_tags_changelogs(p, e)) ||
+        (rc = protect_other_branches(t, p, e)))
+        return rc;
+    if (n_kept == 0 || kept[0]->id != end)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
+                       t->branch_root, (long long)end);
+    for (size_t i = 0; i < n_all && all[i]->id <= end; i++)
+        if (all[i]->id > begin && (rc = plan_data(t, all[i], p, pl, e))) return rc;
+    for (size_t i = 0; i < n_exp; i++)
+        if (exp[i]->changelog_manifest_list && (rc = plan_changelog(t, exp[i], p, pl, e))) return rc;
+    for (size_t i = 0; i < n_exp; i++)
+        if ((rc = plan_meta(t, exp[i], p, pl, e))) return rc;
+    return plan_snapshot_files(t, exp, n_exp, snaps_del, e);
+}
+
 int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e) {
     int64_t t0 = pm_now_millis();
     memset(res, 0, sizeof *res);
@@ -644,139 +782,36 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     if ((rc = pm_expire_compute_range(t, o, r, e))) return rc;
     int64_t begin = r->begin, end = r->end;
     if (r->latest == 0 || end <= begin) {
-        if (r->latest && !o->dry_run) {
-            int64_t h;
-            pm_err e2;
-            /* Java writes a missing hint; we also repair one that points
-             * below the real earliest (a crash right before the write). */
-            int hr = pm_hint_read(t->io, t->branch_root, "EARLIEST", &h, &e2);
-            if (hr == PAIMON_NOTFOUND || hr == PAIMON_CORRUPT || (hr == PAIMON_OK && h != r->earliest))
-                pm_hint_write(t->io, t->branch_root, "EARLIEST", r->earliest, &e2);
-        }
+        if (r->latest && !o->dry_run) repair_earliest_hint(t, r);
         res->clean.duration_ms = pm_now_millis() - t0;
         return PAIMON_OK;
     }
 
-    pm_buf fp0 = {0}, fp1 = {0};
-    if ((rc = refs_fingerprint(t, &fp0, e))) { pm_buf_free(&fp0); return rc; }
+    pm_buf fp0 = {0};
     protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads};
     plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0};
     pm_deleter *snaps_del = pm_deleter_new();
-    pm_snapshot **exp = NULL, **kept = NULL;   /* [begin, end] and [end, latest] */
-    size_t n_exp = 0, n_kept = 0;
-    if (!p.paths || !p.names || !p.lists_done || !p.live_done || !pl.data || !pl.meta_a || !pl.meta_b || !snaps_del) {
+    pm_snapshot **all = NULL;               /* [begin, latest]: expired ones first */
+    size_t n_all = 0, n_exp = 0;
+    if (!p.paths || !p.names || !p.lists_done || !p.live_done || !pl.data || !pl.meta_a || !pl.meta_b || !snaps_del)
         rc = nomem(e);
-        goto done;
+    if (!rc) rc = refs_fingerprint(t, &fp0, e);
+    if (!rc && (rc = pm_refs_snapshots(t, begin, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire");
+    while (!rc && n_exp < n_all && all[n_exp]->id < end) n_exp++;
+    if (!rc) rc = protect_and_plan(t, all, n_all, n_exp, begin, end, &p, &pl, snaps_del, e);
+    if (!rc) {
+        res->clean.protected_files = pl.protected_files;
+        res->expired = end - begin;
+        rc = check_refs_unchanged(t, &fp0, r, n_exp > 0 ? all[n_exp - 1]->id : 0, e);
     }
-    /* snapshots [begin, latest] */
-    pm_snapshot **all = NULL;
-    size_t n_all = 0;
-    if ((rc = pm_refs_snapshots(t, begin, &all, &n_all, e))) {
-        pm_err_prefix(e, "refusing to expire");
-        goto done;
-    }
-    exp = all;
-    for (n_exp = 0; n_exp < n_all && all[n_exp]->id < end; n_exp++) {}
-    kept = all + n_exp;
-    n_kept = n_all - n_exp;
-    /* protection: retained snapshots, tags, other branches */
-    if ((rc = protect_chain(kept, n_kept, &p, e))) goto done_all;
-    if ((rc = protect_tags_changelogs(&p, e))) goto done_all;
-    if ((rc = protect_other_branches(t, &p, e))) goto done_all;
-    if (n_kept == 0 || kept[0]->id != end) {
-        rc = pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
-                     t->branch_root, (long long)end);
-        goto done_all;
-    }
-    /* candidates: data files deleted in (begin, end] */
-    for (size_t i = 0; i < n_all && all[i]->id <= end; i++)
-        if (all[i]->id > begin && (rc = plan_data(t, all[i], &p, &pl, e))) goto done_all;
-    for (size_t i = 0; i < n_exp; i++)
-        if (exp[i]->changelog_manifest_list && (rc = plan_changelog(t, exp[i], &p, &pl, e))) goto done_all;
-    for (size_t i = 0; i < n_exp; i++)
-        if ((rc = plan_meta(t, exp[i], &p, &pl, e))) goto done_all;
-    for (size_t i = 0; i < n_exp; i++) {
-        pm_buf b = {0};
-        if (snapshot_path(t->branch_root, exp[i]->id, &b)) { rc = nomem(e); goto done_all; }
-        /* the snapshot files must be deletable, or their manifests would go
-         * and leave snapshots behind that point at nothing */
-        char out_why[700];
-        if (i == 0 && pm_path_inside(t->io, t->root, (char *)b.data, out_why, sizeof out_why) == 0) {
-            rc = pm_fail(e, PAIMON_UNSUPPORTED, "%s: refusing to expire: snapshot file %s %s; nothing deleted", t->root,
-                         (char *)b.data, out_why);
-            pm_buf_free(&b);
-            goto done_all;
-        }
-        rc = pm_deleter_add(snaps_del, (char *)b.data, PM_K_SNAPSHOT, e);
-        pm_buf_free(&b);
-        if (rc) goto done_all;
-    }
-    res->clean.protected_files = pl.protected_files;
-    res->expired = end - begin;
-
-    /* a tag, branch or consumer created while we planned: start over */
-    if ((rc = refs_fingerprint(t, &fp1, e))) goto done_all;
-    if (fp0.len != fp1.len || memcmp(fp0.data, fp1.data, fp0.len)) {
-        rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the expiration; nothing deleted, run again",
-                     t->root);
-        goto done_all;
-    }
-    /* a consumer moved back (reset_consumer) while we planned, to a snapshot
-     * we are about to delete */
-    {
-        char **ids = NULL;
-        size_t nc = 0;
-        if ((rc = pm_consumer_list(t->io, t->branch_root, &ids, &nc, e))) goto done_all;
-        for (size_t i = 0; !rc && i < nc; i++) {
-            pm_consumer c;
-            if ((rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e))) {
-                pm_err_prefix(e, "refusing to expire: cannot read consumer '%s'", ids[i]);
-                if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
-            } else if (n_exp > 0 && !r->consumers_changelog_only &&
-                       c.next_snapshot <= exp[n_exp - 1]->id) {   /* it would read one we delete */
-                rc = pm_fail(e, PAIMON_CONFLICT,
-                             "%s: consumer '%s' moved to snapshot %lld while planning the expiration of [%lld, %lld); nothing deleted, run again",
-                             t->branch_root, ids[i], (long long)c.next_snapshot, (long long)begin, (long long)end);
-            }
-        }
-        pm_strv_free(ids, nc);
-        if (rc) goto done_all;
-    }
-    /* deletions, in Java's order */
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
-    /* snapshot files one by one, ascending, so a crash leaves no gap */
-    pm_clean_opts seq = co;
-    seq.threads = 1;
-    seq.stop_on_failure = 1;
-    pm_deleter *phases[4] = {pl.data, pl.meta_a, pl.meta_b, snaps_del};
-    static const char *const names[4] = {"data files", "manifests", "manifest lists", "snapshots"};
-    for (int ph = 0; ph < 4; ph++) {
-        size_t skipped_before = res->clean.n_skipped;
-        if ((rc = pm_deleter_run(phases[ph], t->io, t->root, ph == 3 ? &seq : &co, names[ph], &res->clean, e)))
-            goto done_all;
-        /* a snapshot file that cannot be deleted must not move EARLIEST */
-        if (!o->dry_run && ph == 3 && res->clean.n_skipped > skipped_before) {
-            rc = pm_fail(e, PAIMON_IO, "%s: snapshot file %s was not deleted: %s; EARLIEST not moved", t->root,
-                         res->clean.skipped[skipped_before].path, res->clean.skipped[skipped_before].msg);
-            goto done_all;
-        }
-        /* a failed deletion stops here: the next phase would forget the file */
-        if (!o->dry_run && res->clean.n_failures) {
-            rc = pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); stopped after the %s, re-run to finish",
-                         t->root, res->clean.n_failures, res->clean.failures[0].path, res->clean.failures[0].msg,
-                         names[ph]);
-            goto done_all;
-        }
-    }
-    if (!o->dry_run && (rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", end, e))) goto done_all;
+    if (!rc) rc = delete_in_order(t, o, &pl, snaps_del, &res->clean, e);
+    if (!rc && !o->dry_run) rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", end, e);
     /* last, after EARLIEST: the bucket and partition directories emptied,
      * if asked for (Java: snapshot.clean-empty-directories, default false) */
-    if (clean_dirs_wanted(t, o)) pm_deleter_clean_dirs(pl.data, t->io, t->root, t->schema->n_partition_keys, &res->clean);
-done_all:
+    if (!rc && clean_dirs_wanted(t, o))
+        pm_deleter_clean_dirs(pl.data, t->io, t->root, t->schema->n_partition_keys, &res->clean);
     pm_refs_snapshots_free(all, n_all);
-done:
     pm_buf_free(&fp0);
-    pm_buf_free(&fp1);
     pm_set_free(p.paths);
     pm_set_free(p.names);
     pm_set_free(p.lists_done);
