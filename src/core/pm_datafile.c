@@ -16,16 +16,6 @@ __extension__ typedef unsigned __int128 df_u128;
 
 static const uint8_t EMPTY_ROW[12] = {0};
 
-int64_t pm_local_now_millis(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    time_t sec = ts.tv_sec;
-    int64_t off = 0;
-    if (localtime_r(&sec, &tm)) off = (int64_t)tm.tm_gmtoff;
-    return ((int64_t)ts.tv_sec + off) * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- Avro schema text ------------------------------------------------------ */
 
 /* Avro names: [A-Za-z_][A-Za-z0-9_]* (Java's SchemaBuilder rejects others). */
