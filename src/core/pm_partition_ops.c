@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "pm_commit.h"
+#include "pm_set.h"
 
 /* ---- selection ------------------------------------------------------------ */
 
@@ -38,15 +39,8 @@ int pm_part_selected(const paimon_table *t, const pm_part_select *sel, pm_bytes 
 typedef struct pagg {
     pm_part_stat *v;
     size_t n, cap;
-    size_t *slots;                   /* index + 1, 0 empty */
-    size_t n_slots;
+    pm_set *keys;                    /* partition bytes; ordinal = index in v */
 } pagg;
-
-static uint64_t fnv1a(const uint8_t *p, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 1099511628211ULL; }
-    return h;
-}
 
 void pm_part_stats_free(pm_part_stat *v, size_t n) {
     for (size_t i = 0; i < n; i++) { free(v[i].part); free(v[i].path); }
@@ -55,35 +49,29 @@ void pm_part_stats_free(pm_part_stat *v, size_t n) {
 
 static void pagg_free(pagg *a) {
     pm_part_stats_free(a->v, a->n);
-    free(a->slots);
+    pm_set_free(a->keys);
     memset(a, 0, sizeof *a);
 }
 
-static int pagg_rehash(pagg *a) {
-    size_t ns = a->n_slots ? a->n_slots * 2 : 64;
-    size_t *s = calloc(ns, sizeof *s);
-    if (!s) return -1;
-    for (size_t i = 0; i < a->n; i++) {
-        size_t j = (size_t)fnv1a(a->v[i].part, a->v[i].part_len) & (ns - 1);
-        while (s[j]) j = (j + 1) & (ns - 1);
-        s[j] = i + 1;
-    }
-    free(a->slots);
-    a->slots = s;
-    a->n_slots = ns;
+/* Key the records already in v (distinct partitions, as pagg_get made
+ * them): ordinal i is v[i]. 0 or -1 (OOM). */
+static int pagg_index(pagg *a) {
+    if (!a->keys && !(a->keys = pm_set_new())) return -1;
+    for (size_t i = 0; i < a->n; i++)
+        if (pm_set_add_ordinal(a->keys, a->v[i].part, a->v[i].part_len, NULL) != (long)i) return -1;
     return 0;
 }
 
 /* The stat record of a partition, created if new. NULL on OOM. */
 static pm_part_stat *pagg_get(pagg *a, const paimon_table *t, pm_bytes part, pm_err *e, int *rc) {
     *rc = PAIMON_OK;
-    if ((a->n + 1) * 2 > a->n_slots && pagg_rehash(a)) { *rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); return NULL; }
-    size_t j = (size_t)fnv1a(part.ptr, part.len) & (a->n_slots - 1);
-    while (a->slots[j]) {
-        pm_part_stat *s = &a->v[a->slots[j] - 1];
-        if (s->part_len == part.len && (!part.len || !memcmp(s->part, part.ptr, part.len))) return s;
-        j = (j + 1) & (a->n_slots - 1);
-    }
+    if (!a->keys && !(a->keys = pm_set_new())) { *rc = pm_nomem(e); return NULL; }
+    int added;
+    long ord = pm_set_add_ordinal(a->keys, part.ptr, part.len, &added);
+    if (ord < 0) { *rc = pm_nomem(e); return NULL; }
+    if (!added) return &a->v[ord];
+    /* a new key: its record is v[n] (ordinal n); on failure the caller
+     * drops the whole aggregate */
     if (a->n == a->cap) {
         size_t nc = a->cap ? a->cap * 2 : 16;
         pm_part_stat *nv = realloc(a->v, nc * sizeof *nv);
@@ -102,7 +90,6 @@ static pm_part_stat *pagg_get(pagg *a, const paimon_table *t, pm_bytes part, pm_
     if (*rc) { free(s->part); pm_buf_free(&path); return NULL; }
     s->path = path.data ? (char *)path.data : pm_strdup("");
     a->n++;
-    a->slots[j] = a->n;
     return s;
 }
 
@@ -173,7 +160,7 @@ int pm_partition_entries(paimon_table *t, const pm_snapshot *s, const pm_part_se
     rc = scan_selected(t, s, sel, list_one, &c, e);
     if (rc) { pagg_free(&c.agg); return rc; }
     if (c.agg.n) qsort(c.agg.v, c.agg.n, sizeof *c.agg.v, cmp_stat_path);
-    free(c.agg.slots);
+    pm_set_free(c.agg.keys);
     *out = c.agg.v;
     *n = c.agg.n;
     return PAIMON_OK;
@@ -284,7 +271,7 @@ static int result_add(pm_drop_result *r, const plan *p, pm_err *e) {
     acc.n = acc.cap = r->n_parts;
     r->parts = NULL;
     r->n_parts = 0;
-    if (acc.n && pagg_rehash(&acc)) { pagg_free(&acc); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    if (acc.n && pagg_index(&acc)) { pagg_free(&acc); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
     int rc = PAIMON_OK;
     for (size_t i = 0; i < p->agg.n && !rc; i++) {
         const pm_part_stat *x = &p->agg.v[i];
@@ -303,7 +290,7 @@ static int result_add(pm_drop_result *r, const plan *p, pm_err *e) {
     }
     r->index_files += (int64_t)p->n_ix;
     if (acc.n) qsort(acc.v, acc.n, sizeof *acc.v, cmp_stat_path);
-    free(acc.slots);
+    pm_set_free(acc.keys);
     r->parts = acc.v;
     r->n_parts = acc.n;
     return rc;
