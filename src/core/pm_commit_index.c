@@ -3,6 +3,8 @@
  * paimon-format.md §7.5). */
 #include "pm_commit_internal.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,144 +117,202 @@ static int ix_global_overlap(const pm_index_entry *r, const pm_index_entry *x) {
     return !same_extra || intersect;
 }
 
-/* Previous index manifest + changes -> out (see pm_commit_with_index). */
-int pm_combine_index(paimon_table *t, const pm_snapshot *latest, const pm_index_entry *ix, size_t n_ix,
-                         pm_arena *arena, pm_ixset *out, pm_err *e) {
-    pm_idmap keys = {0}, exact = {0};
-    pm_set *dvfiles = NULL;
-    pm_buf k = {0};
-    int unaware = bucket_unaware(t);
-    int rc = PAIMON_OK;
-    memset(out, 0, sizeof *out);
-#define IX_OOM() do { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto out; } while (0)
-    if (!(dvfiles = pm_set_new())) IX_OOM();
-    if (latest && latest->index_manifest) {
-        pm_manifest_reader *r;
-        if ((rc = pm_table_open_manifest(t, latest->index_manifest, PM_INDEX_MANIFEST, &r, e))) goto out;
-        const pm_index_entry *x;
-        while ((rc = pm_manifest_next_index(r, &x, e)) == PAIMON_OK) {
-            if (x->kind != PM_FILE_ADD || !x->index_type || !x->file_name) {
-                rc = pm_fail(e, PAIMON_CORRUPT, "%s/manifest/%s: index manifest entry %zu (%s) is not an ADD entry",
-                             t->root, latest->index_manifest, out->n, x->file_name ? x->file_name : "?");
-                break;
-            }
-            pm_index_entry *c = pm_arena_alloc(arena, sizeof *c);
-            if (!c || pm_index_entry_copy(arena, x, c) || ixset_push(out, c)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+/* State of one combine: the result set, its keys (combine key -> index in
+ * out), the exact identities of the previous entries, and the data files
+ * that have a deletion vector (bucket-unaware tables). */
+typedef struct ix_combine {
+    paimon_table *t;
+    const pm_snapshot *latest;
+    int unaware;
+    pm_ixset *out;
+    pm_idmap keys, exact;
+    pm_set *dvfiles;
+    pm_buf k;
+} ix_combine;
+
+/* A conflict whose message is built with printf (fallback if OOM). */
+static int ix_conflict_fmt(const ix_combine *c, const pm_index_entry *x, const char *fallback, pm_err *e,
+                           const char *fmt, ...) PM_PRINTF(5, 6);
+static int ix_conflict_fmt(const ix_combine *c, const pm_index_entry *x, const char *fallback, pm_err *e,
+                           const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ix_conflict(c->t, x, c->latest, len < 0 ? fallback : msg, e);
+}
+
+/* Previous entries (ADDs only) of the latest index manifest, copied. */
+static int read_previous(ix_combine *c, pm_arena *arena, pm_err *e) {
+    const pm_snapshot *latest = c->latest;
+    if (!latest || !latest->index_manifest) return PAIMON_OK;
+    pm_manifest_reader *r;
+    int rc = pm_table_open_manifest(c->t, latest->index_manifest, PM_INDEX_MANIFEST, &r, e);
+    if (rc) return rc;
+    const pm_index_entry *x;
+    while ((rc = pm_manifest_next_index(r, &x, e)) == PAIMON_OK) {
+        if (x->kind != PM_FILE_ADD || !x->index_type || !x->file_name) {
+            rc = pm_fail(e, PAIMON_CORRUPT, "%s/manifest/%s: index manifest entry %zu (%s) is not an ADD entry",
+                         c->t->root, latest->index_manifest, c->out->n, x->file_name ? x->file_name : "?");
+            break;
         }
-        pm_manifest_close(r);
-        if (rc != PAIMON_DONE) goto out;
-        rc = PAIMON_OK;
+        pm_index_entry *copy = pm_arena_alloc(arena, sizeof *copy);
+        if (!copy || pm_index_entry_copy(arena, x, copy) || ixset_push(c->out, copy)) { rc = pm_nomem(e); break; }
     }
-    out->n_prev = out->n;
-    for (size_t i = 0; i < out->n_prev; i++) {
-        const pm_index_entry *x = out->v[i];
-        int by_name = ix_by_name(unaware, x->index_type);
-        if (ix_key(x, by_name, &k)) IX_OOM();
-        long s = pm_idmap_find(&keys, k.data, k.len);
-        if (s >= 0) {                  /* Java's map keeps the later one */
-            out->alive[keys.val[s]] = 0;
-            keys.val[s] = (int64_t)i;
-        } else if (pm_idmap_put(&keys, k.data, k.len, (int64_t)i, 0)) IX_OOM();
-        if (ix_exact(x, &k)) IX_OOM();
-        if (pm_idmap_find(&exact, k.data, k.len) < 0 && pm_idmap_put(&exact, k.data, k.len, (int64_t)i, 0)) IX_OOM();
+    pm_manifest_close(r);
+    return rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+/* Set the entry at out index i as the one of its combine key (a previous
+ * holder of the key is dropped) or add the key. 0 or -1 (OOM). */
+static int ix_take_key(ix_combine *c, size_t i) {
+    long s = pm_idmap_find(&c->keys, c->k.data, c->k.len);
+    if (s < 0) return pm_idmap_put(&c->keys, c->k.data, c->k.len, (int64_t)i, 0);
+    c->out->alive[c->keys.val[s]] = 0;
+    c->keys.val[s] = (int64_t)i;
+    return 0;
+}
+
+/* Key the previous entries (Java's map keeps the later one of a key). */
+static int index_previous(ix_combine *c, pm_err *e) {
+    for (size_t i = 0; i < c->out->n_prev; i++) {
+        const pm_index_entry *x = c->out->v[i];
+        int by_name = ix_by_name(c->unaware, x->index_type);
+        if (ix_key(x, by_name, &c->k) || ix_take_key(c, i) || ix_exact(x, &c->k)) return pm_nomem(e);
+        if (pm_idmap_find(&c->exact, c->k.data, c->k.len) < 0 &&
+            pm_idmap_put(&c->exact, c->k.data, c->k.len, (int64_t)i, 0))
+            return pm_nomem(e);
         if (by_name && !strcmp(x->index_type, PM_IX_DV))
             for (size_t j = 0; j < x->n_dv_ranges; j++)
                 if (x->dv_ranges[j].data_file &&
-                    pm_set_add(dvfiles, x->dv_ranges[j].data_file, strlen(x->dv_ranges[j].data_file)) < 0)
-                    IX_OOM();
+                    pm_set_add(c->dvfiles, x->dv_ranges[j].data_file, strlen(x->dv_ranges[j].data_file)) < 0)
+                    return pm_nomem(e);
     }
-    /* Every DELETE names an index file of the latest index manifest. */
+    return PAIMON_OK;
+}
+
+/* Every DELETE names an index file of the latest index manifest. */
+static int check_deletes_known(ix_combine *c, const pm_index_entry *ix, size_t n_ix, pm_err *e) {
     for (size_t i = 0; i < n_ix; i++) {
         if (ix[i].kind != PM_FILE_DELETE) continue;
-        if (ix_exact(&ix[i], &k)) IX_OOM();
-        if (pm_idmap_find(&exact, k.data, k.len) < 0) {
-            rc = ix_conflict(t, &ix[i], latest, "is not in the index manifest of the latest snapshot", e);
-            goto out;
-        }
+        if (ix_exact(&ix[i], &c->k)) return pm_nomem(e);
+        if (pm_idmap_find(&c->exact, c->k.data, c->k.len) < 0)
+            return ix_conflict(c->t, &ix[i], c->latest, "is not in the index manifest of the latest snapshot", e);
     }
-    /* Deletion vectors of bucket-unaware tables: in commit order. */
-    for (size_t i = 0; i < n_ix && unaware; i++) {
+    return PAIMON_OK;
+}
+
+/* A deletion vector file of a bucket-unaware table added: no data file
+ * gets a second one. */
+static int add_unaware_dv(ix_combine *c, const pm_index_entry *x, long s, pm_err *e) {
+    if (s >= 0) return ix_conflict(c->t, x, c->latest, "is already added", e);
+    for (size_t j = 0; j < x->n_dv_ranges; j++) {
+        const char *df = x->dv_ranges[j].data_file;
+        if (!df) continue;
+        int added = pm_set_add(c->dvfiles, df, strlen(df));
+        if (added < 0) return pm_nomem(e);
+        if (!added)
+            return ix_conflict_fmt(c, x, "adds a second deletion vector", e,
+                                   "adds a deletion vector for data file %s, which already has one", df);
+    }
+    if (ixset_push(c->out, x) || pm_idmap_put(&c->keys, c->k.data, c->k.len, (int64_t)(c->out->n - 1), 0))
+        return pm_nomem(e);
+    return PAIMON_OK;
+}
+
+/* A deletion vector file of a bucket-unaware table deleted: each of its
+ * data files had one. */
+static int delete_unaware_dv(ix_combine *c, const pm_index_entry *x, long s, pm_err *e) {
+    if (s < 0) return ix_conflict(c->t, x, c->latest, "is deleted twice in this commit", e);
+    for (size_t j = 0; j < x->n_dv_ranges; j++) {
+        const char *df = x->dv_ranges[j].data_file;
+        if (df && !pm_set_remove(c->dvfiles, df, strlen(df)))
+            return ix_conflict_fmt(c, x, "deletes a missing deletion vector", e,
+                                   "deletes the deletion vector of data file %s, which has none", df);
+    }
+    c->out->alive[c->keys.val[s]] = 0;
+    pm_idmap_del(&c->keys, c->k.data, c->k.len, s);
+    return PAIMON_OK;
+}
+
+/* Deletion vectors of bucket-unaware tables: in commit order. */
+static int apply_unaware_dvs(ix_combine *c, const pm_index_entry *ix, size_t n_ix, pm_err *e) {
+    int rc = PAIMON_OK;
+    for (size_t i = 0; i < n_ix && c->unaware && !rc; i++) {
         const pm_index_entry *x = &ix[i];
         if (strcmp(x->index_type, PM_IX_DV)) continue;
-        if (ix_key(x, 1, &k)) IX_OOM();
-        long s = pm_idmap_find(&keys, k.data, k.len);
-        if (x->kind == PM_FILE_ADD) {
-            if (s >= 0) { rc = ix_conflict(t, x, latest, "is already added", e); goto out; }
-            for (size_t j = 0; j < x->n_dv_ranges; j++) {
-                const char *df = x->dv_ranges[j].data_file;
-                if (!df) continue;
-                int added = pm_set_add(dvfiles, df, strlen(df));
-                if (added < 0) IX_OOM();
-                if (!added) {
-                    pm_buf msg = {0};
-                    pm_buf_printf(&msg, "adds a deletion vector for data file %s, which already has one", df);
-                    pm_buf_cstr(&msg);
-                    rc = ix_conflict(t, x, latest, msg.data ? (char *)msg.data : "adds a second deletion vector", e);
-                    pm_buf_free(&msg);
-                    goto out;
-                }
-            }
-            if (ixset_push(out, x) || pm_idmap_put(&keys, k.data, k.len, (int64_t)(out->n - 1), 0)) IX_OOM();
-        } else {
-            if (s < 0) { rc = ix_conflict(t, x, latest, "is deleted twice in this commit", e); goto out; }
-            for (size_t j = 0; j < x->n_dv_ranges; j++) {
-                const char *df = x->dv_ranges[j].data_file;
-                if (df && !pm_set_remove(dvfiles, df, strlen(df))) {
-                    pm_buf msg = {0};
-                    pm_buf_printf(&msg, "deletes the deletion vector of data file %s, which has none", df);
-                    pm_buf_cstr(&msg);
-                    rc = ix_conflict(t, x, latest, msg.data ? (char *)msg.data : "deletes a missing deletion vector", e);
-                    pm_buf_free(&msg);
-                    goto out;
-                }
-            }
-            out->alive[keys.val[s]] = 0;
-            pm_idmap_del(&keys, k.data, k.len, s);
-        }
+        if (ix_key(x, 1, &c->k)) return pm_nomem(e);
+        long s = pm_idmap_find(&c->keys, c->k.data, c->k.len);
+        rc = x->kind == PM_FILE_ADD ? add_unaware_dv(c, x, s, e) : delete_unaware_dv(c, x, s, e);
     }
-    /* Other groups: every DELETE first, then the ADDs overwrite. */
+    return rc;
+}
+
+/* Other groups, DELETEs first: drop the entry of each deleted key. */
+static int apply_deletes(ix_combine *c, const pm_index_entry *ix, size_t n_ix, pm_err *e) {
     for (size_t i = 0; i < n_ix; i++) {
         const pm_index_entry *x = &ix[i];
-        if (x->kind != PM_FILE_DELETE || (unaware && !strcmp(x->index_type, PM_IX_DV))) continue;
-        if (ix_key(x, ix_by_name(unaware, x->index_type), &k)) IX_OOM();
-        long s = pm_idmap_find(&keys, k.data, k.len);
+        if (x->kind != PM_FILE_DELETE || (c->unaware && !strcmp(x->index_type, PM_IX_DV))) continue;
+        if (ix_key(x, ix_by_name(c->unaware, x->index_type), &c->k)) return pm_nomem(e);
+        long s = pm_idmap_find(&c->keys, c->k.data, c->k.len);
         if (s >= 0) {
-            out->alive[keys.val[s]] = 0;
-            pm_idmap_del(&keys, k.data, k.len, s);
+            c->out->alive[c->keys.val[s]] = 0;
+            pm_idmap_del(&c->keys, c->k.data, c->k.len, s);
         }
     }
+    return PAIMON_OK;
+}
+
+/* An added global index file overlapping a retained one is a conflict. */
+static int check_global_overlap(ix_combine *c, const pm_index_entry *x, pm_err *e) {
+    const pm_ixset *out = c->out;
+    for (size_t j = 0; j < out->n_prev; j++) {
+        const pm_index_entry *r = out->v[j];
+        if (!out->alive[j] || strcmp(r->index_type, x->index_type) || !ix_global_overlap(r, x)) continue;
+        return ix_conflict_fmt(c, x, "overlaps a retained global index", e,
+                               "overlaps the row range [%lld, %lld] of index field %d of the retained file %s",
+                               (long long)r->global_index.row_range_start, (long long)r->global_index.row_range_end,
+                               (int)r->global_index.index_field_id, r->file_name);
+    }
+    return PAIMON_OK;
+}
+
+/* Other groups, then the ADDs: each overwrites the entry of its key. */
+static int apply_adds(ix_combine *c, const pm_index_entry *ix, size_t n_ix, pm_err *e) {
     for (size_t i = 0; i < n_ix; i++) {
         const pm_index_entry *x = &ix[i];
-        if (x->kind != PM_FILE_ADD || (unaware && !strcmp(x->index_type, PM_IX_DV))) continue;
-        int by_name = ix_by_name(unaware, x->index_type);
-        if (by_name && x->has_global_index) {
-            for (size_t j = 0; j < out->n_prev; j++) {
-                const pm_index_entry *r = out->v[j];
-                if (!out->alive[j] || strcmp(r->index_type, x->index_type) || !ix_global_overlap(r, x)) continue;
-                pm_buf msg = {0};
-                pm_buf_printf(&msg, "overlaps the row range [%lld, %lld] of index field %d of the retained file %s",
-                              (long long)r->global_index.row_range_start, (long long)r->global_index.row_range_end,
-                              (int)r->global_index.index_field_id, r->file_name);
-                pm_buf_cstr(&msg);
-                rc = ix_conflict(t, x, latest, msg.data ? (char *)msg.data : "overlaps a retained global index", e);
-                pm_buf_free(&msg);
-                goto out;
-            }
-        }
-        if (ix_key(x, by_name, &k)) IX_OOM();
-        if (ixset_push(out, x)) IX_OOM();
-        long s = pm_idmap_find(&keys, k.data, k.len);
-        if (s >= 0) {
-            out->alive[keys.val[s]] = 0;
-            keys.val[s] = (int64_t)(out->n - 1);
-        } else if (pm_idmap_put(&keys, k.data, k.len, (int64_t)(out->n - 1), 0)) IX_OOM();
+        if (x->kind != PM_FILE_ADD || (c->unaware && !strcmp(x->index_type, PM_IX_DV))) continue;
+        int by_name = ix_by_name(c->unaware, x->index_type);
+        int rc = by_name && x->has_global_index ? check_global_overlap(c, x, e) : PAIMON_OK;
+        if (rc) return rc;
+        if (ix_key(x, by_name, &c->k) || ixset_push(c->out, x) || ix_take_key(c, c->out->n - 1))
+            return pm_nomem(e);
     }
-#undef IX_OOM
-out:
-    pm_idmap_free(&keys);
-    pm_idmap_free(&exact);
-    pm_set_free(dvfiles);
-    pm_buf_free(&k);
+    return PAIMON_OK;
+}
+
+int pm_combine_index(paimon_table *t, const pm_snapshot *latest, const pm_index_entry *ix, size_t n_ix,
+                     pm_arena *arena, pm_ixset *out, pm_err *e) {
+    ix_combine c;
+    memset(&c, 0, sizeof c);
+    memset(out, 0, sizeof *out);
+    c.t = t;
+    c.latest = latest;
+    c.unaware = bucket_unaware(t);
+    c.out = out;
+    int rc = (c.dvfiles = pm_set_new()) ? PAIMON_OK : pm_nomem(e);
+    if (!rc) rc = read_previous(&c, arena, e);
+    out->n_prev = out->n;
+    if (!rc) rc = index_previous(&c, e);
+    if (!rc) rc = check_deletes_known(&c, ix, n_ix, e);
+    if (!rc) rc = apply_unaware_dvs(&c, ix, n_ix, e);
+    if (!rc) rc = apply_deletes(&c, ix, n_ix, e);
+    if (!rc) rc = apply_adds(&c, ix, n_ix, e);
+    pm_idmap_free(&c.keys);
+    pm_idmap_free(&c.exact);
+    pm_set_free(c.dvfiles);
+    pm_buf_free(&c.k);
     if (rc) pm_ixset_free(out);
     return rc;
 }

@@ -62,17 +62,20 @@ static int merge_pass2(void *p, const pm_manifest_entry *m, pm_err *e) {
     return PAIMON_OK;
 }
 
+/* Append a copy of m to *out. */
+static int keep_meta(pm_own_meta **out, size_t *n_out, size_t *cap, const pm_own_meta *m, pm_err *e) {
+    pm_own_meta *slot;
+    if (pm_own_metas_push(out, n_out, cap, &slot) || pm_own_meta_copy(slot, &m->m)) {
+        if (*n_out && !(*out)[*n_out - 1].name) (*n_out)--;
+        return pm_nomem(e);
+    }
+    return PAIMON_OK;
+}
+
 /* Merge a group of manifests into new file(s) appended to out. */
 static int merge_group(pm_attempt *a, const pm_own_meta *g, size_t n, pm_own_meta **out, size_t *n_out, size_t *cap,
                        pm_err *e) {
-    pm_own_meta *slot;
-    if (n == 1) {
-        if (pm_own_metas_push(out, n_out, cap, &slot) || pm_own_meta_copy(slot, &g[0].m)) {
-            if (*n_out && !(*out)[*n_out - 1].name) (*n_out)--;
-            return pm_fail(e, PAIMON_NOMEM, "out of memory");
-        }
-        return PAIMON_OK;
-    }
+    if (n == 1) return keep_meta(out, n_out, cap, &g[0], e);
     merge_ctx c;
     memset(&c, 0, sizeof c);
     c.t = a->t;
@@ -202,102 +205,116 @@ static int may_contain_deleted(full_ctx *c, const pm_own_meta *f, const pm_datum
     return 1;
 }
 
-/* Sets *done = 1 and fills *out when a full compaction happened. */
-static int merge_full(pm_attempt *a, const pm_own_meta *in, size_t n, pm_own_meta **out, size_t *n_out, int *done,
-                      pm_err *e) {
-    *done = 0;
+/* Java tryFullCompaction runs once the manifests that must change (with
+ * deletes, or under the target size) add up to the threshold. */
+static int full_compaction_due(const pm_attempt *a, const pm_own_meta *in, size_t n) {
     int64_t delta_size = 0;
     for (size_t i = 0; i < n; i++)
         if (must_change(a, &in[i])) delta_size += in[i].m.file_size;
     int64_t trigger = a->o->full_compaction_threshold > 0 ? a->o->full_compaction_threshold : 1;
-    if (delta_size < trigger) return PAIMON_OK;
+    return delta_size >= trigger;
+}
 
-    paimon_table *t = a->t;
-    full_ctx c;
-    memset(&c, 0, sizeof c);
-    c.t = t;
-    pm_mbuild pstats;
-    pm_mroll roll;
-    pm_own_meta *rolled = NULL;
-    size_t n_rolled = 0, cap_rolled = 0;
-    int have_pstats = 0, have_roll = 0;
-    uint8_t *keep = calloc(n ? n : 1, 1);     /* 1: left untouched up front */
-    size_t cap = 0;
-    pm_datum dmin[16], dmax[16];
-    c.dels = pm_set_new();
-    c.parts = pm_set_new();
-    int rc = PAIMON_OK;
-    if (!keep || !c.dels || !c.parts) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto out; }
-    if ((rc = pm_mbuild_open(&pstats, a, e))) goto out;
-    have_pstats = 1;
-    pm_avro_writer_abort(pstats.w);
-    pstats.w = NULL;
-    c.pstats = &pstats;
+/* The deleted files' identifiers and their partitions' stats (c->pstats,
+ * a builder without writer). */
+static int collect_deleted(full_ctx *c, pm_attempt *a, const pm_own_meta *in, size_t n, pm_err *e) {
+    int rc = pm_mbuild_open(c->pstats, a, e);
+    if (rc) return rc;
+    pm_avro_writer_abort(c->pstats->w);
+    c->pstats->w = NULL;
     for (size_t i = 0; i < n && !rc; i++)
-        if (in[i].m.num_deleted_files > 0) rc = for_each_entry(t, &in[i], 1, full_collect_deletes, &c, e);
-    if (rc) goto out;
+        if (in[i].m.num_deleted_files > 0) rc = for_each_entry(c->t, &in[i], 1, full_collect_deletes, c, e);
+    return rc;
+}
 
-    /* 2.2 skip files that cannot hold a deleted partition */
+/* keep[i] = 1 for the manifests left untouched up front (nothing to change
+ * and no deleted partition in them); *to_merge counts the others. */
+static int mark_untouched(full_ctx *c, pm_attempt *a, const pm_own_meta *in, size_t n, uint8_t *keep,
+                          size_t *to_merge, pm_err *e) {
+    paimon_table *t = c->t;
     size_t np = t->n_part;
-    int pred_false = pm_set_size(c.dels) == 0;
+    pm_datum dmin[16], dmax[16];
+    int pred_false = pm_set_size(c->dels) == 0;
     int pred_true = !pred_false && (np == 0 || np > 16);
+    int rc;
     if (!pred_false && !pred_true) {
-        if ((rc = pm_binrow_decode(pstats.pmin.data, pstats.pmin.len, t->part_types, np, dmin, e)) ||
-            (rc = pm_binrow_decode(pstats.pmax.data, pstats.pmax.len, t->part_types, np, dmax, e)))
-            goto out;
+        if ((rc = pm_binrow_decode(c->pstats->pmin.data, c->pstats->pmin.len, t->part_types, np, dmin, e)) ||
+            (rc = pm_binrow_decode(c->pstats->pmax.data, c->pstats->pmax.len, t->part_types, np, dmax, e)))
+            return rc;
     }
-    size_t to_merge = 0;
+    *to_merge = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!must_change(a, &in[i]) && !pred_true &&
-            (pred_false || !may_contain_deleted(&c, &in[i], dmin, dmax)))
+        if (!must_change(a, &in[i]) && !pred_true && (pred_false || !may_contain_deleted(c, &in[i], dmin, dmax)))
             keep[i] = 1;
         else
-            to_merge++;
+            (*to_merge)++;
     }
-    if (to_merge <= 1) goto out;   /* fall back to minor compaction */
+    return PAIMON_OK;
+}
 
-    pm_own_meta *slot;
-    for (size_t i = 0; i < n && !rc; i++)
-        if (keep[i]) {
-            if (pm_own_metas_push(out, n_out, &cap, &slot) || pm_own_meta_copy(slot, &in[i].m)) {
-                if (*n_out && !(*out)[*n_out - 1].name) (*n_out)--;
-                rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
-            }
-        }
-    if (rc) goto out;
-    pm_mroll_init(&roll, a, &rolled, &n_rolled, &cap_rolled);
-    have_roll = 1;
-    c.mr = &roll;
-    for (size_t i = 0; i < n && !rc; i++) {
-        if (keep[i]) continue;
-        c.require = must_change(a, &in[i]);
-        if (!c.require) {
-            rc = for_each_entry(t, &in[i], 1, full_check, &c, e);
-            if (rc == PAIMON_DONE) rc = PAIMON_OK;
-        }
-        if (rc) break;
-        if (c.require) {
-            rc = for_each_entry(t, &in[i], 1, full_write, &c, e);
-        } else if (pm_own_metas_push(out, n_out, &cap, &slot) || pm_own_meta_copy(slot, &in[i].m)) {
-            if (*n_out && !(*out)[*n_out - 1].name) (*n_out)--;
-            rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
-        }
+/* One manifest that may change: rewritten without the deleted files if it
+ * must change or holds one of them, else kept as it is. */
+static int rewrite_or_keep(full_ctx *c, pm_attempt *a, const pm_own_meta *f, pm_own_meta **out, size_t *n_out,
+                           size_t *cap, pm_err *e) {
+    int rc = PAIMON_OK;
+    c->require = must_change(a, f);
+    if (!c->require) {
+        rc = for_each_entry(c->t, f, 1, full_check, c, e);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
-    if (rc) goto out;
-    have_roll = 0;
-    if ((rc = pm_mroll_finish(&roll, e))) goto out;
-    /* Java: the rewritten manifests come after the kept ones. */
+    if (rc) return rc;
+    if (c->require) return for_each_entry(c->t, f, 1, full_write, c, e);
+    return keep_meta(out, n_out, cap, f, e);
+}
+
+/* Kept manifests first, then the rewritten ones (Java's order). */
+static int rewrite_changed(full_ctx *c, pm_attempt *a, const pm_own_meta *in, size_t n, const uint8_t *keep,
+                           pm_own_meta **out, size_t *n_out, pm_err *e) {
+    size_t cap = 0;
+    int rc = PAIMON_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (keep[i]) rc = keep_meta(out, n_out, &cap, &in[i], e);
+    if (rc) return rc;
+    pm_own_meta *rolled = NULL;
+    size_t n_rolled = 0, cap_rolled = 0;
+    pm_mroll roll;
+    pm_mroll_init(&roll, a, &rolled, &n_rolled, &cap_rolled);
+    c->mr = &roll;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!keep[i]) rc = rewrite_or_keep(c, a, &in[i], out, n_out, &cap, e);
+    if (rc) pm_mroll_abort(&roll);
+    else rc = pm_mroll_finish(&roll, e);
     for (size_t i = 0; i < n_rolled && !rc; i++) {
-        if (pm_own_metas_push(out, n_out, &cap, &slot)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
+        pm_own_meta *slot;
+        if (pm_own_metas_push(out, n_out, &cap, &slot)) { rc = pm_nomem(e); break; }
         *slot = rolled[i];
         memset(&rolled[i], 0, sizeof rolled[i]);
     }
-    if (rc) goto out;
-    *done = 1;
-out:
-    if (have_roll) pm_mroll_abort(&roll);
     pm_own_metas_free(rolled, n_rolled);
-    if (have_pstats) pm_mbuild_free(&pstats);
+    return rc;
+}
+
+/* Sets *done = 1 and fills *out when a full compaction happened. */
+static int merge_full(pm_attempt *a, const pm_own_meta *in, size_t n, pm_own_meta **out, size_t *n_out, int *done,
+                      pm_err *e) {
+    *done = 0;
+    if (!full_compaction_due(a, in, n)) return PAIMON_OK;
+    full_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = a->t;
+    pm_mbuild pstats;
+    memset(&pstats, 0, sizeof pstats);
+    c.pstats = &pstats;
+    uint8_t *keep = calloc(n ? n : 1, 1);     /* 1: left untouched up front */
+    c.dels = pm_set_new();
+    c.parts = pm_set_new();
+    size_t to_merge = 0;
+    int rc = keep && c.dels && c.parts ? PAIMON_OK : pm_nomem(e);
+    if (!rc) rc = collect_deleted(&c, a, in, n, e);
+    if (!rc) rc = mark_untouched(&c, a, in, n, keep, &to_merge, e);
+    /* one manifest or none to merge: fall back to minor compaction */
+    if (!rc && to_merge > 1 && !(rc = rewrite_changed(&c, a, in, n, keep, out, n_out, e))) *done = 1;
+    pm_mbuild_free(&pstats);
     pm_set_free(c.dels);
     pm_set_free(c.parts);
     pm_buf_free(&c.key);
