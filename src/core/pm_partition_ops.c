@@ -309,9 +309,8 @@ static int any_one(void *ud, const pm_manifest_entry *m, pm_err *e) {
     return PAIMON_DONE;   /* stop */
 }
 
-int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o, pm_drop_result *r,
-                       pm_err *e) {
-    memset(r, 0, sizeof *r);
+/* The arguments of a drop: a partitioned table, a non-empty selection. */
+static int check_drop_args(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o, pm_err *e) {
     if (!t || !sel || !o) return pm_fail(e, PAIMON_MISUSE, "drop partitions: NULL argument");
     if (t->n_part == 0) return pm_fail(e, PAIMON_MISUSE, "%s: the table is not partitioned", t->root);
     if (!sel->all && sel->n_specs == 0 && sel->n_exact == 0)
@@ -321,7 +320,32 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
             return pm_fail(e, PAIMON_MISUSE, "drop partitions: an empty partition spec would drop every partition");
     int rc = pm_part_select_check(t, sel, e);
     if (rc) return rc;
-    if ((rc = pm_table_check_manifest_format(t, e))) return rc;
+    return pm_table_check_manifest_format(t, e);
+}
+
+/* Our commit landed on a newer snapshot than the one scanned: files
+ * appended in between may still be live in the dropped partitions.
+ * *left = 1 if snapshot id still has data or index files there. */
+static int dropped_still_live(paimon_table *t, const pm_part_select *sel, int64_t id, int *left, pm_err *e) {
+    pm_snapshot *mine = NULL;
+    *left = 0;
+    int rc = pm_snapshot_read(t->io, t->branch_root, id, &mine, e);
+    if (rc) return rc;
+    any_ctx ac = {0};
+    size_t ix_left = 0;
+    rc = scan_selected(t, mine, sel, any_one, &ac, e);
+    if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    if (!rc) rc = plan_index(t, mine, sel, NULL, &ix_left, e);
+    pm_snapshot_free(mine);
+    *left = ac.found || ix_left;
+    return rc;
+}
+
+int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o, pm_drop_result *r,
+                       pm_err *e) {
+    memset(r, 0, sizeof *r);
+    int rc = check_drop_args(t, sel, o, e);
+    if (rc) return rc;
 
     char user[64];
     if (!o->commit_user) {
@@ -375,18 +399,8 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
             r->commits++;
             if ((rc = result_add(r, &p, e))) break;
             if (id == lid + 1) break;
-            /* Our commit landed on a newer snapshot than the one scanned:
-             * files appended in between may still be live in the dropped
-             * partitions. */
-            pm_snapshot *mine = NULL;
-            if ((rc = pm_snapshot_read(t->io, t->branch_root, id, &mine, e))) break;
-            any_ctx ac = {0};
-            size_t ix_left = 0;
-            rc = scan_selected(t, mine, sel, any_one, &ac, e);
-            if (rc == PAIMON_DONE) rc = PAIMON_OK;
-            if (!rc) rc = plan_index(t, mine, sel, NULL, &ix_left, e);
-            pm_snapshot_free(mine);
-            if (rc || (!ac.found && !ix_left)) break;
+            int left = 0;
+            if ((rc = dropped_still_live(t, sel, id, &left, e)) || !left) break;
             pm_fail(&ce, PAIMON_CONFLICT, "%s: files were appended to the dropped partitions between snapshot "
                     "%lld and %lld", t->root, (long long)lid, (long long)id);
         } else if (rc != PAIMON_CONFLICT) {
