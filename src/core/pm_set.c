@@ -74,11 +74,11 @@ void pm_set_free(pm_set *s) {
 static slot *find(const pm_set *s, uint64_t h, const void *key, size_t len, slot **free_slot) {
     size_t mask = s->cap - 1, i = (size_t)h & mask;
     if (free_slot) *free_slot = NULL;
-    if (len > UINT32_MAX) return NULL;   /* never added (add refuses it) */
     for (;;) {
         slot *sl = &s->slots[i];
         if (!sl->key) { if (free_slot && !*free_slot) *free_slot = sl; return NULL; }
         if (sl->key == TOMB) { if (free_slot && !*free_slot) *free_slot = sl; }
+        /* a key over 4 GiB never matches: add refuses it, and no 32-bit length equals its length */
         else if (sl->hash == h && sl->len == len && !memcmp(sl->key, key, len)) return sl;
         i = (i + 1) & mask;
     }
