@@ -153,10 +153,50 @@ TEST(slots_like_includes_the_key_itself) {
     pm_set_free(s);
 }
 
+/* Ordinals number keys in insertion order, survive growth (unlike slots)
+ * and removals, and a removed key comes back with a new ordinal. */
+static void check_ordinals(pm_set *s) {
+    enum { N = 2000 };
+    char k[96];
+    for (unsigned i = 0; i < N; i++) {
+        size_t n = make_key(i, k);
+        int added = -1;
+        CHECK_EQ_INT(pm_set_add_ordinal(s, k, n, &added), i);
+        CHECK_EQ_INT(added, 1);
+    }
+    CHECK_EQ_INT(pm_set_ordinals(s), N);
+    for (unsigned i = 0; i < N; i += 3) {           /* present: same ordinal, not added */
+        size_t n = make_key(i, k);
+        int added = -1;
+        CHECK_EQ_INT(pm_set_add_ordinal(s, k, n, &added), i);
+        CHECK_EQ_INT(added, 0);
+    }
+    for (unsigned i = 0; i < N; i += 2) { size_t n = make_key(i, k); CHECK_EQ_INT(pm_set_remove(s, k, n), 1); }
+    for (unsigned i = 0; i < N; i++) {
+        size_t n = make_key(i, k);
+        CHECK_EQ_INT(pm_set_ordinal(s, k, n), i % 2 ? (long)i : -1);
+    }
+    size_t n = make_key(0, k);
+    CHECK_EQ_INT(pm_set_add_ordinal(s, k, n, NULL), N);   /* re-added: a fresh ordinal */
+    CHECK_EQ_INT(pm_set_ordinal(s, k, n), N);
+    CHECK_EQ_INT(pm_set_ordinals(s), N + 1);
+    CHECK_EQ_INT(pm_set_ordinal(s, "absent-key", 10), -1);
+}
+
+TEST(ordinals_follow_insertion_order) {
+    pm_set *s = pm_set_new();
+    check_ordinals(s);
+    pm_set_free(s);
+    s = pm_set_new_hashed(weak_hash);
+    check_ordinals(s);
+    pm_set_free(s);
+}
+
 int main(void) {
     RUN(matches_a_model);
     RUN(matches_a_model_under_collisions);
     RUN(reserved_slots_stay_put);
     RUN(slots_like_includes_the_key_itself);
+    RUN(ordinals_follow_insertion_order);
     return TEST_SUMMARY();
 }

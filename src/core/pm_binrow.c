@@ -68,6 +68,90 @@ static int var_chunk(const uint8_t *row, size_t rlen, size_t fixed, uint64_t slo
     return PAIMON_OK;
 }
 
+/* One non-null field i of type t from its 8-byte slot (fixed part at
+ * row + w, variable part up to rlen). */
+static int decode_field(const uint8_t *row, size_t rlen, size_t w, size_t fixed, size_t i, const pm_type *t,
+                        pm_datum *d, pm_err *e) {
+    const uint8_t *s = row + w + 8 * i;
+    uint64_t slot = rd64(s);
+    switch (kind_of(t)) {
+    case K_FIXED1:
+        d->v.i = t->root == PM_T_BOOLEAN ? (s[0] != 0) : (int64_t)(int8_t)s[0];
+        break;
+    case K_FIXED2:
+        d->v.i = (int16_t)(uint16_t)(s[0] | (s[1] << 8));
+        break;
+    case K_FIXED4:
+        d->v.i = (int32_t)(uint32_t)slot;
+        break;
+    case K_FIXED8:
+        if (t->root == PM_T_TIMESTAMP || t->root == PM_T_TIMESTAMP_LTZ) {
+            d->v.ts.millis = (int64_t)slot;
+            d->v.ts.nanos_of_milli = 0;
+        } else {
+            d->v.i = (int64_t)slot;
+        }
+        break;
+    case K_FLOAT: {
+        uint32_t u = (uint32_t)slot;
+        memcpy(&d->v.f, &u, 4);
+        break;
+    }
+    case K_DOUBLE:
+        memcpy(&d->v.d, &slot, 8);
+        break;
+    case K_BYTES:
+        if (slot >> 63) {
+            size_t l = (size_t)((slot >> 56) & 0x7f);
+            if (l > MAX_INLINE)
+                return pm_fail(e, PAIMON_CORRUPT,
+                               "BinaryRow field %zu (%s): inline length %zu exceeds 7", i,
+                               pm_type_root_name(t->root), l);
+            d->v.bin.ptr = s;
+            d->v.bin.len = l;
+        } else {
+            int rc = var_chunk(row, rlen, fixed, slot, i, pm_type_root_name(t->root),
+                               &d->v.bin.ptr, &d->v.bin.len, e);
+            if (rc) return rc;
+        }
+        break;
+    case K_DEC_BIG: {
+        int rc = var_chunk(row, rlen, fixed, slot, i, "DECIMAL", &d->v.bin.ptr, &d->v.bin.len, e);
+        if (rc) return rc;
+        if (d->v.bin.len < 1 || d->v.bin.len > 16)
+            return pm_fail(e, PAIMON_CORRUPT,
+                           "BinaryRow field %zu (DECIMAL(%d, %d)): unscaled value of %zu bytes "
+                           "(must be 1..16)", i, (int)t->precision, (int)t->scale,
+                           d->v.bin.len);
+        break;
+    }
+    case K_TS_BIG: {
+        uint64_t off = slot >> 32;
+        uint32_t nanos = (uint32_t)slot;
+        if (off < fixed || off > rlen || rlen - off < 8)
+            return pm_fail(e, PAIMON_CORRUPT,
+                           "BinaryRow field %zu (%s(%d)): millis offset %llu outside the "
+                           "variable part [%zu, %zu)", i, pm_type_root_name(t->root),
+                           (int)t->precision, (unsigned long long)off, fixed, rlen);
+        if (nanos > 999999)
+            return pm_fail(e, PAIMON_CORRUPT,
+                           "BinaryRow field %zu (%s(%d)): nano-of-millisecond %lu out of range",
+                           i, pm_type_root_name(t->root), (int)t->precision,
+                           (unsigned long)nanos);
+        d->v.ts.millis = (int64_t)rd64(row + off);
+        d->v.ts.nanos_of_milli = (int32_t)nanos;
+        break;
+    }
+    case K_VAR: {
+        int rc = var_chunk(row, rlen, fixed, slot, i, pm_type_root_name(t->root),
+                           &d->v.bin.ptr, &d->v.bin.len, e);
+        if (rc) return rc;
+        break;
+    }
+    }
+    return PAIMON_OK;
+}
+
 int pm_binrow_decode(const uint8_t *ser, size_t len, pm_type *const *types, size_t n,
                      pm_datum *out, pm_err *e) {
     if ((!ser && len) || (n && (!types || !out)))
@@ -96,83 +180,8 @@ int pm_binrow_decode(const uint8_t *ser, size_t len, pm_type *const *types, size
             d->is_null = 1;
             continue;
         }
-        const uint8_t *s = row + w + 8 * i;
-        uint64_t slot = rd64(s);
-        switch (kind_of(t)) {
-        case K_FIXED1:
-            d->v.i = t->root == PM_T_BOOLEAN ? (s[0] != 0) : (int64_t)(int8_t)s[0];
-            break;
-        case K_FIXED2:
-            d->v.i = (int16_t)(uint16_t)(s[0] | (s[1] << 8));
-            break;
-        case K_FIXED4:
-            d->v.i = (int32_t)(uint32_t)slot;
-            break;
-        case K_FIXED8:
-            if (t->root == PM_T_TIMESTAMP || t->root == PM_T_TIMESTAMP_LTZ) {
-                d->v.ts.millis = (int64_t)slot;
-                d->v.ts.nanos_of_milli = 0;
-            } else {
-                d->v.i = (int64_t)slot;
-            }
-            break;
-        case K_FLOAT: {
-            uint32_t u = (uint32_t)slot;
-            memcpy(&d->v.f, &u, 4);
-            break;
-        }
-        case K_DOUBLE:
-            memcpy(&d->v.d, &slot, 8);
-            break;
-        case K_BYTES:
-            if (slot >> 63) {
-                size_t l = (size_t)((slot >> 56) & 0x7f);
-                if (l > MAX_INLINE)
-                    return pm_fail(e, PAIMON_CORRUPT,
-                                   "BinaryRow field %zu (%s): inline length %zu exceeds 7", i,
-                                   pm_type_root_name(t->root), l);
-                d->v.bin.ptr = s;
-                d->v.bin.len = l;
-            } else {
-                int rc = var_chunk(row, rlen, fixed, slot, i, pm_type_root_name(t->root),
-                                   &d->v.bin.ptr, &d->v.bin.len, e);
-                if (rc) return rc;
-            }
-            break;
-        case K_DEC_BIG: {
-            int rc = var_chunk(row, rlen, fixed, slot, i, "DECIMAL", &d->v.bin.ptr, &d->v.bin.len, e);
-            if (rc) return rc;
-            if (d->v.bin.len < 1 || d->v.bin.len > 16)
-                return pm_fail(e, PAIMON_CORRUPT,
-                               "BinaryRow field %zu (DECIMAL(%d, %d)): unscaled value of %zu bytes "
-                               "(must be 1..16)", i, (int)t->precision, (int)t->scale,
-                               d->v.bin.len);
-            break;
-        }
-        case K_TS_BIG: {
-            uint64_t off = slot >> 32;
-            uint32_t nanos = (uint32_t)slot;
-            if (off < fixed || off > rlen || rlen - off < 8)
-                return pm_fail(e, PAIMON_CORRUPT,
-                               "BinaryRow field %zu (%s(%d)): millis offset %llu outside the "
-                               "variable part [%zu, %zu)", i, pm_type_root_name(t->root),
-                               (int)t->precision, (unsigned long long)off, fixed, rlen);
-            if (nanos > 999999)
-                return pm_fail(e, PAIMON_CORRUPT,
-                               "BinaryRow field %zu (%s(%d)): nano-of-millisecond %lu out of range",
-                               i, pm_type_root_name(t->root), (int)t->precision,
-                               (unsigned long)nanos);
-            d->v.ts.millis = (int64_t)rd64(row + off);
-            d->v.ts.nanos_of_milli = (int32_t)nanos;
-            break;
-        }
-        case K_VAR: {
-            int rc = var_chunk(row, rlen, fixed, slot, i, pm_type_root_name(t->root),
-                               &d->v.bin.ptr, &d->v.bin.len, e);
-            if (rc) return rc;
-            break;
-        }
-        }
+        int rc = decode_field(row, rlen, w, fixed, i, t, d, e);
+        if (rc) return rc;
     }
     return PAIMON_OK;
 }
@@ -219,104 +228,121 @@ static int check_range(const pm_type *t, int64_t v, size_t i, pm_err *e) {
     return PAIMON_OK;
 }
 
+static const uint8_t zero16[16];
+
+/* Null field i: its null bit, and the zero bytes Java reserves for the
+ * variable part of a big DECIMAL (16) or TIMESTAMP (8), offset kept. */
+static int encode_null(pm_buf *out, size_t row_start, size_t i, field_kind k, uint64_t *slot, pm_err *e) {
+    size_t bit = i + 8;
+    uint64_t off = 0;
+    int rc;
+    *slot = 0;
+    out->data[row_start + (bit >> 3)] |= (uint8_t)(1u << (bit & 7));
+    if (k == K_DEC_BIG) {
+        if ((rc = put_var(out, row_start, zero16, 0, 16, &off, e))) return rc;
+        *slot = off << 32;
+    } else if (k == K_TS_BIG) {
+        if ((rc = put_var(out, row_start, zero16, 0, 8, &off, e))) return rc;
+        *slot = off << 32;
+    }
+    return PAIMON_OK;
+}
+
+/* Non-null field i: the 8-byte slot, appending any variable part. */
+static int encode_value(const pm_type *t, field_kind k, const pm_datum *d, pm_buf *out, size_t row_start,
+                        size_t i, uint64_t *slot, pm_err *e) {
+    uint64_t off = 0;
+    int rc;
+    *slot = 0;
+    switch (k) {
+    case K_FIXED1: case K_FIXED2: case K_FIXED4:
+        if ((rc = check_range(t, d->v.i, i, e))) return rc;
+        if (t->root == PM_T_BOOLEAN) *slot = d->v.i ? 1 : 0;
+        else if (k == K_FIXED1) *slot = (uint8_t)d->v.i;
+        else if (k == K_FIXED2) *slot = (uint16_t)d->v.i;
+        else *slot = (uint32_t)d->v.i;
+        break;
+    case K_FIXED8:
+        if (t->root == PM_T_TIMESTAMP || t->root == PM_T_TIMESTAMP_LTZ)
+            *slot = (uint64_t)d->v.ts.millis;
+        else
+            *slot = (uint64_t)d->v.i;
+        break;
+    case K_FLOAT: {
+        uint32_t u;
+        memcpy(&u, &d->v.f, 4);
+        *slot = u;
+        break;
+    }
+    case K_DOUBLE:
+        memcpy(slot, &d->v.d, 8);
+        break;
+    case K_BYTES:
+        if (d->v.bin.len && !d->v.bin.ptr)
+            return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: NULL data pointer", i);
+        if (d->v.bin.len <= MAX_INLINE) {
+            *slot = (uint64_t)(0x80u | d->v.bin.len) << 56;
+            for (size_t j = 0; j < d->v.bin.len; j++)
+                *slot |= (uint64_t)d->v.bin.ptr[j] << (8 * j);
+        } else {
+            if (d->v.bin.len > 0x7fffffffu)
+                return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: value too large", i);
+            if ((rc = put_var(out, row_start, d->v.bin.ptr, d->v.bin.len, d->v.bin.len, &off, e)))
+                return rc;
+            *slot = (off << 32) | d->v.bin.len;
+        }
+        break;
+    case K_DEC_BIG: {
+        const uint8_t *mp;
+        size_t mn;
+        if (d->v.bin.len && !d->v.bin.ptr)
+            return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: NULL data pointer", i);
+        if (d->v.bin.len == 0) { mp = zero16; mn = 1; }
+        else pm_twos_complement_minimal(d->v.bin.ptr, d->v.bin.len, &mp, &mn);
+        if (mn > 16)
+            return pm_fail(e, PAIMON_MISUSE,
+                           "BinaryRow field %zu: DECIMAL unscaled value needs %zu bytes (max 16)",
+                           i, mn);
+        if ((rc = put_var(out, row_start, mp, mn, 16, &off, e))) return rc;
+        *slot = (off << 32) | mn;
+        break;
+    }
+    case K_TS_BIG: {
+        uint8_t ms[8];
+        if (d->v.ts.nanos_of_milli < 0 || d->v.ts.nanos_of_milli > 999999)
+            return pm_fail(e, PAIMON_MISUSE,
+                           "BinaryRow field %zu: nano-of-millisecond %ld out of range", i,
+                           (long)d->v.ts.nanos_of_milli);
+        wr64(ms, (uint64_t)d->v.ts.millis);
+        if ((rc = put_var(out, row_start, ms, 8, 8, &off, e))) return rc;
+        *slot = (off << 32) | (uint32_t)d->v.ts.nanos_of_milli;
+        break;
+    }
+    case K_VAR:
+        if (d->v.bin.len && !d->v.bin.ptr)
+            return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: NULL data pointer", i);
+        if (d->v.bin.len > 0x7fffffffu)
+            return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: value too large", i);
+        if ((rc = put_var(out, row_start, d->v.bin.ptr, d->v.bin.len, d->v.bin.len, &off, e)))
+            return rc;
+        *slot = (off << 32) | d->v.bin.len;
+        break;
+    }
+    return PAIMON_OK;
+}
+
 static int encode_fields(pm_type *const *types, size_t n, const pm_datum *vals, pm_buf *out,
                          size_t row_start, size_t w, pm_err *e) {
-    static const uint8_t zero16[16];
     for (size_t i = 0; i < n; i++) {
         const pm_type *t = types[i];
         const pm_datum *d = &vals[i];
         if (!t) return pm_fail(e, PAIMON_MISUSE, "pm_binrow_encode: type %zu is NULL", i);
         field_kind k = kind_of(t);
         size_t slot_pos = row_start + w + 8 * i;   /* index into out->data; re-derive after growth */
-        uint64_t slot = 0, off = 0;
-        int rc;
-        if (d->is_null) {
-            size_t bit = i + 8;
-            out->data[row_start + (bit >> 3)] |= (uint8_t)(1u << (bit & 7));
-            if (k == K_DEC_BIG) {          /* reserves 16 zero bytes, keeps the offset */
-                if ((rc = put_var(out, row_start, zero16, 0, 16, &off, e))) return rc;
-                slot = off << 32;
-            } else if (k == K_TS_BIG) {    /* reserves 8 zero bytes */
-                if ((rc = put_var(out, row_start, zero16, 0, 8, &off, e))) return rc;
-                slot = off << 32;
-            }
-            wr64(out->data + slot_pos, slot);
-            continue;
-        }
-        switch (k) {
-        case K_FIXED1: case K_FIXED2: case K_FIXED4:
-            if ((rc = check_range(t, d->v.i, i, e))) return rc;
-            if (t->root == PM_T_BOOLEAN) slot = d->v.i ? 1 : 0;
-            else if (k == K_FIXED1) slot = (uint8_t)d->v.i;
-            else if (k == K_FIXED2) slot = (uint16_t)d->v.i;
-            else slot = (uint32_t)d->v.i;
-            break;
-        case K_FIXED8:
-            if (t->root == PM_T_TIMESTAMP || t->root == PM_T_TIMESTAMP_LTZ)
-                slot = (uint64_t)d->v.ts.millis;
-            else
-                slot = (uint64_t)d->v.i;
-            break;
-        case K_FLOAT: {
-            uint32_t u;
-            memcpy(&u, &d->v.f, 4);
-            slot = u;
-            break;
-        }
-        case K_DOUBLE:
-            memcpy(&slot, &d->v.d, 8);
-            break;
-        case K_BYTES:
-            if (d->v.bin.len && !d->v.bin.ptr)
-                return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: NULL data pointer", i);
-            if (d->v.bin.len <= MAX_INLINE) {
-                slot = (uint64_t)(0x80u | d->v.bin.len) << 56;
-                for (size_t j = 0; j < d->v.bin.len; j++)
-                    slot |= (uint64_t)d->v.bin.ptr[j] << (8 * j);
-            } else {
-                if (d->v.bin.len > 0x7fffffffu)
-                    return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: value too large", i);
-                if ((rc = put_var(out, row_start, d->v.bin.ptr, d->v.bin.len, d->v.bin.len, &off, e)))
-                    return rc;
-                slot = (off << 32) | d->v.bin.len;
-            }
-            break;
-        case K_DEC_BIG: {
-            const uint8_t *mp;
-            size_t mn;
-            if (d->v.bin.len && !d->v.bin.ptr)
-                return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: NULL data pointer", i);
-            if (d->v.bin.len == 0) { mp = zero16; mn = 1; }
-            else pm_twos_complement_minimal(d->v.bin.ptr, d->v.bin.len, &mp, &mn);
-            if (mn > 16)
-                return pm_fail(e, PAIMON_MISUSE,
-                               "BinaryRow field %zu: DECIMAL unscaled value needs %zu bytes (max 16)",
-                               i, mn);
-            if ((rc = put_var(out, row_start, mp, mn, 16, &off, e))) return rc;
-            slot = (off << 32) | mn;
-            break;
-        }
-        case K_TS_BIG: {
-            uint8_t ms[8];
-            if (d->v.ts.nanos_of_milli < 0 || d->v.ts.nanos_of_milli > 999999)
-                return pm_fail(e, PAIMON_MISUSE,
-                               "BinaryRow field %zu: nano-of-millisecond %ld out of range", i,
-                               (long)d->v.ts.nanos_of_milli);
-            wr64(ms, (uint64_t)d->v.ts.millis);
-            if ((rc = put_var(out, row_start, ms, 8, 8, &off, e))) return rc;
-            slot = (off << 32) | (uint32_t)d->v.ts.nanos_of_milli;
-            break;
-        }
-        case K_VAR:
-            if (d->v.bin.len && !d->v.bin.ptr)
-                return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: NULL data pointer", i);
-            if (d->v.bin.len > 0x7fffffffu)
-                return pm_fail(e, PAIMON_MISUSE, "BinaryRow field %zu: value too large", i);
-            if ((rc = put_var(out, row_start, d->v.bin.ptr, d->v.bin.len, d->v.bin.len, &off, e)))
-                return rc;
-            slot = (off << 32) | d->v.bin.len;
-            break;
-        }
+        uint64_t slot;
+        int rc = d->is_null ? encode_null(out, row_start, i, k, &slot, e)
+                            : encode_value(t, k, d, out, row_start, i, &slot, e);
+        if (rc) return rc;
         wr64(out->data + slot_pos, slot);
     }
     return PAIMON_OK;

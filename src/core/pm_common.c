@@ -238,6 +238,44 @@ void pm_uuid4(char out[37]) {
     out[o] = '\0';
 }
 
+int pm_nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+
+int64_t pm_local_now_millis(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    time_t sec = ts.tv_sec;
+    int64_t off = 0;
+    if (localtime_r(&sec, &tm)) off = (int64_t)tm.tm_gmtoff;
+    return ((int64_t)ts.tv_sec + off) * 1000 + ts.tv_nsec / 1000000;
+}
+
+int pm_strv_push(pm_strv *sv, const char *s) {
+    if (sv->n == sv->cap) {
+        size_t cap = sv->cap ? sv->cap * 2 : 16;
+        char **nv = realloc(sv->v, cap * sizeof *nv);
+        if (!nv) return PAIMON_NOMEM;
+        sv->v = nv;
+        sv->cap = cap;
+    }
+    char *copy = NULL;
+    if (s && !(copy = pm_strdup(s))) return PAIMON_NOMEM;
+    sv->v[sv->n++] = copy;
+    return PAIMON_OK;
+}
+
+void pm_strv_clear(pm_strv *sv) {
+    pm_strv_free(sv->v, sv->n);
+    sv->v = NULL;
+    sv->n = sv->cap = 0;
+}
+
+void pm_strv_free(char **v, size_t n) {
+    if (!v) return;
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
 int64_t pm_now_millis(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -29,6 +29,8 @@ int pm_fail_errno(pm_err *e, int code, int err, const char *fmt, ...) PM_PRINTF(
 /* Prepend "<context>: " to the current message (keeps code). */
 void pm_err_prefix(pm_err *e, const char *fmt, ...) PM_PRINTF(2, 3);
 void pm_err_clear(pm_err *e);
+/* pm_fail(e, PAIMON_NOMEM, "out of memory"): the one out-of-memory report. */
+int pm_nomem(pm_err *e);
 
 /* Growable byte buffer. Zero-initialise ({0}) before use. */
 typedef struct pm_buf {
@@ -58,5 +60,20 @@ char *pm_path_join(const char *a, const char *b);
 /* Random v4 UUID in canonical 36-char form + NUL. */
 void pm_uuid4(char out[37]);
 int64_t pm_now_millis(void);
+/* Local wall-clock millis (Java LocalDateTime.now() encoded as UTC: epoch
+ * millis shifted by the local zone's offset). */
+int64_t pm_local_now_millis(void);
+
+/* Growable vector of owned strings. Zero-initialise ({0}) before use. */
+typedef struct pm_strv {
+    char **v;
+    size_t n, cap;
+} pm_strv;
+/* Append a copy of s (NULL-safe: appends NULL). PAIMON_OK / PAIMON_NOMEM. */
+int pm_strv_push(pm_strv *sv, const char *s);
+/* Free every string and the array; the vector is empty and reusable. */
+void pm_strv_clear(pm_strv *sv);
+/* Free a plain array of n owned strings (NULL-safe). */
+void pm_strv_free(char **v, size_t n);
 
 #endif

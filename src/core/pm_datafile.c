@@ -2,6 +2,7 @@
  * AvroSchemaConverter, FieldWriterFactory, RollingFileWriter,
  * TruncateSimpleColStatsCollector). */
 #include "pm_datafile.h"
+#include "pm_set.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,16 +16,6 @@ __extension__ typedef __int128 df_i128;
 __extension__ typedef unsigned __int128 df_u128;
 
 static const uint8_t EMPTY_ROW[12] = {0};
-
-int64_t pm_local_now_millis(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    time_t sec = ts.tv_sec;
-    int64_t off = 0;
-    if (localtime_r(&sec, &tm)) off = (int64_t)tm.tm_gmtoff;
-    return ((int64_t)ts.tv_sec + off) * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- Avro schema text ------------------------------------------------------ */
 
@@ -493,8 +484,7 @@ struct pm_append_writer {
     pwriter **pw;             /* one per partition */
     colstat **pw_stats;       /* stats of each partition writer's open file */
     size_t n_pw, cap_pw;
-    size_t *slots;            /* partition hash: pw index + 1, 0 = empty */
-    size_t cap_slots;
+    pm_set *parts;            /* partition bytes; ordinal = index in pw */
     done_file *done;
     size_t n_done, cap_done;
     pm_manifest_entry *out;   /* handed out by prepare */
@@ -536,7 +526,7 @@ void pm_append_writer_free(pm_append_writer *w) {
     for (size_t i = 0; i < w->n_pw; i++) { pwriter_free(w->pw[i]); stats_free(w->pw_stats[i], w->n); }
     free(w->pw);
     free(w->pw_stats);
-    free(w->slots);
+    pm_set_free(w->parts);
     for (size_t i = 0; i < w->n_done; i++) done_free(&w->done[i]);
     free(w->done);
     free(w->out);
@@ -601,34 +591,11 @@ fail:
     return rc;
 }
 
-static uint64_t fnv(const uint8_t *p, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 1099511628211ULL; }
-    return h;
-}
-
-static int slots_rebuild(pm_append_writer *w, size_t cap) {
-    size_t *s = calloc(cap, sizeof *s);
-    if (!s) return PAIMON_NOMEM;
-    for (size_t i = 0; i < w->n_pw; i++) {
-        size_t j = (size_t)fnv(w->pw[i]->part, w->pw[i]->part_len) & (cap - 1);
-        while (s[j]) j = (j + 1) & (cap - 1);
-        s[j] = i + 1;
-    }
-    free(w->slots);
-    w->slots = s;
-    w->cap_slots = cap;
-    return PAIMON_OK;
-}
-
 /* The partition writer for serialized partition bytes (created on demand). */
 static int get_pwriter(pm_append_writer *w, const uint8_t *part, size_t len, size_t *idx, pm_err *e) {
-    if (w->cap_slots) {
-        for (size_t j = (size_t)fnv(part, len) & (w->cap_slots - 1); w->slots[j]; j = (j + 1) & (w->cap_slots - 1)) {
-            pwriter *p = w->pw[w->slots[j] - 1];
-            if (p->part_len == len && !memcmp(p->part, part, len)) { *idx = w->slots[j] - 1; return PAIMON_OK; }
-        }
-    }
+    if (!w->parts && !(w->parts = pm_set_new())) return pm_nomem(e);
+    long known = pm_set_ordinal(w->parts, part, len);
+    if (known >= 0) { *idx = (size_t)known; return PAIMON_OK; }
     if (w->n_pw == w->cap_pw) {
         size_t nc = w->cap_pw ? w->cap_pw * 2 : 8;
         pwriter **np = realloc(w->pw, nc * sizeof *np);
@@ -656,12 +623,12 @@ static int get_pwriter(pm_append_writer *w, const uint8_t *part, size_t len, siz
     w->pw[w->n_pw] = p;
     w->pw_stats[w->n_pw] = cs;
     w->n_pw++;
-    if (w->n_pw * 2 > w->cap_slots) {
-        if (slots_rebuild(w, w->cap_slots ? w->cap_slots * 2 : 16)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
-    } else {
-        size_t j = (size_t)fnv(part, len) & (w->cap_slots - 1);
-        while (w->slots[j]) j = (j + 1) & (w->cap_slots - 1);
-        w->slots[j] = w->n_pw;
+    /* ordinal n_pw - 1: the writer just appended. After an earlier failed
+     * add the ordinals lag behind pw: never map a partition to another's
+     * writer, refuse every new partition instead. */
+    if (pm_set_add_ordinal(w->parts, part, len, NULL) != (long)(w->n_pw - 1)) {
+        pm_set_remove(w->parts, part, len);
+        return pm_nomem(e);
     }
     *idx = w->n_pw - 1;
     return PAIMON_OK;

@@ -89,7 +89,5 @@ void pm_datafile_reader_close(pm_datafile_reader *r);     /* NULL-safe */
 int pm_datafile_to_datum(const pm_type *ty, const pm_avro_value *v, const char *column,
                          pm_datum *d, pm_err *e);
 
-/* Local wall-clock millis (Java LocalDateTime.now() encoded as UTC). */
-int64_t pm_local_now_millis(void);
 
 #endif

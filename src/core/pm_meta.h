@@ -175,6 +175,5 @@ int pm_consumer_list(pm_fileio *io, const char *branch_root, char ***ids, size_t
 int pm_consumer_read(pm_fileio *io, const char *branch_root, const char *id, pm_consumer *out, pm_err *e);
 /* Branch names under <table>/branch/ (directories "branch-<name>"). */
 int pm_branch_list(pm_fileio *io, const char *table_root, char ***names, size_t *n, pm_err *e);
-void pm_strv_free(char **v, size_t n);
 
 #endif

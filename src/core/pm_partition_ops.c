@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "pm_commit.h"
+#include "pm_set.h"
 
 /* ---- selection ------------------------------------------------------------ */
 
@@ -38,15 +39,8 @@ int pm_part_selected(const paimon_table *t, const pm_part_select *sel, pm_bytes 
 typedef struct pagg {
     pm_part_stat *v;
     size_t n, cap;
-    size_t *slots;                   /* index + 1, 0 empty */
-    size_t n_slots;
+    pm_set *keys;                    /* partition bytes; ordinal = index in v */
 } pagg;
-
-static uint64_t fnv1a(const uint8_t *p, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 1099511628211ULL; }
-    return h;
-}
 
 void pm_part_stats_free(pm_part_stat *v, size_t n) {
     for (size_t i = 0; i < n; i++) { free(v[i].part); free(v[i].path); }
@@ -55,35 +49,29 @@ void pm_part_stats_free(pm_part_stat *v, size_t n) {
 
 static void pagg_free(pagg *a) {
     pm_part_stats_free(a->v, a->n);
-    free(a->slots);
+    pm_set_free(a->keys);
     memset(a, 0, sizeof *a);
 }
 
-static int pagg_rehash(pagg *a) {
-    size_t ns = a->n_slots ? a->n_slots * 2 : 64;
-    size_t *s = calloc(ns, sizeof *s);
-    if (!s) return -1;
-    for (size_t i = 0; i < a->n; i++) {
-        size_t j = (size_t)fnv1a(a->v[i].part, a->v[i].part_len) & (ns - 1);
-        while (s[j]) j = (j + 1) & (ns - 1);
-        s[j] = i + 1;
-    }
-    free(a->slots);
-    a->slots = s;
-    a->n_slots = ns;
+/* Key the records already in v (distinct partitions, as pagg_get made
+ * them): ordinal i is v[i]. 0 or -1 (OOM). */
+static int pagg_index(pagg *a) {
+    if (!a->keys && !(a->keys = pm_set_new())) return -1;
+    for (size_t i = 0; i < a->n; i++)
+        if (pm_set_add_ordinal(a->keys, a->v[i].part, a->v[i].part_len, NULL) != (long)i) return -1;
     return 0;
 }
 
 /* The stat record of a partition, created if new. NULL on OOM. */
 static pm_part_stat *pagg_get(pagg *a, const paimon_table *t, pm_bytes part, pm_err *e, int *rc) {
     *rc = PAIMON_OK;
-    if ((a->n + 1) * 2 > a->n_slots && pagg_rehash(a)) { *rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); return NULL; }
-    size_t j = (size_t)fnv1a(part.ptr, part.len) & (a->n_slots - 1);
-    while (a->slots[j]) {
-        pm_part_stat *s = &a->v[a->slots[j] - 1];
-        if (s->part_len == part.len && (!part.len || !memcmp(s->part, part.ptr, part.len))) return s;
-        j = (j + 1) & (a->n_slots - 1);
-    }
+    if (!a->keys && !(a->keys = pm_set_new())) { *rc = pm_nomem(e); return NULL; }
+    int added;
+    long ord = pm_set_add_ordinal(a->keys, part.ptr, part.len, &added);
+    if (ord < 0) { *rc = pm_nomem(e); return NULL; }
+    if (!added) return &a->v[ord];
+    /* a new key: its record is v[n] (ordinal n); on failure the caller
+     * drops the whole aggregate */
     if (a->n == a->cap) {
         size_t nc = a->cap ? a->cap * 2 : 16;
         pm_part_stat *nv = realloc(a->v, nc * sizeof *nv);
@@ -102,7 +90,6 @@ static pm_part_stat *pagg_get(pagg *a, const paimon_table *t, pm_bytes part, pm_
     if (*rc) { free(s->part); pm_buf_free(&path); return NULL; }
     s->path = path.data ? (char *)path.data : pm_strdup("");
     a->n++;
-    a->slots[j] = a->n;
     return s;
 }
 
@@ -173,7 +160,7 @@ int pm_partition_entries(paimon_table *t, const pm_snapshot *s, const pm_part_se
     rc = scan_selected(t, s, sel, list_one, &c, e);
     if (rc) { pagg_free(&c.agg); return rc; }
     if (c.agg.n) qsort(c.agg.v, c.agg.n, sizeof *c.agg.v, cmp_stat_path);
-    free(c.agg.slots);
+    pm_set_free(c.agg.keys);
     *out = c.agg.v;
     *n = c.agg.n;
     return PAIMON_OK;
@@ -284,7 +271,7 @@ static int result_add(pm_drop_result *r, const plan *p, pm_err *e) {
     acc.n = acc.cap = r->n_parts;
     r->parts = NULL;
     r->n_parts = 0;
-    if (acc.n && pagg_rehash(&acc)) { pagg_free(&acc); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    if (acc.n && pagg_index(&acc)) { pagg_free(&acc); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
     int rc = PAIMON_OK;
     for (size_t i = 0; i < p->agg.n && !rc; i++) {
         const pm_part_stat *x = &p->agg.v[i];
@@ -303,7 +290,7 @@ static int result_add(pm_drop_result *r, const plan *p, pm_err *e) {
     }
     r->index_files += (int64_t)p->n_ix;
     if (acc.n) qsort(acc.v, acc.n, sizeof *acc.v, cmp_stat_path);
-    free(acc.slots);
+    pm_set_free(acc.keys);
     r->parts = acc.v;
     r->n_parts = acc.n;
     return rc;
@@ -322,9 +309,8 @@ static int any_one(void *ud, const pm_manifest_entry *m, pm_err *e) {
     return PAIMON_DONE;   /* stop */
 }
 
-int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o, pm_drop_result *r,
-                       pm_err *e) {
-    memset(r, 0, sizeof *r);
+/* The arguments of a drop: a partitioned table, a non-empty selection. */
+static int check_drop_args(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o, pm_err *e) {
     if (!t || !sel || !o) return pm_fail(e, PAIMON_MISUSE, "drop partitions: NULL argument");
     if (t->n_part == 0) return pm_fail(e, PAIMON_MISUSE, "%s: the table is not partitioned", t->root);
     if (!sel->all && sel->n_specs == 0 && sel->n_exact == 0)
@@ -334,7 +320,32 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
             return pm_fail(e, PAIMON_MISUSE, "drop partitions: an empty partition spec would drop every partition");
     int rc = pm_part_select_check(t, sel, e);
     if (rc) return rc;
-    if ((rc = pm_table_check_manifest_format(t, e))) return rc;
+    return pm_table_check_manifest_format(t, e);
+}
+
+/* Our commit landed on a newer snapshot than the one scanned: files
+ * appended in between may still be live in the dropped partitions.
+ * *left = 1 if snapshot id still has data or index files there. */
+static int dropped_still_live(paimon_table *t, const pm_part_select *sel, int64_t id, int *left, pm_err *e) {
+    pm_snapshot *mine = NULL;
+    *left = 0;
+    int rc = pm_snapshot_read(t->io, t->branch_root, id, &mine, e);
+    if (rc) return rc;
+    any_ctx ac = {0};
+    size_t ix_left = 0;
+    rc = scan_selected(t, mine, sel, any_one, &ac, e);
+    if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    if (!rc) rc = plan_index(t, mine, sel, NULL, &ix_left, e);
+    pm_snapshot_free(mine);
+    *left = ac.found || ix_left;
+    return rc;
+}
+
+int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o, pm_drop_result *r,
+                       pm_err *e) {
+    memset(r, 0, sizeof *r);
+    int rc = check_drop_args(t, sel, o, e);
+    if (rc) return rc;
 
     char user[64];
     if (!o->commit_user) {
@@ -388,18 +399,8 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
             r->commits++;
             if ((rc = result_add(r, &p, e))) break;
             if (id == lid + 1) break;
-            /* Our commit landed on a newer snapshot than the one scanned:
-             * files appended in between may still be live in the dropped
-             * partitions. */
-            pm_snapshot *mine = NULL;
-            if ((rc = pm_snapshot_read(t->io, t->branch_root, id, &mine, e))) break;
-            any_ctx ac = {0};
-            size_t ix_left = 0;
-            rc = scan_selected(t, mine, sel, any_one, &ac, e);
-            if (rc == PAIMON_DONE) rc = PAIMON_OK;
-            if (!rc) rc = plan_index(t, mine, sel, NULL, &ix_left, e);
-            pm_snapshot_free(mine);
-            if (rc || (!ac.found && !ix_left)) break;
+            int left = 0;
+            if ((rc = dropped_still_live(t, sel, id, &left, e)) || !left) break;
             pm_fail(&ce, PAIMON_CONFLICT, "%s: files were appended to the dropped partitions between snapshot "
                     "%lld and %lld", t->root, (long long)lid, (long long)id);
         } else if (rc != PAIMON_CONFLICT) {

@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct slot { uint64_t hash; const uint8_t *key; size_t len; } slot;
+/* 24 bytes: 32-bit length and ordinal keep the probe arrays of orphan
+ * cleaning's name sets as compact as before ordinals existed. */
+typedef struct slot { uint64_t hash; const uint8_t *key; uint32_t len, ord; } slot;
 /* a removed key: probing continues past it */
 static const uint8_t tomb_byte;
 #define TOMB (&tomb_byte)
@@ -10,6 +12,7 @@ static const uint8_t tomb_byte;
 struct pm_set {
     slot *slots;
     size_t cap, used, live;
+    size_t ords;                                      /* ordinals handed out */
     pm_arena *keys;
     uint64_t (*hash)(const void *key, size_t len);   /* NULL: hash_bytes */
 };
@@ -75,6 +78,7 @@ static slot *find(const pm_set *s, uint64_t h, const void *key, size_t len, slot
         slot *sl = &s->slots[i];
         if (!sl->key) { if (free_slot && !*free_slot) *free_slot = sl; return NULL; }
         if (sl->key == TOMB) { if (free_slot && !*free_slot) *free_slot = sl; }
+        /* a key over 4 GiB never matches: add refuses it, and no 32-bit length equals its length */
         else if (sl->hash == h && sl->len == len && !memcmp(sl->key, key, len)) return sl;
         i = (i + 1) & mask;
     }
@@ -114,16 +118,19 @@ int pm_set_reserve(pm_set *s, size_t n) {
 
 /* *sl: the key's slot; returns 1 added, 0 present, -1 OOM */
 static int add(pm_set *s, const void *key, size_t len, slot **sl) {
+    if (len > UINT32_MAX) return -1;
     if (full_after(s, s->cap, 1) && grow(s)) return -1;
     uint64_t h = key_hash(s, key, len);
     slot *fs;
     if ((*sl = find(s, h, key, len, &fs))) return 0;
+    if (s->ords >= UINT32_MAX) return -1;
     uint8_t *k = pm_arena_alloc(s->keys, len ? len : 1);
     if (!k) return -1;
     if (len) memcpy(k, key, len);
     if (fs->key != TOMB) s->used++;
     fs->key = k;
-    fs->len = len;
+    fs->len = (uint32_t)len;
+    fs->ord = (uint32_t)s->ords++;
     fs->hash = h;
     s->live++;
     *sl = fs;
@@ -139,6 +146,20 @@ long pm_set_add_slot(pm_set *s, const void *key, size_t len) {
     slot *sl;
     return add(s, key, len, &sl) < 0 ? -1 : (long)(sl - s->slots);
 }
+
+long pm_set_add_ordinal(pm_set *s, const void *key, size_t len, int *added) {
+    slot *sl;
+    int a = add(s, key, len, &sl);
+    if (added) *added = a > 0;
+    return a < 0 ? -1 : (long)sl->ord;
+}
+
+long pm_set_ordinal(const pm_set *s, const void *key, size_t len) {
+    slot *sl = find(s, key_hash(s, key, len), key, len, NULL);
+    return sl ? (long)sl->ord : -1;
+}
+
+size_t pm_set_ordinals(const pm_set *s) { return s->ords; }
 
 int pm_set_contains(const pm_set *s, const void *key, size_t len) {
     return find(s, key_hash(s, key, len), key, len, NULL) != NULL;

@@ -10,7 +10,7 @@
 typedef struct pm_set pm_set;
 pm_set *pm_set_new(void);
 void pm_set_free(pm_set *s);                                  /* NULL-safe */
-/* 1 if added, 0 if already present, -1 on OOM. */
+/* 1 if added, 0 if already present, -1 on OOM (or a key over 4 GiB). */
 int pm_set_add(pm_set *s, const void *key, size_t len);
 int pm_set_contains(const pm_set *s, const void *key, size_t len);
 /* Remove; 1 if it was present. (The key's bytes stay in the arena.) */
@@ -34,6 +34,17 @@ long pm_set_add_slot(pm_set *s, const void *key, size_t len);
  * to skip the key comparison's cache miss. Writes up to cap slots to out,
  * returns how many there are (more than cap: call pm_set_slot). */
 size_t pm_set_slots_like(const pm_set *s, const void *key, size_t len, long *out, size_t cap);
+/* Ordinals: the n-th key ever added gets ordinal n (0-based); removing a
+ * key does not renumber the others, and adding it again gives it a new
+ * ordinal. A dense index that, unlike a slot, survives growth: side arrays
+ * indexed by ordinal make the set a map (pm_set_ordinals() entries). */
+/* Add (if absent) and return the key's ordinal, or -1 on OOM; *added (may
+ * be NULL) = 1 if the key is new. */
+long pm_set_add_ordinal(pm_set *s, const void *key, size_t len, int *added);
+/* Ordinal of a present key, or -1. */
+long pm_set_ordinal(const pm_set *s, const void *key, size_t len);
+/* Ordinals handed out so far (one past the largest). */
+size_t pm_set_ordinals(const pm_set *s);
 /* A set using `hash` instead of the built-in one (tests force collisions). */
 pm_set *pm_set_new_hashed(uint64_t (*hash)(const void *key, size_t len));
 #endif

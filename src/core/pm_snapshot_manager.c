@@ -45,7 +45,6 @@ static char *versioned_path(const char *root, const char *sub, const char *prefi
     return path3(root, sub, name);
 }
 
-static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -63,7 +62,7 @@ static int list_versioned(pm_fileio *io, const char *root, const char *sub, cons
     *ids = NULL;
     *n = 0;
     char *dir = path3(root, sub, NULL);
-    if (!dir) return nomem(e);
+    if (!dir) return pm_nomem(e);
     pm_dirent *ents = NULL;
     size_t ne = 0;
     pm_err le;
@@ -79,7 +78,7 @@ static int list_versioned(pm_fileio *io, const char *root, const char *sub, cons
     int64_t *v = ne ? malloc(ne * sizeof *v) : NULL;
     if (ne && !v) {
         pm_dirents_free(ents, ne);
-        return nomem(e);
+        return pm_nomem(e);
     }
     for (size_t i = 0; i < ne; i++) {
         const char *nm = ents[i].name;
@@ -105,7 +104,7 @@ static int list_names(pm_fileio *io, const char *root, const char *sub, const ch
     *names = NULL;
     *n = 0;
     char *dir = path3(root, sub, NULL);
-    if (!dir) return nomem(e);
+    if (!dir) return pm_nomem(e);
     pm_dirent *ents = NULL;
     size_t ne = 0;
     pm_err le;
@@ -121,7 +120,7 @@ static int list_names(pm_fileio *io, const char *root, const char *sub, const ch
     char **v = ne ? calloc(ne, sizeof *v) : NULL;
     if (ne && !v) {
         pm_dirents_free(ents, ne);
-        return nomem(e);
+        return pm_nomem(e);
     }
     for (size_t i = 0; i < ne; i++) {
         const char *nm = ents[i].name;
@@ -131,7 +130,7 @@ static int list_names(pm_fileio *io, const char *root, const char *sub, const ch
         if (!v[cnt]) {
             pm_strv_free(v, cnt);
             pm_dirents_free(ents, ne);
-            return nomem(e);
+            return pm_nomem(e);
         }
         cnt++;
     }
@@ -146,17 +145,11 @@ static int list_names(pm_fileio *io, const char *root, const char *sub, const ch
     return PAIMON_OK;
 }
 
-void pm_strv_free(char **v, size_t n) {
-    if (!v) return;
-    for (size_t i = 0; i < n; i++) free(v[i]);
-    free(v);
-}
-
 /* ---- hints ------------------------------------------------------------ */
 
 int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e) {
     char *path = path3(branch_root, "snapshot", which);
-    if (!path) return nomem(e);
+    if (!path) return pm_nomem(e);
     pm_buf b = {0};
     int rc = pm_io_read_all(io, path, &b, e);
     if (rc == PAIMON_OK && !parse_long_exact((const char *)b.data, b.len, id)) {
@@ -178,7 +171,7 @@ int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int6
 
 int pm_hint_write(pm_fileio *io, const char *branch_root, const char *which, int64_t id, pm_err *e) {
     char *path = path3(branch_root, "snapshot", which);
-    if (!path) return nomem(e);
+    if (!path) return pm_nomem(e);
     char text[32];
     int n = snprintf(text, sizeof text, "%lld", (long long)id);
     int rc = pm_io_write_atomic(io, path, text, (size_t)n, e);
@@ -194,7 +187,7 @@ int pm_snapshot_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, 
 
 static int snapshot_exists(pm_fileio *io, const char *root, int64_t id, int *ex, pm_err *e) {
     char *p = versioned_path(root, "snapshot", "snapshot-", id);
-    if (!p) return nomem(e);
+    if (!p) return pm_nomem(e);
     int rc = pm_io_exists(io, p, ex, e);
     free(p);
     return rc;
@@ -257,7 +250,7 @@ static int read_versioned(pm_fileio *io, const char *branch_root, const char *di
                           char **path, pm_err *e) {
     char prefix[32];
     snprintf(prefix, sizeof prefix, "%s-", dir);
-    if (!(*path = versioned_path(branch_root, dir, prefix, id))) return nomem(e);
+    if (!(*path = versioned_path(branch_root, dir, prefix, id))) return pm_nomem(e);
     int rc = pm_io_read_all(io, *path, b, e);
     if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s %lld not found (%s)", dir, (long long)id, *path);
     return rc;
@@ -268,7 +261,7 @@ static int read_versioned(pm_fileio *io, const char *branch_root, const char *di
 static int check_schema_exists(pm_fileio *io, const char *branch_root, const pm_snapshot *s, const char *path,
                                pm_err *e) {
     char *sp = versioned_path(branch_root, "schema", "schema-", s->schema_id);
-    if (!sp) return nomem(e);
+    if (!sp) return pm_nomem(e);
     int ex = 0;
     int rc = pm_io_exists(io, sp, &ex, e);
     if (rc == PAIMON_OK && !ex)
@@ -353,11 +346,11 @@ static int read_named(pm_fileio *io, const char *branch_root, const char *dir, c
     if (rc) return rc;
     size_t nl = strlen(dir) + strlen(name) + 2;
     char *fname = malloc(nl);
-    if (!fname) return nomem(e);
+    if (!fname) return pm_nomem(e);
     snprintf(fname, nl, "%s-%s", dir, name);
     *path = path3(branch_root, dir, fname);
     free(fname);
-    if (!*path) return nomem(e);
+    if (!*path) return pm_nomem(e);
     rc = pm_io_read_all(io, *path, b, e);
     if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s '%s' not found (%s)", dir, name, *path);
     return rc;

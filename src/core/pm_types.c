@@ -204,139 +204,162 @@ static int parse_without_tz(lexer *lx, pm_err *e) {
 
 static int parse_with_nullability(lexer *lx, pm_err *e, pm_type **out);
 
-static int parse_base(lexer *lx, pm_err *e, pm_type **out) {
-    int rc, present = 0;
-    int32_t v = 0;
-    pm_type *t = NULL;
-    if (lx->kind != TK_WORD) return parse_err(lx, e, "type keyword expected");
+/* *out = a new nullable type of this root. */
+static int new_type(pm_type_root root, pm_type **out, pm_err *e) {
+    *out = pm_type_new(root, 1);
+    return *out ? PAIMON_OK : pm_nomem(e);
+}
 
-#define NEW(root) do { t = pm_type_new(root, 1); if (!t) return pm_fail(e, PAIMON_NOMEM, "out of memory"); } while (0)
-#define SIMPLE(kw, root) if (tok_is(lx, kw)) { NEW(root); lex_next(lx); *out = t; return PAIMON_OK; }
-    SIMPLE("BOOLEAN", PM_T_BOOLEAN)
-    SIMPLE("TINYINT", PM_T_TINYINT)
-    SIMPLE("SMALLINT", PM_T_SMALLINT)
-    SIMPLE("INT", PM_T_INT)
-    SIMPLE("INTEGER", PM_T_INT)
-    SIMPLE("BIGINT", PM_T_BIGINT)
-    SIMPLE("FLOAT", PM_T_FLOAT)
-    SIMPLE("DATE", PM_T_DATE)
-    SIMPLE("VARIANT", PM_T_VARIANT)
-    SIMPLE("BLOB", PM_T_BLOB)
-#undef SIMPLE
+/* Keywords with no parameters; 0 if the token is none of them. */
+static int simple_root(lexer *lx, pm_type_root *root) {
+    static const struct { const char *kw; pm_type_root root; } simple[] = {
+        {"BOOLEAN", PM_T_BOOLEAN}, {"TINYINT", PM_T_TINYINT}, {"SMALLINT", PM_T_SMALLINT},
+        {"INT", PM_T_INT},         {"INTEGER", PM_T_INT},     {"BIGINT", PM_T_BIGINT},
+        {"FLOAT", PM_T_FLOAT},     {"DATE", PM_T_DATE},       {"VARIANT", PM_T_VARIANT},
+        {"BLOB", PM_T_BLOB},
+    };
+    for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
+        if (tok_is(lx, simple[i].kw)) { *root = simple[i].root; return 1; }
+    return 0;
+}
+
+/* CHAR/VARCHAR/BINARY/VARBINARY [(length)] */
+static int parse_sized_string(lexer *lx, pm_err *e, pm_type **out) {
+    pm_type_root root = tok_is(lx, "CHAR") ? PM_T_CHAR : tok_is(lx, "VARCHAR") ? PM_T_VARCHAR
+                      : tok_is(lx, "BINARY") ? PM_T_BINARY : PM_T_VARBINARY;
+    int present = 0;
+    int32_t v = 0;
+    lex_next(lx);
+    int rc = parse_opt_int_param(lx, e, &present, &v);
+    if (rc) return rc;
+    if (present && v < 1) return parse_err(lx, e, "length must be between 1 and 2147483647");
+    if ((rc = new_type(root, out, e))) return rc;
+    if (present) (*out)->length = v;
+    return PAIMON_OK;
+}
+
+/* DECIMAL/NUMERIC/DEC [(precision [, scale])] */
+static int parse_decimal(lexer *lx, pm_err *e, pm_type **out) {
+    int32_t p = 10, s = 0;
+    lex_next(lx);
+    if (lx->kind == TK_LPAREN) {
+        lex_next(lx);
+        if (lx->kind != TK_INT || lx->ival < 0) return parse_err(lx, e, "precision expected");
+        p = (int32_t)lx->ival;
+        lex_next(lx);
+        if (lx->kind == TK_COMMA) {
+            lex_next(lx);
+            if (lx->kind != TK_INT || lx->ival < 0) return parse_err(lx, e, "scale expected");
+            s = (int32_t)lx->ival;
+            lex_next(lx);
+        }
+        if (lx->kind != TK_RPAREN) return parse_err(lx, e, "')' expected");
+        lex_next(lx);
+    }
+    if (p < 1 || p > 38) return parse_err(lx, e, "decimal precision must be between 1 and 38");
+    if (s < 0 || s > p) return parse_err(lx, e, "decimal scale must be between 0 and the precision");
+    int rc = new_type(PM_T_DECIMAL, out, e);
+    if (rc) return rc;
+    (*out)->precision = p;
+    (*out)->scale = s;
+    return PAIMON_OK;
+}
+
+/* TIME [(precision)] [WITHOUT TIME ZONE] */
+static int parse_time(lexer *lx, pm_err *e, pm_type **out) {
+    int present = 0;
+    int32_t v = 0;
+    lex_next(lx);
+    int rc = parse_opt_int_param(lx, e, &present, &v);
+    if (rc) return rc;
+    if (present && v > 9) return parse_err(lx, e, "time precision must be between 0 and 9");
+    if ((rc = parse_without_tz(lx, e)) || (rc = new_type(PM_T_TIME, out, e))) return rc;
+    (*out)->precision = present ? v : 0;
+    return PAIMON_OK;
+}
+
+/* TIMESTAMP [(p)] [WITHOUT TIME ZONE | WITH LOCAL TIME ZONE], TIMESTAMP_LTZ [(p)] */
+static int parse_timestamp(lexer *lx, pm_err *e, pm_type **out) {
+    int ltz = tok_is(lx, "TIMESTAMP_LTZ"), present = 0;
+    int32_t v = 0;
+    lex_next(lx);
+    int rc = parse_opt_int_param(lx, e, &present, &v);
+    if (rc) return rc;
+    if (present && v > 9) return parse_err(lx, e, "timestamp precision must be between 0 and 9");
+    if (!ltz) {
+        if (tok_is(lx, "WITHOUT")) {
+            if ((rc = parse_without_tz(lx, e))) return rc;
+        } else if (tok_is(lx, "WITH")) {
+            lex_next(lx);
+            if (!tok_is(lx, "LOCAL")) return parse_err(lx, e, "'LOCAL' expected");
+            lex_next(lx);
+            if (!tok_is(lx, "TIME")) return parse_err(lx, e, "'TIME' expected");
+            lex_next(lx);
+            if (!tok_is(lx, "ZONE")) return parse_err(lx, e, "'ZONE' expected");
+            lex_next(lx);
+            ltz = 1;
+        }
+    }
+    if ((rc = new_type(ltz ? PM_T_TIMESTAMP_LTZ : PM_T_TIMESTAMP, out, e))) return rc;
+    (*out)->precision = present ? v : 6;
+    return PAIMON_OK;
+}
+
+/* VECTOR<element, length>: a numeric element type. */
+static int parse_vector(lexer *lx, pm_err *e, pm_type **out) {
+    pm_type *el = NULL;
+    lex_next(lx);
+    if (lx->kind != TK_LT) return parse_err(lx, e, "'<' expected");
+    lex_next(lx);
+    int rc = parse_with_nullability(lx, e, &el);
+    if (rc) return rc;
+    if (el->root > PM_T_DOUBLE) {
+        pm_type_free(el);
+        return parse_err(lx, e, "invalid vector element type");
+    }
+    if (lx->kind != TK_COMMA) { pm_type_free(el); return parse_err(lx, e, "',' expected"); }
+    lex_next(lx);
+    if (lx->kind != TK_INT || lx->ival < 1) {
+        pm_type_free(el);
+        return parse_err(lx, e, "vector length expected");
+    }
+    int32_t v = (int32_t)lx->ival;
+    lex_next(lx);
+    if (lx->kind != TK_GT) { pm_type_free(el); return parse_err(lx, e, "'>' expected"); }
+    lex_next(lx);
+    if ((rc = new_type(PM_T_VECTOR, out, e))) { pm_type_free(el); return rc; }
+    (*out)->element = el;
+    (*out)->length = v;
+    return PAIMON_OK;
+}
+
+static int parse_base(lexer *lx, pm_err *e, pm_type **out) {
+    if (lx->kind != TK_WORD) return parse_err(lx, e, "type keyword expected");
+    pm_type_root root;
+    int rc;
+    if (simple_root(lx, &root)) {
+        if ((rc = new_type(root, out, e))) return rc;
+        lex_next(lx);
+        return PAIMON_OK;
+    }
     if (tok_is(lx, "DOUBLE")) {
-        NEW(PM_T_DOUBLE);
+        if ((rc = new_type(PM_T_DOUBLE, out, e))) return rc;
         lex_next(lx);
         if (tok_is(lx, "PRECISION")) lex_next(lx);
-        *out = t;
         return PAIMON_OK;
     }
     if (tok_is(lx, "STRING") || tok_is(lx, "BYTES")) {
-        NEW(tok_is(lx, "STRING") ? PM_T_VARCHAR : PM_T_VARBINARY);
-        t->length = PM_MAX_LEN;
+        if ((rc = new_type(tok_is(lx, "STRING") ? PM_T_VARCHAR : PM_T_VARBINARY, out, e))) return rc;
+        (*out)->length = PM_MAX_LEN;
         lex_next(lx);
-        *out = t;
         return PAIMON_OK;
     }
-    if (tok_is(lx, "CHAR") || tok_is(lx, "VARCHAR") || tok_is(lx, "BINARY") ||
-        tok_is(lx, "VARBINARY")) {
-        pm_type_root root = tok_is(lx, "CHAR") ? PM_T_CHAR : tok_is(lx, "VARCHAR") ? PM_T_VARCHAR
-                          : tok_is(lx, "BINARY") ? PM_T_BINARY : PM_T_VARBINARY;
-        lex_next(lx);
-        if ((rc = parse_opt_int_param(lx, e, &present, &v))) return rc;
-        if (present && v < 1)
-            return parse_err(lx, e, "length must be between 1 and 2147483647");
-        NEW(root);
-        if (present) t->length = v;
-        *out = t;
-        return PAIMON_OK;
-    }
-    if (tok_is(lx, "DECIMAL") || tok_is(lx, "NUMERIC") || tok_is(lx, "DEC")) {
-        int32_t p = 10, s = 0;
-        lex_next(lx);
-        if (lx->kind == TK_LPAREN) {
-            lex_next(lx);
-            if (lx->kind != TK_INT || lx->ival < 0) return parse_err(lx, e, "precision expected");
-            p = (int32_t)lx->ival;
-            lex_next(lx);
-            if (lx->kind == TK_COMMA) {
-                lex_next(lx);
-                if (lx->kind != TK_INT || lx->ival < 0) return parse_err(lx, e, "scale expected");
-                s = (int32_t)lx->ival;
-                lex_next(lx);
-            }
-            if (lx->kind != TK_RPAREN) return parse_err(lx, e, "')' expected");
-            lex_next(lx);
-        }
-        if (p < 1 || p > 38) return parse_err(lx, e, "decimal precision must be between 1 and 38");
-        if (s < 0 || s > p) return parse_err(lx, e, "decimal scale must be between 0 and the precision");
-        NEW(PM_T_DECIMAL);
-        t->precision = p;
-        t->scale = s;
-        *out = t;
-        return PAIMON_OK;
-    }
-    if (tok_is(lx, "TIME")) {
-        lex_next(lx);
-        if ((rc = parse_opt_int_param(lx, e, &present, &v))) return rc;
-        if (present && v > 9) return parse_err(lx, e, "time precision must be between 0 and 9");
-        if ((rc = parse_without_tz(lx, e))) return rc;
-        NEW(PM_T_TIME);
-        t->precision = present ? v : 0;
-        *out = t;
-        return PAIMON_OK;
-    }
-    if (tok_is(lx, "TIMESTAMP") || tok_is(lx, "TIMESTAMP_LTZ")) {
-        int ltz = tok_is(lx, "TIMESTAMP_LTZ");
-        lex_next(lx);
-        if ((rc = parse_opt_int_param(lx, e, &present, &v))) return rc;
-        if (present && v > 9) return parse_err(lx, e, "timestamp precision must be between 0 and 9");
-        if (!ltz) {
-            if (tok_is(lx, "WITHOUT")) {
-                if ((rc = parse_without_tz(lx, e))) return rc;
-            } else if (tok_is(lx, "WITH")) {
-                lex_next(lx);
-                if (!tok_is(lx, "LOCAL")) return parse_err(lx, e, "'LOCAL' expected");
-                lex_next(lx);
-                if (!tok_is(lx, "TIME")) return parse_err(lx, e, "'TIME' expected");
-                lex_next(lx);
-                if (!tok_is(lx, "ZONE")) return parse_err(lx, e, "'ZONE' expected");
-                lex_next(lx);
-                ltz = 1;
-            }
-        }
-        NEW(ltz ? PM_T_TIMESTAMP_LTZ : PM_T_TIMESTAMP);
-        t->precision = present ? v : 6;
-        *out = t;
-        return PAIMON_OK;
-    }
-    if (tok_is(lx, "VECTOR")) {
-        pm_type *el = NULL;
-        lex_next(lx);
-        if (lx->kind != TK_LT) return parse_err(lx, e, "'<' expected");
-        lex_next(lx);
-        if ((rc = parse_with_nullability(lx, e, &el))) return rc;
-        if (el->root > PM_T_DOUBLE) {
-            pm_type_free(el);
-            return parse_err(lx, e, "invalid vector element type");
-        }
-        if (lx->kind != TK_COMMA) { pm_type_free(el); return parse_err(lx, e, "',' expected"); }
-        lex_next(lx);
-        if (lx->kind != TK_INT || lx->ival < 1) {
-            pm_type_free(el);
-            return parse_err(lx, e, "vector length expected");
-        }
-        v = (int32_t)lx->ival;
-        lex_next(lx);
-        if (lx->kind != TK_GT) { pm_type_free(el); return parse_err(lx, e, "'>' expected"); }
-        lex_next(lx);
-        t = pm_type_new(PM_T_VECTOR, 1);
-        if (!t) { pm_type_free(el); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
-        t->element = el;
-        t->length = v;
-        *out = t;
-        return PAIMON_OK;
-    }
-#undef NEW
+    if (tok_is(lx, "CHAR") || tok_is(lx, "VARCHAR") || tok_is(lx, "BINARY") || tok_is(lx, "VARBINARY"))
+        return parse_sized_string(lx, e, out);
+    if (tok_is(lx, "DECIMAL") || tok_is(lx, "NUMERIC") || tok_is(lx, "DEC")) return parse_decimal(lx, e, out);
+    if (tok_is(lx, "TIME")) return parse_time(lx, e, out);
+    if (tok_is(lx, "TIMESTAMP") || tok_is(lx, "TIMESTAMP_LTZ")) return parse_timestamp(lx, e, out);
+    if (tok_is(lx, "VECTOR")) return parse_vector(lx, e, out);
     return parse_err(lx, e, "unsupported or unknown type");
 }
 

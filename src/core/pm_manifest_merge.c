@@ -1,0 +1,339 @@
+/* Manifest merge of a commit's base list (Java ManifestFileMerger): full
+ * compaction when the changed manifests reach the threshold, else minor
+ * compaction of consecutive small manifests. */
+#include "pm_commit_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- manifest merge (ManifestFileMerger minor compaction) ----------------- */
+
+static int for_each_entry(paimon_table *t, const pm_own_meta *v, size_t n,
+                          int (*fn)(void *ctx, const pm_manifest_entry *m, pm_err *e), void *ctx, pm_err *e) {
+    for (size_t i = 0; i < n; i++) {
+        pm_manifest_reader *r;
+        int rc = pm_table_open_manifest(t, v[i].m.file_name, PM_MANIFEST_FILE, &r, e);
+        if (rc) return rc;
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK)
+            if ((rc = fn(ctx, m, e))) break;
+        pm_manifest_close(r);
+        if (rc != PAIMON_DONE) return rc;
+    }
+    return PAIMON_OK;
+}
+
+typedef struct merge_ctx {
+    paimon_table *t;
+    pm_idmap map;
+    pm_buf key;
+    int64_t seq;
+    pm_mroll *mr;
+} merge_ctx;
+
+static int merge_pass1(void *p, const pm_manifest_entry *m, pm_err *e) {
+    merge_ctx *c = p;
+    if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    long s = pm_idmap_find(&c->map, c->key.data, c->key.len);
+    int64_t seq = c->seq++;
+    if (m->kind == PM_FILE_ADD) {
+        if (s >= 0) {
+            pm_buf d = {0};
+            pm_commit_describe_file(c->t, m, &d);
+            int rc = pm_fail(e, PAIMON_CORRUPT, "%s: trying to add %s which is already added",
+                             c->t->root, d.data ? (char *)d.data : "?");
+            pm_buf_free(&d);
+            return rc;
+        }
+    } else if (s >= 0) {
+        pm_idmap_del(&c->map, c->key.data, c->key.len, s);
+        return PAIMON_OK;
+    }
+    if (pm_idmap_put(&c->map, c->key.data, c->key.len, seq, m->kind)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    return PAIMON_OK;
+}
+
+static int merge_pass2(void *p, const pm_manifest_entry *m, pm_err *e) {
+    merge_ctx *c = p;
+    if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    long s = pm_idmap_find(&c->map, c->key.data, c->key.len);
+    int64_t seq = c->seq++;
+    if (s >= 0 && c->map.val[s] == seq) return pm_mroll_add(c->mr, m, e);
+    return PAIMON_OK;
+}
+
+/* Append a copy of m to *out. */
+static int keep_meta(pm_own_meta **out, size_t *n_out, size_t *cap, const pm_own_meta *m, pm_err *e) {
+    pm_own_meta *slot;
+    if (pm_own_metas_push(out, n_out, cap, &slot) || pm_own_meta_copy(slot, &m->m)) {
+        if (*n_out && !(*out)[*n_out - 1].name) (*n_out)--;
+        return pm_nomem(e);
+    }
+    return PAIMON_OK;
+}
+
+/* Merge a group of manifests into new file(s) appended to out. */
+static int merge_group(pm_attempt *a, const pm_own_meta *g, size_t n, pm_own_meta **out, size_t *n_out, size_t *cap,
+                       pm_err *e) {
+    if (n == 1) return keep_meta(out, n_out, cap, &g[0], e);
+    merge_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = a->t;
+    int rc = for_each_entry(a->t, g, n, merge_pass1, &c, e);
+    if (!rc && c.map.n) {
+        pm_mroll r;
+        pm_mroll_init(&r, a, out, n_out, cap);
+        c.mr = &r;
+        c.seq = 0;
+        rc = for_each_entry(a->t, g, n, merge_pass2, &c, e);
+        if (!rc) rc = pm_mroll_finish(&r, e);
+        else pm_mroll_abort(&r);
+    }
+    pm_idmap_free(&c.map);
+    pm_buf_free(&c.key);
+    return rc;
+}
+
+static int merge_minor(pm_attempt *a, const pm_own_meta *in, size_t n, pm_own_meta **out, size_t *n_out, pm_err *e) {
+    size_t cap = 0;
+    *out = NULL;
+    *n_out = 0;
+    int rc = PAIMON_OK;
+    size_t start = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        total += in[i].m.file_size;
+        if (total >= a->o->manifest_target_size) {
+            rc = merge_group(a, in + start, i + 1 - start, out, n_out, &cap, e);
+            start = i + 1;
+            total = 0;
+        }
+    }
+    if (!rc && start < n) {
+        size_t rest = n - start;
+        if ((int64_t)rest >= (int64_t)(a->o->merge_min_count > 0 ? a->o->merge_min_count : 1))
+            rc = merge_group(a, in + start, rest, out, n_out, &cap, e);
+        else
+            for (size_t i = start; i < n && !rc; i++) rc = merge_group(a, in + i, 1, out, n_out, &cap, e);
+    }
+    if (rc) {
+        pm_own_metas_free(*out, *n_out);
+        *out = NULL;
+        *n_out = 0;
+    }
+    return rc;
+}
+
+
+/* ---- manifest merge: full compaction (ManifestFileMerger.tryFullCompaction) */
+
+static int must_change(const pm_attempt *a, const pm_own_meta *m) {
+    return m->m.num_deleted_files > 0 || m->m.file_size < a->o->manifest_target_size;
+}
+
+typedef struct full_ctx {
+    paimon_table *t;
+    pm_set *dels, *parts;
+    pm_mbuild *pstats;          /* partition stats of the deleted files (no writer) */
+    pm_mroll *mr;               /* output */
+    pm_buf key;
+    int require;
+} full_ctx;
+
+static int full_collect_deletes(void *p, const pm_manifest_entry *m, pm_err *e) {
+    full_ctx *c = p;
+    if (m->kind != PM_FILE_DELETE) return PAIMON_OK;
+    if (pm_file_identifier(m, &c->key) || pm_set_add(c->dels, c->key.data, c->key.len) < 0)
+        return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    int added = pm_set_add(c->parts, m->partition.ptr, m->partition.len);
+    if (added < 0) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (added) {
+        int rc = pm_mbuild_partition(c->pstats, m, e);
+        if (rc) return rc;
+        c->pstats->n++;
+    }
+    return PAIMON_OK;
+}
+
+static int full_check(void *p, const pm_manifest_entry *m, pm_err *e) {
+    full_ctx *c = p;
+    if (m->kind == PM_FILE_DELETE) return PAIMON_OK;
+    if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (pm_set_contains(c->dels, c->key.data, c->key.len)) {
+        c->require = 1;
+        return PAIMON_DONE;   /* stop early */
+    }
+    return PAIMON_OK;
+}
+
+static int full_write(void *p, const pm_manifest_entry *m, pm_err *e) {
+    full_ctx *c = p;
+    if (m->kind == PM_FILE_DELETE) return PAIMON_OK;
+    if (pm_file_identifier(m, &c->key)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (pm_set_contains(c->dels, c->key.data, c->key.len)) return PAIMON_OK;
+    return pm_mroll_add(c->mr, m, e);
+}
+
+/* Java's MultiplePartitionPredicate over a manifest's partition stats: per
+ * field, file.max >= min(deleted) and file.min <= max(deleted) (IS NULL when
+ * the deleted partitions only have nulls there). Unknown stats -> 1. */
+static int may_contain_deleted(full_ctx *c, const pm_own_meta *f, const pm_datum *dmin, const pm_datum *dmax) {
+    paimon_table *t = c->t;
+    size_t np = t->n_part;
+    if (np == 0) return 1;
+    pm_datum fmin[16], fmax[16];
+    if (np > 16) return 1;
+    pm_err e2;
+    const pm_stats *st = &f->m.partition_stats;
+    if (pm_binrow_decode(st->min_values.ptr, st->min_values.len, t->part_types, np, fmin, &e2) ||
+        pm_binrow_decode(st->max_values.ptr, st->max_values.len, t->part_types, np, fmax, &e2))
+        return 1;
+    int64_t rows = f->m.num_added_files + f->m.num_deleted_files;
+    for (size_t i = 0; i < np; i++) {
+        int has_nc = i < st->n_null_counts && !(st->null_count_is_null && st->null_count_is_null[i]);
+        int64_t nc = has_nc ? st->null_counts[i] : 0;
+        if (dmin[i].is_null) {                       /* IS NULL */
+            if (has_nc && nc <= 0) return 0;
+            continue;
+        }
+        int all_null = has_nc && nc == rows;
+        if (!all_null && (fmin[i].is_null || fmax[i].is_null)) continue;   /* unknown */
+        if (all_null) return 0;
+        if (pm_stats_cmp_datum(t->part_types[i], &fmax[i], &dmin[i]) < 0) return 0;
+        if (pm_stats_cmp_datum(t->part_types[i], &fmin[i], &dmax[i]) > 0) return 0;
+    }
+    return 1;
+}
+
+/* Java tryFullCompaction runs once the manifests that must change (with
+ * deletes, or under the target size) add up to the threshold. */
+static int full_compaction_due(const pm_attempt *a, const pm_own_meta *in, size_t n) {
+    int64_t delta_size = 0;
+    for (size_t i = 0; i < n; i++)
+        if (must_change(a, &in[i])) delta_size += in[i].m.file_size;
+    int64_t trigger = a->o->full_compaction_threshold > 0 ? a->o->full_compaction_threshold : 1;
+    return delta_size >= trigger;
+}
+
+/* The deleted files' identifiers and their partitions' stats (c->pstats,
+ * a builder without writer). */
+static int collect_deleted(full_ctx *c, pm_attempt *a, const pm_own_meta *in, size_t n, pm_err *e) {
+    int rc = pm_mbuild_open(c->pstats, a, e);
+    if (rc) return rc;
+    pm_avro_writer_abort(c->pstats->w);
+    c->pstats->w = NULL;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (in[i].m.num_deleted_files > 0) rc = for_each_entry(c->t, &in[i], 1, full_collect_deletes, c, e);
+    return rc;
+}
+
+/* keep[i] = 1 for the manifests left untouched up front (nothing to change
+ * and no deleted partition in them); *to_merge counts the others. */
+static int mark_untouched(full_ctx *c, pm_attempt *a, const pm_own_meta *in, size_t n, uint8_t *keep,
+                          size_t *to_merge, pm_err *e) {
+    paimon_table *t = c->t;
+    size_t np = t->n_part;
+    pm_datum dmin[16], dmax[16];
+    int pred_false = pm_set_size(c->dels) == 0;
+    int pred_true = !pred_false && (np == 0 || np > 16);
+    int rc;
+    if (!pred_false && !pred_true) {
+        if ((rc = pm_binrow_decode(c->pstats->pmin.data, c->pstats->pmin.len, t->part_types, np, dmin, e)) ||
+            (rc = pm_binrow_decode(c->pstats->pmax.data, c->pstats->pmax.len, t->part_types, np, dmax, e)))
+            return rc;
+    }
+    *to_merge = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!must_change(a, &in[i]) && !pred_true && (pred_false || !may_contain_deleted(c, &in[i], dmin, dmax)))
+            keep[i] = 1;
+        else
+            (*to_merge)++;
+    }
+    return PAIMON_OK;
+}
+
+/* One manifest that may change: rewritten without the deleted files if it
+ * must change or holds one of them, else kept as it is. */
+static int rewrite_or_keep(full_ctx *c, pm_attempt *a, const pm_own_meta *f, pm_own_meta **out, size_t *n_out,
+                           size_t *cap, pm_err *e) {
+    int rc = PAIMON_OK;
+    c->require = must_change(a, f);
+    if (!c->require) {
+        rc = for_each_entry(c->t, f, 1, full_check, c, e);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    if (rc) return rc;
+    if (c->require) return for_each_entry(c->t, f, 1, full_write, c, e);
+    return keep_meta(out, n_out, cap, f, e);
+}
+
+/* Kept manifests first, then the rewritten ones (Java's order). */
+static int rewrite_changed(full_ctx *c, pm_attempt *a, const pm_own_meta *in, size_t n, const uint8_t *keep,
+                           pm_own_meta **out, size_t *n_out, pm_err *e) {
+    size_t cap = 0;
+    int rc = PAIMON_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (keep[i]) rc = keep_meta(out, n_out, &cap, &in[i], e);
+    if (rc) return rc;
+    pm_own_meta *rolled = NULL;
+    size_t n_rolled = 0, cap_rolled = 0;
+    pm_mroll roll;
+    pm_mroll_init(&roll, a, &rolled, &n_rolled, &cap_rolled);
+    c->mr = &roll;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!keep[i]) rc = rewrite_or_keep(c, a, &in[i], out, n_out, &cap, e);
+    if (rc) pm_mroll_abort(&roll);
+    else rc = pm_mroll_finish(&roll, e);
+    for (size_t i = 0; i < n_rolled && !rc; i++) {
+        pm_own_meta *slot;
+        if (pm_own_metas_push(out, n_out, &cap, &slot)) { rc = pm_nomem(e); break; }
+        *slot = rolled[i];
+        memset(&rolled[i], 0, sizeof rolled[i]);
+    }
+    pm_own_metas_free(rolled, n_rolled);
+    return rc;
+}
+
+/* Sets *done = 1 and fills *out when a full compaction happened. */
+static int merge_full(pm_attempt *a, const pm_own_meta *in, size_t n, pm_own_meta **out, size_t *n_out, int *done,
+                      pm_err *e) {
+    *done = 0;
+    if (!full_compaction_due(a, in, n)) return PAIMON_OK;
+    full_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = a->t;
+    pm_mbuild pstats;
+    memset(&pstats, 0, sizeof pstats);
+    c.pstats = &pstats;
+    uint8_t *keep = calloc(n ? n : 1, 1);     /* 1: left untouched up front */
+    c.dels = pm_set_new();
+    c.parts = pm_set_new();
+    size_t to_merge = 0;
+    int rc = keep && c.dels && c.parts ? PAIMON_OK : pm_nomem(e);
+    if (!rc) rc = collect_deleted(&c, a, in, n, e);
+    if (!rc) rc = mark_untouched(&c, a, in, n, keep, &to_merge, e);
+    /* one manifest or none to merge: fall back to minor compaction */
+    if (!rc && to_merge > 1 && !(rc = rewrite_changed(&c, a, in, n, keep, out, n_out, e))) *done = 1;
+    pm_mbuild_free(&pstats);
+    pm_set_free(c.dels);
+    pm_set_free(c.parts);
+    pm_buf_free(&c.key);
+    free(keep);
+    if (rc || !*done) {
+        pm_own_metas_free(*out, *n_out);
+        *out = NULL;
+        *n_out = 0;
+    }
+    return rc;
+}
+
+/* ManifestFileMerger.merge: full compaction if triggered, else minor. */
+int pm_merge_manifests(pm_attempt *a, const pm_own_meta *in, size_t n, pm_own_meta **out, size_t *n_out, pm_err *e) {
+    *out = NULL;
+    *n_out = 0;
+    int done = 0;
+    int rc = merge_full(a, in, n, out, n_out, &done, e);
+    if (rc || done) return rc;
+    return merge_minor(a, in, n, out, n_out, e);
+}
+
