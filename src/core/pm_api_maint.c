@@ -62,7 +62,6 @@ struct paimon_result {
     char *text;
 };
 
-static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
 /* The tree as JSON; NULL for out of memory. Byte strings have no JSON
  * form and are left out. */
@@ -99,7 +98,7 @@ static int result_finish(pm_result *tree, paimon_result **out, pm_err *e) {
     if (!r || !r->text) {
         free(r);
         json_decref(obj);
-        return nomem(e);
+        return pm_nomem(e);
     }
     r->obj = obj;
     *out = r;
@@ -167,7 +166,7 @@ static int run_op(paimon_table *t, const char *name, const paimon_options *o, pa
     *out = NULL;
     size_t n = o ? o->n : 0;
     pm_opt_in *in = calloc(n ? n : 1, sizeof *in);
-    if (!in) return nomem(e);
+    if (!in) return pm_nomem(e);
     for (size_t i = 0; i < n; i++) in[i] = (pm_opt_in){o->v[i].key, PM_OV_TEXT, o->v[i].value, 0, NULL};
     pm_op_args args;
     pm_result *tree = NULL;

@@ -11,7 +11,6 @@
 
 #include "pm_refs.h"
 
-static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -22,7 +21,7 @@ static int snapshot_path(const char *broot, int64_t id, pm_buf *out) {
 
 static int snap_exists(paimon_table *t, int64_t id, int *ex, pm_err *e) {
     pm_buf p = {0};
-    if (snapshot_path(t->branch_root, id, &p)) return nomem(e);
+    if (snapshot_path(t->branch_root, id, &p)) return pm_nomem(e);
     int rc = pm_io_exists(t->io, (char *)p.data, ex, e);
     pm_buf_free(&p);
     return rc;
@@ -256,7 +255,7 @@ typedef struct protect {
 } protect;
 
 static int set_add_str(pm_set *s, const char *v, pm_err *e) {
-    if (v && pm_set_add(s, v, strlen(v)) < 0) return nomem(e);
+    if (v && pm_set_add(s, v, strlen(v)) < 0) return pm_nomem(e);
     return PAIMON_OK;
 }
 
@@ -269,16 +268,16 @@ static int protect_entry(void *ud, const pm_manifest_entry *m, const char *manif
     (void)manifest;
     int rc = pm_data_file_full_path(p->t, m, b, e);
     if (rc) return rc;
-    if (out ? pm_refs_record(out, b->data, b->len) : pm_set_add(p->paths, b->data, b->len) < 0) return nomem(e);
+    if (out ? pm_refs_record(out, b->data, b->len) : pm_set_add(p->paths, b->data, b->len) < 0) return pm_nomem(e);
     for (size_t i = 0; i < m->file.extra_files.n; i++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], p->t->root, x, e))) return rc;
-        if (out ? pm_refs_record(out, x->data, x->len) : pm_set_add(p->paths, x->data, x->len) < 0) return nomem(e);
+        if (out ? pm_refs_record(out, x->data, x->len) : pm_set_add(p->paths, x->data, x->len) < 0) return pm_nomem(e);
     }
     return PAIMON_OK;
 }
 
 static int protect_record(void *ud, const void *rec, size_t len, pm_err *e) {
-    return pm_set_add(((protect *)ud)->paths, rec, len) < 0 ? nomem(e) : PAIMON_OK;
+    return pm_set_add(((protect *)ud)->paths, rec, len) < 0 ? pm_nomem(e) : PAIMON_OK;
 }
 
 /* A retained manifest list just read: its name and its manifests' names are
@@ -330,7 +329,7 @@ static int protect_live(const pm_snapshot *s, protect *p, pm_err *e) {
     pm_buf key = {0};
     if (pm_buf_printf(&key, "%s", s->base_manifest_list ? s->base_manifest_list : "") || pm_buf_putc(&key, 0) ||
         pm_buf_printf(&key, "%s", s->delta_manifest_list ? s->delta_manifest_list : ""))
-        return nomem(e);
+        return pm_nomem(e);
     if (pm_set_contains(p->live_done, key.data, key.len)) { pm_buf_free(&key); return PAIMON_OK; }
     pm_mfile *v = NULL;
     size_t n = 0;
@@ -341,10 +340,10 @@ static int protect_live(const pm_snapshot *s, protect *p, pm_err *e) {
     if (!rc) rc = note_list(p, s->base_manifest_list, v, n_base, e);
     if (!rc) rc = note_list(p, s->delta_manifest_list, v + n_base, n - n_base, e);
     const char **names = rc ? NULL : mfile_names(v, n);
-    if (!rc && !names) rc = nomem(e);
+    if (!rc && !names) rc = pm_nomem(e);
     pm_refs_entry_visitor ev = {protect_entry, protect_record, NULL, p};
     if (!rc) rc = pm_refs_live(p->t, names, n, p->threads, PM_REFS_REFUSE, &ev, e);
-    if (!rc && pm_set_add(p->live_done, key.data, key.len) < 0) rc = nomem(e);
+    if (!rc && pm_set_add(p->live_done, key.data, key.len) < 0) rc = pm_nomem(e);
     free(names);
     pm_buf_free(&key);
     pm_mfiles_free(v, n);
@@ -363,7 +362,7 @@ static int protect_list_adds(const char *list, int gone_ok, protect *p, pm_err *
     if (rc == PAIMON_NOTFOUND && gone_ok) { pm_err_clear(e); pm_mfiles_free(v, n); return PAIMON_OK; }
     if (!rc) rc = note_list(p, list, v, n, e);
     const char **names = rc ? NULL : mfile_names(v, n);
-    if (!rc && !names) rc = nomem(e);
+    if (!rc && !names) rc = pm_nomem(e);
     pm_refs_entry_visitor ev = {protect_entry, NULL, NULL, p};
     if (!rc) rc = pm_refs_adds(p->t, names, n, PM_REFS_REFUSE, &ev, e);
     free(names);
@@ -488,21 +487,21 @@ static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, pl
             if (nops == cap) {
                 cap = cap ? cap * 2 : 64;
                 op_rec *nv = realloc(ops, cap * sizeof *nv);
-                if (!nv) { rc = nomem(e); break; }
+                if (!nv) { rc = pm_nomem(e); break; }
                 ops = nv;
             }
             op_rec *o = &ops[nops++];
             memset(o, 0, sizeof *o);
             o->path = pm_strdup((char *)b.data);
             o->del = m->kind == PM_FILE_DELETE;
-            if (!o->path) { rc = nomem(e); break; }
+            if (!o->path) { rc = pm_nomem(e); break; }
             if (o->del && m->file.extra_files.n) {
                 o->extra = calloc(m->file.extra_files.n, sizeof *o->extra);
-                if (!o->extra) { rc = nomem(e); break; }
+                if (!o->extra) { rc = pm_nomem(e); break; }
                 for (size_t k = 0; k < m->file.extra_files.n; k++) {
                     if ((rc = pm_extra_file_path(o->path, m->file.extra_files.v[k], t->root, &x, e))) break;
                     o->extra[o->n_extra] = pm_strdup((char *)x.data);
-                    if (!o->extra[o->n_extra++]) { rc = nomem(e); break; }
+                    if (!o->extra[o->n_extra++]) { rc = pm_nomem(e); break; }
                 }
                 if (rc) break;
             }
@@ -512,11 +511,11 @@ static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, pl
     }
     if (!rc && !gone) {
         pm_set *seen = pm_set_new();
-        if (!seen) rc = nomem(e);
+        if (!seen) rc = pm_nomem(e);
         for (size_t i = nops; !rc && i-- > 0;) {
             op_rec *o = &ops[i];
             int added = pm_set_add(seen, o->path, strlen(o->path));
-            if (added < 0) { rc = nomem(e); break; }
+            if (added < 0) { rc = pm_nomem(e); break; }
             if (!added || !o->del) continue;
             if (pm_set_contains(p->paths, o->path, strlen(o->path))) { pl->protected_files++; continue; }
             if ((rc = pm_deleter_add(pl->data, o->path, PM_K_DATA, e))) break;
@@ -630,25 +629,25 @@ static int refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
     for (size_t i = 0; !rc && i < n; i++) {
         pm_stat st = {0};
         tp.len = 0;
-        if (pm_buf_printf(&tp, "%s/tag/tag-%s", t->branch_root, v[i])) { rc = nomem(e); break; }
+        if (pm_buf_printf(&tp, "%s/tag/tag-%s", t->branch_root, v[i])) { rc = pm_nomem(e); break; }
         int sr = pm_io_stat(t->io, (char *)tp.data, &st, e);
         if (sr == PAIMON_NOTFOUND) { pm_err_clear(e); st.size = -1; }
         else if (sr) { rc = sr; break; }
-        rc = pm_buf_printf(out, "t:%s %lld %lld\n", v[i], (long long)st.size, (long long)st.mtime_ms) ? nomem(e) : 0;
+        rc = pm_buf_printf(out, "t:%s %lld %lld\n", v[i], (long long)st.size, (long long)st.mtime_ms) ? pm_nomem(e) : 0;
     }
     pm_buf_free(&tp);
     pm_strv_free(v, n);
     v = NULL;
     n = 0;
     if (!rc) rc = pm_branch_list(t->io, t->root, &v, &n, e);
-    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "b:%s\n", v[i]) ? nomem(e) : 0;
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "b:%s\n", v[i]) ? pm_nomem(e) : 0;
     pm_strv_free(v, n);
     v = NULL;
     n = 0;
     if (!rc) rc = pm_consumer_list(t->io, t->branch_root, &v, &n, e);
-    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "c:%s\n", v[i]) ? nomem(e) : 0;
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "c:%s\n", v[i]) ? pm_nomem(e) : 0;
     pm_strv_free(v, n);
-    if (!rc && pm_buf_cstr(out)) rc = nomem(e);
+    if (!rc && pm_buf_cstr(out)) rc = pm_nomem(e);
     return rc;
 }
 
@@ -671,7 +670,7 @@ static void repair_earliest_hint(paimon_table *t, const pm_expire_range *r) {
 static int plan_snapshot_files(paimon_table *t, pm_snapshot **exp, size_t n_exp, pm_deleter *d, pm_err *e) {
     for (size_t i = 0; i < n_exp; i++) {
         pm_buf b = {0};
-        if (snapshot_path(t->branch_root, exp[i]->id, &b)) return nomem(e);
+        if (snapshot_path(t->branch_root, exp[i]->id, &b)) return pm_nomem(e);
         char out_why[700];
         int rc = PAIMON_OK;
         if (i == 0 && pm_path_inside(t->io, t->root, (char *)b.data, out_why, sizeof out_why) == 0)
@@ -794,7 +793,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_snapshot **all = NULL;               /* [begin, latest]: expired ones first */
     size_t n_all = 0, n_exp = 0;
     if (!p.paths || !p.names || !p.lists_done || !p.live_done || !pl.data || !pl.meta_a || !pl.meta_b || !snaps_del)
-        rc = nomem(e);
+        rc = pm_nomem(e);
     if (!rc) rc = refs_fingerprint(t, &fp0, e);
     if (!rc && (rc = pm_refs_snapshots(t, begin, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire");
     while (!rc && n_exp < n_all && all[n_exp]->id < end) n_exp++;

@@ -69,7 +69,6 @@ struct pm_op {
     op_run_fn run;
 };
 
-static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
 /* Id of the face's option `key` for op; -1 if op does not know it. */
 static int find_opt(const pm_op *op, pm_face face, const char *key) {
@@ -446,11 +445,11 @@ static int text_select_parse(const paimon_table *t, const pm_op_args *a, text_se
     s->f = calloc(s->n, sizeof *s->f);
     s->texts = calloc(s->n, sizeof *s->texts);
     s->kv = calloc(2 * s->n * t->n_part, sizeof *s->kv);
-    if (!s->f || !s->texts || !s->kv) return nomem(e);
+    if (!s->f || !s->texts || !s->kv) return pm_nomem(e);
     int rc = PAIMON_OK;
     for (size_t i = 0, k = 0; !rc && i < a->n_in; i++) {
         if (find_opt(a->op, a->face, a->in[i].key) != PM_O_PARTITION) continue;
-        if (!(s->texts[k] = pm_strdup(a->in[i].text))) return nomem(e);
+        if (!(s->texts[k] = pm_strdup(a->in[i].text))) return pm_nomem(e);
         s->f[k].keys = s->kv + 2 * k * t->n_part;
         s->f[k].values = s->f[k].keys + t->n_part;
         rc = parse_spec(t, s->texts[k], (const char **)s->f[k].keys, (const char **)s->f[k].values, &s->f[k].n, e);
@@ -565,7 +564,7 @@ const char *pm_op_name(const pm_op *op) { return op ? op->name : NULL; }
 int pm_op_run(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result **out, pm_err *e) {
     *out = NULL;
     pm_result *res = pm_result_new();
-    if (!res) return nomem(e);
+    if (!res) return pm_nomem(e);
     int rc = a->op->run(t, a, h ? h : &no_hooks, res, e);
     if (!rc) rc = pm_result_check(res, e);
     if (rc) pm_result_free(res);

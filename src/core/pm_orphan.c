@@ -14,7 +14,6 @@
 #include "pm_avro.h"
 #include "pm_refs.h"
 
-static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
 static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 static int ends(const char *s, const char *p) {
@@ -22,27 +21,6 @@ static int ends(const char *s, const char *p) {
     return a >= b && !strcmp(s + a - b, p);
 }
 
-typedef struct strv { char **v; size_t n, cap; } strv;
-
-static int strv_push(strv *s, const char *x) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        char **nv = realloc(s->v, cap * sizeof *nv);
-        if (!nv) return PAIMON_NOMEM;
-        s->v = nv;
-        s->cap = cap;
-    }
-    if (!(s->v[s->n] = pm_strdup(x))) return PAIMON_NOMEM;
-    s->n++;
-    return PAIMON_OK;
-}
-
-static void strv_free(strv *s) {
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-    s->v = NULL;
-    s->n = s->cap = 0;
-}
 
 /* ---- listing ------------------------------------------------------------------ */
 
@@ -140,7 +118,7 @@ static void list_one_local(list_ctx *x, list_task *tk) {
 #endif
         int kind = classify(x, tk->kind, nm);
         if (kind < 0) continue;
-        if (task_add(tk, nm, kind)) { tk->rc = nomem(&tk->err); break; }
+        if (task_add(tk, nm, kind)) { tk->rc = pm_nomem(&tk->err); break; }
     }
     closedir(d);
 }
@@ -158,7 +136,7 @@ static void list_one(void *ctx, size_t i) {
         if (d[k].is_dir) continue;
         int kind = classify(x, tk->kind, d[k].name);
         if (kind < 0) continue;
-        if (task_add(tk, d[k].name, kind)) { tk->rc = nomem(&tk->err); break; }
+        if (task_add(tk, d[k].name, kind)) { tk->rc = pm_nomem(&tk->err); break; }
     }
     pm_dirents_free(d, n);
 }
@@ -199,7 +177,7 @@ static void age_one(void *ctx, size_t i) {
             is_dir = S_ISDIR(st.st_mode);
         } else {
             char *p = pm_path_join(tk->dir, nm);
-            if (!p) { tk->rc = nomem(&tk->err); break; }
+            if (!p) { tk->rc = pm_nomem(&tk->err); break; }
             pm_stat st;
             int rc = pm_io_stat(x->io, p, &st, &tk->err);
             free(p);
@@ -217,7 +195,7 @@ static int add_dir(list_task **v, size_t *n, size_t *cap, const char *dir, dir_k
     if (*n == *cap) {
         size_t c = *cap ? *cap * 2 : 16;
         list_task *nv = realloc(*v, c * sizeof *nv);
-        if (!nv) return nomem(e);
+        if (!nv) return pm_nomem(e);
         *v = nv;
         *cap = c;
     }
@@ -225,7 +203,7 @@ static int add_dir(list_task **v, size_t *n, size_t *cap, const char *dir, dir_k
     memset(t, 0, sizeof *t);
     t->dir = pm_strdup(dir);
     t->kind = k;
-    if (!t->dir) return nomem(e);
+    if (!t->dir) return pm_nomem(e);
     (*n)++;
     return PAIMON_OK;
 }
@@ -251,13 +229,13 @@ static int walk_partitions(paimon_table *t, const char *dir, size_t level, list_
         if (level == t->n_part) {
             if (!is_bucket_dir(nm)) continue;
             char *p = pm_path_join(dir, nm);
-            rc = p ? add_dir(v, n, cap, p, DIR_BUCKET, e) : nomem(e);
+            rc = p ? add_dir(v, n, cap, p, DIR_BUCKET, e) : pm_nomem(e);
             free(p);
         } else {
             size_t kl = strlen(t->part_keys[level]);
             if (strncmp(nm, t->part_keys[level], kl) || nm[kl] != '=') continue;
             char *p = pm_path_join(dir, nm);
-            rc = p ? walk_partitions(t, p, level + 1, v, n, cap, e) : nomem(e);
+            rc = p ? walk_partitions(t, p, level + 1, v, n, cap, e) : pm_nomem(e);
             free(p);
         }
     }
@@ -390,15 +368,15 @@ static void read_one(void *ctx, size_t i) {
     if (tk->index) {
         const pm_index_entry *ie;
         while ((rc = pm_manifest_next_index(r, &ie, &tk->err)) == PAIMON_OK)
-            if (note_used(x->m, &tk->used, ie->file_name)) { rc = nomem(&tk->err); break; }
+            if (note_used(x->m, &tk->used, ie->file_name)) { rc = pm_nomem(&tk->err); break; }
     } else {
         const pm_manifest_entry *me;
         while ((rc = pm_manifest_next_entry(r, &me, &tk->err)) == PAIMON_OK) {
             if (me->file.file_name) tk->data_names++;
-            if (note_used(x->m, &tk->used, me->file.file_name)) { rc = nomem(&tk->err); break; }
+            if (note_used(x->m, &tk->used, me->file.file_name)) { rc = pm_nomem(&tk->err); break; }
             for (size_t k = 0; k < me->file.extra_files.n; k++) {
                 tk->data_names++;
-                if (note_used(x->m, &tk->used, me->file.extra_files.v[k])) { rc = nomem(&tk->err); break; }
+                if (note_used(x->m, &tk->used, me->file.extra_files.v[k])) { rc = pm_nomem(&tk->err); break; }
             }
             if (rc != PAIMON_OK) break;
         }
@@ -411,7 +389,7 @@ static void read_one(void *ctx, size_t i) {
  * afterwards. */
 typedef struct list_read {
     const char *name;
-    strv v;
+    pm_strv v;
     int64_t *size;       /* per name in v */
     int rc;
     pm_err err;
@@ -432,9 +410,9 @@ static void read_list_one(void *ctx, size_t i) {
     const pm_manifest_meta *m;
     int rc;
     while ((rc = pm_manifest_next_meta(r, &m, &tk->err)) == PAIMON_OK) {
-        if (strv_push(&tk->v, m->file_name)) { rc = nomem(&tk->err); break; }
+        if (pm_strv_push(&tk->v, m->file_name)) { rc = pm_nomem(&tk->err); break; }
         int64_t *ns = realloc(tk->size, tk->v.cap * sizeof *ns);
-        if (!ns) { rc = nomem(&tk->err); break; }
+        if (!ns) { rc = pm_nomem(&tk->err); break; }
         tk->size = ns;
         tk->size[tk->v.n - 1] = m->file_size;
     }
@@ -447,7 +425,7 @@ typedef struct used {
     pm_set *lists;       /* manifest lists to read */
     pm_set *first;       /* those of each branch's latest snapshot and of the tags */
     pm_set *index;       /* index manifests to read */
-    strv list_v, index_v;
+    pm_strv list_v, index_v;
 } used;
 
 /* One metadata file a snapshot names: used, and a manifest list or index
@@ -463,11 +441,11 @@ static int use_name(void *ud, pm_refs_name_kind kind, const char *name, int64_t 
     size_t len = strlen(name);
     if (kind == PM_REFS_INDEX_MANIFEST) {
         int a = pm_set_add(u->index, name, len);
-        return a < 0 || (a && strv_push(&u->index_v, name)) ? nomem(e) : PAIMON_OK;
+        return a < 0 || (a && pm_strv_push(&u->index_v, name)) ? pm_nomem(e) : PAIMON_OK;
     }
     int a = pm_set_add(u->lists, name, len);
-    if (a < 0 || (a && strv_push(&u->list_v, name))) return nomem(e);
-    if (c->first && pm_set_add(u->first, name, len) < 0) return nomem(e);
+    if (a < 0 || (a && pm_strv_push(&u->list_v, name))) return pm_nomem(e);
+    if (c->first && pm_set_add(u->first, name, len) < 0) return pm_nomem(e);
     return PAIMON_OK;
 }
 
@@ -491,7 +469,7 @@ static int use_changelog(paimon_table *bt, used *u, const pm_snapshot *s, pm_err
         if (!*opt[i]) continue;
         mark(u->m, *opt[i]);   /* the name stays used either way */
         char *path = pm_table_manifest_path(bt, *opt[i]);
-        if (!path) return nomem(e);
+        if (!path) return pm_nomem(e);
         int ex = 0, rc = pm_io_exists(bt->io, path, &ex, e);
         free(path);
         if (rc) return rc;
@@ -560,14 +538,14 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
     size_t n = 0;
     snap_read *sr = NULL;
     int rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n, e);
-    if (!rc && !(sr = calloc(n ? n : 1, sizeof *sr))) rc = nomem(e);
+    if (!rc && !(sr = calloc(n ? n : 1, sizeof *sr))) rc = pm_nomem(e);
     if (!rc) {
         for (size_t i = 0; i < n; i++) sr[i].id = ids[i];
         snap_read_ctx sx = {bt, sr, side};
         rc = pm_exec_run(o->threads, n + (side ? 1 : 0), read_snapshot_one, &sx, "reading snapshots", o->progress,
                          o->progress_ud, e);
     }
-    if (!rc && side && side->rc) rc = nomem(e);
+    if (!rc && side && side->rc) rc = pm_nomem(e);
     /* in id order: the first unreadable snapshot fails the run */
     for (size_t i = 0; !rc && i < n; i++) {
         if (sr[i].rc) {
@@ -748,7 +726,7 @@ static int check_cutoff(paimon_table *t, const pm_orphan_opts *o, pm_orphan_resu
 static int open_branches(orphan_run *r, pm_err *e) {
     int rc = pm_refs_open_branches(r->t, &r->bts, &r->nb, e);
     if (rc) { pm_err_prefix(e, "refusing to clean"); return rc; }
-    if (!(r->latest = calloc(r->nb, sizeof *r->latest))) return nomem(e);
+    if (!(r->latest = calloc(r->nb, sizeof *r->latest))) return pm_nomem(e);
     for (size_t i = 0; i < r->nb; i++) {
         if ((rc = pm_table_check_manifest_format(r->bts[i], e))) return rc;
         if ((rc = latest_or_zero(r->bts[i], &r->latest[i], e))) return rc;
@@ -758,7 +736,7 @@ static int open_branches(orphan_run *r, pm_err *e) {
 
 static int add_candidate_dir(orphan_run *r, const char *base, const char *sub, dir_kind k, pm_err *e) {
     char *p = pm_path_join(base, sub);
-    int rc = p ? add_dir(&r->tasks, &r->n_tasks, &r->cap_tasks, p, k, e) : nomem(e);
+    int rc = p ? add_dir(&r->tasks, &r->n_tasks, &r->cap_tasks, p, k, e) : pm_nomem(e);
     free(p);
     return rc;
 }
@@ -776,7 +754,7 @@ static int list_candidates(orphan_run *r, pm_err *e) {
     }
     if (rc) return rc;
     char *droot = main_t->data_dir && *main_t->data_dir ? pm_path_join(t->root, main_t->data_dir) : pm_strdup(t->root);
-    if (!droot) return nomem(e);
+    if (!droot) return pm_nomem(e);
     rc = walk_partitions(main_t, droot, 0, &r->tasks, &r->n_tasks, &r->cap_tasks, e);
     free(droot);
     if (rc) return rc;
@@ -801,13 +779,13 @@ static int list_candidates(orphan_run *r, pm_err *e) {
 /* The manifests every queued manifest list names, each once, in list
  * order, with its size and whether only older snapshots name it. */
 typedef struct manifest_set {
-    strv names;
+    pm_strv names;
     int64_t *size;
     uint8_t *later;
 } manifest_set;
 
 static void manifest_set_free(manifest_set *ms) {
-    strv_free(&ms->names);
+    pm_strv_clear(&ms->names);
     free(ms->size);
     free(ms->later);
 }
@@ -815,7 +793,7 @@ static void manifest_set_free(manifest_set *ms) {
 static int merge_lists(orphan_run *r, list_read *lr, manifest_set *ms, pm_err *e) {
     used *u = &r->u;
     pm_set *mseen = pm_set_new(), *mfirst = pm_set_new();
-    int rc = mseen && mfirst ? PAIMON_OK : nomem(e);
+    int rc = mseen && mfirst ? PAIMON_OK : pm_nomem(e);
     /* merged in list order: the first unreadable list fails the run */
     for (size_t i = 0; i < u->list_v.n && !rc; i++) {
         if (lr[i].rc) {
@@ -827,19 +805,19 @@ static int merge_lists(orphan_run *r, list_read *lr, manifest_set *ms, pm_err *e
         const char *ln = u->list_v.v[i];
         if (!pm_set_contains(u->first, ln, strlen(ln))) continue;
         for (size_t k = 0; k < lr[i].v.n; k++)
-            if (pm_set_add(mfirst, lr[i].v.v[k], strlen(lr[i].v.v[k])) < 0) { rc = nomem(e); break; }
+            if (pm_set_add(mfirst, lr[i].v.v[k], strlen(lr[i].v.v[k])) < 0) { rc = pm_nomem(e); break; }
     }
     for (size_t i = 0; i < u->list_v.n && !rc; i++) {
         for (size_t k = 0; !rc && k < lr[i].v.n; k++) {
             const char *mn = lr[i].v.v[k];
             int a = pm_set_add(mseen, mn, strlen(mn));
-            if (a < 0 || (a && strv_push(&ms->names, mn))) { rc = nomem(e); break; }
+            if (a < 0 || (a && pm_strv_push(&ms->names, mn))) { rc = pm_nomem(e); break; }
             if (!a) continue;
             mark(&r->m, mn);
             int64_t *ns = realloc(ms->size, ms->names.cap * sizeof *ns);
             uint8_t *nl = ns ? realloc(ms->later, ms->names.cap) : NULL;
             if (ns) ms->size = ns;
-            if (!nl) { rc = nomem(e); break; }
+            if (!nl) { rc = pm_nomem(e); break; }
             ms->later = nl;
             ms->size[ms->names.n - 1] = lr[i].size[k];
             ms->later[ms->names.n - 1] = !pm_set_contains(mfirst, mn, strlen(mn));
@@ -861,13 +839,13 @@ static int read_lists(orphan_run *r, manifest_set *ms, pm_err *e) {
     r->data_cands = nsj.data_cands;
     used *u = &r->u;
     list_read *lr = calloc(u->list_v.n ? u->list_v.n : 1, sizeof *lr);
-    if (!lr) return nomem(e);
+    if (!lr) return pm_nomem(e);
     for (size_t i = 0; i < u->list_v.n; i++) lr[i].name = u->list_v.v[i];
     list_read_ctx lrx = {r->bts[0], lr, r->sc};
     rc = pm_exec_run(r->o->threads, u->list_v.n, read_list_one, &lrx, "reading manifest lists", r->o->progress,
                      r->o->progress_ud, e);
     if (!rc) rc = merge_lists(r, lr, ms, e);
-    for (size_t i = 0; i < u->list_v.n; i++) { strv_free(&lr[i].v); free(lr[i].size); }
+    for (size_t i = 0; i < u->list_v.n; i++) { pm_strv_clear(&lr[i].v); free(lr[i].size); }
     free(lr);
     return rc;
 }
@@ -885,7 +863,7 @@ static read_task *plan_reads(orphan_run *r, const manifest_set *ms, size_t *n_re
     for (size_t i = 0; i < ms->names.n; i++) n_parts += parts_of(ms->size[i], max_parts, o);
     *n_reads = n_parts + n_index;
     read_task *reads = calloc(*n_reads ? *n_reads : 1, sizeof *reads);
-    if (!reads) { nomem(e); return NULL; }
+    if (!reads) { pm_nomem(e); return NULL; }
     for (size_t i = 0; i < n_index; i++) { reads[i].name = r->u.index_v.v[i]; reads[i].index = 1; }
     for (size_t i = 0, at = n_index; i < ms->names.n; i++) {
         unsigned parts = parts_of(ms->size[i], max_parts, o);
@@ -984,7 +962,7 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
         if (!tk->n_unused) continue;
         const char **names = malloc(tk->n_unused * sizeof *names);
         size_t nr = 0;
-        if (!names) return nomem(e);
+        if (!names) return pm_nomem(e);
         for (size_t k = 0; k < tk->n; k++) {
             if (tk->c[k].used) continue;
             if (!tk->c[k].remove) { r->res->recent++; continue; }
@@ -993,7 +971,7 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
         if (nr > 1) qsort(names, nr, sizeof *names, cmp_cand_name);
         for (size_t k = 0; k < nr && !rc; k++) {
             char *path = pm_path_join(tk->dir, names[k]);
-            rc = path ? pm_deleter_add(r->del, path, classify(&r->lx, tk->kind, names[k]), e) : nomem(e);
+            rc = path ? pm_deleter_add(r->del, path, classify(&r->lx, tk->kind, names[k]), e) : pm_nomem(e);
             free(path);
         }
         free(names);
@@ -1020,8 +998,8 @@ static void orphan_run_free(orphan_run *r) {
     pm_set_free(r->u.lists);
     pm_set_free(r->u.first);
     pm_set_free(r->u.index);
-    strv_free(&r->u.list_v);
-    strv_free(&r->u.index_v);
+    pm_strv_clear(&r->u.list_v);
+    pm_strv_clear(&r->u.index_v);
     pm_deleter_free(r->del);
     pm_avro_schema_cache_free(r->sc);
 }
@@ -1043,7 +1021,7 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     r.u = (used){&r.m, pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}};
     r.del = pm_deleter_new();
     r.sc = pm_avro_schema_cache_new();
-    if (!r.m.names || !r.u.lists || !r.u.first || !r.u.index || !r.del || !r.sc) rc = nomem(e);
+    if (!r.m.names || !r.u.lists || !r.u.first || !r.u.index || !r.del || !r.sc) rc = pm_nomem(e);
     if (!rc) rc = open_branches(&r, e);
     if (!rc) rc = list_candidates(&r, e);
     if (!rc) rc = collect_used(&r, e);

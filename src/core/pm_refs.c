@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
 /* ---- branches ---------------------------------------------------------------- */
 
@@ -25,7 +24,7 @@ int pm_refs_open_branches(paimon_table *t, paimon_table ***out, size_t *nout, pm
     if (rc) { pm_err_prefix(e, "cannot list branches"); return rc; }
     paimon_table **v = calloc(nb + 1, sizeof *v);
     size_t n = 0;
-    if (!v) rc = nomem(e);
+    if (!v) rc = pm_nomem(e);
     for (size_t i = 0; !rc && i <= nb; i++) {
         const char *b = i == 0 ? "main" : names[i - 1];
         if ((rc = pm_table_open_shared(t, b, &v[n], e))) pm_err_prefix(e, "cannot open branch '%s'", b);
@@ -51,7 +50,7 @@ int pm_refs_snapshots(paimon_table *bt, int64_t from, pm_snapshot ***out, size_t
     int rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n, e);
     if (rc) return rc;
     pm_snapshot **v = calloc(n ? n : 1, sizeof *v);
-    if (!v) { free(ids); return nomem(e); }
+    if (!v) { free(ids); return pm_nomem(e); }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] < from) continue;
@@ -103,7 +102,7 @@ int pm_refs_tags(paimon_table *bt, const pm_refs_visitor *v, pm_err *e) {
     for (size_t i = 0; i < n && !rc; i++) {
         by.len = path.len = 0;
         if (pm_buf_printf(&by, "tag %s of branch %s", names[i], bt->branch) ||
-            pm_buf_printf(&path, "%s/tag/tag-%s", bt->branch_root, names[i])) { rc = nomem(e); break; }
+            pm_buf_printf(&path, "%s/tag/tag-%s", bt->branch_root, names[i])) { rc = pm_nomem(e); break; }
         pm_snapshot *s = NULL;
         rc = pm_tag_read(bt->io, bt->branch_root, names[i], &s, e);
         rc = visit_source(bt, v, PM_REFS_TAG, rc, s, (char *)by.data, (char *)path.data, e);
@@ -129,7 +128,7 @@ int pm_refs_changelogs(paimon_table *bt, const pm_refs_visitor *v, pm_err *e) {
         by.len = path.len = 0;
         if (pm_buf_printf(&by, "changelog %lld of branch %s", (long long)ids[i], bt->branch) ||
             pm_buf_printf(&path, "%s/changelog/changelog-%lld", bt->branch_root, (long long)ids[i])) {
-            rc = nomem(e);
+            rc = pm_nomem(e);
             break;
         }
         pm_snapshot *s = NULL;
@@ -225,11 +224,11 @@ static void live_one(void *ctx, size_t i) {
     while ((rc = pm_manifest_next_entry(r, &m, &tk->err)) == PAIMON_OK) {
         if (x->pass == 1) {
             if (m->kind != PM_FILE_DELETE) continue;
-            if (pm_file_identifier(m, &id) || pm_refs_record(&tk->out, id.data, id.len)) { rc = nomem(&tk->err); break; }
+            if (pm_file_identifier(m, &id) || pm_refs_record(&tk->out, id.data, id.len)) { rc = pm_nomem(&tk->err); break; }
             continue;
         }
         if (m->kind != PM_FILE_ADD) continue;
-        if (pm_file_identifier(m, &id)) { rc = nomem(&tk->err); break; }
+        if (pm_file_identifier(m, &id)) { rc = pm_nomem(&tk->err); break; }
         if (pm_set_contains(x->deleted, id.data, id.len)) continue;
         if ((tk->cb_rc = x->v->entry(x->v->ud, m, tk->name, x->threads > 1 ? &tk->out : NULL, tk->scratch,
                                    &tk->err))) break;
@@ -254,7 +253,7 @@ static int live_pass(live_ctx *x, size_t n, pm_refs_rule rule, pm_set *deleted, 
             uint32_t l;
             memcpy(&l, tk->out.data + off, 4);
             const uint8_t *rec = tk->out.data + off + 4;
-            if (x->pass == 1) rc = pm_set_add(deleted, rec, l) < 0 ? nomem(e) : PAIMON_OK;
+            if (x->pass == 1) rc = pm_set_add(deleted, rec, l) < 0 ? pm_nomem(e) : PAIMON_OK;
             else rc = x->v->record ? x->v->record(x->v->ud, rec, l, e) : PAIMON_OK;
             if (rc) return rc;
             off += 4 + l;
@@ -267,7 +266,7 @@ int pm_refs_live(paimon_table *t, const char *const *manifests, size_t n, int th
                  const pm_refs_entry_visitor *v, pm_err *e) {
     pm_set *deleted = pm_set_new();
     live_task *tasks = calloc(n ? n : 1, sizeof *tasks);
-    int rc = deleted && tasks ? PAIMON_OK : nomem(e);
+    int rc = deleted && tasks ? PAIMON_OK : pm_nomem(e);
     for (size_t i = 0; !rc && i < n; i++) tasks[i].name = manifests[i];
     live_ctx x = {t, tasks, deleted, v, 1, threads};
     if (!rc) rc = live_pass(&x, n, rule, deleted, e);

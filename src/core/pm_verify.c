@@ -10,7 +10,6 @@
 #include "pm_refs.h"
 #include "pm_set.h"
 
-static int nomem(pm_err *e) { return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
 
 const char *pm_verify_kind_name(int kind) {
     return kind == PM_VERIFY_SCHEMA ? "schemas" : kind >= 0 && kind < PM_K__N ? pm_file_kind_names[kind] : "files";
@@ -36,12 +35,12 @@ typedef struct walk {
 
 static int want(walk *w, const char *path, int kind, int64_t size, const char *by, pm_err *e) {
     int added = pm_set_add(w->seen, path, strlen(path));
-    if (added < 0) return nomem(e);
+    if (added < 0) return pm_nomem(e);
     if (!added) return PAIMON_OK;
     if (w->n == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 256;
         need *nv = realloc(w->v, cap * sizeof *nv);
-        if (!nv) return nomem(e);
+        if (!nv) return pm_nomem(e);
         w->v = nv;
         w->cap = cap;
     }
@@ -51,7 +50,7 @@ static int want(walk *w, const char *path, int kind, int64_t size, const char *b
     x->by = pm_strdup(by);
     x->kind = kind;
     x->size = size;
-    if (!x->path || !x->by) { free(x->path); free(x->by); return nomem(e); }
+    if (!x->path || !x->by) { free(x->path); free(x->by); return pm_nomem(e); }
     w->n++;
     return PAIMON_OK;
 }
@@ -61,14 +60,14 @@ static int want(walk *w, const char *path, int kind, int64_t size, const char *b
 static int unreadable(walk *w, const char *path, int kind, const char *by, const pm_err *why, pm_err *e) {
     char msg[1500];
     snprintf(msg, sizeof msg, "%s (needed by %s)", why->msg, by);
-    return pm_clean_result_add(&w->r->unreadable, &w->r->n_unreadable, path, kind, 0, msg) ? nomem(e) : PAIMON_OK;
+    return pm_clean_result_add(&w->r->unreadable, &w->r->n_unreadable, path, kind, 0, msg) ? pm_nomem(e) : PAIMON_OK;
 }
 
 /* A manifest (by name) that cannot be read, or names an invalid file:
  * reported by its path; out of memory stops the walk. */
 static int manifest_problem(walk *w, paimon_table *bt, const char *name, const char *by, const pm_err *why,
                             pm_err *e) {
-    if (why->code == PAIMON_NOMEM) return nomem(e);
+    if (why->code == PAIMON_NOMEM) return pm_nomem(e);
     char path[1200];
     snprintf(path, sizeof path, "%s/manifest/%s", bt->root, name);
     return unreadable(w, path, PM_K_MANIFEST, by, why, e);
@@ -78,7 +77,7 @@ static int manifest_problem(walk *w, paimon_table *bt, const char *name, const c
  * and of every data file, for schema evolution). */
 static int want_schema(walk *w, paimon_table *bt, int64_t id, const char *by, pm_buf *b, pm_err *e) {
     b->len = 0;
-    if (pm_buf_printf(b, "%s/schema/schema-%lld", bt->branch_root, (long long)id)) return nomem(e);
+    if (pm_buf_printf(b, "%s/schema/schema-%lld", bt->branch_root, (long long)id)) return pm_nomem(e);
     return want(w, (char *)b->data, PM_VERIFY_SCHEMA, -1, by, e);
 }
 
@@ -174,7 +173,7 @@ static const char **openable(const pm_mfile *v, size_t n, size_t *k) {
 static int want_live(walk *w, paimon_table *bt, const pm_mfile *v, size_t n, const char *by, pm_err *e) {
     size_t k;
     const char **names = openable(v, n, &k);
-    if (!names) return nomem(e);
+    if (!names) return pm_nomem(e);
     want_ctx c = {w, bt, by, PM_K_DATA};
     pm_refs_entry_visitor ev = {want_entry, NULL, want_unreadable, &c};
     int rc = pm_refs_live(bt, names, k, 1, PM_REFS_REPORT, &ev, e);
@@ -189,7 +188,7 @@ static int want_changelog(walk *w, paimon_table *bt, const char *list, int64_t s
     int ok;
     int rc = want_list(w, bt, list, size, by, &v, &n, &ok, e);
     const char **names = !rc && ok ? openable(v, n, &k) : NULL;
-    if (!rc && ok && !names) rc = nomem(e);
+    if (!rc && ok && !names) rc = pm_nomem(e);
     want_ctx c = {w, bt, by, PM_K_CHANGELOG};
     pm_refs_entry_visitor ev = {want_entry, NULL, want_unreadable, &c};
     if (!rc && ok) rc = pm_refs_adds(bt, names, k, PM_REFS_REPORT, &ev, e);
@@ -302,7 +301,7 @@ static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_er
         int64_t latest = 0;
         rc = pm_snapshot_latest_id(bt->io, bt->branch_root, &latest, e);
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
-        else if (!rc && !(ids = malloc(sizeof *ids))) rc = nomem(e);
+        else if (!rc && !(ids = malloc(sizeof *ids))) rc = pm_nomem(e);
         else if (!rc) ids[n++] = latest;
     }
     if (rc) { pm_err_prefix(e, "cannot verify branch %s", bt->branch); free(ids); return rc; }
@@ -313,11 +312,11 @@ static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_er
         pm_err why;
         int sr = pm_snapshot_read(bt->io, bt->branch_root, ids[i], &s, &why);
         w->r->snapshots++;
-        if (sr == PAIMON_NOMEM) rc = nomem(e);
+        if (sr == PAIMON_NOMEM) rc = pm_nomem(e);
         else if (sr) {
             sp.len = 0;
             rc = pm_buf_printf(&sp, "%s/snapshot/snapshot-%lld", bt->branch_root, (long long)ids[i])
-                     ? nomem(e) : unreadable(w, (char *)sp.data, PM_K_SNAPSHOT, by, &why, e);
+                     ? pm_nomem(e) : unreadable(w, (char *)sp.data, PM_K_SNAPSHOT, by, &why, e);
         } else {
             w->r->checked[PM_K_SNAPSHOT]++;
             rc = want_snapshot(w, bt, s, by, e);
@@ -342,12 +341,12 @@ static int want_branch(walk *w, paimon_table *bt, const pm_verify_opts *o, pm_er
             pm_snapshot_free(s);
             if (sr == PAIMON_NOTFOUND) continue;                /* expired meanwhile */
             if (sr == PAIMON_OK) w->r->checked[PM_K_SNAPSHOT]++;
-            else if (sr == PAIMON_NOMEM) rc = nomem(e);
+            else if (sr == PAIMON_NOMEM) rc = pm_nomem(e);
             else if (sr) {
                 snprintf(by, sizeof by, "snapshot %lld of branch %s", (long long)ids[i], bt->branch);
                 sp.len = 0;
                 rc = pm_buf_printf(&sp, "%s/snapshot/snapshot-%lld", bt->branch_root, (long long)ids[i])
-                         ? nomem(e) : unreadable(w, (char *)sp.data, PM_K_SNAPSHOT, by, &why, e);
+                         ? pm_nomem(e) : unreadable(w, (char *)sp.data, PM_K_SNAPSHOT, by, &why, e);
             }
         }
         free(ids);
@@ -379,7 +378,7 @@ int pm_verify(paimon_table *t, const pm_verify_opts *o, pm_verify_result *r, pm_
     paimon_table *main_t = NULL;
     char **bnames = NULL;
     size_t nb = 0;
-    int rc = w.seen ? PAIMON_OK : nomem(e);
+    int rc = w.seen ? PAIMON_OK : pm_nomem(e);
     if (!rc) rc = pm_table_open_shared(t, "main", &main_t, e);
     if (!rc) rc = pm_table_check_manifest_format(main_t, e);
     if (!rc) rc = pm_branch_list(t->io, t->root, &bnames, &nb, e);
@@ -403,16 +402,16 @@ int pm_verify(paimon_table *t, const pm_verify_opts *o, pm_verify_result *r, pm_
         switch (x->status) {
         case 1:
             snprintf(msg, sizeof msg, "missing; needed by %s", x->by);
-            if (pm_clean_result_add(&r->missing, &r->n_missing, x->path, x->kind, x->size, msg)) rc = nomem(e);
+            if (pm_clean_result_add(&r->missing, &r->n_missing, x->path, x->kind, x->size, msg)) rc = pm_nomem(e);
             break;
         case 2:
             snprintf(msg, sizeof msg, "%lld bytes on disk, %lld recorded (needed by %s)", (long long)x->actual,
                      (long long)x->size, x->by);
-            if (pm_clean_result_add(&r->wrong_size, &r->n_wrong_size, x->path, x->kind, x->actual, msg)) rc = nomem(e);
+            if (pm_clean_result_add(&r->wrong_size, &r->n_wrong_size, x->path, x->kind, x->actual, msg)) rc = pm_nomem(e);
             break;
         case 3:
             snprintf(msg, sizeof msg, "%s (needed by %s)", x->msg ? x->msg : "cannot stat", x->by);
-            if (pm_clean_result_add(&r->unreadable, &r->n_unreadable, x->path, x->kind, 0, msg)) rc = nomem(e);
+            if (pm_clean_result_add(&r->unreadable, &r->n_unreadable, x->path, x->kind, 0, msg)) rc = pm_nomem(e);
             break;
         default:
             break;

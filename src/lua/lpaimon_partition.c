@@ -9,23 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/time.h>
 
 #include "lpaimon.h"
 #include "pm_partition_ops.h"
 
-static int64_t wall_clock_ms(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    time_t secs = tv.tv_sec;
-    struct tm lt;
-    int64_t off = 0;
-    if (localtime_r(&secs, &lt)) off = (int64_t)lt.tm_gmtoff;
-    return ((int64_t)tv.tv_sec + off) * 1000 + tv.tv_usec / 1000;
-}
-
 static int l_wall_clock_ms(lua_State *L) {
-    lp_pushint64(L, wall_clock_ms());
+    lp_pushint64(L, pm_local_now_millis());
     return 1;
 }
 
