@@ -1849,7 +1849,22 @@ TEST(commit_refuses_to_publish_a_deleted_file) {
     remove_copy(&c);
 }
 
+/* The committer's defaults are pm_option_defaults' (Java's CoreOptions),
+ * also for a table whose value does not parse. */
+TEST(commit_defaults_come_from_the_option_table) {
+    pm_commit_opts o;
+    pm_commit_opts_from_table(NULL, &o);
+    CHECK_EQ_INT(o.max_retries, 10);
+    CHECK_EQ_INT(o.min_retry_wait_ms, 10);
+    CHECK_EQ_INT(o.max_retry_wait_ms, 10000);
+    CHECK_EQ_INT(o.manifest_target_size, 8LL << 20);
+    CHECK_EQ_INT(o.full_compaction_threshold, 16LL << 20);
+    CHECK_EQ_INT(o.merge_min_count, 30);
+    CHECK_EQ_STR(pm_schema_option_or_default(NULL, "manifest.merge-min-count"), "30");
+}
+
 int main(void) {
+    RUN(commit_defaults_come_from_the_option_table);
     RUN(commit_add_new_file);
     RUN(commit_delete_live_file);
     RUN(commit_delete_non_live_conflicts);

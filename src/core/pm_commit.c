@@ -15,51 +15,47 @@
 
 /* ---- options ------------------------------------------------------------ */
 
-static void opt_int(const paimon_table *t, const char *key, int *out) {
-    const char *v = t && t->schema ? pm_schema_option(t->schema, key) : NULL;
-    if (!v) return;
+/* A commit option: the table's value when it parses, else Paimon's
+ * default from pm_option_defaults (the one place defaults are written;
+ * the Lua side reads the same table through paimon.core.defaults). */
+enum opt_kind { OPT_INT, OPT_DURATION, OPT_SIZE };
+
+static int parse_opt(const char *v, enum opt_kind k, int64_t *out) {
+    pm_err e;
+    if (!v) return -1;
+    if (k == OPT_DURATION) return pm_parse_duration_ms(v, out, &e) == PAIMON_OK && *out >= 0 ? 0 : -1;
+    if (k == OPT_SIZE) return pm_parse_memory_size(v, out, &e) == PAIMON_OK && *out > 0 ? 0 : -1;
     char *end;
     errno = 0;
-    long x = strtol(v, &end, 10);
+    long long x = strtoll(v, &end, 10);
     while (*end == ' ') end++;
-    if (!errno && end != v && !*end && x >= 0 && x <= 0x7fffffffL) *out = (int)x;
+    if (errno || end == v || *end || x < 0 || x > 0x7fffffffLL) return -1;
+    *out = x;
+    return 0;
 }
 
-static void opt_duration(const paimon_table *t, const char *key, int64_t *out) {
-    const char *v = t && t->schema ? pm_schema_option(t->schema, key) : NULL;
-    pm_err e;
-    int64_t ms;
-    if (v && pm_parse_duration_ms(v, &ms, &e) == PAIMON_OK && ms >= 0) *out = ms;
-}
-
-static void opt_size(const paimon_table *t, const char *key, int64_t *out) {
-    const char *v = t && t->schema ? pm_schema_option(t->schema, key) : NULL;
-    pm_err e;
-    int64_t b;
-    if (v && pm_parse_memory_size(v, &b, &e) == PAIMON_OK && b > 0) *out = b;
+static int64_t opt_value(const paimon_table *t, const char *key, enum opt_kind k) {
+    int64_t v = 0;
+    if (t && t->schema && parse_opt(pm_schema_option(t->schema, key), k, &v) == 0) return v;
+    if (parse_opt(pm_schema_option_or_default(NULL, key), k, &v) == 0) return v;
+    return 0;   /* not reached: every key used here has a default */
 }
 
 void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o) {
     memset(o, 0, sizeof *o);
     o->identifier = INT64_MAX;
     o->kind = "APPEND";
-    o->max_retries = 10;
-    o->min_retry_wait_ms = 10;
-    o->max_retry_wait_ms = 10000;
     o->codec = "zstandard";
     o->level = 1;
-    o->manifest_target_size = 8LL << 20;
-    o->full_compaction_threshold = 16LL << 20;
-    o->merge_min_count = 30;
+    o->max_retries = (int)opt_value(t, "commit.max-retries", OPT_INT);
+    o->min_retry_wait_ms = opt_value(t, "commit.min-retry-wait", OPT_DURATION);
+    o->max_retry_wait_ms = opt_value(t, "commit.max-retry-wait", OPT_DURATION);
+    o->manifest_target_size = opt_value(t, "manifest.target-file-size", OPT_SIZE);
+    o->full_compaction_threshold = opt_value(t, "manifest.full-compaction-threshold-size", OPT_SIZE);
+    o->merge_min_count = (int)opt_value(t, "manifest.merge-min-count", OPT_INT);
     if (!t || !t->schema) return;
-    opt_int(t, "commit.max-retries", &o->max_retries);
-    opt_duration(t, "commit.min-retry-wait", &o->min_retry_wait_ms);
-    opt_duration(t, "commit.max-retry-wait", &o->max_retry_wait_ms);
     o->codec = pm_manifest_codec_for(pm_schema_option(t->schema, "manifest.compression"),
                                      pm_schema_option(t->schema, "avro.codec"));
-    opt_size(t, "manifest.target-file-size", &o->manifest_target_size);
-    opt_size(t, "manifest.full-compaction-threshold-size", &o->full_compaction_threshold);
-    opt_int(t, "manifest.merge-min-count", &o->merge_min_count);
 }
 
 /* ---- one commit attempt: written files ---------------------------------- */
