@@ -43,7 +43,7 @@ except ImportError as ex:  # pragma: no cover
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCHEMA_FROM = os.path.join(
-    HERE, "..", "..", "shared", "fixtures", "paimon-java", "cpp-parquet-append_complex_data",
+    HERE, "..", "spec", "fixtures", "paimon-java", "cpp-parquet-append_complex_data",
     "append_complex_data.db", "append_complex_data", "manifest",
     "manifest-062da773-548e-4cbc-b122-60c927911893-0")
 SYNC_INTERVAL = 64000
