@@ -22,6 +22,18 @@ end
 
 local function expire_cli(args) return H.script("expire.lua", args) end
 
+-- A table with a decoupled changelog lifecycle: a real run is refused and
+-- changes nothing; a dry run shows the plan (5 snapshots) and still exits 1.
+local function refuses_decoupled(copy)
+  local before = H.refuses_unchanged(copy, expire_cli, {copy, "--retain-min", "1", "--older-than", "0s"}, 1,
+                                     "decoupled")
+  local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
+  assert.equals(1, rc)
+  assert.matches("would expire 5", out, 1, true)
+  assert.matches("decoupled", err, 1, true)
+  assert.equals(before, H.tree(copy))
+end
+
 describe("expire.lua on every Java fixture", function()
   for _, fx in ipairs(H.fixture_tables()) do
     if fx.name == ORC then
@@ -240,13 +252,7 @@ describe("expiration safety", function()
     local s = H.read_file(sp)
     s = s:gsub('"options" : {', '"options" : {\n    "changelog.num-retained.min" : "100",', 1)
     H.write_file(sp, s)
-    local before = H.refuses_unchanged(copy, expire_cli, {copy, "--retain-min", "1", "--older-than", "0s"}, 1,
-                                       "decoupled")
-    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
-    assert.equals(1, rc)
-    assert.matches("would expire 5", out, 1, true)
-    assert.matches("decoupled", err, 1, true)
-    assert.equals(before, H.tree(copy))
+    refuses_decoupled(copy)
     H.rmdir(dir)
   end)
 
@@ -529,13 +535,7 @@ describe("snapshot.expire.limit and consumer.changelog-only as Java reads them",
     local range = assert(t:expire_range{retain_min = 1, older_than = maint.now_ms()})
     assert.equals("retain-min", range.capped_by)
     t:close()
-    local before = H.refuses_unchanged(copy, expire_cli, {copy, "--retain-min", "1", "--older-than", "0s"}, 1,
-                                       "decoupled")
-    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
-    assert.equals(1, rc)
-    assert.matches("would expire 5", out, 1, true)
-    assert.matches("decoupled", err, 1, true)
-    assert.equals(before, H.tree(copy))
+    refuses_decoupled(copy)
     H.rmdir(dir)
   end)
 end)

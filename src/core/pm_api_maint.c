@@ -57,8 +57,9 @@ int paimon_options_set(paimon_options *o, const char *key, const char *value) {
 
 /* ---- results ---------------------------------------------------------- */
 
+/* The layer's tree (looked up by path) and its JSON text. */
 struct paimon_result {
-    json_t *obj;
+    pm_result *tree;
     char *text;
 };
 
@@ -92,15 +93,15 @@ static json_t *to_json(const pm_rv *v) {
 
 static int result_finish(pm_result *tree, paimon_result **out, pm_err *e) {
     json_t *obj = to_json(tree->root);
-    pm_result_free(tree);
     paimon_result *r = obj ? calloc(1, sizeof *r) : NULL;
     if (r) r->text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(obj);
     if (!r || !r->text) {
         free(r);
-        json_decref(obj);
+        pm_result_free(tree);
         return pm_nomem(e);
     }
-    r->obj = obj;
+    r->tree = tree;
     *out = r;
     return PAIMON_OK;
 }
@@ -109,48 +110,29 @@ const char *paimon_result_json(const paimon_result *r) { return r ? r->text : NU
 
 void paimon_result_free(paimon_result *r) {
     if (!r) return;
-    json_decref(r->obj);
+    pm_result_free(r->tree);
     free(r->text);
     free(r);
 }
 
-/* "a.b.c": objects by key, arrays by a decimal index. */
-static json_t *lookup(const paimon_result *r, const char *path) {
-    if (!r || !path) return NULL;
-    json_t *cur = r->obj;
-    char part[256];
-    const char *p = path;
-    for (;;) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n == 0 || n >= sizeof part) return NULL;
-        memcpy(part, p, n);
-        part[n] = '\0';
-        if (json_is_object(cur)) cur = json_object_get(cur, part);
-        else if (json_is_array(cur)) {
-            char *end;
-            unsigned long i = strtoul(part, &end, 10);
-            if (*end || part[0] < '0' || part[0] > '9') return NULL;
-            cur = json_array_get(cur, i);
-        } else return NULL;
-        if (!cur || !dot) return cur;
-        p = dot + 1;
-    }
+/* "a.b.c" in the tree; byte strings are not in the JSON, so not here. */
+static const pm_rv *lookup(const paimon_result *r, const char *path) {
+    const pm_rv *v = r ? pm_rv_path(r->tree->root, path) : NULL;
+    return v && v->type != PM_RV_BYTES ? v : NULL;
 }
 
 int paimon_result_int(const paimon_result *r, const char *path, int64_t *out) {
-    json_t *v = lookup(r, path);
+    const pm_rv *v = lookup(r, path);
     if (!v) return PAIMON_NOTFOUND;
-    if (json_is_integer(v)) *out = (int64_t)json_integer_value(v);
-    else if (json_is_boolean(v)) *out = json_is_true(v);
-    else if (json_is_array(v)) *out = (int64_t)json_array_size(v);
+    if (v->type == PM_RV_INT || v->type == PM_RV_BOOL) *out = v->i;
+    else if (v->type == PM_RV_LIST) *out = (int64_t)v->n;   /* lists hold no byte strings */
     else return PAIMON_MISUSE;
     return PAIMON_OK;
 }
 
 const char *paimon_result_str(const paimon_result *r, const char *path) {
-    json_t *v = lookup(r, path);
-    return json_is_string(v) ? json_string_value(v) : NULL;
+    const pm_rv *v = lookup(r, path);
+    return v && v->type == PM_RV_STR ? v->s : NULL;
 }
 
 /* ---- operations ------------------------------------------------------- */

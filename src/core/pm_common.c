@@ -281,3 +281,20 @@ int64_t pm_now_millis(void) {
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int pm_decimal_int64(const char *s, int64_t *out) {
+    int neg = (*s == '-');
+    if (*s == '-' || *s == '+') s++;
+    if (!*s) return 1;
+    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, v = 0;
+    int overflow = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return 1;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (limit - d) / 10) overflow = 1;   /* keep scanning: "9e99" is not a number at all */
+        else v = v * 10 + d;
+    }
+    if (overflow) return 2;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}

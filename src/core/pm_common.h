@@ -20,6 +20,11 @@ typedef struct pm_err {
 #define PM_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define PM_PRINTF(a, b)
+/* Exact decimal text to int64: an optional sign and digits, nothing else
+ * (no hex, exponent, blanks or fraction: Lua's own coercion takes "0x10"
+ * and "1e3", strtoll clamps overflow to the maximum). 0 ok, 1 not a
+ * decimal integer, 2 out of the int64 range. */
+int pm_decimal_int64(const char *s, int64_t *out);
 #endif
 
 /* Set code and message; returns code so callers can `return pm_fail(...)`. */
@@ -76,4 +81,9 @@ void pm_strv_clear(pm_strv *sv);
 /* Free a plain array of n owned strings (NULL-safe). */
 void pm_strv_free(char **v, size_t n);
 
+/* Exact decimal text to int64: an optional sign and digits, nothing else
+ * (no hex, exponent, blanks or fraction: Lua's own coercion takes "0x10"
+ * and "1e3", strtoll clamps overflow to the maximum). 0 ok, 1 not a
+ * decimal integer, 2 out of the int64 range. */
+int pm_decimal_int64(const char *s, int64_t *out);
 #endif

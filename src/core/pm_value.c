@@ -71,31 +71,13 @@ static const char *shown(const paimon_value *v, char *buf, size_t n) {
 
 /* ---- integers --------------------------------------------------------------- */
 
-/* Optional sign and decimal digits only: 0 ok, 1 not an integer, 2 outside int64. */
-static int decimal_text_int64(const char *s, int64_t *out) {
-    int neg = (*s == '-');
-    if (*s == '-' || *s == '+') s++;
-    if (!*s) return 1;
-    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, v = 0;
-    int overflow = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9') return 1;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (limit - d) / 10) overflow = 1;   /* keep scanning: "9e99" is not a number at all */
-        else v = v * 10 + d;
-    }
-    if (overflow) return 2;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return 0;
-}
-
 int pm_value_int64(const paimon_value *v, int64_t *out) {
     switch (v->kind) {
     case PAIMON_VALUE_STRING: {
         cstr_tmp t;
         const char *s = cstr_of(v, &t);
         if (!s) return PM_INT_NOT_INTEGER;
-        int rc = decimal_text_int64(s, out);
+        int rc = pm_decimal_int64(s, out);
         cstr_done(&t);
         return rc == 0 ? PM_INT_OK : rc == 2 ? PM_INT_RANGE : PM_INT_NOT_INTEGER;
     }

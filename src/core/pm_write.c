@@ -190,13 +190,11 @@ int pm_write_abort(paimon_table *t, int64_t from_id, const pm_manifest_entry *en
     for (size_t i = 0; i < n && !rc; i++) {
         if (ents[i].kind != PM_FILE_ADD || ents[i].file.external_path) continue;
         if (found[i]) { (*kept)++; continue; }
-        pm_buf rel = {0};
-        if (pm_table_file_path(t, &ents[i], &rel, e) == PAIMON_OK) {
-            char *full = pm_path_join(t->root, (const char *)rel.data);
-            rc = full ? pm_deleter_add(del, full, PM_K_DATA, e) : pm_fail(e, PAIMON_NOMEM, "out of memory");
-            free(full);
-        }
-        pm_buf_free(&rel);
+        pm_buf full = {0};
+        int prc = pm_data_file_full_path(t, &ents[i], &full, e);   /* a path it cannot form: skipped */
+        if (prc == PAIMON_NOMEM) rc = prc;
+        else if (prc == PAIMON_OK) rc = pm_deleter_add(del, (const char *)full.data, PM_K_DATA, e);
+        pm_buf_free(&full);
     }
     pm_clean_result res;
     memset(&res, 0, sizeof res);

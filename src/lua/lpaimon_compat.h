@@ -9,26 +9,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
-/* Exact decimal text to int64: an optional sign and digits, nothing else
- * (no hex, exponent, blanks or fraction: Lua's own coercion takes "0x10"
- * and "1e3", strtoll clamps overflow to the maximum). 0 ok, 1 not a
- * decimal integer, 2 out of the int64 range. */
-static inline int lp_decimal_int64(const char *s, int64_t *out) {
-    int neg = (*s == '-');
-    if (*s == '-' || *s == '+') s++;
-    if (!*s) return 1;
-    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, v = 0;
-    int overflow = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9') return 1;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (limit - d) / 10) overflow = 1;   /* keep scanning: "9e99" is not a number at all */
-        else v = v * 10 + d;
-    }
-    if (overflow) return 2;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return 0;
-}
+#include "pm_common.h"
 
 #if LUA_VERSION_NUM == 504
 #define lp_newuserdata(L, sz) lua_newuserdatauv((L), (sz), 1)
@@ -46,7 +27,7 @@ static inline int lp_isinteger(lua_State *L, int i) { return lua_isinteger(L, i)
 /* A Lua integer (not a float): exact whatever its size. */
 static inline int lp_is_lua_integer(lua_State *L, int i) { return lua_isinteger(L, i); }
 static inline int lp_toint64(lua_State *L, int i, int64_t *out) {
-    if (lua_type(L, i) == LUA_TSTRING) return lp_decimal_int64(lua_tostring(L, i), out) == 0;
+    if (lua_type(L, i) == LUA_TSTRING) return pm_decimal_int64(lua_tostring(L, i), out) == 0;
     if (lua_type(L, i) != LUA_TNUMBER) return 0;
     int ok;
     lua_Integer v = lua_tointegerx(L, i, &ok);
@@ -96,7 +77,7 @@ static inline int lp_toint64(lua_State *L, int i, int64_t *out) {
         *out = (int64_t)n;
         return 1;
     }
-    if (lua_type(L, i) == LUA_TSTRING) return lp_decimal_int64(lua_tostring(L, i), out) == 0;
+    if (lua_type(L, i) == LUA_TSTRING) return pm_decimal_int64(lua_tostring(L, i), out) == 0;
     return 0;
 }
 #define lp_setfuncs(L, l) luaL_register((L), NULL, (l))
