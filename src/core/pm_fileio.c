@@ -485,6 +485,9 @@ static const pm_fileio_ops local_ops = {
     local_remove_within,
     local_mkdirs,
     local_destroy,
+    PM_IO_LOCAL,
+    NULL,   /* list_tree: the generic walk */
+    NULL,   /* remove_batch: remove_within per item */
 };
 
 pm_fileio *pm_fileio_local(void) {
@@ -497,7 +500,7 @@ pm_fileio *pm_fileio_local(void) {
 
 /* ---- dispatch --------------------------------------------------------- */
 
-int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e) {
+int pm_fileio_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e) {
     *out = NULL;
     if (!uri) return pm_fail(e, PAIMON_MISUSE, "no path given");
     size_t sl = scheme_len(uri);
@@ -506,7 +509,59 @@ int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e) {
         if (!*out) return pm_fail(e, PAIMON_NOMEM, "out of memory");
         return PAIMON_OK;
     }
+    if ((sl == 2 && prefix_ci(uri, "s3")) || (sl == 3 && prefix_ci(uri, "s3a")))
+        return pm_fileio_s3_open(uri, options, out, e);
     return pm_fail(e, PAIMON_UNSUPPORTED, "no FileIO for scheme '%.*s' (%s)", (int)sl, uri, uri);
+}
+
+int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e) {
+    return pm_fileio_open(uri, NULL, out, e);
+}
+
+/* ---- generic list_tree and remove_batch -------------------------------- */
+
+static int tree_walk(pm_fileio *io, const char *dir, const char *rel, pm_tree_cb cb, void *cb_ctx, pm_err *e) {
+    pm_dirent *d = NULL;
+    size_t n = 0;
+    int rc = pm_io_list(io, dir, &d, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
+    if (rc) return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char *path = pm_path_join(dir, d[i].name);
+        char *r = *rel ? pm_path_join(rel, d[i].name) : pm_strdup(d[i].name);
+        if (!path || !r) { free(path); free(r); rc = pm_nomem(e); break; }
+        if (d[i].is_dir) {
+            rc = tree_walk(io, path, r, cb, cb_ctx, e);
+        } else {
+            pm_stat st;
+            rc = pm_io_stat(io, path, &st, e);
+            if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }   /* vanished meanwhile */
+            else if (!rc && !st.is_dir) rc = cb(cb_ctx, r, &st, e);
+        }
+        free(path);
+        free(r);
+    }
+    pm_dirents_free(d, n);
+    return rc;
+}
+
+int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e) {
+    if (io->ops->list_tree) return io->ops->list_tree(io, dir, cb, cb_ctx, e);
+    return tree_walk(io, dir, "", cb, cb_ctx, e);
+}
+
+int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
+                       pm_stat *sts, int *rcs, char **msgs, pm_err *e) {
+    if (flags & ~PM_RM_DRY_RUN) return pm_fail(e, PAIMON_MISUSE, "remove_batch: unsupported flags %d", flags);
+    if (io->ops->remove_batch) return io->ops->remove_batch(io, root, rels, n, flags, sts, rcs, msgs, e);
+    for (size_t i = 0; i < n; i++) {
+        pm_err ie;
+        pm_err_clear(&ie);
+        sts[i] = (pm_stat){0};
+        rcs[i] = pm_io_remove_within(io, root, rels[i], flags, &sts[i], &ie);
+        msgs[i] = rcs[i] ? pm_strdup(ie.msg) : NULL;
+    }
+    return PAIMON_OK;
 }
 
 void pm_fileio_destroy(pm_fileio *io) {

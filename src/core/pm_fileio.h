@@ -14,6 +14,16 @@ typedef struct pm_stat {
     int is_dir;
 } pm_stat;
 
+/* list_tree callback: rel is relative to the listed dir ("a/b/file"). */
+typedef int (*pm_tree_cb)(void *ctx, const char *rel, const pm_stat *st, pm_err *e);
+
+/* caps: directories are not objects (an object store): mkdirs does nothing,
+ * there are no empty directories to remove, a "directory" exists when some
+ * key has it as prefix. */
+#define PM_IO_VIRTUAL_DIRS 1u
+/* caps: a local file system (pm_local_path gives the OS path). */
+#define PM_IO_LOCAL 2u
+
 typedef struct pm_dirent {
     char *name;         /* entry name (no directory part), malloc'd */
     int is_dir;
@@ -54,6 +64,24 @@ typedef struct pm_fileio_ops {
     int (*remove_within)(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e);
     int (*mkdirs)(pm_fileio *io, const char *path, pm_err *e);
     void (*destroy)(pm_fileio *io);
+    /* PM_IO_* capability bits. */
+    unsigned caps;
+    /* Optional (NULL: pm_io_list_tree walks list + stat). Every file (not
+     * directory) under `dir`, recursively, streamed to cb with its path
+     * relative to dir, size and mtime; order unspecified; memory bounded
+     * whatever the number of files. A missing dir lists nothing. cb returns
+     * nonzero to stop: that code is returned (with *e as cb left it). */
+    int (*list_tree)(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e);
+    /* Optional (NULL: pm_io_remove_batch calls remove_within per item).
+     * remove_within for n items under one root at once (object stores: one
+     * DeleteObjects request per 1000 keys). Only flags 0 and PM_RM_DRY_RUN.
+     * Per item: rcs[i] is what remove_within would return for it, sts[i]
+     * what was removed (size may be -1 when the store does not say) and
+     * msgs[i] a malloc'd message when rcs[i] is not OK (caller frees).
+     * Returns PAIMON_OK when every item has its rcs[i], or a code (with *e)
+     * when the batch as a whole could not be tried. */
+    int (*remove_batch)(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
+                        pm_stat *sts, int *rcs, char **msgs, pm_err *e);
 } pm_fileio_ops;
 
 struct pm_fileio {
@@ -61,9 +89,17 @@ struct pm_fileio {
     void *ctx;
 };
 
-/* Chooses the implementation for the URI's scheme (none or file:// = local).
- * Unknown schemes -> PAIMON_UNSUPPORTED naming the scheme. */
+/* Chooses the implementation for the URI's scheme (none or file:// = local;
+ * s3:// and s3a:// = S3). `options`: NULL or key, value, ..., NULL pairs
+ * (Paimon's names: s3.endpoint, s3.access-key, s3.secret-key, s3.region,
+ * s3.path.style.access, ...); options a FileIO does not know are ignored
+ * (they are table options too). Unknown schemes -> PAIMON_UNSUPPORTED
+ * naming the scheme. */
+int pm_fileio_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e);
+/* pm_fileio_open with no options. */
 int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e);
+/* S3 FileIO (pm_fileio_s3.c); uri is s3://bucket/... or s3a://bucket/... */
+int pm_fileio_s3_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e);
 pm_fileio *pm_fileio_local(void);
 void pm_fileio_destroy(pm_fileio *io);          /* NULL-safe */
 void pm_dirents_free(pm_dirent *d, size_t n);
@@ -79,6 +115,10 @@ static inline int pm_io_write_atomic(pm_fileio *io, const char *p, const void *d
 static inline int pm_io_create_no_replace(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->create_no_replace(io, p, d, n, e); }
 static inline int pm_io_remove(pm_fileio *io, const char *p, pm_err *e) { return io->ops->remove(io, p, e); }
 static inline int pm_io_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) { return io->ops->remove_within(io, root, rel, flags, st, e); }
+int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e);
+int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
+                       pm_stat *sts, int *rcs, char **msgs, pm_err *e);
+static inline int pm_io_has(const pm_fileio *io, unsigned cap) { return (io->ops->caps & cap) != 0; }
 static inline int pm_io_mkdirs(pm_fileio *io, const char *p, pm_err *e) { return io->ops->mkdirs(io, p, e); }
 
 #endif
