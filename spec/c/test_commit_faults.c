@@ -343,7 +343,7 @@ static void r_destroy(pm_fileio *io) { (void)io; }
 /* Put rec(fault(t->io)) in place. */
 static void faults_install(paimon_table *t, rec_io *r, int mode, long k) {
     rec_ops = (pm_fileio_ops){t->io->ops->scheme, r_read_all, r_list, r_stat, r_exists, r_write,
-                              r_create, r_remove, r_remove_within, r_mkdirs, r_destroy};
+                              r_create, r_remove, r_remove_within, r_mkdirs, r_destroy, t->io->ops->caps, NULL, NULL};
     memset(r, 0, sizeof *r);
     r->base = t->io;
     r->io.ops = &rec_ops;

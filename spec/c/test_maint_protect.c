@@ -280,7 +280,7 @@ static void changed_while_planning(const char *setup, const char *during, const 
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
     hook_ops = (pm_fileio_ops){"file", hook_read, hook_list, hook_stat, hook_exists, hook_write, hook_create,
-                               hook_remove, hook_remove_within, hook_mkdirs, hook_destroy};
+                               hook_remove, hook_remove_within, hook_mkdirs, hook_destroy, PM_IO_LOCAL, NULL, NULL};
     hook_io *h = calloc(1, sizeof *h);
     h->io.ops = &hook_ops;
     h->inner = t->io;
