@@ -69,12 +69,16 @@ ifeq ($(HAVE_LUAJIT),1)
   TARGETS += $(LUAJIT_SO)
 endif
 
-.PHONY: all deps test test-c test-nginx test-install demo bench fuzz clean \
+.PHONY: all deps deps-bench test test-c test-nginx test-install demo bench fuzz clean \
         install uninstall rock rock-install FORCE
 all: $(TARGETS)
 
 deps:
 	@sh scripts/install-deps.sh
+
+# awscli: a baseline of make bench only
+deps-bench:
+	@sh scripts/install-deps.sh --bench
 
 $(BUILD)/obj/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -163,7 +167,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all >/dev/null
 	@sh examples/demo.sh $(BUILD)
 
-bench: deps all
+bench: deps-bench all
 	@sh bench/run.sh $(BUILD)
 
 fuzz: deps
