@@ -216,4 +216,180 @@ function H.used_paths(r, root, relative_only)
   return set
 end
 
+-- ---- S3 (scripts/s3-server.sh; docs/testing-s3.md) ---------------------------
+-- make test starts a throwaway Ceph RGW and exports its env; PAIMON_S3_TESTS=0
+-- (developers only) turns the S3 specs into pending ones.
+
+function H.s3_off()
+  return os.getenv("PAIMON_S3_TESTS") == "0"
+end
+
+-- describe() for S3 specs, made from busted's describe and pending (spec
+-- globals a module cannot see): the block, or one pending test when S3 is off.
+--   local describe_s3 = H.s3_describe(describe, pending)
+function H.s3_describe(describe, pending)
+  return function(name, block)
+    if H.s3_off() then
+      describe(name, function() pending("PAIMON_S3_TESTS=0: S3 tests skipped") end)
+    else
+      describe(name, block)
+    end
+  end
+end
+
+-- { endpoint, bucket, access_key, secret_key, region } from the env of
+-- scripts/s3-server.sh; raises when it is not set.
+function H.s3()
+  local c = { endpoint = os.getenv("AWS_ENDPOINT_URL"), bucket = os.getenv("PAIMON_S3_BUCKET"),
+              access_key = os.getenv("AWS_ACCESS_KEY_ID"), secret_key = os.getenv("AWS_SECRET_ACCESS_KEY"),
+              region = os.getenv("AWS_REGION") or "us-east-1" }
+  for _, k in ipairs{"endpoint", "bucket", "access_key", "secret_key"} do
+    if not c[k] or c[k] == "" then
+      error("no S3 test server: " .. k .. " not set (make test starts one; by hand: " ..
+            "sh scripts/s3-server.sh start DIR && . DIR/env)", 2)
+    end
+  end
+  return c
+end
+
+-- "s3://bucket/key/prefix" -> bucket, prefix (no leading or trailing "/")
+function H.s3_split(uri)
+  local bucket, prefix = tostring(uri):match("^s3a?://([^/]+)/?(.*)$")
+  if not bucket then error("not an s3:// URI: " .. tostring(uri), 2) end
+  return bucket, (prefix:gsub("/+$", ""))
+end
+
+-- rclone (an independent S3 client) on the test server, configured through
+-- RCLONE_CONFIG_PMS3_* only: no config file, the keys never on a command line.
+-- Returns stdout; raises with rclone's stderr on failure.
+function H.rclone(args)
+  local c = H.s3()
+  local env = "RCLONE_CONFIG_PMS3_TYPE=s3 RCLONE_CONFIG_PMS3_PROVIDER=Ceph " ..
+              "RCLONE_CONFIG_PMS3_ACCESS_KEY_ID=\"$AWS_ACCESS_KEY_ID\" " ..
+              "RCLONE_CONFIG_PMS3_SECRET_ACCESS_KEY=\"$AWS_SECRET_ACCESS_KEY\" " ..
+              "RCLONE_CONFIG_PMS3_ENDPOINT=" .. H.sh_quote(c.endpoint) .. " " ..
+              "RCLONE_CONFIG_PMS3_REGION=" .. H.sh_quote(c.region) .. " " ..
+              "RCLONE_CONFIG_PMS3_NO_CHECK_BUCKET=true "
+  local parts = {"env -u AWS_CA_BUNDLE -u AWS_PROFILE", env, "rclone --config /dev/null --retries 1"}
+  for _, a in ipairs(args) do parts[#parts + 1] = H.sh_quote(a) end
+  local out, err, code = H.run(table.concat(parts, " "))
+  if code ~= 0 then error("rclone " .. table.concat(args, " ") .. " failed (" .. code .. "): " .. err, 2) end
+  return out
+end
+
+local function random_hex(n)
+  local f = assert(io.open("/dev/urandom", "rb"))
+  local bytes = f:read(n)
+  f:close()
+  return (bytes:gsub(".", function(ch) return string.format("%02x", ch:byte()) end))
+end
+
+-- Uploads the local table directory to a fresh prefix of the test bucket;
+-- returns its URI "s3://bucket/spec-<random>/<directory name>".
+function H.s3_put_table(local_dir)
+  local c = H.s3()
+  local name = local_dir:gsub("/+$", ""):match("([^/]+)$")
+  local key = "spec-" .. random_hex(8) .. "/" .. name
+  H.rclone({"copy", local_dir, "pms3:" .. c.bucket .. "/" .. key})
+  return "s3://" .. c.bucket .. "/" .. key
+end
+
+-- Downloads every object under the URI's prefix into local_dir.
+function H.s3_get_table(uri, local_dir)
+  local bucket, prefix = H.s3_split(uri)
+  H.rclone({"copy", "pms3:" .. bucket .. "/" .. prefix, local_dir})
+  return local_dir
+end
+
+-- The objects under the URI's prefix: a list of { key = full key, path =
+-- key below the prefix, size = bytes }, sorted by key.
+function H.s3_ls(uri)
+  local bucket, prefix = H.s3_split(uri)
+  local out = H.rclone({"lsf", "-R", "--files-only", "--format", "sp", "--separator", " ",
+                        "pms3:" .. bucket .. "/" .. prefix})
+  local list = {}
+  for size, path in out:gmatch("(%d+) ([^\n]+)") do
+    list[#list + 1] = { key = (prefix ~= "" and prefix .. "/" or "") .. path, path = path, size = tonumber(size) }
+  end
+  table.sort(list, function(a, b) return a.key < b.key end)
+  return list
+end
+
+-- The fault-injecting proxy (spec/support/s3proxy/README.md): a real nginx
+-- between client and RGW. H.s3_proxy_start(plan) -> its endpoint URL.
+local proxy
+
+local function proxy_control(method, what, body)
+  local cmd = "curl -sS --max-time 10 -w '\\n%{http_code}' -X " .. method
+  if body then
+    local f = os.tmpname()
+    H.write_file(f, body)
+    cmd = cmd .. " --data-binary @" .. H.sh_quote(f)
+    local out = H.run(cmd .. " " .. H.sh_quote(proxy.url .. "/__proxy/" .. what))
+    os.remove(f)
+    return out:match("^(.-)\n?(%d+)$")
+  end
+  local out = H.run(cmd .. " " .. H.sh_quote(proxy.url .. "/__proxy/" .. what))
+  return out:match("^(.-)\n?(%d+)$")
+end
+
+-- A plan is a list of rules { k = N, fault = F, method = "PUT", uri = PATTERN,
+-- times = 1, ms = STALL_MS } (or its Lua source text); a new plan resets the
+-- request count and the log.
+function H.s3_proxy_plan(plan)
+  assert(proxy, "the S3 proxy is not running (H.s3_proxy_start)")
+  local src = plan
+  if type(plan) == "table" then
+    local rules = {}
+    for _, r in ipairs(plan) do
+      local fields = {}
+      for k, v in pairs(r) do
+        fields[#fields + 1] = k .. "=" .. (type(v) == "string" and string.format("%q", v) or tostring(v))
+      end
+      table.sort(fields)
+      rules[#rules + 1] = "{" .. table.concat(fields, ", ") .. "}"
+    end
+    src = "return {" .. table.concat(rules, ", ") .. "}"
+  end
+  local body, status = proxy_control("POST", "plan", src or "return {}")
+  if status ~= "200" then error("s3proxy refused the plan: " .. tostring(body), 2) end
+end
+
+function H.s3_proxy_start(plan)
+  if proxy then H.s3_proxy_stop() end
+  local c = H.s3()
+  local dir = H.tmpdir()
+  local upstream = c.endpoint:match("^https?://([^/]+)")
+  local out, err, code = H.run("sh " .. H.sh_quote(H.spec_dir .. "support/s3proxy/s3proxy.sh") ..
+                               " start " .. H.sh_quote(dir .. "/proxy") .. " " .. H.sh_quote(upstream))
+  if code ~= 0 then
+    H.rmdir(dir)
+    error("s3proxy did not start: " .. err, 2)
+  end
+  proxy = { dir = dir, url = (out:gsub("%s+$", "")) }
+  if plan then H.s3_proxy_plan(plan) end
+  return proxy.url
+end
+
+function H.s3_proxy_stop()
+  if not proxy then return end
+  H.run("sh " .. H.sh_quote(H.spec_dir .. "support/s3proxy/s3proxy.sh") .. " stop " .. H.sh_quote(proxy.dir .. "/proxy"))
+  H.rmdir(proxy.dir)
+  proxy = nil
+end
+
+-- Every request the proxy has seen since its plan: a list of { n, method,
+-- fault ("-" when forwarded untouched; "drop_after:200" when forwarded, the
+-- server answered 200 and the connection was dropped), uri }.
+function H.s3_proxy_log()
+  assert(proxy, "the S3 proxy is not running (H.s3_proxy_start)")
+  local body, status = proxy_control("GET", "log")
+  assert(status == "200", "s3proxy log: " .. tostring(body))
+  local list = {}
+  for n, method, fault, uri in body:gmatch("(%d+) (%S+) (%S+) ([^\n]*)") do
+    list[#list + 1] = { n = tonumber(n), method = method, fault = fault, uri = uri }
+  end
+  return list
+end
+
 return H
