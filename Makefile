@@ -124,7 +124,7 @@ $(CLI): $(BUILD)/obj/main/paimon_lua.o $(LUA_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LUA54_LIBS) $(DEPS_LIBS) -lm -ldl $(LDFLAGS_ALL) -Wl,-E
 
-$(BUILD)/tests/%: spec/c/%.c spec/c/test.h $(LIB_A)
+$(BUILD)/tests/%: spec/c/%.c $(wildcard spec/c/*.h) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB_A) $(DEPS_LIBS) -lm $(LDFLAGS_ALL)
 
