@@ -9,6 +9,11 @@
 #     real nginx), scripts/install-test.sh (make install/uninstall, luarocks)
 # Sanitizer builds (SANITIZER set) skip the LuaJIT, nginx and install passes:
 # a stock interpreter or nginx would need the ASan runtime preloaded.
+# The S3 suites run against a throwaway Ceph RGW started here once
+# (scripts/s3-server.sh, in a temp dir) and stopped at the end, also on
+# failure or Ctrl-C; its env (AWS_*, PAIMON_S3_BUCKET) is exported to every
+# test. If it cannot start, that is a failure and so is every S3 test.
+# PAIMON_S3_TESTS=0 (developers only; CI never sets it) skips them, announced.
 # Usage: run-tests.sh [BUILD_DIR]
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +24,18 @@ pass=0
 fail=0
 skip=0
 log=$(mktemp)
-trap 'rm -rf "$log" "$log".*' EXIT
+S3_DIR=""
+# stops the S3 server (quietly when called from the trap) and removes its dir
+s3_stop() {
+  [ -n "$S3_DIR" ] || return 0
+  t0=$(date +%s.%N)
+  sh scripts/s3-server.sh stop "$S3_DIR" >&2
+  [ "${1:-}" = report ] && echo "# S3 test server stopped in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+  case $S3_DIR in /tmp/paimon-s3.*) rm -rf "$S3_DIR" ;; esac
+  S3_DIR=""
+}
+trap 's3_stop; rm -rf "$log" "$log".*' EXIT
+trap 'exit 130' INT TERM
 SUMMARY='^[0-9]+ passed, [0-9]+ failed$'
 
 # A program that prints its own "N passed, N failed" last line.
@@ -48,6 +64,28 @@ report_counted() { # report_counted NAME LOG RC
   pass=$((pass + p))
   fail=$((fail + f))
 }
+# The S3 server: never a developer's own account or endpoint, only ours.
+unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 \
+      AWS_PROFILE AWS_DEFAULT_PROFILE PAIMON_S3_BUCKET
+if [ "${PAIMON_S3_TESTS:-1}" = 0 ]; then
+  echo "# S3 tests skipped: PAIMON_S3_TESTS=0 (developers only; make test runs them)"
+  export PAIMON_S3_TESTS
+else
+  unset PAIMON_S3_TESTS
+  S3_DIR=$(mktemp -d /tmp/paimon-s3.XXXXXX)
+  t0=$(date +%s.%N)
+  if sh scripts/s3-server.sh start "$S3_DIR" >"$log" 2>&1 && . "$S3_DIR/env"; then
+    echo "# S3 test server (Ceph RGW) $AWS_ENDPOINT_URL started in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+  else
+    sed 's/^/  /' "$log"
+    echo "not ok - S3 test server did not start (scripts/s3-server.sh; logs kept in $S3_DIR/log): the S3 tests fail"
+    fail=$((fail + 1))
+    sh scripts/s3-server.sh stop "$S3_DIR" >/dev/null 2>&1
+    S3_DIR=""
+    unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_ENDPOINT_URL PAIMON_S3_BUCKET
+  fi
+fi
+
 ctests=$(for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && echo "$t"; done)
 if [ -n "$ctests" ]; then
   mkdir -p "$log.c"
@@ -129,6 +167,7 @@ if [ -z "$SANITIZER" ]; then
   counted "install-test.sh" timeout 300 sh scripts/install-test.sh "$BUILD"
 fi
 
+s3_stop report
 [ "$skip" -gt 0 ] && echo "# $skip skipped (pending specs, spec/luajit-skip.txt)"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -31,13 +31,16 @@ free_port() {
 # random string of N characters from the class SET (tr syntax)
 rand() { LC_ALL=C tr -dc "$2" </dev/urandom | head -c "$1"; }
 
-# running PID: a live process of this DIR (its command line names $CONF; a
-# recycled pid is not ours). A zombie counts as gone: the daemons are
-# reparented at start, and init here reaps them only about 2 s later.
+# running PID: a live process of this DIR: its command line names $CONF, or
+# it is still this script's child before its exec (a recycled pid is not
+# ours). A zombie counts as gone: the daemons are reparented at start, and
+# init here reaps them only about 2 s later.
 running() {
   [ -n "$1" ] && [ -r "/proc/$1/status" ] || return 1
   [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" != Z ] || return 1
-  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$CONF"
+  cmdline=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)
+  case $cmdline in *"$CONF"*|*s3-server.sh*) return 0 ;; esac
+  return 1
 }
 alive() { [ -f "$DIR/run/$1.pid" ] && running "$(cat "$DIR/run/$1.pid")"; }
 
@@ -83,10 +86,13 @@ wait_for() {
   return 1
 }
 
-# start_daemon NAME COMMAND...: in the background, stdio redirected, pid recorded
+# start_daemon NAME COMMAND...: in the background in its own session (a
+# Ctrl-C or `timeout` on the caller's process group must not reach it: the
+# daemons handle SIGINT themselves; stop_all stops them in order), stdio
+# redirected, pid recorded (setsid execs in place: not a group leader here).
 start_daemon() {
   name=$1; shift
-  "$@" </dev/null >"$DIR/log/$name.out" 2>&1 &
+  setsid "$@" </dev/null >"$DIR/log/$name.out" 2>&1 &
   echo $! >"$DIR/run/$name.pid"
 }
 
@@ -101,7 +107,7 @@ s3_put_bucket() {
 }
 
 start() {
-  for b in ceph-mon ceph-osd radosgw radosgw-admin ceph ceph-authtool monmaptool curl; do
+  for b in ceph-mon ceph-osd radosgw radosgw-admin ceph ceph-authtool monmaptool curl setsid uuidgen; do
     command -v "$b" >/dev/null || { echo "s3-server: $b not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
   done
   if alive mon || alive osd || alive rgw; then

@@ -270,7 +270,7 @@ function H.rclone(args)
               "RCLONE_CONFIG_PMS3_ENDPOINT=" .. H.sh_quote(c.endpoint) .. " " ..
               "RCLONE_CONFIG_PMS3_REGION=" .. H.sh_quote(c.region) .. " " ..
               "RCLONE_CONFIG_PMS3_NO_CHECK_BUCKET=true "
-  local parts = {"env -u AWS_CA_BUNDLE -u AWS_PROFILE", env, "rclone --config /dev/null --retries 1"}
+  local parts = {"env -u AWS_CA_BUNDLE -u AWS_PROFILE", env, "timeout 300 rclone --config /dev/null --retries 1 --low-level-retries 2 --contimeout 5s --timeout 60s"}
   for _, a in ipairs(args) do parts[#parts + 1] = H.sh_quote(a) end
   local out, err, code = H.run(table.concat(parts, " "))
   if code ~= 0 then error("rclone " .. table.concat(args, " ") .. " failed (" .. code .. "): " .. err, 2) end

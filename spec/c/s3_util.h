@@ -51,7 +51,7 @@ static inline char *tu_rclone(const char *args) {
                         "RCLONE_CONFIG_PMS3_PROVIDER=Ceph RCLONE_CONFIG_PMS3_ACCESS_KEY_ID=\"$AWS_ACCESS_KEY_ID\" "
                         "RCLONE_CONFIG_PMS3_SECRET_ACCESS_KEY=\"$AWS_SECRET_ACCESS_KEY\" "
                         "RCLONE_CONFIG_PMS3_ENDPOINT='%s' RCLONE_CONFIG_PMS3_REGION='%s' "
-                        "RCLONE_CONFIG_PMS3_NO_CHECK_BUCKET=true rclone --config /dev/null --retries 1 %s",
+                        "RCLONE_CONFIG_PMS3_NO_CHECK_BUCKET=true timeout 300 rclone --config /dev/null --retries 1 --low-level-retries 2 --contimeout 5s --timeout 60s %s",
                   c.endpoint, c.region, args);
     pm_buf_cstr(&cmd);
     int status = -1;
