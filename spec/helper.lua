@@ -315,7 +315,7 @@ function H.s3_ls(uri)
   return list
 end
 
--- The fault-injecting proxy (spec/support/s3proxy/README.md): a real nginx
+-- The fault-injecting proxy (docs/testing-s3.md): a real nginx
 -- between client and RGW. H.s3_proxy_start(plan) -> its endpoint URL.
 local proxy
 

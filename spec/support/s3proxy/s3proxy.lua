@@ -1,4 +1,4 @@
--- The fault-injecting S3 proxy's handler (runs in nginx; see README.md).
+-- The fault-injecting S3 proxy's handler (runs in nginx; docs/testing-s3.md).
 -- State lives in the shared dict `s3proxy`: the plan (a Lua table literal),
 -- the request count "n", one match count per rule and a log line per request.
 local M = {}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Starts/stops the fault-injecting S3 proxy (a real nginx with the Lua
-# handler s3proxy.lua; README.md) in a private prefix DIR.
+# handler s3proxy.lua; docs/testing-s3.md) in a private prefix DIR.
 #
 #   sh spec/support/s3proxy/s3proxy.sh start DIR HOST:PORT  # prints the proxy's URL
 #   sh spec/support/s3proxy/s3proxy.sh stop DIR             # idempotent
