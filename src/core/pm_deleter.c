@@ -149,27 +149,64 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
     return PAIMON_OK;
 }
 
-static void delete_one(void *ctx, size_t i) {
-    pm_deleter *d = ctx;
-    del_item *it = &d->v[i];
-    if (d->stop_on_failure && __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) { it->status = 4; return; }
-    char why[700];
-    const char *lroot = pm_local_path(d->root), *lpath = pm_local_path(it->path);
-    if (!lexically_inside(lroot, lpath, why, sizeof why)) { it->status = 3; it->msg = pm_strdup(why); return; }
-    size_t rl = strlen(lroot);
-    while (rl > 1 && lroot[rl - 1] == '/') rl--;
+/* Most paths one remove_batch call gets: DeleteObjects' limit. */
+#define DELETE_BATCH_MAX 1000
+
+/* The outcome remove_within (or its batch) gave one item. */
+static void item_outcome(pm_deleter *d, del_item *it, int rc, const pm_stat *st, char *msg) {
+    if (rc == PAIMON_OK) { it->size = st->size; free(msg); return; }
+    if (rc == PAIMON_NOTFOUND) { it->status = 1; free(msg); return; }
+    it->status = rc == PM_IO_OUTSIDE ? 3 : 2;
+    it->msg = msg;
+    if (rc != PM_IO_OUTSIDE) __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+}
+
+/* One batch: items [from, from + n) that passed the lexical check. Each is
+ * checked and removed in one step from the table directory down (a
+ * directory swapped for a symlink after a check would otherwise redirect
+ * the deletion); object stores take the whole batch in one request. */
+static void delete_batch(pm_deleter *d, size_t *idx, size_t n, size_t rl) {
+    const char **rels = malloc(n * sizeof *rels);
+    pm_stat *sts = calloc(n, sizeof *sts);
+    int *rcs = malloc(n * sizeof *rcs);
+    char **msgs = calloc(n, sizeof *msgs);
     pm_err e;
-    pm_stat st = {0};
-    /* Checked and removed in one step, from the table directory down (a
-     * directory swapped for a symlink after a check would otherwise
-     * redirect the deletion). */
-    int rc = pm_io_remove_within(d->io, d->root, lpath + rl + 1, d->dry_run ? PM_RM_DRY_RUN : 0, &st, &e);
-    if (rc == PAIMON_OK) { it->size = st.size; return; }
-    if (rc == PAIMON_NOTFOUND) { it->status = 1; return; }
-    if (rc == PM_IO_OUTSIDE) { it->status = 3; it->msg = pm_strdup(e.msg); return; }
-    it->status = 2;
-    it->msg = pm_strdup(e.msg);
-    __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+    pm_err_clear(&e);
+    int rc = rels && sts && rcs && msgs ? PAIMON_OK : pm_nomem(&e);
+    if (!rc) {
+        for (size_t k = 0; k < n; k++) rels[k] = pm_local_path(d->v[idx[k]].path) + rl + 1;
+        rc = pm_io_remove_batch(d->io, d->root, rels, n, d->dry_run ? PM_RM_DRY_RUN : 0, sts, rcs, msgs, &e);
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (rc)   /* the batch as a whole failed: every item in it did */
+            item_outcome(d, &d->v[idx[k]], rc == PAIMON_NOTFOUND || rc == PM_IO_OUTSIDE ? PAIMON_IO : rc, NULL,
+                         pm_strdup(e.msg));
+        else
+            item_outcome(d, &d->v[idx[k]], rcs[k], &sts[k], msgs[k]);
+    }
+    free(rels);
+    free(sts);
+    free(rcs);
+    free(msgs);
+}
+
+/* Batches of the items that passed the lexical check (indexes into d->v). */
+typedef struct batch_plan {
+    pm_deleter *d;
+    size_t *idx;
+    size_t n, per_batch;
+    size_t rl;           /* length of the root's local path, without trailing '/' */
+} batch_plan;
+
+static void delete_batch_task(void *ctx, size_t b) {
+    batch_plan *bp = ctx;
+    pm_deleter *d = bp->d;
+    size_t from = b * bp->per_batch, n = bp->n - from < bp->per_batch ? bp->n - from : bp->per_batch;
+    if (d->stop_on_failure && __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
+        for (size_t k = 0; k < n; k++) d->v[bp->idx[from + k]].status = 4;
+        return;
+    }
+    delete_batch(d, bp->idx + from, n, bp->rl);
 }
 
 static char *parent_dir(const char *path) {
@@ -179,7 +216,7 @@ static char *parent_dir(const char *path) {
 
 void pm_deleter_clean_dirs(pm_deleter *d, pm_fileio *io, const char *root, size_t partition_levels,
                            pm_clean_result *r) {
-    if (d->dry_run) return;
+    if (d->dry_run || pm_io_has(io, PM_IO_VIRTUAL_DIRS)) return;   /* no directories to remove on an object store */
     const char *lroot = pm_local_path(root);
     size_t rl = strlen(lroot);
     while (rl > 1 && lroot[rl - 1] == '/') rl--;
@@ -228,14 +265,35 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
     d->dry_run = o->dry_run;
     d->stop_on_failure = o->stop_on_failure;
     d->failed = 0;
-    int rc = pm_exec_run(o->threads, d->n, delete_one, d, phase, o->progress, o->progress_ud, e);
+    const char *lroot = pm_local_path(root);
+    size_t rl = strlen(lroot);
+    while (rl > 1 && lroot[rl - 1] == '/') rl--;
+    batch_plan bp = {d, malloc((d->n ? d->n : 1) * sizeof(size_t)), 0, 1, rl};
+    if (!bp.idx) return pm_nomem(e);
+    /* the lexical check first: nothing outside the table reaches the FileIO */
+    for (size_t i = 0; i < d->n; i++) {
+        char why[700];
+        del_item *it = &d->v[i];
+        if (lexically_inside(lroot, pm_local_path(it->path), why, sizeof why)) bp.idx[bp.n++] = i;
+        else { it->status = 3; it->msg = pm_strdup(why); }
+    }
+    /* Without a batch operation (the local FileIO) one item per task, as
+     * before; with one, as few batches as its limit allows, of even size,
+     * run in parallel. */
+    size_t n_batches = bp.n;
+    if (io->ops->remove_batch && bp.n) {
+        n_batches = (bp.n + DELETE_BATCH_MAX - 1) / DELETE_BATCH_MAX;
+        bp.per_batch = (bp.n + n_batches - 1) / n_batches;
+    }
+    int rc = pm_exec_run(o->threads, n_batches, delete_batch_task, &bp, phase, o->progress, o->progress_ud, e);
+    free(bp.idx);
     if (rc) return rc;
     for (size_t i = 0; i < d->n; i++) {
         del_item *it = &d->v[i];
         switch (it->status) {
         case 0:
             r->count[it->kind]++;
-            r->bytes[it->kind] += it->size;
+            if (it->size > 0) r->bytes[it->kind] += it->size;   /* -1: the store did not say */
             if (o->dry_run && pm_clean_result_add(&r->paths, &r->n_paths, it->path, it->kind, it->size, NULL))
                 return pm_fail(e, PAIMON_NOMEM, "out of memory");
             break;

@@ -61,7 +61,10 @@ pm_deleter *pm_deleter_new(void);
 int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e);
 int pm_deleter_contains(const pm_deleter *d, const char *path);
 size_t pm_deleter_count(const pm_deleter *d);
-/* Check, stat and delete (or only list, in a dry run) every path; results
+/* Check, stat and delete (or only list, in a dry run) every path, through
+ * pm_io_remove_batch: one item per task without a batch operation, else
+ * batches of up to 1000 run in parallel (with stop_on_failure, a batch
+ * already sent is not cut short); results
  * are added to r. Files outside root, lexically or through a directory
  * that is a symlink (checked in the same step as the removal, see
  * remove_within), are never touched (r->skipped); a
@@ -76,7 +79,7 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
  * `partition_levels` parent partition directories (k=v) that became empty
  * — Java's cleanEmptyDataDirectory. Never the table directory or anything
  * outside it; a directory that is not empty, or cannot be removed, stays.
- * Counted in r->dirs_removed. */
+ * Counted in r->dirs_removed. Nothing on a FileIO with PM_IO_VIRTUAL_DIRS. */
 void pm_deleter_clean_dirs(pm_deleter *d, pm_fileio *io, const char *root, size_t partition_levels,
                            pm_clean_result *r);
 void pm_deleter_free(pm_deleter *d);

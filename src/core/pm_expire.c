@@ -193,7 +193,7 @@ static int time_end(paimon_table *t, pm_expire_range *r, int64_t *end, pm_err *e
         if ((rc = snap_exists(t, id + 1, &ex, e))) return rc;
         if (!ex) continue;
         pm_snapshot *s;
-        if ((rc = pm_snapshot_read(t->io, t->branch_root, id + 1, &s, e))) return rc;
+        if ((rc = pm_snapshot_read_known(t->io, t->branch_root, t->schemas_known, id + 1, &s, e))) return rc;
         int64_t tm = s->time_millis;
         pm_snapshot_free(s);
         if (tm >= r->older_than_ms) { *end = id; r->capped_by = "time-retained"; break; }

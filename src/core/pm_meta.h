@@ -152,6 +152,21 @@ int pm_snapshot_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids, 
  * "id" is not <id> or its "schemaId" names a schema file that does not
  * exist (changelog and tag reads check the schema too). */
 int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e);
+/* Schema ids known to exist in one branch, kept by its table handle: a
+ * schema file is never deleted while a snapshot names it, so reading many
+ * snapshots checks each schema file once (one stat per schema id, not per
+ * snapshot: a request each on an object store). Only found files are
+ * remembered. Thread-safe. The *_known reads take one (NULL: check every
+ * time, as the plain reads do). */
+typedef struct pm_schema_known pm_schema_known;
+pm_schema_known *pm_schema_known_new(void);
+void pm_schema_known_free(pm_schema_known *k);   /* NULL-safe */
+int pm_snapshot_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, int64_t id,
+                           pm_snapshot **out, pm_err *e);
+int pm_changelog_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, int64_t id,
+                            pm_snapshot **out, pm_err *e);
+int pm_tag_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, const char *name,
+                      pm_snapshot **out, pm_err *e);
 /* Read hint file "EARLIEST"/"LATEST" in snapshot/: PAIMON_NOTFOUND if
  * missing, PAIMON_CORRUPT if not a decimal id (exact Long.parseLong rules). */
 int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e);

@@ -42,6 +42,8 @@ typedef struct list_task {
     pm_buf names;        /* NUL-terminated names, back to back */
     cand *c;
     size_t n, cap;
+    int64_t *mtime;      /* per candidate, from the one listing (NULL: stat for the age) */
+    size_t mtime_cap;
     size_t n_unused;
     int rc;
     pm_err err;
@@ -50,6 +52,7 @@ typedef struct list_task {
 typedef struct list_ctx {
     pm_fileio *io;
     int local;           /* io is the plain local FileIO */
+    int tree;            /* not a local FileIO: one list_tree of the table, ages from it */
     list_task *tasks;
     int64_t cutoff;
     const char *data_prefix, *changelog_prefix;
@@ -92,6 +95,19 @@ static int task_add(list_task *tk, const char *name, int kind) {
     size_t off = tk->names.len;
     if (pm_buf_append(&tk->names, name, strlen(name) + 1)) return PAIMON_NOMEM;
     tk->c[tk->n++] = (cand){off, -1, (int8_t)kind, 0, 0};
+    return PAIMON_OK;
+}
+
+/* task_add with the age the listing gave. */
+static int task_add_aged(list_task *tk, const char *name, int kind, int64_t mtime_ms) {
+    if (task_add(tk, name, kind)) return PAIMON_NOMEM;
+    if (tk->mtime_cap < tk->cap) {
+        int64_t *nv = realloc(tk->mtime, tk->cap * sizeof *nv);
+        if (!nv) return PAIMON_NOMEM;
+        tk->mtime = nv;
+        tk->mtime_cap = tk->cap;
+    }
+    tk->mtime[tk->n - 1] = mtime_ms;
     return PAIMON_OK;
 }
 
@@ -149,6 +165,11 @@ static void age_one(void *ctx, size_t i) {
     list_ctx *x = ctx;
     list_task *tk = &x->tasks[i];
     if (!tk->n_unused) return;
+    if (x->tree) {   /* the listing said how old each file is: no request per file */
+        for (size_t k = 0; k < tk->n; k++)
+            if (!tk->c[k].used) tk->c[k].remove = tk->mtime[k] < x->cutoff;
+        return;
+    }
     int dfd = -1;
     if (x->local) {
         do dfd = open(pm_local_path(tk->dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC); while (dfd < 0 && errno == EINTR);
@@ -208,6 +229,15 @@ static int add_dir(list_task **v, size_t *n, size_t *cap, const char *dir, dir_k
     return PAIMON_OK;
 }
 
+/* add_dir of base/sub. */
+static int add_candidate_dir_to(list_task **v, size_t *n, size_t *cap, const char *base, const char *sub,
+                                dir_kind k, pm_err *e) {
+    char *p = pm_path_join(base, sub);
+    int rc = p ? add_dir(v, n, cap, p, k, e) : pm_nomem(e);
+    free(p);
+    return rc;
+}
+
 static int is_bucket_dir(const char *name) {
     if (!strcmp(name, "bucket-postpone")) return 1;
     if (!starts(name, "bucket-") || !name[7]) return 0;
@@ -241,6 +271,96 @@ static int walk_partitions(paimon_table *t, const char *dir, size_t level, list_
     }
     pm_dirents_free(d, nd);
     return rc;
+}
+
+/* ---- one listing of the table (object stores) ---------------------------------- */
+
+/* Every key under the table directory, streamed once; each is a candidate
+ * exactly when the per-directory walk above would have found it: its
+ * directory is one of the fixed candidate directories, or a bucket
+ * directory at the partition depth below the data directory. Only
+ * candidates are kept (memory follows them, not the listing). */
+typedef struct tree_ctx {
+    const list_ctx *lx;
+    const paimon_table *main_t;
+    const char *root;
+    const char *data_rel;    /* data directory relative to the table ("" : the table directory) */
+    list_task **v;
+    size_t *n, *cap;
+    pm_set *dirs;            /* directories seen (relative), by ordinal */
+    long *task_of;           /* per ordinal: its task, or -1 (no candidates there) */
+    size_t task_of_cap;
+} tree_ctx;
+
+/* The relative directory dir[0, dl) holds data files: data_rel, then one
+ * k=v level per partition key, then a bucket directory (walk_partitions'
+ * rules). */
+static int is_bucket_rel(const tree_ctx *x, const char *dir, size_t dl) {
+    size_t pl = strlen(x->data_rel);
+    if (pl) {
+        if (dl <= pl || strncmp(dir, x->data_rel, pl) || dir[pl] != '/') return 0;
+        dir += pl + 1;
+        dl -= pl + 1;
+    }
+    const char *end = dir + dl;
+    for (size_t level = 0;; level++) {
+        const char *slash = memchr(dir, '/', (size_t)(end - dir));
+        size_t cl = slash ? (size_t)(slash - dir) : (size_t)(end - dir);
+        if (level == x->main_t->n_part) {
+            char comp[64];
+            if (slash || cl >= sizeof comp) return 0;
+            memcpy(comp, dir, cl);
+            comp[cl] = '\0';
+            return is_bucket_dir(comp);
+        }
+        size_t kl = strlen(x->main_t->part_keys[level]);
+        if (!slash || cl <= kl || strncmp(dir, x->main_t->part_keys[level], kl) || dir[kl] != '=') return 0;
+        dir = slash + 1;
+    }
+}
+
+/* The task of a directory first seen: a fixed one was added by ordinal
+ * before the listing; a bucket directory gets a new task. */
+static int tree_dir_task(tree_ctx *x, const char *rel, size_t dl, long ord, pm_err *e) {
+    if ((size_t)ord >= x->task_of_cap) {
+        size_t cap = x->task_of_cap ? x->task_of_cap * 2 : 64;
+        while (cap <= (size_t)ord) cap *= 2;
+        long *nv = realloc(x->task_of, cap * sizeof *nv);
+        if (!nv) return pm_nomem(e);
+        x->task_of = nv;
+        x->task_of_cap = cap;
+    }
+    x->task_of[ord] = -1;
+    if (!is_bucket_rel(x, rel, dl)) return PAIMON_OK;
+    char *sub = pm_strndup(rel, dl);
+    int rc = sub ? add_candidate_dir_to(x->v, x->n, x->cap, x->root, sub, DIR_BUCKET, e) : pm_nomem(e);
+    free(sub);
+    if (!rc) x->task_of[ord] = (long)*x->n - 1;
+    return rc;
+}
+
+static int tree_key(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
+    tree_ctx *x = ud;
+    const char *slash = strrchr(rel, '/');
+    if (!slash || !slash[1]) return PAIMON_OK;   /* in the table directory itself: never a candidate */
+    size_t dl = (size_t)(slash - rel);
+    int added = 0;
+    long ord = pm_set_add_ordinal(x->dirs, rel, dl, &added);
+    if (ord < 0) return pm_nomem(e);
+    if (added) {
+        int rc = tree_dir_task(x, rel, dl, ord, e);
+        if (rc) return rc;
+    }
+    long ti = x->task_of[ord];
+    if (ti < 0) return PAIMON_OK;
+    list_task *tk = &(*x->v)[ti];
+    int kind = classify(x->lx, tk->kind, slash + 1);
+    if (kind < 0) return PAIMON_OK;
+    return task_add_aged(tk, slash + 1, kind, st->mtime_ms) ? pm_nomem(e) : PAIMON_OK;
+}
+
+static int cmp_task_dir(const void *a, const void *b) {
+    return strcmp(((const list_task *)a)->dir, ((const list_task *)b)->dir);
 }
 
 /* ---- used set ----------------------------------------------------------------- */
@@ -527,7 +647,7 @@ static void read_snapshot_one(void *ctx, size_t i) {
         i--;
     }
     snap_read *tk = &x->tasks[i];
-    tk->rc = pm_snapshot_read(x->bt->io, x->bt->branch_root, tk->id, &tk->s, &tk->err);
+    tk->rc = pm_snapshot_read_known(x->bt->io, x->bt->branch_root, x->bt->schemas_known, tk->id, &tk->s, &tk->err);
     if (tk->rc) tk->s = NULL;
 }
 
@@ -735,9 +855,36 @@ static int open_branches(orphan_run *r, pm_err *e) {
 }
 
 static int add_candidate_dir(orphan_run *r, const char *base, const char *sub, dir_kind k, pm_err *e) {
-    char *p = pm_path_join(base, sub);
-    int rc = p ? add_dir(&r->tasks, &r->n_tasks, &r->cap_tasks, p, k, e) : pm_nomem(e);
-    free(p);
+    return add_candidate_dir_to(&r->tasks, &r->n_tasks, &r->cap_tasks, base, sub, k, e);
+}
+
+/* The candidates of a FileIO that is not local: the fixed directories
+ * (tasks [0, n_tasks)) and the bucket directories, from one list_tree of
+ * the table; bucket directories in name order. */
+static int list_tree_candidates(orphan_run *r, const char *droot, pm_err *e) {
+    paimon_table *t = r->t;
+    size_t rl = strlen(t->root), n_fixed = r->n_tasks;
+    /* pm_path_join put droot below the root; as a key prefix without a trailing '/' */
+    const char *dr = strncmp(droot, t->root, rl) == 0 && droot[rl] == '/' ? droot + rl + 1 : "";
+    size_t drl = strlen(dr);
+    while (drl && dr[drl - 1] == '/') drl--;
+    char *data_rel = pm_strndup(dr, drl);
+    tree_ctx x = {&r->lx, r->bts[0], t->root, data_rel, &r->tasks, &r->n_tasks, &r->cap_tasks, pm_set_new(), NULL, 0};
+    int rc = x.dirs && data_rel ? PAIMON_OK : pm_nomem(e);
+    for (size_t i = 0; !rc && i < n_fixed; i++) {   /* the fixed directories, relative to the table */
+        const char *d = r->tasks[i].dir;
+        if (strncmp(d, t->root, rl) || d[rl] != '/') continue;   /* not below the table: not listed */
+        long ord = pm_set_add_ordinal(x.dirs, d + rl + 1, strlen(d + rl + 1), NULL);
+        if (ord < 0 || tree_dir_task(&x, d + rl + 1, 0, ord, e)) { rc = pm_nomem(e); break; }
+        x.task_of[ord] = (long)i;
+    }
+    if (!rc) rc = pm_io_list_tree(t->io, t->root, tree_key, &x, e);
+    if (rc) pm_err_prefix(e, "refusing to clean: cannot list %s", t->root);
+    if (!rc && r->n_tasks - n_fixed > 1)
+        qsort(r->tasks + n_fixed, r->n_tasks - n_fixed, sizeof *r->tasks, cmp_task_dir);
+    pm_set_free(x.dirs);
+    free(x.task_of);
+    free(data_rel);
     return rc;
 }
 
@@ -753,21 +900,24 @@ static int list_candidates(orphan_run *r, pm_err *e) {
         if (!rc) rc = add_candidate_dir(r, r->bts[i]->branch_root, "changelog", DIR_META, e);
     }
     if (rc) return rc;
-    char *droot = main_t->data_dir && *main_t->data_dir ? pm_path_join(t->root, main_t->data_dir) : pm_strdup(t->root);
-    if (!droot) return pm_nomem(e);
-    rc = walk_partitions(main_t, droot, 0, &r->tasks, &r->n_tasks, &r->cap_tasks, e);
-    free(droot);
-    if (rc) return rc;
     pm_fileio *local_io = pm_fileio_local();
     int is_local = local_io && t->io->ops == local_io->ops;
     pm_fileio_destroy(local_io);
-    list_ctx lx = {t->io, is_local, r->tasks, r->res->older_than_ms,
+    list_ctx lx = {t->io, is_local, !pm_io_has(t->io, PM_IO_LOCAL), NULL, r->res->older_than_ms,
                    pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
                    pm_schema_option_or_default(main_t->schema, "changelog-file.prefix")};
     if (!lx.data_prefix) lx.data_prefix = "data-";
     if (!lx.changelog_prefix) lx.changelog_prefix = "changelog-";
     r->lx = lx;
-    if ((rc = pm_exec_run(r->o->threads, r->n_tasks, list_one, &r->lx, "listing", r->o->progress, r->o->progress_ud, e)))
+    char *droot = main_t->data_dir && *main_t->data_dir ? pm_path_join(t->root, main_t->data_dir) : pm_strdup(t->root);
+    if (!droot) return pm_nomem(e);
+    if (r->lx.tree) rc = list_tree_candidates(r, droot, e);
+    else rc = walk_partitions(main_t, droot, 0, &r->tasks, &r->n_tasks, &r->cap_tasks, e);
+    free(droot);
+    if (rc) return rc;
+    r->lx.tasks = r->tasks;   /* final now: the walk grows the array */
+    if (!r->lx.tree &&
+        (rc = pm_exec_run(r->o->threads, r->n_tasks, list_one, &r->lx, "listing", r->o->progress, r->o->progress_ud, e)))
         return rc;
     for (size_t i = 0; i < r->n_tasks; i++) {
         if (r->tasks[i].rc) { *e = r->tasks[i].err; pm_err_prefix(e, "refusing to clean"); return r->tasks[i].rc; }
@@ -987,6 +1137,7 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
 static void orphan_run_free(orphan_run *r) {
     for (size_t i = 0; i < r->n_tasks; i++) {
         free(r->tasks[i].c);
+        free(r->tasks[i].mtime);
         pm_buf_free(&r->tasks[i].names);
         free(r->tasks[i].dir);
     }

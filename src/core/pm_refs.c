@@ -54,7 +54,7 @@ int pm_refs_snapshots(paimon_table *bt, int64_t from, pm_snapshot ***out, size_t
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] < from) continue;
-        rc = pm_snapshot_read(bt->io, bt->branch_root, ids[i], &v[k], e);
+        rc = pm_snapshot_read_known(bt->io, bt->branch_root, bt->schemas_known, ids[i], &v[k], e);
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; continue; }   /* expired meanwhile */
         if (rc) {
             pm_err_prefix(e, "cannot read snapshot %lld of branch %s", (long long)ids[i], bt->branch);
@@ -104,7 +104,7 @@ int pm_refs_tags(paimon_table *bt, const pm_refs_visitor *v, pm_err *e) {
         if (pm_buf_printf(&by, "tag %s of branch %s", names[i], bt->branch) ||
             pm_buf_printf(&path, "%s/tag/tag-%s", bt->branch_root, names[i])) { rc = pm_nomem(e); break; }
         pm_snapshot *s = NULL;
-        rc = pm_tag_read(bt->io, bt->branch_root, names[i], &s, e);
+        rc = pm_tag_read_known(bt->io, bt->branch_root, bt->schemas_known, names[i], &s, e);
         rc = visit_source(bt, v, PM_REFS_TAG, rc, s, (char *)by.data, (char *)path.data, e);
         pm_snapshot_free(s);
     }
@@ -132,7 +132,7 @@ int pm_refs_changelogs(paimon_table *bt, const pm_refs_visitor *v, pm_err *e) {
             break;
         }
         pm_snapshot *s = NULL;
-        rc = pm_changelog_read(bt->io, bt->branch_root, ids[i], &s, e);
+        rc = pm_changelog_read_known(bt->io, bt->branch_root, bt->schemas_known, ids[i], &s, e);
         rc = visit_source(bt, v, PM_REFS_CHANGELOG, rc, s, (char *)by.data, (char *)path.data, e);
         pm_snapshot_free(s);
     }

@@ -3,6 +3,7 @@
  * consumers and branch names of a branch root. */
 #include "pm_meta.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,10 +257,54 @@ static int read_versioned(pm_fileio *io, const char *branch_root, const char *di
     return rc;
 }
 
+/* A table has a handful of schemas: a short list, searched under a lock
+ * (reads run on the thread pool). */
+struct pm_schema_known {
+    pthread_mutex_t mu;
+    int64_t *ids;
+    size_t n, cap;
+};
+
+pm_schema_known *pm_schema_known_new(void) {
+    pm_schema_known *k = calloc(1, sizeof *k);
+    if (k && pthread_mutex_init(&k->mu, NULL) != 0) { free(k); return NULL; }
+    return k;
+}
+
+void pm_schema_known_free(pm_schema_known *k) {
+    if (!k) return;
+    pthread_mutex_destroy(&k->mu);
+    free(k->ids);
+    free(k);
+}
+
+static int schema_known(pm_schema_known *k, int64_t id) {
+    int found = 0;
+    pthread_mutex_lock(&k->mu);
+    for (size_t i = 0; i < k->n && !found; i++) found = k->ids[i] == id;
+    pthread_mutex_unlock(&k->mu);
+    return found;
+}
+
+/* Out of memory only forgets: the next read checks again. */
+static void schema_note(pm_schema_known *k, int64_t id) {
+    pthread_mutex_lock(&k->mu);
+    int found = 0;
+    for (size_t i = 0; i < k->n && !found; i++) found = k->ids[i] == id;
+    if (!found && k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 8;
+        int64_t *nv = realloc(k->ids, cap * sizeof *nv);
+        if (nv) { k->ids = nv; k->cap = cap; }
+    }
+    if (!found && k->n < k->cap) k->ids[k->n++] = id;
+    pthread_mutex_unlock(&k->mu);
+}
+
 /* The schema a snapshot, changelog or tag names must exist in the branch:
  * every reader and writer resolves its fields through it. */
-static int check_schema_exists(pm_fileio *io, const char *branch_root, const pm_snapshot *s, const char *path,
-                               pm_err *e) {
+static int check_schema_exists(pm_fileio *io, const char *branch_root, pm_schema_known *known, const pm_snapshot *s,
+                               const char *path, pm_err *e) {
+    if (known && schema_known(known, s->schema_id)) return PAIMON_OK;
     char *sp = versioned_path(branch_root, "schema", "schema-", s->schema_id);
     if (!sp) return pm_nomem(e);
     int ex = 0;
@@ -267,6 +312,7 @@ static int check_schema_exists(pm_fileio *io, const char *branch_root, const pm_
     if (rc == PAIMON_OK && !ex)
         rc = pm_fail(e, PAIMON_CORRUPT, "%s: field 'schemaId' names schema %lld, which does not exist (%s)", path,
                      (long long)s->schema_id, sp);
+    if (rc == PAIMON_OK && known) schema_note(known, s->schema_id);
     free(sp);
     return rc;
 }
@@ -274,8 +320,8 @@ static int check_schema_exists(pm_fileio *io, const char *branch_root, const pm_
 /* A snapshot-shaped JSON file: snapshot/snapshot-<id> or changelog/changelog-<id>.
  * Its "id" must be the id of its name: expiration, EARLIEST and every
  * range computation trust the file name, readers trust the field. */
-static int read_snapshot_json(pm_fileio *io, const char *branch_root, const char *dir, int64_t id, pm_snapshot **out,
-                              pm_err *e) {
+static int read_snapshot_json(pm_fileio *io, const char *branch_root, pm_schema_known *known, const char *dir,
+                              int64_t id, pm_snapshot **out, pm_err *e) {
     *out = NULL;
     pm_buf b = {0};
     char *path = NULL;
@@ -284,7 +330,7 @@ static int read_snapshot_json(pm_fileio *io, const char *branch_root, const char
     if (rc == PAIMON_OK && (*out)->id != id)
         rc = pm_fail(e, PAIMON_CORRUPT, "%s: field 'id' is %lld but the file name says %lld", path,
                      (long long)(*out)->id, (long long)id);
-    if (rc == PAIMON_OK) rc = check_schema_exists(io, branch_root, *out, path, e);
+    if (rc == PAIMON_OK) rc = check_schema_exists(io, branch_root, known, *out, path, e);
     if (rc) {
         pm_snapshot_free(*out);
         *out = NULL;
@@ -295,7 +341,12 @@ static int read_snapshot_json(pm_fileio *io, const char *branch_root, const char
 }
 
 int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e) {
-    return read_snapshot_json(io, branch_root, "snapshot", id, out, e);
+    return read_snapshot_json(io, branch_root, NULL, "snapshot", id, out, e);
+}
+
+int pm_snapshot_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, int64_t id,
+                           pm_snapshot **out, pm_err *e) {
+    return read_snapshot_json(io, branch_root, known, "snapshot", id, out, e);
 }
 
 /* Long-lived changelogs: changelog/changelog-<id>, the snapshot JSON shape. */
@@ -304,7 +355,12 @@ int pm_changelog_list_ids(pm_fileio *io, const char *branch_root, int64_t **ids,
 }
 
 int pm_changelog_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snapshot **out, pm_err *e) {
-    return read_snapshot_json(io, branch_root, "changelog", id, out, e);
+    return read_snapshot_json(io, branch_root, NULL, "changelog", id, out, e);
+}
+
+int pm_changelog_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, int64_t id,
+                            pm_snapshot **out, pm_err *e) {
+    return read_snapshot_json(io, branch_root, known, "changelog", id, out, e);
 }
 
 /* ---- schemas ---------------------------------------------------------- */
@@ -357,12 +413,17 @@ static int read_named(pm_fileio *io, const char *branch_root, const char *dir, c
 }
 
 int pm_tag_read(pm_fileio *io, const char *branch_root, const char *name, pm_snapshot **out, pm_err *e) {
+    return pm_tag_read_known(io, branch_root, NULL, name, out, e);
+}
+
+int pm_tag_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, const char *name,
+                      pm_snapshot **out, pm_err *e) {
     *out = NULL;
     pm_buf b = {0};
     char *path;
     int rc = read_named(io, branch_root, "tag", name, &b, &path, e);
     if (rc == PAIMON_OK) rc = pm_snapshot_parse((const char *)b.data, b.len, path, out, e);
-    if (rc == PAIMON_OK && (rc = check_schema_exists(io, branch_root, *out, path, e))) {
+    if (rc == PAIMON_OK && (rc = check_schema_exists(io, branch_root, known, *out, path, e))) {
         pm_snapshot_free(*out);
         *out = NULL;
     }

@@ -18,6 +18,7 @@ void pm_table_free(paimon_table *t) {
     free(t->root);
     free(t->branch);
     free(t->branch_root);
+    pm_schema_known_free(t->schemas_known);
     pm_fileio_destroy(t->io);
     free(t);
 }
@@ -35,6 +36,7 @@ int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_er
     if (!t) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     int rc = pm_fileio_for_uri(uri, &t->io, e);
     if (rc) goto fail;
+    if (!(t->schemas_known = pm_schema_known_new())) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
     t->root = pm_strdup(pm_local_path(uri));
     if (!t->root) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
     size_t l = strlen(t->root);

@@ -22,6 +22,7 @@ struct paimon_table {
     const char *default_part_name;
     int legacy_part_name;
     const char *data_dir;        /* data-file.path-directory or NULL */
+    pm_schema_known *schemas_known;  /* schema ids seen to exist (the *_read_known reads) */
     pm_err err;                  /* last error (public API) */
 };
 
