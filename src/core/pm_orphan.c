@@ -758,9 +758,8 @@ static int list_candidates(orphan_run *r, pm_err *e) {
     rc = walk_partitions(main_t, droot, 0, &r->tasks, &r->n_tasks, &r->cap_tasks, e);
     free(droot);
     if (rc) return rc;
-    pm_fileio *local_io = pm_fileio_local();
-    int is_local = local_io && t->io->ops == local_io->ops;
-    pm_fileio_destroy(local_io);
+    /* readdir/fstatat directly only where the FileIO says paths are OS paths */
+    int is_local = pm_io_has(t->io, PM_IO_LOCAL);
     list_ctx lx = {t->io, is_local, r->tasks, r->res->older_than_ms,
                    pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
                    pm_schema_option_or_default(main_t->schema, "changelog-file.prefix")};
