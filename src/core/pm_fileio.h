@@ -92,9 +92,11 @@ struct pm_fileio {
 /* Chooses the implementation for the URI's scheme (none or file:// = local;
  * s3:// and s3a:// = S3). `options`: NULL or key, value, ..., NULL pairs
  * (Paimon's names: s3.endpoint, s3.access-key, s3.secret-key, s3.region,
- * s3.path.style.access, ...); options a FileIO does not know are ignored
- * (they are table options too). Unknown schemes -> PAIMON_UNSUPPORTED
- * naming the scheme. */
+ * s3.path.style.access, ...); options outside a FileIO's namespace are
+ * ignored (they are table options too), a key in it that it does not know
+ * is PAIMON_MISUSE (pm_fileio_options_check). No message may hold the
+ * value of a key pm_option_is_secret names. Unknown schemes ->
+ * PAIMON_UNSUPPORTED naming the scheme. */
 int pm_fileio_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e);
 /* Whether `key` is one of the options the FileIO for uri's scheme knows
  * (s3:// and s3a://: Paimon's s3.* names). */
