@@ -21,7 +21,7 @@ exit codes: 0 ok, 1 failed, 2 usage, 3 conflict]],
 }
 
 local function main(opts, pos)
-  local t = cli.check(paimon.open(pos[1], {branch = opts.branch}))
+  local t = cli.check(cli.open(pos[1], opts))
   local s, smsg, code = t:latest_snapshot()
   if not s and code ~= "notfound" then cli.fail(smsg, code) end
   local manifests, deletes, list = 0, 0, json.array()

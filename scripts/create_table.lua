@@ -12,9 +12,9 @@ local create_table = paimon.create_table or require("paimon.core").create_table
 local spec = {
   name = "create_table.lua",
   positional = {"TABLE"},
-  flags = {field = "string", partition = "string", primary_key = "string", option = "string",
+  flags = {field = "string", partition = "string", primary_key = "string",
            comment = "string", spec = "string", json = "boolean"},
-  multi = {field = true, partition = true, primary_key = true, option = true},
+  multi = {field = true, partition = true, primary_key = true},
   usage = [[
 usage: paimon-lua create_table.lua TABLE --field NAME:TYPE ... [--partition KEY ...]
                   [--primary-key KEY ...] [--option KEY=VALUE ...] [--comment TEXT]
@@ -24,7 +24,10 @@ usage: paimon-lua create_table.lua TABLE --field NAME:TYPE ... [--partition KEY 
   --partition KEY      a partition key (repeat for more, in order)
   --primary-key KEY    a primary-key column (repeat for more)
   --option KEY=VALUE   a table option, e.g. --option bucket=-1; file.format defaults to avro
-                       (what write.lua writes; Paimon's own default would be parquet)
+                       (what write.lua writes; Paimon's own default would be parquet).
+                       Also handed to the FileIO of TABLE's URI; its own keys (s3.endpoint,
+                       ...) and credentials (secret, password, token, access-key, session
+                       in the key) go to the FileIO only, never into the schema
   --comment TEXT       the table comment
   --spec FILE.json     read {"fields": [{"name", "type"}], "partition_keys", "primary_keys",
                        "options", "comment"} from a JSON file (flags add to it)
@@ -57,10 +60,9 @@ local function main(opts, pos)
   end
   for _, k in ipairs(opts.partition or {}) do s.partition_keys[#s.partition_keys + 1] = k end
   for _, k in ipairs(opts.primary_key or {}) do s.primary_keys[#s.primary_keys + 1] = k end
-  for _, kv in ipairs(opts.option or {}) do
-    local k, v = kv:match("^([^=]+)=(.*)$")
-    if not k then cli.usage_error("--option expects KEY=VALUE, got '" .. kv .. "'") end
-    s.options[k] = v
+  local core = require "paimon.core"
+  for k, v in pairs(opts.options or {}) do
+    if not (core.fileio_option_known(pos[1], k) or core.option_is_secret(k)) then s.options[k] = v end
   end
   if opts.comment then s.comment = opts.comment end
   if #s.fields == 0 then cli.usage_error("no columns: give --field NAME:TYPE or --spec FILE") end
@@ -68,7 +70,7 @@ local function main(opts, pos)
   -- here gets what paimon-lua writes unless the caller chose a format
   local defaulted_format = s.options["file.format"] == nil
   if defaulted_format then s.options["file.format"] = "avro" end
-  local t = cli.check(create_table(pos[1], s))
+  local t = cli.check(create_table(pos[1], s, {options = opts.options}))
   local sc = t:schema()
   if opts.json then
     local fields = json.array()

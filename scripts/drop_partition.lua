@@ -102,7 +102,7 @@ end
 local function main(opts, pos)
   if not opts.partition or #opts.partition == 0 then cli.usage_error("missing --partition k=v") end
   if opts.max_attempts and opts.max_attempts < 1 then cli.usage_error("--max-attempts must be at least 1") end
-  local t = cli.check(paimon.open(pos[1], {branch = opts.branch}))
+  local t = cli.check(cli.open(pos[1], opts))
   local keys = t:schema().partition_keys
   if #keys == 0 then cli.fail(t:path() .. ": the table is not partitioned", "unsupported") end
   local string_key = {}

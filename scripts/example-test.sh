@@ -43,6 +43,32 @@ else
   notok "a missing table exits 1 naming the path (exit $rc)" "$(cat "$TMP/err")"
 fi
 
+# --option KEY=VALUE: FileIO options through paimon_table_open_v2 (the
+# pmtest:// FileIO serves a directory named by its option pmtest.root); a
+# bad form exits 2 without echoing what was given (it may be a credential)
+for bad in "--option" "--option =S3CR3T-EX" "--option S3CR3T-EX"; do
+  # shellcheck disable=SC2086
+  "$EX" "$TMP/t" $bad >/dev/null 2>"$TMP/err"; rc=$?
+  if [ $rc = 2 ] && grep -q 'KEY=VALUE' "$TMP/err" && ! grep -q S3CR3T "$TMP/err"; then
+    ok "table_info $bad: exit 2, nothing echoed"
+  else
+    notok "table_info $bad: exit 2, nothing echoed (exit $rc)" "$(cat "$TMP/err")"
+  fi
+done
+mkdir -p "$TMP/bk" && cp -R "$FIXTURES/paimon-java/cpp-parquet-append_with_bitmap/append_with_bitmap.db/append_with_bitmap" "$TMP/bk/t"
+if "$EX" pmtest://bk/t --option "pmtest.root=$TMP" --option pmtest.secret-key=S3CR3T=EX >"$TMP/uri.out" 2>"$TMP/err" &&
+   "$EX" "$TMP/bk/t" | sed "s|^table	.*|table	pmtest://bk/t|" | cmp -s - "$TMP/uri.out" && ! grep -q S3CR3T "$TMP/uri.out"; then
+  ok "table_info URI --option ...: the options reach the FileIO, the output is the local copy's"
+else
+  notok "table_info URI --option ...: the options reach the FileIO" "$(cat "$TMP/uri.out" "$TMP/err")"
+fi
+"$EX" pmtest://bk/t --option "pmtest.root=$TMP" --option pmtest.rooot=S3CR3T-EX >/dev/null 2>"$TMP/err"; rc=$?
+if [ $rc = 1 ] && grep -q "pmtest.rooot" "$TMP/err" && ! grep -q S3CR3T "$TMP/err"; then
+  ok "table_info: a misspelt FileIO option is refused by name, its value not shown"
+else
+  notok "table_info: a misspelt FileIO option is refused by name (exit $rc)" "$(cat "$TMP/err")"
+fi
+
 # compare TABLE: table_info's output against inspect.lua (latest snapshot + files)
 compare() {
   "$EX" "$1" >"$TMP/ex.out" 2>"$TMP/ex.err" || { cat "$TMP/ex.err"; return 1; }

@@ -59,7 +59,7 @@ local function main(opts, pos)
     end
   end
   local t
-  t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local run = {retain_min = opts.retain_min, retain_max = opts.retain_max, max_deletes = opts.max_deletes,
                older_than = older_than, now = now, threads = opts.threads or 4, dry_run = opts.dry_run,

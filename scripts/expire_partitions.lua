@@ -112,7 +112,7 @@ local function main(opts, pos)
     if not f then cli.usage_error("--policy: cannot open " .. opts.policy) end
     f:close()
   end
-  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   if not opts.expiration_time and not t:option("partition.expiration-time") then
     t:close()

@@ -218,7 +218,7 @@ local function main(opts, pos)
     cli.usage_error((opts.snapshot and "--snapshot" or "--tag") .. " does not apply to the " .. view ..
                     " view (only to files, manifests and partitions)")
   end
-  local t = check(paimon.open(path, {branch = opts.branch}))
+  local t = check(cli.open(path, opts))
   local rows = builders[view](t, opts)
   for _, r in ipairs(rows) do r.partition_path = nil end
   if opts.json then

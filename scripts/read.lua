@@ -63,7 +63,7 @@ local check = cli.check
 
 local function main(opts, pos)
   if opts.snapshot and opts.tag then cli.usage_error("--snapshot and --tag exclude each other") end
-  local t = check(paimon.open(pos[1], {branch = opts.branch}))
+  local t = check(cli.open(pos[1], opts))
   local partition
   for _, kv in ipairs(opts.partition or {}) do
     local k, v = kv:match("^([^=]+)=(.*)$")

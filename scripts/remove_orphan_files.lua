@@ -31,7 +31,7 @@ local function main(opts, pos)
   if older_than > now then
     cli.usage_error("--older-than " .. opts.older_than .. " is in the future: files being written would be deleted")
   end
-  local t, msg, code = paimon.open(pos[1])
+  local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r
   r, msg, code = maint.call(t.remove_orphan_files, t, {older_than = older_than, now = now,

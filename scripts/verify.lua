@@ -23,7 +23,7 @@ local PROBLEMS = {"missing", "wrong_size", "unreadable"}
 
 local function main(opts, pos)
   if opts.threads and opts.threads < 1 then cli.usage_error("--threads must be at least 1") end
-  local t, msg, code = paimon.open(pos[1])
+  local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r
   r, msg, code = maint.call(t.verify, t, {all_snapshots = opts.all_snapshots, threads = opts.threads or 4,

@@ -63,7 +63,7 @@ local function report_landed(opts, identifier, snapshot_id, last)
 end
 
 local function main(opts, pos)
-  local t = cli.check(paimon.open(pos[1], {branch = opts.branch}))
+  local t = cli.check(cli.open(pos[1], opts))
   local identifier
   if opts.identifier then
     identifier = math.tointeger(tonumber(opts.identifier))

@@ -3,6 +3,12 @@
  *
  *   cc table_info.c $(pkg-config --cflags --libs paimon) -o table_info
  *   ./table_info /warehouse/demo.db/orders
+ *   ./table_info s3://lake/wh/demo.db/orders --option s3.endpoint=http://127.0.0.1:7480 \
+ *                --option s3.path.style.access=true
+ *
+ * --option KEY=VALUE (repeatable; the value may hold '='): a FileIO option
+ * for the table's URI (paimon_table_open_v2); credentials are best left to
+ * the environment (AWS_ACCESS_KEY_ID, ...).
  *
  * Output (tab-separated, one record per line):
  *   table       PATH
@@ -21,14 +27,44 @@ static int fail(const char *what, int rc, const char *msg) {
     return 1;
 }
 
+#define USAGE "usage: table_info TABLE_PATH_OR_URI [--option KEY=VALUE ...]\n"
+#define MAX_OPTIONS 64
+
 int main(int argc, char **argv) {
-    if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fprintf(argc == 2 ? stdout : stderr, "usage: table_info TABLE_PATH\n");
-        return argc == 2 ? 0 : 2;
+    const char *table = NULL;
+    const char *options[2 * MAX_OPTIONS + 1];
+    size_t n_opt = 0;   /* strings in options */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--option")) {
+            /* the value is never echoed: it may be a credential */
+            const char *kv = i + 1 < argc ? argv[++i] : NULL;
+            const char *eq = kv ? strchr(kv, '=') : NULL;
+            if (!eq || eq == kv || n_opt == 2 * MAX_OPTIONS) {
+                fprintf(stderr, "table_info: --option needs KEY=VALUE (a non-empty key, then '=')\n" USAGE);
+                return 2;
+            }
+            argv[i][eq - kv] = '\0';   /* KEY and VALUE in place */
+            options[n_opt++] = kv;
+            options[n_opt++] = eq + 1;
+        } else if (!table && argv[i][0] != '-') {
+            table = argv[i];
+        } else {
+            fprintf(stderr, "table_info: unexpected argument\n" USAGE);
+            return 2;
+        }
     }
+    if (!table) {
+        fputs(USAGE, stderr);
+        return 2;
+    }
+    options[n_opt] = NULL;
     paimon_table *t = NULL;
     char *err = NULL;
-    int rc = paimon_table_open(argv[1], NULL, &t, &err);
+    int rc = paimon_table_open_v2(table, NULL, options, &t, &err);
     if (rc != PAIMON_OK) {
         int code = fail("open", rc, err);
         paimon_free(err);

@@ -63,6 +63,24 @@ function M.usage_call(f, ...)
   return unpack(res, 2, res.n)
 end
 
+-- --option KEY=VALUE, which every script takes: FileIO options for the
+-- table's URI (s3.endpoint, ...), collected into opts.options. The value
+-- may hold '='; values are never echoed (they may be credentials).
+M.OPTION_HELP = [[
+  --option KEY=VALUE  a FileIO option for TABLE's URI, repeatable (Paimon's names:
+                   s3.endpoint, s3.region, s3.path.style.access, ...); credentials are
+                   best left to the environment (AWS_ACCESS_KEY_ID, ...) or ~/.aws]]
+
+local function add_option(opts, arg)
+  if arg == nil then M.usage_error("option --option needs KEY=VALUE") end
+  local k, v = arg:match("^([^=]*)=(.*)$")
+  if not k then M.usage_error("option --option needs KEY=VALUE (the argument has no '=')") end
+  if k == "" then M.usage_error("option --option needs KEY=VALUE (the key is empty)") end
+  opts.options = opts.options or {}
+  if opts.options[k] ~= nil then M.usage_error("option --option " .. k .. " is given twice") end
+  opts.options[k] = v
+end
+
 -- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"},
 --          flags = { json = "boolean", snapshot = "integer", branch = "string" },
 --          multi = { partition = true }, min = { snapshot = 1 } }
@@ -76,9 +94,14 @@ function M.parse(argv, spec)
     elseif a == "--" then
       for j = i + 1, #argv do pos[#pos + 1] = argv[j] end
       break
+    elseif a == "--option" then
+      i = i + 1
+      add_option(opts, argv[i])
+    elseif a:sub(1, 9) == "--option=" then
+      add_option(opts, a:sub(10))
     elseif a:sub(1, 2) == "--" then
       local name, value = a:match("^%-%-([%w%-_]+)=(.*)$")
-      name = name or a:sub(3)
+      name = name or a:sub(3):match("^[^=]*")   -- never echo what follows '='
       local key = name:gsub("%-", "_")
       local kind = spec.flags[key]
       if not kind then M.usage_error("unknown option --" .. name) end
@@ -161,7 +184,22 @@ end
 -- 2 (message and usage on stderr), failures exit by M.exit_code, with the
 -- message on stderr; with --json also one {"error", "code"} object on stdout,
 -- so automation never parses an empty string.
+-- paimon.open(path, {branch = opts.branch, options = opts.options}): the
+-- table of a script, with the --option FileIO options.
+function M.open(path, opts)
+  return M.usage_call(require("paimon").open, path, {branch = opts.branch, options = opts.options})
+end
+
+-- The usage text with the --option line every script takes.
+local function usage_of(spec)
+  if spec.usage:find("--option", 1, true) then return spec.usage end
+  local head, tail = spec.usage:match("^(.-)\n(exit codes:.*)$")
+  if head then return head .. "\n" .. M.OPTION_HELP .. "\n" .. tail end
+  return spec.usage .. "\n" .. M.OPTION_HELP
+end
+
 function M.run(spec, main, argv)
+  spec.usage = usage_of(spec)
   local ok, res = xpcall(function()
     local opts, pos = M.parse(argv, spec)
     if opts.help then

@@ -11,6 +11,11 @@
 --   local p = paimon.new{ pool = "paimon", warehouse = "/wh" }
 --   local path, err = p:table_path("demo", "orders")
 --   local id, info = p:commit_rows(path, { { order_id = 1, dt = "2026-11-29" } })
+--   local s3 = paimon.new{ warehouse = "s3://lake/wh",     -- object stores: FileIO options
+--                          options = { ["s3.endpoint"] = "http://127.0.0.1:7480",
+--                                      ["s3.path.style.access"] = "true" } }
+-- Every function also takes opts.options (the call's win over new{}'s);
+-- credentials are best left to the environment (AWS_ACCESS_KEY_ID, ...).
 --
 -- Failures return nil, err, code (err a string; code the core's name:
 -- "notfound" for a missing table or snapshot, "conflict", "unsupported",
@@ -90,20 +95,43 @@ local function set(list)
   for _, k in ipairs(list) do s[k] = true end
   return s
 end
+-- Every function (and new) also takes `options`: the FileIO options of
+-- the table's URI ({["s3.endpoint"] = ..., ...}), as paimon.open does.
 local KNOWN = {
-  snapshots = set{ "pool", "branch" },
-  latest = set{ "pool", "branch" },
-  files = set{ "pool", "branch", "snapshot", "tag", "partition", "limit" },
+  snapshots = set{ "pool", "branch", "options" },
+  latest = set{ "pool", "branch", "options" },
+  files = set{ "pool", "branch", "snapshot", "tag", "partition", "limit", "options" },
   expire = set{ "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads", "keep_from", "until",
-                "now", "clean_empty_directories", "branch", "pool", "policy" },
-  verify = set{ "all_snapshots", "threads", "pool" },
-  remove_orphan_files = set{ "dry_run", "older_than_ms", "older_than", "threads", "now", "allow_young_cutoff", "pool" },
-  drop_partitions = set{ "dry_run", "max_attempts", "commit_user", "branch", "pool" },
+                "now", "clean_empty_directories", "branch", "pool", "policy", "options" },
+  verify = set{ "all_snapshots", "threads", "pool", "options" },
+  remove_orphan_files = set{ "dry_run", "older_than_ms", "older_than", "threads", "now", "allow_young_cutoff", "pool",
+                             "options" },
+  drop_partitions = set{ "dry_run", "max_attempts", "commit_user", "branch", "pool", "options" },
   expire_partitions = set{ "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern", "max_expires",
-                           "dry_run", "now", "max_attempts", "branch", "pool", "policy" },
-  commit_rows = set{ "commit_user", "identifier", "branch", "pool" },
-  new = set{ "pool", "warehouse" },
+                           "dry_run", "now", "max_attempts", "branch", "pool", "policy", "options" },
+  commit_rows = set{ "commit_user", "identifier", "branch", "pool", "options" },
+  new = set{ "pool", "warehouse", "options" },
 }
+
+-- FileIO options: string keys; strings, numbers or booleans (the value is
+-- never shown: it may be a credential).
+local function check_fileio_options(o, fname, level)
+  if o == nil then return end
+  if type(o) ~= "table" then
+    error("bad argument to '" .. fname .. "' (options: a table {key = value} expected, got " .. type(o) .. ")",
+          level + 1)
+  end
+  for k, v in pairs(o) do
+    local tv = type(v)
+    if type(k) ~= "string" then
+      error("bad argument to '" .. fname .. "' (options: keys must be strings)", level + 1)
+    end
+    if tv ~= "string" and tv ~= "number" and tv ~= "boolean" then
+      error("bad argument to '" .. fname .. "' (options['" .. k .. "'] must be a string, number or boolean, got " ..
+            tv .. ")", level + 1)
+    end
+  end
+end
 
 -- opts (a table or nil) checked against KNOWN[fname]; level: the caller's.
 local function check_keys(opts, fname, argn, level)
@@ -111,6 +139,7 @@ local function check_keys(opts, fname, argn, level)
   if type(opts) ~= "table" then
     error("bad argument #" .. argn .. " to '" .. fname .. "' (table expected, got " .. type(opts) .. ")", level + 1)
   end
+  check_fileio_options(opts.options, fname, level + 1)
   local known = KNOWN[fname]
   for k in pairs(opts) do
     if not known[k] then
@@ -127,6 +156,14 @@ local function pool_of(self, opts)
   return (opts and opts.pool) or (type(self) == "table" and self.pool) or DEFAULT_POOL
 end
 
+-- The job's copy of opts with the FileIO options: the call's, else the
+-- object's (new{options = ...}).
+local function job_opts(self, opts)
+  local o = plain(opts) or {}
+  if o.options == nil and type(self) == "table" and self.options then o.options = plain(self.options) end
+  return o
+end
+
 -- snapshots(table_path [, opts]) → array of snapshot rows, or nil, err
 -- opts: { pool = name, branch = name }
 function _M.snapshots(a, b, c)
@@ -134,7 +171,7 @@ function _M.snapshots(a, b, c)
   if type(a) == "table" then self, path, opts = a, b, c end
   check_path(path, "snapshots")
   check_keys(opts, "snapshots", self and 3 or 2, 2)
-  return run(pool_of(self, opts), "snapshots", path, plain(opts))
+  return run(pool_of(self, opts), "snapshots", path, job_opts(self, opts))
 end
 
 -- latest(table_path [, opts]) → the latest snapshot row, or nil, err
@@ -143,7 +180,7 @@ function _M.latest(a, b, c)
   if type(a) == "table" then self, path, opts = a, b, c end
   check_path(path, "latest")
   check_keys(opts, "latest", self and 3 or 2, 2)
-  return run(pool_of(self, opts), "latest", path, plain(opts))
+  return run(pool_of(self, opts), "latest", path, job_opts(self, opts))
 end
 
 -- files(table_path [, opts]) → live data files of the latest (or
@@ -154,7 +191,7 @@ function _M.files(a, b, c)
   if type(a) == "table" then self, path, opts = a, b, c end
   check_path(path, "files")
   check_keys(opts, "files", self and 3 or 2, 2)
-  return run(pool_of(self, opts), "files", path, plain(opts))
+  return run(pool_of(self, opts), "files", path, job_opts(self, opts))
 end
 
 -- The clock, epoch ms (ngx.now() in nginx: cached per event-loop turn).
@@ -240,7 +277,7 @@ function _M.expire(...)
   local self, path, opts, extra = args(...)
   check_path(path, "expire")
   opts = check_opts(opts, "expire", 2)
-  local o = plain(opts)
+  local o = job_opts(self, opts)
   o.policy = nil
   o.older_than = cutoff(opts.older_than, "older_than", "expire")
   return run(pool_of(self, extra or opts), "expire", path, o, policy_arg(opts.policy, "expire"))
@@ -253,7 +290,8 @@ function _M.verify(...)
   local self, path, opts = args(...)
   check_path(path, "verify")
   opts = check_opts(opts, "verify", 2)
-  local o = { all_snapshots = opts.all_snapshots and true or nil, threads = opts.threads }
+  local o = { all_snapshots = opts.all_snapshots and true or nil, threads = opts.threads,
+              options = job_opts(self, opts).options }
   return run(pool_of(self, opts), "verify", path, o)
 end
 
@@ -271,7 +309,8 @@ function _M.remove_orphan_files(...)
   if older == nil then older = opts.older_than end
   local o = { dry_run = opts.dry_run and true or nil, threads = opts.threads, now = opts.now,
               allow_young_cutoff = opts.allow_young_cutoff and true or nil,
-              older_than = cutoff(older, "older_than_ms", "remove_orphan_files") }
+              older_than = cutoff(older, "older_than_ms", "remove_orphan_files"),
+              options = job_opts(self, opts).options }
   return run(pool_of(self, opts), "remove_orphan_files", path, o)
 end
 
@@ -286,7 +325,7 @@ function _M.drop_partitions(...)
     error("bad argument #2 to 'drop_partitions' (partition spec table expected, got " .. type(specs) .. ")", 2)
   end
   opts = check_opts(opts, "drop_partitions", 3)
-  return run(pool_of(self, opts), "drop_partitions", path, plain(specs), plain(opts))
+  return run(pool_of(self, opts), "drop_partitions", path, plain(specs), job_opts(self, opts))
 end
 
 -- expire_partitions(table_path [, opts]) → the Table:expire_partitions
@@ -298,7 +337,7 @@ function _M.expire_partitions(...)
   local self, path, opts = args(...)
   check_path(path, "expire_partitions")
   opts = check_opts(opts, "expire_partitions", 2)
-  local o = plain(opts)
+  local o = job_opts(self, opts)
   o.policy = nil
   return run(pool_of(self, opts), "expire_partitions", path, o,
              policy_arg(opts.policy, "expire_partitions"))
@@ -323,7 +362,7 @@ function _M.commit_rows(...)
   end
   opts = check_opts(opts, "commit_rows", 3)
   if type(rows) == "table" then rows = plain(rows) end
-  return run(pool_of(self, opts), "commit_rows", path, rows, plain(opts))
+  return run(pool_of(self, opts), "commit_rows", path, rows, job_opts(self, opts))
 end
 
 -- relative_paths(result, table_path) → a copy of a result (e.g. verify's)
@@ -388,12 +427,15 @@ function _M.table_path(a, b, c)
   return (warehouse:gsub("/+$", "")) .. "/" .. db .. ".db/" .. tbl
 end
 
--- new{ pool = "paimon", warehouse = "/path" } → object with the same
--- methods (p:snapshots(path), p:table_path(db, table), ...).
+-- new{ pool = "paimon", warehouse = "/path" or "s3://bucket/wh", options =
+-- { ["s3.endpoint"] = ..., ... } } → object with the same methods
+-- (p:snapshots(path), p:table_path(db, table), ...); options are the
+-- FileIO options of every call that gives none of its own.
 function _M.new(opts)
   check_keys(opts, "new", 1, 2)
   opts = opts or {}
-  return setmetatable({ pool = opts.pool or DEFAULT_POOL, warehouse = opts.warehouse }, mt)
+  return setmetatable({ pool = opts.pool or DEFAULT_POOL, warehouse = opts.warehouse,
+                        options = plain(opts.options) }, mt)
 end
 
 

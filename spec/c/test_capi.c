@@ -318,6 +318,101 @@ TEST(orphans_refuse_a_cutoff_below_the_floor_unless_allowed) {
     tu_copy_remove(&c, TMP_PREFIX);
 }
 
+/* ---- URIs and FileIO options (paimon_table_open_v2 / _create_v2) --------------------
+ * The S3 FileIO is replaced by a stand-in that records what it is handed
+ * and serves a local directory, so this holds whatever client is built in. */
+
+static int s3_calls;
+static char s3_base[200], s3_options[600];
+
+static int standin_s3_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e) {
+    (void)uri;
+    s3_calls++;
+    s3_options[0] = '\0';
+    for (size_t i = 0; options && options[i]; i += 2)
+        snprintf(s3_options + strlen(s3_options), sizeof s3_options - strlen(s3_options), "%s=%s;", options[i],
+                 options[i + 1]);
+    *out = pm_fileio_mapped_new("s3://", s3_base);
+    return *out ? PAIMON_OK : pm_nomem(e);
+}
+
+TEST(open_v2_and_create_v2_hand_options_to_the_fileio) {
+    pm_fileio_opener old = pm_fileio_set_s3_opener(standin_s3_open);
+    tu_copy c;
+    snprintf(c.dir, sizeof c.dir, "%sXXXXXX", TMP_PREFIX);
+    CHECK(mkdtemp(c.dir) != NULL);
+    snprintf(s3_base, sizeof s3_base, "%s", c.dir);
+    snprintf(c.table, sizeof c.table, "%s/bk", c.dir);
+    mkdir(c.table, 0755);
+    snprintf(c.table, sizeof c.table, "%s/bk/t", c.dir);
+    CHECK(tu_cp_fixture(BITMAP, c.table) == 0);
+    const char *options[] = {"s3.endpoint", "http://127.0.0.1:7480", "s3.access-key", "AK",
+                             "s3.secret-key", "S3CR3T-C", NULL};
+    s3_calls = 0;
+    paimon_table *t = NULL;
+    char *err = NULL;
+    CHECK_EQ_INT(paimon_table_open_v2("s3://bk/t", NULL, options, &t, &err), PAIMON_OK);
+    CHECK(err == NULL);
+    CHECK_EQ_INT(s3_calls, 1);
+    CHECK_EQ_STR(s3_options, "s3.endpoint=http://127.0.0.1:7480;s3.access-key=AK;s3.secret-key=S3CR3T-C;");
+    if (t) {
+        CHECK_EQ_STR(paimon_table_path(t), "s3://bk/t");
+        int64_t id = 0;
+        CHECK_EQ_INT(paimon_latest_snapshot_id(t, &id), PAIMON_OK);
+        CHECK(id > 0);
+        /* maintenance runs on the table's FileIO: no second one opened */
+        paimon_result *r = NULL;
+        CHECK_EQ_INT(paimon_verify(t, NULL, &r), PAIMON_OK);
+        int64_t ok = 0, not_checked = -1;
+        CHECK_EQ_INT(paimon_result_int(r, "ok", &ok), PAIMON_OK);
+        CHECK(ok == 1);
+        CHECK_EQ_INT(paimon_result_int(r, "not_checked", &not_checked), PAIMON_OK);
+        CHECK_EQ_INT(not_checked, 0);
+        CHECK(r && !strstr(paimon_result_json(r), "S3CR3T"));
+        paimon_result_free(r);
+        paimon_options *o = paimon_options_new();
+        paimon_options_set(o, "dry-run", "true");
+        CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+        CHECK(r && !strstr(paimon_result_json(r), "S3CR3T"));
+        paimon_result_free(r);
+        /* FileIO options are not operation options */
+        paimon_options_set(o, "s3.secret-key", "S3CR3T-C");
+        CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_MISUSE);
+        CHECK(!strstr(paimon_table_errmsg(t), "S3CR3T"));
+        paimon_options_free(o);
+        CHECK_EQ_INT(s3_calls, 1);
+        paimon_table_close(t);
+    }
+    /* a misspelt S3 option: refused by name, the value never shown */
+    const char *misspelt[] = {"s3.secret-key", "S3CR3T-C", "s3.endpoit", "http://x", NULL};
+    CHECK_EQ_INT(paimon_table_open_v2("s3://bk/t", NULL, misspelt, &t, &err), PAIMON_MISUSE);
+    CHECK(t == NULL && err && strstr(err, "s3.endpoit") && !strstr(err, "S3CR3T"));
+    paimon_free(err);
+    /* create: the options reach the FileIO, not the schema */
+    paimon_column cols[] = {{"id", "BIGINT", NULL}};
+    const char *table_opts[] = {"file.format", "avro"};
+    paimon_table_spec spec = {cols, 1, NULL, 0, NULL, 0, table_opts, 1, NULL};
+    s3_calls = 0;
+    CHECK_EQ_INT(paimon_table_create_v2("s3://bk/new", &spec, options, &t, &err), PAIMON_OK);
+    CHECK(t != NULL && err == NULL);
+    CHECK_EQ_INT(s3_calls, 2);   /* create, then open */
+    CHECK_EQ_STR(s3_options, "s3.endpoint=http://127.0.0.1:7480;s3.access-key=AK;s3.secret-key=S3CR3T-C;");
+    CHECK_EQ_STR(paimon_table_path(t), "s3://bk/new");
+    paimon_table_close(t);
+    char schema[300];
+    snprintf(schema, sizeof schema, "%s/bk/new/schema/schema-0", c.dir);
+    pm_buf b = {0};
+    pm_err e;
+    pm_fileio *lio = pm_fileio_local();
+    CHECK_EQ_INT(pm_io_read_all(lio, schema, &b, &e), PAIMON_OK);
+    CHECK(pm_buf_cstr(&b) == 0 && strstr((char *)b.data, "file.format") && !strstr((char *)b.data, "S3CR3T") &&
+          !strstr((char *)b.data, "s3.endpoint"));
+    pm_buf_free(&b);
+    pm_fileio_destroy(lio);
+    tu_copy_remove(&c, TMP_PREFIX);
+    pm_fileio_set_s3_opener(old);
+}
+
 int main(void) {
     RUN(options_replace_repeat_and_reject_null);
     RUN(unknown_and_malformed_options_refuse_before_anything);
@@ -325,5 +420,6 @@ int main(void) {
     RUN(drop_marks_the_partition_deleted);
     RUN(orphans_dry_run_lists_and_real_run_removes);
     RUN(orphans_refuse_a_cutoff_below_the_floor_unless_allowed);
+    RUN(open_v2_and_create_v2_hand_options_to_the_fileio);
     return TEST_SUMMARY();
 }

@@ -518,6 +518,123 @@ TEST(remove_batch_reports_each_item) {
     free(dir);
 }
 
+/* What the S3 opener was handed (the stand-in records, then refuses). */
+static int s3_calls;
+static char s3_uri[256], s3_opts[512];
+
+static int recording_s3_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e) {
+    s3_calls++;
+    snprintf(s3_uri, sizeof s3_uri, "%s", uri);
+    s3_opts[0] = '\0';
+    for (size_t i = 0; options && options[i]; i += 2)
+        snprintf(s3_opts + strlen(s3_opts), sizeof s3_opts - strlen(s3_opts), "%s=%s;", options[i], options[i + 1]);
+    *out = NULL;
+    return pm_fail(e, PAIMON_UNSUPPORTED, "recorded");
+}
+
+TEST(s3_and_s3a_reach_the_s3_fileio_with_their_options) {
+    pm_fileio_opener old = pm_fileio_set_s3_opener(recording_s3_open);
+    pm_fileio *io = NULL;
+    pm_err e;
+    s3_calls = 0;
+    const char *opts[] = {"s3.endpoint", "http://127.0.0.1:7480", "s3.path.style.access", "true", "bucket", "-1", NULL};
+    CHECK_EQ_INT(pm_fileio_open("s3://lake/wh/db.db/t", opts, &io, &e), PAIMON_UNSUPPORTED);
+    CHECK_EQ_STR(s3_uri, "s3://lake/wh/db.db/t");
+    CHECK_EQ_STR(s3_opts, "s3.endpoint=http://127.0.0.1:7480;s3.path.style.access=true;bucket=-1;");
+    CHECK_EQ_INT(pm_fileio_open("S3A://lake/wh/db.db/t", opts, &io, &e), PAIMON_UNSUPPORTED);
+    CHECK_EQ_STR(s3_uri, "S3A://lake/wh/db.db/t");
+    CHECK_EQ_INT(s3_calls, 2);
+    /* local paths never reach it, options or not */
+    CHECK_EQ_INT(pm_fileio_open("/tmp/x", opts, &io, &e), PAIMON_OK);
+    CHECK(io != NULL && pm_io_has(io, PM_IO_LOCAL));
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(s3_calls, 2);
+    pm_fileio_set_s3_opener(old);
+    CHECK_EQ_INT(pm_fileio_open("s3://lake/t", NULL, &io, &e) == PAIMON_OK, io != NULL);
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(s3_calls, 2);
+}
+
+TEST(fileio_options_are_checked_without_echoing_values) {
+    pm_fileio_opener old = pm_fileio_set_s3_opener(recording_s3_open);
+    pm_fileio *io = NULL;
+    pm_err e;
+    s3_calls = 0;
+    const char *misspelt[] = {"s3.secret-key", "S3CR3T-VALUE-1", "s3.endpiont", "S3CR3T-VALUE-2", NULL};
+    CHECK_EQ_INT(pm_fileio_open("s3://lake/t", misspelt, &io, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "'s3.endpiont'") != NULL && strstr(e.msg, "s3.endpoint") != NULL);
+    CHECK(strstr(e.msg, "S3CR3T") == NULL);
+    CHECK_EQ_INT(s3_calls, 0);   /* refused before the FileIO */
+    const char *empty_key[] = {"", "S3CR3T", NULL};
+    CHECK_EQ_INT(pm_fileio_open("s3://lake/t", empty_key, &io, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "S3CR3T") == NULL);
+    const char *no_value[] = {"s3.region", NULL};
+    CHECK_EQ_INT(pm_fileio_open("/tmp/x", no_value, &io, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "'s3.region'") != NULL);
+    /* another FileIO's namespace is just a table option here */
+    const char *other[] = {"s3.endpiont", "x", NULL};
+    CHECK_EQ_INT(pm_fileio_open("/tmp/x", other, &io, &e), PAIMON_OK);
+    pm_fileio_destroy(io);
+    CHECK_EQ_INT(s3_calls, 0);
+    pm_fileio_set_s3_opener(old);
+    CHECK(pm_fileio_option_known("s3://b/t", "s3.endpoint"));
+    CHECK(pm_fileio_option_known("s3a://b/t", "s3.secret-key"));
+    CHECK(!pm_fileio_option_known("s3://b/t", "s3.endpiont"));
+    CHECK(!pm_fileio_option_known("/tmp/t", "s3.endpoint"));
+    CHECK(pm_fileio_option_known("pmtest://b/t", "pmtest.root"));
+}
+
+TEST(secret_option_keys) {
+    const char *secret[] = {"s3.secret-key", "s3.access-key", "fs.s3a.access.key", "S3.SESSION-TOKEN", "password",
+                            "oss.accessKeySecret", "s3.session.token", "dlf.token-path", NULL};
+    const char *plain[] = {"s3.endpoint", "s3.region", "s3.path.style.access", "bucket", "file.format", NULL};
+    for (size_t i = 0; secret[i]; i++) { t_cur = secret[i]; CHECK(pm_option_is_secret(secret[i])); }
+    for (size_t i = 0; plain[i]; i++) { t_cur = plain[i]; CHECK(!pm_option_is_secret(plain[i])); }
+    t_cur = "secret_option_keys";
+}
+
+TEST(uris_of_one_fileio) {
+    CHECK(pm_uri_same_fileio("/a/t", "file:/b/x"));
+    CHECK(pm_uri_same_fileio("file:///a/t", "rel/x"));
+    CHECK(pm_uri_same_fileio("s3://b/t", "S3A://c/x"));
+    CHECK(pm_uri_same_fileio("oss://b/t", "OSS://c/x"));
+    CHECK(!pm_uri_same_fileio("/a/t", "s3://b/x"));
+    CHECK(!pm_uri_same_fileio("s3://b/t", "/b/x"));
+    CHECK(!pm_uri_same_fileio("oss://b/t", "hdfs://c/x"));
+}
+
+/* pmtest://: a directory behind a URI, configured by an option; not local. */
+TEST(pmtest_scheme_maps_a_directory_through_its_option) {
+    char *dir = tu_make_tmpdir("/tmp/pm_test_fileio.");
+    CHECK(dir != NULL);
+    if (!dir) return;
+    pm_fileio *io = NULL;
+    pm_err e;
+    CHECK_EQ_INT(pm_fileio_open("pmtest://bk/t", NULL, &io, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "pmtest.root") != NULL);
+    const char *bad[] = {"pmtest.root", dir, "pmtest.rooot", "x", NULL};
+    CHECK_EQ_INT(pm_fileio_open("pmtest://bk/t", bad, &io, &e), PAIMON_MISUSE);
+    const char *opts[] = {"pmtest.root", dir, "pmtest.secret-key", "S3CR3T", NULL};
+    CHECK_EQ_INT(pm_fileio_open("pmtest://bk/t", opts, &io, &e), PAIMON_OK);
+    if (io) {
+        CHECK(!pm_io_has(io, PM_IO_LOCAL));
+        CHECK_EQ_INT(pm_io_mkdirs(io, "pmtest://bk/t/schema", &e), PAIMON_OK);
+        CHECK_EQ_INT(pm_io_create_no_replace(io, "pmtest://bk/t/schema/x", "abc", 3, &e), PAIMON_OK);
+        char p[300];
+        snprintf(p, sizeof p, "%s/bk/t/schema/x", dir);
+        CHECK(tu_file_exists(p));
+        pm_stat st;
+        CHECK_EQ_INT(pm_io_stat(io, "pmtest://bk/t/schema/x", &st, &e), PAIMON_OK);
+        CHECK_EQ_INT(st.size, 3);
+        CHECK_EQ_INT(pm_io_remove_within(io, "pmtest://bk/t", "schema/x", 0, &st, &e), PAIMON_OK);
+        CHECK(!tu_file_exists(p));
+        CHECK_EQ_INT(pm_io_stat(io, "/elsewhere/x", &st, &e), PAIMON_IO);   /* not its URI */
+        pm_fileio_destroy(io);
+    }
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 int main(void) {
     RUN(scheme_dispatch);
     RUN(local_path_strip);
@@ -531,5 +648,10 @@ int main(void) {
     RUN(permission_errors_name_path);
     RUN(list_tree_streams_every_file_with_its_size);
     RUN(remove_batch_reports_each_item);
+    RUN(s3_and_s3a_reach_the_s3_fileio_with_their_options);
+    RUN(fileio_options_are_checked_without_echoing_values);
+    RUN(secret_option_keys);
+    RUN(uris_of_one_fileio);
+    RUN(pmtest_scheme_maps_a_directory_through_its_option);
     return TEST_SUMMARY();
 }

@@ -42,7 +42,14 @@ static void count(pm_fileio *io, int k) { __atomic_add_fetch(&OS(io)->n[k], 1, _
 
 static int os_read_all(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) { count(io, N_READ); return pm_io_read_all(OS(io)->inner, p, o, e); }
 static int os_list(pm_fileio *io, const char *p, pm_dirent **o, size_t *n, pm_err *e) { count(io, N_LIST); return pm_io_list(OS(io)->inner, p, o, n, e); }
-static int os_stat(pm_fileio *io, const char *p, pm_stat *s, pm_err *e) { count(io, N_STAT); return pm_io_stat(OS(io)->inner, p, s, e); }
+/* Counts stats of files only: a table or branch handle checks its root
+ * directory once on open (branch handles share the table's FileIO); what
+ * must not happen is a HEAD per object. */
+static int os_stat(pm_fileio *io, const char *p, pm_stat *s, pm_err *e) {
+    int rc = pm_io_stat(OS(io)->inner, p, s, e);
+    if (rc || !s->is_dir) count(io, N_STAT);
+    return rc;
+}
 static int os_exists(pm_fileio *io, const char *p, int *x, pm_err *e) {
     count(io, N_EXISTS);
     if (strstr(p, "/schema/schema-")) count(io, N_SCHEMA_EXISTS);

@@ -26,13 +26,18 @@ const char *paimon_errstr(int code) {
 
 void paimon_free(void *p) { free(p); }
 
-int paimon_table_open(const char *path, const char *branch, paimon_table **out, char **errmsg) {
+int paimon_table_open_v2(const char *uri, const char *branch, const char *const *options, paimon_table **out,
+                         char **errmsg) {
     pm_err e = {0};
     if (errmsg) *errmsg = NULL;
     if (!out) return PAIMON_MISUSE;
-    int rc = pm_table_open(path, branch, out, &e);
+    int rc = pm_table_open_opts(uri, branch, options, out, &e);
     if (rc && errmsg) *errmsg = pm_strdup(e.msg);
     return rc;
+}
+
+int paimon_table_open(const char *path, const char *branch, paimon_table **out, char **errmsg) {
+    return paimon_table_open_v2(path, branch, NULL, out, errmsg);
 }
 
 void paimon_table_close(paimon_table *t) { pm_table_free(t); }

@@ -5,15 +5,20 @@
 
 #include "pm_write.h"
 
-int paimon_table_create(const char *path, const paimon_table_spec *spec, paimon_table **out, char **errmsg) {
+int paimon_table_create_v2(const char *uri, const paimon_table_spec *spec, const char *const *options,
+                           paimon_table **out, char **errmsg) {
     pm_err e = {0};
     if (errmsg) *errmsg = NULL;
     if (!out) return PAIMON_MISUSE;
     *out = NULL;
-    int rc = path ? pm_create_from_spec(path, spec, &e) : pm_fail(&e, PAIMON_MISUSE, "table path is NULL");
-    if (!rc) rc = pm_table_open(path, NULL, out, &e);
+    int rc = uri ? pm_create_from_spec(uri, spec, options, &e) : pm_fail(&e, PAIMON_MISUSE, "table path is NULL");
+    if (!rc) rc = pm_table_open_opts(uri, NULL, options, out, &e);
     if (rc && errmsg) *errmsg = pm_strdup(e.msg);
     return rc;
+}
+
+int paimon_table_create(const char *path, const paimon_table_spec *spec, paimon_table **out, char **errmsg) {
+    return paimon_table_create_v2(path, spec, NULL, out, errmsg);
 }
 
 int paimon_writer_open(paimon_table *t, paimon_writer **out) {

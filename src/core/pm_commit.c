@@ -120,10 +120,11 @@ static char *snapshot_path(const paimon_table *t, int64_t id) {
 }
 
 /* One file the new snapshot references, checked right before publishing;
- * what: "data file", "manifest", ... for the message. Remote paths are not
- * checked (orphan cleaning never lists them). */
+ * what: "data file", "manifest", ... for the message. Paths on another
+ * file system than the table's are not checked (orphan cleaning never
+ * lists them); a table on s3:// has its own files checked. */
 static int must_still_exist(paimon_table *t, const char *path, const char *what, pm_err *e) {
-    if (strstr(path, "://")) return PAIMON_OK;
+    if (!pm_uri_same_fileio(t->root, path)) return PAIMON_OK;
     int exists = 0;
     int rc = pm_io_exists(t->io, path, &exists, e);
     if (rc) {

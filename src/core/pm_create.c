@@ -287,11 +287,15 @@ int pm_create_normalize(pm_schema *s, pm_err *e) {
 }
 
 int pm_create_table(const char *uri, pm_schema *s, pm_err *e) {
+    return pm_create_table_opts(uri, s, NULL, e);
+}
+
+int pm_create_table_opts(const char *uri, pm_schema *s, const char *const *options, pm_err *e) {
     if (!uri || !*uri) return pm_fail(e, PAIMON_MISUSE, "table path is empty");
     int rc = pm_create_normalize(s, e);
     if (rc) return rc;
     pm_fileio *io;
-    if ((rc = pm_fileio_for_uri(uri, &io, e))) return rc;
+    if ((rc = pm_fileio_open(uri, options, &io, e))) return rc;
     char *root = pm_strdup(pm_local_path(uri));
     char *path = NULL;
     pm_buf json = {0};

@@ -26,5 +26,7 @@ int pm_create_normalize(pm_schema *s, pm_err *e);
 /* Normalize s and write <uri>/schema/schema-0 (create-no-replace).
  * PAIMON_EXISTS when the table already has a schema. */
 int pm_create_table(const char *uri, pm_schema *s, pm_err *e);
+/* pm_create_table through a FileIO opened with options (see pm_fileio_open). */
+int pm_create_table_opts(const char *uri, pm_schema *s, const char *const *options, pm_err *e);
 
 #endif

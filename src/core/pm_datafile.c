@@ -983,11 +983,11 @@ int pm_datafile_reader_open(const paimon_table *t, const pm_manifest_entry *m,
     pm_buf rel = {0};
     int rc = pm_table_file_path(t, m, &rel, e);
     if (rc) { pm_buf_free(&rel); return rc; }
-    const char *relp = (const char *)rel.data;
-    char *full = m->file.external_path ? pm_strdup(relp) : pm_path_join(t->root, relp);
-    if (!full) { pm_buf_free(&rel); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
-    rc = pm_datafile_reader_open_path(t->io, full, relp, fields, n, out, e);
-    free(full);
+    pm_buf full = {0};
+    rc = pm_data_file_full_path(t, m, &full, e);
+    if (!rc) rc = pm_table_reachable(t, (const char *)full.data, e);
+    if (!rc) rc = pm_datafile_reader_open_path(t->io, (const char *)full.data, (const char *)rel.data, fields, n, out, e);
+    pm_buf_free(&full);
     pm_buf_free(&rel);
     return rc;
 }

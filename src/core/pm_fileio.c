@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -500,18 +501,125 @@ pm_fileio *pm_fileio_local(void) {
 
 /* ---- dispatch --------------------------------------------------------- */
 
+typedef enum { SCHEME_LOCAL, SCHEME_S3, SCHEME_PMTEST, SCHEME_OTHER } scheme_kind;
+
+static scheme_kind scheme_of(const char *uri, size_t *len) {
+    size_t sl = scheme_len(uri);
+    if (len) *len = sl;
+    if (sl == 0 || (sl == 4 && prefix_ci(uri, "file"))) return SCHEME_LOCAL;
+    if ((sl == 2 && prefix_ci(uri, "s3")) || (sl == 3 && prefix_ci(uri, "s3a"))) return SCHEME_S3;
+    if (sl == 6 && prefix_ci(uri, "pmtest")) return SCHEME_PMTEST;
+    return SCHEME_OTHER;
+}
+
+/* The option namespace of each FileIO and the keys it knows. The S3 list
+ * is the S3 FileIO's (pm_fileio_s3.c) contract: keep the two in step. */
+static const char *const s3_keys[] = {"s3.endpoint", "s3.access-key", "s3.secret-key", "s3.region",
+                                      "s3.path.style.access", NULL};
+static const char *const pmtest_keys[] = {"pmtest.root", "pmtest.secret-key", NULL};
+
+static const char *const *known_keys(scheme_kind k, const char **prefix) {
+    switch (k) {
+    case SCHEME_S3: *prefix = "s3."; return s3_keys;
+    case SCHEME_PMTEST: *prefix = "pmtest."; return pmtest_keys;
+    default: *prefix = NULL; return NULL;
+    }
+}
+
+int pm_uri_same_fileio(const char *a, const char *b) {
+    size_t la, lb;
+    scheme_kind ka = scheme_of(a, &la), kb = scheme_of(b, &lb);
+    if (ka != kb) return 0;
+    return ka != SCHEME_OTHER || (la == lb && !strncasecmp(a, b, la));
+}
+
+int pm_fileio_option_known(const char *uri, const char *key) {
+    const char *prefix;
+    const char *const *keys = uri && key ? known_keys(scheme_of(uri, NULL), &prefix) : NULL;
+    for (size_t i = 0; keys && keys[i]; i++)
+        if (!strcmp(keys[i], key)) return 1;
+    return 0;
+}
+
+int pm_fileio_options_check(const char *uri, const char *const *options, pm_err *e) {
+    if (!options) return PAIMON_OK;
+    const char *prefix;
+    const char *const *keys = known_keys(scheme_of(uri, NULL), &prefix);
+    for (size_t i = 0; options[i]; i += 2) {
+        const char *key = options[i];
+        if (!*key) return pm_fail(e, PAIMON_MISUSE, "%s: an option has an empty key", uri);
+        if (!options[i + 1]) return pm_fail(e, PAIMON_MISUSE, "%s: option '%s' has no value", uri, key);
+        if (!prefix || strncmp(key, prefix, strlen(prefix)) || pm_fileio_option_known(uri, key)) continue;
+        char list[300] = "";
+        for (size_t k = 0; keys[k]; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", keys[k]);
+        return pm_fail(e, PAIMON_MISUSE, "%s: unknown option '%s' for this FileIO (known: %s)", uri, key, list);
+    }
+    return PAIMON_OK;
+}
+
+int pm_option_is_secret(const char *key) {
+    static const char *const words[] = {"secret", "password", "token", "access-key", "access.key", "session", NULL};
+    for (const char *p = key; p && *p; p++)
+        for (size_t w = 0; words[w]; w++)
+            if (prefix_ci(p, words[w])) return 1;
+    return 0;
+}
+
+int pm_options_dup(const char *const *options, char ***out, pm_err *e) {
+    *out = NULL;
+    if (!options) return PAIMON_OK;
+    size_t n = 0;
+    while (options[n]) n++;
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v) return pm_nomem(e);
+    for (size_t i = 0; i < n; i++)
+        if (!(v[i] = pm_strdup(options[i]))) { pm_options_free(v); return pm_nomem(e); }
+    *out = v;
+    return PAIMON_OK;
+}
+
+void pm_options_free(char **options) {
+    for (size_t i = 0; options && options[i]; i++) free(options[i]);
+    free(options);
+}
+
+static pm_fileio_opener s3_opener = pm_fileio_s3_open;
+
+pm_fileio_opener pm_fileio_set_s3_opener(pm_fileio_opener opener) {
+    pm_fileio_opener old = s3_opener;
+    s3_opener = opener ? opener : pm_fileio_s3_open;
+    return old;
+}
+
+static const char *option_value(const char *const *options, const char *key) {
+    for (size_t i = 0; options && options[i] && options[i + 1]; i += 2)
+        if (!strcmp(options[i], key)) return options[i + 1];
+    return NULL;
+}
+
+static int pmtest_open(const char *uri, size_t sl, const char *const *options, pm_fileio **out, pm_err *e) {
+    const char *root = option_value(options, "pmtest.root");
+    if (!root || !*root) return pm_fail(e, PAIMON_MISUSE, "%s: the pmtest FileIO needs the option pmtest.root", uri);
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "%.*s://", (int)sl, uri);
+    *out = pm_fileio_mapped_new(prefix, root);
+    return *out ? PAIMON_OK : pm_nomem(e);
+}
+
 int pm_fileio_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e) {
     *out = NULL;
     if (!uri) return pm_fail(e, PAIMON_MISUSE, "no path given");
-    size_t sl = scheme_len(uri);
-    if (sl == 0 || (sl == 4 && prefix_ci(uri, "file"))) {
-        *out = pm_fileio_local();
-        if (!*out) return pm_fail(e, PAIMON_NOMEM, "out of memory");
-        return PAIMON_OK;
-    }
-    if ((sl == 2 && prefix_ci(uri, "s3")) || (sl == 3 && prefix_ci(uri, "s3a")))
-        return pm_fileio_s3_open(uri, options, out, e);
-    return pm_fail(e, PAIMON_UNSUPPORTED, "no FileIO for scheme '%.*s' (%s)", (int)sl, uri, uri);
+    size_t sl;
+    scheme_kind kind = scheme_of(uri, &sl);
+    if (kind == SCHEME_OTHER) return pm_fail(e, PAIMON_UNSUPPORTED, "no FileIO for scheme '%.*s' (%s)", (int)sl, uri, uri);
+    int rc = pm_fileio_options_check(uri, options, e);
+    if (rc) return rc;
+    if (kind == SCHEME_S3) return s3_opener(uri, options, out, e);
+    if (kind == SCHEME_PMTEST) return pmtest_open(uri, sl, options, out, e);
+    *out = pm_fileio_local();
+    if (!*out) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    return PAIMON_OK;
 }
 
 int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e) {

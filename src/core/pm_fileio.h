@@ -92,10 +92,47 @@ struct pm_fileio {
 /* Chooses the implementation for the URI's scheme (none or file:// = local;
  * s3:// and s3a:// = S3). `options`: NULL or key, value, ..., NULL pairs
  * (Paimon's names: s3.endpoint, s3.access-key, s3.secret-key, s3.region,
- * s3.path.style.access, ...); options a FileIO does not know are ignored
- * (they are table options too). Unknown schemes -> PAIMON_UNSUPPORTED
- * naming the scheme. */
+ * s3.path.style.access, ...); options outside a FileIO's namespace are
+ * ignored (they are table options too), a key in it that it does not know
+ * is PAIMON_MISUSE (pm_fileio_options_check). No message may hold the
+ * value of a key pm_option_is_secret names. Unknown schemes ->
+ * PAIMON_UNSUPPORTED naming the scheme. */
 int pm_fileio_open(const char *uri, const char *const *options, pm_fileio **out, pm_err *e);
+/* Whether `key` is one of the options the FileIO for uri's scheme knows
+ * (s3:// and s3a://: Paimon's s3.* names). */
+int pm_fileio_option_known(const char *uri, const char *key);
+/* Checks options before pm_fileio_open uses them: pairs complete, keys
+ * non-empty, and a key in the namespace of uri's FileIO ("s3." for
+ * s3:// and s3a://) known to it (a misspelt s3.endpoint must not fall back
+ * to a default). PAIMON_MISUSE naming the key, never the value. */
+int pm_fileio_options_check(const char *uri, const char *const *options, pm_err *e);
+/* Whether two paths or URIs are served by the same FileIO (local paths and
+ * file:; s3: and s3a:; otherwise the same scheme). */
+int pm_uri_same_fileio(const char *a, const char *b);
+/* Whether the value of option `key` is a credential that must never be
+ * printed (keys containing secret, password, token, access-key,
+ * access.key or session, in any case). */
+int pm_option_is_secret(const char *key);
+/* Copy of a key, value, ..., NULL array (NULL for NULL); *out NULL and
+ * PAIMON_NOMEM on failure. pm_options_free frees it. */
+int pm_options_dup(const char *const *options, char ***out, pm_err *e);
+void pm_options_free(char **options);
+/* The S3 opener pm_fileio_open calls for s3:// and s3a:// (default
+ * pm_fileio_s3_open). Tests replace it to see what reaches the FileIO;
+ * returns the previous one; NULL restores the default. Not thread-safe:
+ * set it before opening tables. */
+typedef int (*pm_fileio_opener)(const char *uri, const char *const *options, pm_fileio **out, pm_err *e);
+pm_fileio_opener pm_fileio_set_s3_opener(pm_fileio_opener opener);
+/* A local directory seen through URIs: `prefix` + rest maps to
+ * `local_dir` + rest. Not PM_IO_LOCAL, so the code above it takes the
+ * object-store paths (no direct system calls). For tests of URI handling
+ * (the C tests' S3 stand-in, and the pmtest:// scheme below). NULL: out of
+ * memory. */
+pm_fileio *pm_fileio_mapped_new(const char *prefix, const char *local_dir);
+/* pmtest://X maps to <option pmtest.root>/X through pm_fileio_mapped_new:
+ * lets every face (Lua, command line, resty) be tested with a URI and
+ * FileIO options; pmtest.root is required, pmtest.secret-key accepted (a
+ * credential stand-in), other pmtest.* keys refused. */
 /* pm_fileio_open with no options. */
 int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e);
 /* S3 FileIO (pm_fileio_s3.c); uri is s3://bucket/... or s3a://bucket/... */

@@ -86,7 +86,8 @@ pm_fileio *pm_fileio_fault_new(pm_fileio *inner, unsigned kinds, long fail_at, i
     c->crash = crash;
     c->ops = (pm_fileio_ops){inner->ops->scheme, f_read_all, f_list, f_stat, f_exists, f_write_atomic,
                              f_create, f_remove, f_remove_within, f_mkdirs, f_destroy,
-                             inner->ops->caps, NULL, NULL};   /* generic walk/batch: every call faults */
+                             /* not PM_IO_LOCAL: no direct system call may bypass the faults */
+                             inner->ops->caps & ~PM_IO_LOCAL, NULL, NULL};   /* generic walk/batch: every call faults */
     io->ops = &c->ops;
     io->ctx = c;
     return io;

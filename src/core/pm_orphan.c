@@ -900,10 +900,10 @@ static int list_candidates(orphan_run *r, pm_err *e) {
         if (!rc) rc = add_candidate_dir(r, r->bts[i]->branch_root, "changelog", DIR_META, e);
     }
     if (rc) return rc;
-    pm_fileio *local_io = pm_fileio_local();
-    int is_local = local_io && t->io->ops == local_io->ops;
-    pm_fileio_destroy(local_io);
-    list_ctx lx = {t->io, is_local, !pm_io_has(t->io, PM_IO_LOCAL), NULL, r->res->older_than_ms,
+    /* readdir/fstatat directly only where the FileIO says paths are OS paths;
+     * one flat listing where it is an object store */
+    int is_local = pm_io_has(t->io, PM_IO_LOCAL);
+    list_ctx lx = {t->io, is_local, !is_local, NULL, r->res->older_than_ms,
                    pm_schema_option_or_default(main_t->schema, "data-file.prefix"),
                    pm_schema_option_or_default(main_t->schema, "changelog-file.prefix")};
     if (!lx.data_prefix) lx.data_prefix = "data-";

@@ -19,6 +19,7 @@ void pm_table_free(paimon_table *t) {
     free(t->branch);
     free(t->branch_root);
     pm_schema_known_free(t->schemas_known);
+    pm_options_free(t->io_options);
     pm_fileio_destroy(t->io);
     free(t);
 }
@@ -29,14 +30,19 @@ static int valid_branch_name(const char *b) {
     return 1;
 }
 
-int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_err *e) {
+/* Opens with `io` when given (borrowed: the caller puts it in place after
+ * success), else with a FileIO of its own for uri and options. */
+static int table_open(const char *uri, const char *branch, const char *const *options, pm_fileio *io,
+                      paimon_table **out, pm_err *e) {
     *out = NULL;
     if (!uri || !*uri) return pm_fail(e, PAIMON_MISUSE, "table path is empty");
     paimon_table *t = calloc(1, sizeof *t);
     if (!t) return pm_fail(e, PAIMON_NOMEM, "out of memory");
-    int rc = pm_fileio_for_uri(uri, &t->io, e);
+    int rc = pm_options_dup(options, &t->io_options, e);
     if (rc) goto fail;
     if (!(t->schemas_known = pm_schema_known_new())) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
+    if (io) t->io = io;
+    else if ((rc = pm_fileio_open(uri, options, &t->io, e))) goto fail;
     t->root = pm_strdup(pm_local_path(uri));
     if (!t->root) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
     size_t l = strlen(t->root);
@@ -97,8 +103,18 @@ int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_er
     *out = t;
     return PAIMON_OK;
 fail:
+    if (io) t->io = NULL;   /* the caller's */
     pm_table_free(t);
     return rc ? rc : PAIMON_ERROR;
+}
+
+int pm_table_open_opts(const char *uri, const char *branch, const char *const *options, paimon_table **out,
+                       pm_err *e) {
+    return table_open(uri, branch, options, NULL, out, e);
+}
+
+int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_err *e) {
+    return table_open(uri, branch, NULL, NULL, out, e);
 }
 
 int pm_table_check_manifest_format(const paimon_table *t, pm_err *e) {
@@ -356,6 +372,13 @@ static int safe_name(const char *n) {
     return n && *n && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
 }
 
+int pm_table_reachable(const paimon_table *t, const char *path, pm_err *e) {
+    if (pm_uri_same_fileio(t->root, path)) return PAIMON_OK;
+    return pm_fail(e, PAIMON_UNSUPPORTED,
+                   "%s: external path %s is on another file system than the table; paimon-lua reaches a "
+                   "table's files through the table's FileIO only", t->root, path);
+}
+
 int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e) {
     pm_buf rel = {0};
     int rc = pm_table_file_path(t, m, &rel, e);
@@ -411,11 +434,9 @@ int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *
 }
 
 int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e) {
-    int rc = pm_table_open(t->root, branch, out, e);
-    if (rc) return rc;
-    pm_fileio_destroy((*out)->io);
-    (*out)->io = t->io;
-    return PAIMON_OK;
+    /* t's FileIO itself: a FileIO opened again from t->root alone would
+     * lack t's options (endpoint, credentials) */
+    return table_open(t->root, branch, (const char *const *)t->io_options, t->io, out, e);
 }
 
 void pm_table_free_shared(paimon_table *bt) {

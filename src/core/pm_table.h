@@ -12,7 +12,8 @@
 
 struct paimon_table {
     pm_fileio *io;
-    char *root;                  /* table directory (local path) */
+    char **io_options;           /* what io was opened with (key, value, ..., NULL) or NULL */
+    char *root;                  /* table directory: a local path or a URI as given (s3://b/t) */
     char *branch;                /* "main" or the branch name */
     char *branch_root;           /* root, or root/branch/branch-<name> */
     pm_schema *schema;           /* latest schema of the branch */
@@ -27,6 +28,10 @@ struct paimon_table {
 };
 
 int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_err *e);
+/* pm_table_open with FileIO options (NULL or key, value, ..., NULL; see
+ * pm_fileio_open), kept on the handle for the tables derived from it. */
+int pm_table_open_opts(const char *uri, const char *branch, const char *const *options, paimon_table **out,
+                       pm_err *e);
 void pm_table_free(paimon_table *t);
 /* Refuse tables whose manifests we cannot read (manifest.format != avro). */
 int pm_table_check_manifest_format(const paimon_table *t, pm_err *e);
@@ -56,14 +61,19 @@ int pm_index_file_path(const paimon_table *t, const pm_index_entry *ie, pm_buf *
 /* Full path of a data file of entry m (root + pm_table_file_path, or the
  * external path). */
 int pm_data_file_full_path(const paimon_table *t, const pm_manifest_entry *m, pm_buf *out, pm_err *e);
+/* PAIMON_OK when path (a file path from the two above) is on t's FileIO;
+ * else PAIMON_UNSUPPORTED naming it: an external path on another file
+ * system (a local table with s3:// external paths) is not read through a
+ * guess. Checks and deletions skip such paths (they are outside the table). */
+int pm_table_reachable(const paimon_table *t, const char *path, pm_err *e);
 /* <directory of data_path>/<extra> for an _EXTRA_FILES name (checked: a
  * plain file name). */
 int pm_extra_file_path(const char *data_path, const char *extra, const char *root, pm_buf *out, pm_err *e);
 /* <table>/<sub>/<name> for a metadata file name from a snapshot or list
  * (checked: a plain file name). */
 int pm_table_meta_path(const paimon_table *t, const char *sub, const char *name, pm_buf *out, pm_err *e);
-/* Open branch `name` of t's table sharing t's FileIO; free with
- * pm_table_free_shared. */
+/* Open branch `name` of t's table sharing t's FileIO (and so its
+ * options); free with pm_table_free_shared. */
 int pm_table_open_shared(paimon_table *t, const char *branch, paimon_table **out, pm_err *e);
 void pm_table_free_shared(paimon_table *bt);
 

@@ -93,15 +93,16 @@ static int want_meta(walk *w, paimon_table *t, const char *sub, const char *name
     return want(w, (char *)b->data, kind, size, by, e);
 }
 
-/* A data or changelog file (+ its extra files and schema): remote paths
- * (s3://, oss://, ...) are counted, not checked; a bad name or partition
+/* A data or changelog file (+ its extra files and schema): paths on
+ * another file system than the table's (s3:// external paths of a local
+ * table, ...) are counted, not checked; a bad name or partition
  * is reported against the manifest that names it. */
 static int want_data(walk *w, paimon_table *bt, const pm_manifest_entry *m, int kind, const char *manifest,
                      const char *by, pm_buf *b, pm_buf *x, pm_err *e) {
     pm_err why;
     int rc = pm_data_file_full_path(bt, m, b, &why);
     if (rc) return manifest_problem(w, bt, manifest, by, &why, e);
-    if (strstr((char *)b->data, "://")) { w->r->not_checked++; return PAIMON_OK; }
+    if (!pm_uri_same_fileio(bt->root, (char *)b->data)) { w->r->not_checked++; return PAIMON_OK; }
     if ((rc = want(w, (char *)b->data, kind, m->file.file_size, by, e))) return rc;
     if ((rc = want_schema(w, bt, m->file.schema_id, by, x, e))) return rc;
     for (size_t k = 0; k < m->file.extra_files.n; k++) {
@@ -213,7 +214,7 @@ static int want_index_file(void *ud, const pm_index_entry *ie, pm_err *e) {
     int xr = pm_index_file_path(c->bt, ie, &c->x, &xe);
     if (xr == PAIMON_NOMEM) { *e = xe; return xr; }
     if (xr) return unreadable(c->w, c->path, PM_K_INDEX_MANIFEST, c->by, &xe, e);
-    if (strstr((char *)c->x.data, "://")) { c->w->r->not_checked++; return PAIMON_OK; }
+    if (!pm_uri_same_fileio(c->bt->root, (char *)c->x.data)) { c->w->r->not_checked++; return PAIMON_OK; }
     return want(c->w, (char *)c->x.data, PM_K_INDEX, ie->file_size, c->by, e);
 }
 

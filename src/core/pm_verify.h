@@ -23,7 +23,7 @@ typedef struct pm_verify_result {
     int64_t branches, snapshots, tags, changelogs;   /* what was checked */
     int64_t checked[PM_K__N + 1];        /* distinct files checked, per kind (+ PM_VERIFY_SCHEMA); snapshots:
                                             the snapshot, tag and changelog files read */
-    int64_t not_checked;                 /* files on a remote file system (s3://, oss://, ...) */
+    int64_t not_checked;                 /* files on another file system than the table's (external paths) */
     /* problems; msg names what needs the file; size: the recorded size
      * (missing, -1 if none), the size on disk (wrong_size), 0 (unreadable) */
     pm_clean_item *missing; size_t n_missing;

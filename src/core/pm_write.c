@@ -70,12 +70,12 @@ static int schema_from_spec(const paimon_table_spec *spec, pm_schema *s, pm_err 
     return dup_into(&s->comment, spec->comment, e);
 }
 
-int pm_create_from_spec(const char *path, const paimon_table_spec *spec, pm_err *e) {
+int pm_create_from_spec(const char *path, const paimon_table_spec *spec, const char *const *options, pm_err *e) {
     if (!spec) return pm_fail(e, PAIMON_MISUSE, "no table spec");
     pm_schema *s = calloc(1, sizeof *s);
     if (!s) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     int rc = schema_from_spec(spec, s, e);
-    if (!rc) rc = pm_create_table(path, s, e);
+    if (!rc) rc = pm_create_table_opts(path, s, options, e);
     pm_schema_free(s);
     return rc;
 }

@@ -12,9 +12,10 @@
 
 /* Build a schema from spec (types parsed by pm_type_parse_sql; options
  * sorted by key before Java's HashMap order is applied) and create the
- * table (pm_create_table). PAIMON_MISUSE naming spec.fields[i] (1-based)
- * for a column without name or type, or with a type that does not parse. */
-int pm_create_from_spec(const char *path, const paimon_table_spec *spec, pm_err *e);
+ * table (pm_create_table_opts with the FileIO options, NULL or key,
+ * value, ..., NULL). PAIMON_MISUSE naming spec.fields[i] (1-based) for a
+ * column without name or type, or with a type that does not parse. */
+int pm_create_from_spec(const char *path, const paimon_table_spec *spec, const char *const *options, pm_err *e);
 
 /* paimon_writer of paimon.h: the append writer plus the row being built. */
 struct paimon_writer {

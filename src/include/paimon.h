@@ -49,6 +49,19 @@ typedef struct paimon_file_iter paimon_file_iter;
  * NULL, *errmsg receives a malloc'd message (free with paimon_free). */
 PAIMON_API int paimon_table_open(const char *path, const char *branch,
                                  paimon_table **out, char **errmsg);
+/* paimon_table_open for a local path or a URI (file://, s3://bucket/key,
+ * s3a://bucket/key) with FileIO options: NULL or a NULL-terminated array
+ * key, value, key, value, ..., NULL, with Paimon's names (s3.endpoint,
+ * s3.access-key, s3.secret-key, s3.region, s3.path.style.access). The
+ * strings are copied. The table keeps them: every operation on it (reads,
+ * writes, commits, the maintenance functions below, and the other branches
+ * orphan cleaning and verify visit) goes through the one FileIO opened
+ * with them. A key in a FileIO's namespace that it does not know (a
+ * misspelt "s3.endpiont") is PAIMON_MISUSE; other keys are allowed.
+ * Credentials given here never appear in messages. paimon_table_path
+ * gives the URI as given (s3a:// stays s3a://). */
+PAIMON_API int paimon_table_open_v2(const char *uri, const char *branch, const char *const *options,
+                                    paimon_table **out, char **errmsg);
 PAIMON_API void paimon_table_close(paimon_table *t);          /* NULL-safe */
 PAIMON_API const char *paimon_table_errmsg(const paimon_table *t);
 PAIMON_API const char *paimon_table_path(const paimon_table *t);
@@ -103,7 +116,10 @@ PAIMON_API void paimon_free(void *p);
  *   verify:              all-snapshots, threads (read-only)
  *   drop_partitions:     partition ("k=v[,k2=v2]", repeat for several),
  *                        max-attempts, commit-user, dry-run
- * Booleans are "true" / "false"; integers are decimal. */
+ * Booleans are "true" / "false"; integers are decimal. FileIO options
+ * (s3.endpoint, credentials, ...) are not operation options: they are
+ * given once to paimon_table_open_v2 and every operation on the table
+ * uses them. */
 typedef struct paimon_options paimon_options;
 typedef struct paimon_result paimon_result;
 
@@ -238,6 +254,11 @@ typedef struct paimon_table_spec {
  * Errors as for paimon_table_open. */
 PAIMON_API int paimon_table_create(const char *path, const paimon_table_spec *spec,
                                    paimon_table **out, char **errmsg);
+/* paimon_table_create with FileIO options as for paimon_table_open_v2
+ * (they reach the FileIO and stay on the opened table; they are not
+ * written into the schema: table options go in spec->options). */
+PAIMON_API int paimon_table_create_v2(const char *uri, const paimon_table_spec *spec,
+                                      const char *const *options, paimon_table **out, char **errmsg);
 
 typedef struct paimon_writer paimon_writer;
 typedef struct paimon_messages paimon_messages;

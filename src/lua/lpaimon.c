@@ -145,24 +145,93 @@ paimon_table *lp_check_table(lua_State *L, int i) {
     return ud->t;
 }
 
+/* A number as text that reads back as the same number: integers in
+ * decimal, floats in the shortest %g form that round-trips. */
+static const char *exact_number(lua_State *L, int idx, char *buf, size_t len) {
+    int64_t x = 0;
+    if (lp_isinteger(L, idx) && lp_toint64(L, idx, &x)) {
+        snprintf(buf, len, "%lld", (long long)x);
+        return buf;
+    }
+    double d = lua_tonumber(L, idx);
+    if (d != d || d - d != 0) return NULL;   /* NaN, infinities: no exact text */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d) break;
+    }
+    return buf;
+}
+
+const char *const *lp_fileio_options(lua_State *L, int idx, const char *what) {
+    idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+    lua_getfield(L, idx, "options");
+    if (lua_isnil(L, -1)) return NULL;   /* the nil stays pushed */
+    if (!lua_istable(L, -1)) luaL_error(L, "%s: options must be a table {key = value}", what);
+    int src = lua_gettop(L);
+    size_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, src)) { n++; lua_pop(L, 1); }
+    /* the array, its strings anchored in the userdata's user value */
+    const char **v = lp_newuserdata(L, (2 * n + 1) * sizeof *v);
+    int ud = lua_gettop(L);
+    lua_createtable(L, (int)(2 * n), 0);
+    int anchor = ud + 1;
+    size_t k = 0;
+    lua_pushnil(L);
+    while (k < n && lua_next(L, src)) {
+        if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "%s: option names must be strings", what);
+        const char *key = lua_tostring(L, -2);
+        char num[64];
+        const char *val = NULL;
+        switch (lua_type(L, -1)) {
+        case LUA_TSTRING: val = lua_tostring(L, -1); break;
+        case LUA_TBOOLEAN: val = lua_toboolean(L, -1) ? "true" : "false"; break;
+        case LUA_TNUMBER:
+            val = exact_number(L, -1, num, sizeof num);
+            if (!val) luaL_error(L, "%s: options['%s'] must be a finite number", what, key);
+            break;
+        default:
+            luaL_error(L, "%s: options['%s'] must be a string, number or boolean, got %s", what, key,
+                       luaL_typename(L, -1));
+        }
+        lua_pushvalue(L, -2);
+        lua_rawseti(L, anchor, (int)(2 * k + 1));
+        lua_pushstring(L, val);
+        lua_rawseti(L, anchor, (int)(2 * k + 2));
+        lua_rawgeti(L, anchor, (int)(2 * k + 1));
+        v[2 * k] = lua_tostring(L, -1);
+        lua_rawgeti(L, anchor, (int)(2 * k + 2));
+        v[2 * k + 1] = lua_tostring(L, -1);
+        lua_pop(L, 3);   /* the two copies and the value */
+        k++;
+    }
+    v[2 * k] = NULL;
+    lp_setowner(L, ud, anchor);
+    lua_settop(L, ud);
+    lua_replace(L, src);   /* the userdata in the options table's place */
+    return v;
+}
+
 static int l_open(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     const char *branch = NULL;
+    const char *const *options = NULL;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const known[] = {"branch", NULL};
+        static const char *const known[] = {"branch", "options", NULL};
         lp_check_options(L, 2, "paimon.open", known);
         lua_getfield(L, 2, "branch");
         if (!lua_isnil(L, -1)) {
             if (lua_type(L, -1) != LUA_TSTRING) return luaL_argerror(L, 2, "branch must be a string");
             branch = lua_tostring(L, -1);
         }
+        options = lp_fileio_options(L, 2, "paimon.open");
     }
     lp_table *ud = lp_newuserdata(L, sizeof *ud);
     ud->t = NULL;
     luaL_setmetatable(L, TABLE_MT);
     pm_err e = {0};
-    int rc = pm_table_open(path, branch, &ud->t, &e);
+    int rc = pm_table_open_opts(path, branch, options, &ud->t, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     return 1;
 }
@@ -994,10 +1063,25 @@ static const luaL_Reg iter_meta[] = {
 
 static int l_version(lua_State *L) { lua_pushstring(L, PAIMON_VERSION); return 1; }
 
+/* paimon.core.fileio_option_known(uri, key): whether the FileIO of uri's
+ * scheme takes option key (create_table.lua keeps those out of the schema). */
+static int l_fileio_option_known(lua_State *L) {
+    lua_pushboolean(L, pm_fileio_option_known(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
+    return 1;
+}
+
+/* paimon.core.option_is_secret(key): whether the value is a credential. */
+static int l_option_is_secret(lua_State *L) {
+    lua_pushboolean(L, pm_option_is_secret(luaL_checkstring(L, 1)));
+    return 1;
+}
+
 static const luaL_Reg core_funcs[] = {
     {"open", l_open},
     {"version", l_version},
     {"check_options", l_check_options},
+    {"fileio_option_known", l_fileio_option_known},
+    {"option_is_secret", l_option_is_secret},
     {NULL, NULL}};
 
 static void new_type(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods, int methods_as_index) {

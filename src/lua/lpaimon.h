@@ -31,6 +31,12 @@ int lp_raise(lua_State *L, const pm_err *e);
  * A misspelt option (dryrun for dry_run) must not fall back to a default
  * that deletes more. what: the method, e.g. "expire_snapshots". */
 void lp_check_options(lua_State *L, int idx, const char *what, const char *const *known);
+/* The FileIO options at field "options" of the table at idx (nil: none) as
+ * key, value, ..., NULL for pm_fileio_open; values strings, numbers
+ * (exact text) or booleans, anything else raises naming the key (never the
+ * value). Pushes one value (what keeps the strings alive) that must stay
+ * on the stack while the array is used; NULL when there are none. */
+const char *const *lp_fileio_options(lua_State *L, int idx, const char *what);
 
 /* Field setters on the table at the stack top (nil values are skipped). */
 void lp_set_str(lua_State *L, const char *k, const char *v);

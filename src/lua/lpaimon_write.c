@@ -338,14 +338,23 @@ static size_t option_list(lua_State *L, pm_arena *a, int idx, const char *const 
     return k;
 }
 
-/* paimon.create_table(path, spec) -> Table | nil, msg, code */
+/* paimon.create_table(path, spec [, {options = FileIO options}]) -> Table | nil, msg, code */
 static int l_create_table(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
+    const char *const *io_options = NULL;
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        static const char *const known3[] = {"options", NULL};
+        lp_check_options(L, 3, "paimon.create_table", known3);
+    }
+    lua_settop(L, 3);
+    if (!lua_isnil(L, 3)) io_options = lp_fileio_options(L, 3, "paimon.create_table");
+    else lua_pushnil(L);
+    lua_replace(L, 3);   /* what keeps io_options alive, at 3 */
     static const char *const known[] = {"fields", "partition_keys", "primary_keys", "options", "comment", NULL};
     static const char *const field_keys[] = {"name", "type", "description", "comment", NULL};
     lp_check_options(L, 2, "paimon.create_table", known);
-    lua_settop(L, 2);
     pm_arena *a = push_arena(L);
     int arena_idx = lua_gettop(L);
     paimon_table_spec spec;
@@ -389,13 +398,13 @@ static int l_create_table(lua_State *L) {
     if (lua_type(L, -1) == LUA_TSTRING) spec.comment = lua_tostring(L, -1);
     lua_pop(L, 1);
     pm_err e = {0};
-    int rc = pm_create_from_spec(path, &spec, &e);
+    int rc = pm_create_from_spec(path, &spec, io_options, &e);
     lua_settop(L, arena_idx);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_table *ud = lp_newuserdata(L, sizeof *ud);
     ud->t = NULL;
     luaL_setmetatable(L, TABLE_MT);
-    rc = pm_table_open(path, NULL, &ud->t, &e);
+    rc = pm_table_open_opts(path, NULL, io_options, &ud->t, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     return 1;
 }

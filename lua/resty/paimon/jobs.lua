@@ -46,9 +46,13 @@ local function snapshot_row(s)
   }
 end
 
+-- opts.branch, and opts.options: the FileIO options (s3.endpoint, ...).
+-- A raise (options the core refuses) becomes nil, message, "misuse".
 local function open_table(path, opts)
   local paimon = require "paimon"
-  return paimon.open(path, opts and opts.branch and { branch = opts.branch } or nil)
+  local ok, t, err, code = pcall(paimon.open, path, opts and { branch = opts.branch, options = opts.options } or nil)
+  if not ok then return nil, (tostring(t):gsub("^[^:\n]*%.lua:%d+: ", "")), "misuse" end
+  return t, err, code
 end
 
 function jobs.snapshots(path, opts)
@@ -162,7 +166,7 @@ end
 
 function jobs.remove_orphan_files(path, opts)
   opts = opts or {}
-  return with_table(path, nil, function(t)
+  return with_table(path, { options = opts.options }, function(t)
     local res, err, code = t:remove_orphan_files{ older_than = opts.older_than, dry_run = opts.dry_run,
                                                   threads = opts.threads, now = opts.now,
                                                   allow_young_cutoff = opts.allow_young_cutoff }
@@ -174,7 +178,7 @@ end
 
 function jobs.verify(path, opts)
   opts = opts or {}
-  return with_table(path, nil, function(t)
+  return with_table(path, { options = opts.options }, function(t)
     local res, err, code = t:verify{ all_snapshots = opts.all_snapshots, threads = opts.threads }
     if res == nil then return nil, err, code end
     res.table = path
