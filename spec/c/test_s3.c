@@ -486,6 +486,7 @@ typedef struct fake {
     int served;                  /* requests seen */
     char methods[64];            /* first letter of each request's method */
     char last_req[8192];
+    int stalled[8], nstalled;    /* connections left unanswered ("stall") */
 } fake;
 
 static int read_request(int c, char *buf, size_t cap) {
@@ -537,6 +538,11 @@ static void *fake_main(void *arg) {
             if (f->served < 63) f->methods[f->served] = req[0];
             snprintf(f->last_req, sizeof f->last_req, "%s", req);
             f->served++;
+            if (strcmp(a, "stall") == 0 && f->nstalled < 8) {   /* never answered: the client times out */
+                f->stalled[f->nstalled++] = c;
+                c = -1;
+                break;
+            }
             if (strcmp(a, "reset") == 0) {
                 struct linger lg = {1, 0};   /* RST, as a dropped connection */
                 setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
@@ -545,7 +551,7 @@ static void *fake_main(void *arg) {
             fake_answer(c, a);
             if (!f->script[f->served - 1]) break;
         }
-        close(c);
+        if (c >= 0) close(c);
     }
 }
 
@@ -568,14 +574,15 @@ static void fake_stop(fake *f) {
     shutdown(f->fd, SHUT_RDWR);
     close(f->fd);
     pthread_join(f->th, NULL);
+    for (int i = 0; i < f->nstalled; i++) close(f->stalled[i]);
 }
 
-/* A FileIO on the fake server (bucket "fb"), fast retries. */
+/* A FileIO on the fake server (bucket "fb"), fast retries, short timeouts. */
 static pm_fileio *fake_io(const fake *f, const char *retries) {
     static char ep[64];
     snprintf(ep, sizeof ep, "http://127.0.0.1:%d", f->port);
     const char *opts[] = {"s3.endpoint", ep, "s3.access-key", AK, "s3.secret-key", SK, "s3.session.token", TK,
-                          "s3.retry-base", "1 ms", "s3.max-retries", retries, NULL};
+                          "s3.retry-base", "1 ms", "s3.max-retries", retries, "s3.request-timeout", "300 ms", NULL};
     pm_fileio *io = NULL;
     pm_err e;
     if (pm_fileio_open("s3://fb/t", opts, &io, &e)) fprintf(stderr, "  fake open: %s\n", e.msg);
@@ -672,6 +679,27 @@ TEST(test_create_unknown_outcome_resolved_by_read_back) {
     io = fake_io(&f, "3");
     CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_UNCERTAIN);
     CHECK(strstr(e.msg, "unknown") != NULL && strstr(e.msg, "403") != NULL);
+    check_no_secret(e.msg);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
+/* A request that stalls past the timeout: a GET is retried; a conditional
+ * PUT is resolved by reading back, and a stalled read-back is uncertain. */
+TEST(test_timeouts) {
+    const char *script[] = {"stall", "200 late but fine", "stall", "200 body", "stall", "stall", "stall", "stall", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    pm_fileio *io = fake_io(&f, "1");
+    int rc;
+    char *s = get(io, "s3://fb/t/k", &rc);
+    CHECK_EQ_STR(s, "late but fine");
+    free(s);
+    pm_err e;
+    CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-9", "body", 4, &e), PAIMON_OK);
+    CHECK(strncmp(f.methods + 2, "PG", 2) == 0);
+    CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-10", "body", 4, &e), PAIMON_UNCERTAIN);
+    CHECK(strstr(e.msg, "snapshot-10") != NULL && strstr(e.msg, "unknown") != NULL);
     check_no_secret(e.msg);
     pm_fileio_destroy(io);
     fake_stop(&f);
@@ -787,6 +815,7 @@ int main(void) {
     RUN(test_retry_after_reset_and_give_up);
     RUN(test_no_retry_of_4xx);
     RUN(test_create_unknown_outcome_resolved_by_read_back);
+    RUN(test_timeouts);
     RUN(test_create_refused_without_conditional_writes);
     RUN(test_endpoint_not_s3);
     RUN(test_bad_xml_is_an_error);
