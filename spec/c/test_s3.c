@@ -594,6 +594,7 @@ TEST(test_retry_503_then_200) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, script), 0);
     pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     int rc;
     char *s = get(io, "s3://fb/t/k", &rc);
     CHECK_EQ_STR(s, "hello");
@@ -612,6 +613,7 @@ TEST(test_retry_after_reset_and_give_up) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, script), 0);
     pm_fileio *io = fake_io(&f, "2");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     int rc;
     char *s = get(io, "s3://fb/t/k", &rc);
     CHECK_EQ_STR(s, "after reset");
@@ -631,6 +633,7 @@ TEST(test_no_retry_of_4xx) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, script), 0);
     pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     pm_buf b = {0};
     pm_err e;
     CHECK_EQ_INT(pm_io_read_all(io, "s3://fb/t/k", &b, &e), PAIMON_IO);
@@ -646,6 +649,7 @@ TEST(test_create_unknown_outcome_resolved_by_read_back) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, mine), 0);
     pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     pm_err e;
     CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_OK);
     CHECK_EQ_INT(f.served, 2);
@@ -657,6 +661,7 @@ TEST(test_create_unknown_outcome_resolved_by_read_back) {
     const char *theirs[] = {"reset", "200 another writer", NULL};
     CHECK_EQ_INT(fake_start(&f, theirs), 0);
     io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_EXISTS);
     CHECK_EQ_INT(f.served, 2);
     pm_fileio_destroy(io);
@@ -667,6 +672,7 @@ TEST(test_create_unknown_outcome_resolved_by_read_back) {
     const char *absent[] = {"reset", "404 NoSuchKey", "412 PreconditionFailed x", "200 snapshot-body", NULL};
     CHECK_EQ_INT(fake_start(&f, absent), 0);
     io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_OK);
     CHECK_EQ_INT(f.served, 4);
     CHECK(strncmp(f.methods, "PGPG", 4) == 0);
@@ -677,6 +683,7 @@ TEST(test_create_unknown_outcome_resolved_by_read_back) {
     const char *unknown[] = {"reset", "403 AccessDenied no reads", NULL};
     CHECK_EQ_INT(fake_start(&f, unknown), 0);
     io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_UNCERTAIN);
     CHECK(strstr(e.msg, "unknown") != NULL && strstr(e.msg, "403") != NULL);
     check_no_secret(e.msg);
@@ -691,6 +698,7 @@ TEST(test_timeouts) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, script), 0);
     pm_fileio *io = fake_io(&f, "1");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     int rc;
     char *s = get(io, "s3://fb/t/k", &rc);
     CHECK_EQ_STR(s, "late but fine");
@@ -710,6 +718,7 @@ TEST(test_create_refused_without_conditional_writes) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, s501), 0);
     pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     pm_err e;
     CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-1", "x", 1, &e), PAIMON_UNSUPPORTED);
     CHECK_EQ_INT(f.served, 1);   /* no fallback request */
@@ -720,6 +729,7 @@ TEST(test_create_refused_without_conditional_writes) {
     const char *s400[] = {"400 InvalidArgument If-None-Match is not supported", NULL};
     CHECK_EQ_INT(fake_start(&f, s400), 0);
     io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-1", "x", 1, &e), PAIMON_UNSUPPORTED);
     CHECK_EQ_INT(f.served, 1);
     pm_fileio_destroy(io);
@@ -731,6 +741,7 @@ TEST(test_endpoint_not_s3) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, script), 0);
     pm_fileio *io = fake_io(&f, "0");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     pm_err e;
     pm_dirent *d;
     size_t n;
@@ -743,6 +754,7 @@ TEST(test_endpoint_not_s3) {
     fake_stop(&f);
     /* nobody listening: an error naming the endpoint, after the retries */
     io = fake_io(&f, "1");
+    if (!io) { CHECK(0); return; }
     pm_buf b = {0};
     CHECK_EQ_INT(pm_io_read_all(io, "s3://fb/t/k", &b, &e), PAIMON_IO);
     CHECK(strstr(e.msg, "no answer") != NULL && strstr(e.msg, "2 attempt") != NULL);
@@ -756,6 +768,7 @@ TEST(test_bad_xml_is_an_error) {
     fake f;
     CHECK_EQ_INT(fake_start(&f, script), 0);
     pm_fileio *io = fake_io(&f, "0");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
     pm_err e;
     pm_dirent *d;
     size_t n;
