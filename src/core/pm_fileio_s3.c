@@ -382,12 +382,14 @@ static int s3_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e) {
     int rc = object_key_of(io, uri, &key, e);
     if (rc) return rc;
     size_t from = out->len;
+    int had_memory = out->data != NULL;
     pm_s3_req r = {"GET", key, NULL, NULL, 0, NULL, NULL, 0, out};
     pm_s3_resp resp;
     rc = pm_s3_request(S3(io), &r, &resp, e);
     if (rc == PAIMON_OK && resp.status != 200)
         rc = pm_s3_fail(S3(io), e, resp.status == 404 ? PAIMON_NOTFOUND : PAIMON_IO, "GET", key, &resp);
-    if (rc) out->len = from;   /* no error document in the caller's buffer */
+    if (rc && !had_memory) pm_buf_free(out);   /* the buffer as the caller gave it */
+    else if (rc) out->len = from;              /* no error document in it */
     return rc;
 }
 
