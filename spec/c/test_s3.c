@@ -487,6 +487,7 @@ typedef struct fake {
     char methods[64];            /* first letter of each request's method */
     char last_req[8192];
     int stalled[8], nstalled;    /* connections left unanswered ("stall") */
+    int conns;                   /* connections accepted */
 } fake;
 
 static int read_request(int c, char *buf, size_t cap) {
@@ -532,6 +533,7 @@ static void *fake_main(void *arg) {
     for (;;) {
         int c = accept(f->fd, NULL, NULL);
         if (c < 0) return NULL;
+        f->conns++;
         char req[8192];
         while (read_request(c, req, sizeof req) > 0) {
             const char *a = f->script[f->served] ? f->script[f->served] : "500 NoScript";
@@ -604,6 +606,26 @@ TEST(test_retry_503_then_200) {
     CHECK(strstr(f.last_req, "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb924") != NULL);
     CHECK(strstr(f.last_req, "Authorization: AWS4-HMAC-SHA256") != NULL);
     CHECK(strstr(f.last_req, "GET /fb/t/k ") != NULL);   /* path style on an IP endpoint */
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
+/* Requests reuse one keep-alive connection. */
+TEST(test_keep_alive) {
+    const char *script[] = {"200 a", "200 b", "200 c", "200 d", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    pm_fileio *io = fake_io(&f, "0");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    pm_err e;
+    for (int i = 0; i < 3; i++) {
+        int rc;
+        free(get(io, "s3://fb/t/k", &rc));
+        CHECK_EQ_INT(rc, PAIMON_OK);
+    }
+    CHECK_EQ_INT(pm_io_write_atomic(io, "s3://fb/t/k", "x", 1, &e), PAIMON_OK);
+    CHECK_EQ_INT(f.served, 4);
+    CHECK_EQ_INT(f.conns, 1);
     pm_fileio_destroy(io);
     fake_stop(&f);
 }
@@ -825,6 +847,7 @@ int main(void) {
     RUN(test_wrong_credentials);
     RUN(test_missing_bucket);
     RUN(test_retry_503_then_200);
+    RUN(test_keep_alive);
     RUN(test_retry_after_reset_and_give_up);
     RUN(test_no_retry_of_4xx);
     RUN(test_create_unknown_outcome_resolved_by_read_back);
