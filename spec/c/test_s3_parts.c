@@ -55,7 +55,7 @@ TEST(test_options_win_over_env_and_profiles) {
     CHECK_EQ_INT(c.path_style, 0);
     pm_s3_config_free(&c);
     /* Hadoop's names (what Paimon mirrors s3.* to) and the token */
-    const char *hopts[] = {"fs.s3a.access.key", "k2", "fs.s3a.secret.key", "s2", "fs.s3a.session.token", "t2",
+    const char *hopts[] = {"s3a.access.key", "k2", "fs.s3a.secret.key", "s2", "fs.s3a.session.token", "t2",
                            "fs.s3a.path.style.access", "true", "fs.s3a.endpoint", "s3.example.com",
                            "fs.s3a.connection.ssl.enabled", "false", NULL};
     CHECK_EQ_INT(pm_s3_config_load(&c, "lake", hopts, &e), PAIMON_OK);

@@ -3,6 +3,9 @@
  * `fs.s3a.*` names Paimon mirrors them to), then the AWS environment
  * variables, then the AWS shared files (~/.aws/credentials, ~/.aws/config;
  * AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE and AWS_PROFILE honoured).
+ * Option names: Paimon's prefixes "s3.", "s3a." and "fs.s3a." all map to
+ * Hadoop S3A's names (as Paimon's S3 FileIO does), with the dash/dot
+ * spellings Paimon mirrors (access-key = access.key, ...).
  * Credentials are taken as a set (key id, secret and token from one
  * source). */
 #include "pm_s3.h"
@@ -13,12 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* First option among `names` (NULL-terminated) present in options. */
+/* The option named by one of `names` (suffixes, in preference order) under
+ * any of the prefixes Paimon maps to Hadoop's S3A: "s3.", "s3a.", "fs.s3a.". */
 static const char *opt_get(const char *const *options, const char *const *names) {
+    static const char *const prefixes[] = {"s3.", "s3a.", "fs.s3a."};
     if (!options) return NULL;
     for (const char *const *n = names; *n; n++)
         for (const char *const *o = options; o[0] && o[1]; o += 2)
-            if (strcmp(o[0], *n) == 0) return o[1];
+            for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+                size_t pl = strlen(prefixes[i]);
+                if (strncmp(o[0], prefixes[i], pl) == 0 && strcmp(o[0] + pl, *n) == 0) return o[1];
+            }
     return NULL;
 }
 
@@ -98,7 +106,7 @@ static int opt_duration(const char *const *options, const char *const *names, lo
     if (!v) return PAIMON_OK;
     int64_t ms = 0;
     if (pm_parse_duration_ms(v, &ms, e) || ms <= 0 || ms > 86400000)
-        return pm_fail(e, PAIMON_MISUSE, "option %s: '%s' is not a duration between 1 ms and 1 day", names[0], v);
+        return pm_fail(e, PAIMON_MISUSE, "option s3.%s: '%s' is not a duration between 1 ms and 1 day", names[0], v);
     *out = (long)ms;
     return PAIMON_OK;
 }
@@ -126,18 +134,19 @@ static int endpoint_is_ip_or_localhost(const char *ep) {
     return hl > 0;
 }
 
-static const char *const N_ENDPOINT[] = {"s3.endpoint", "fs.s3a.endpoint", NULL};
-static const char *const N_REGION[] = {"s3.region", "s3.endpoint.region", "fs.s3a.endpoint.region", "fs.s3a.region", NULL};
-static const char *const N_AK[] = {"s3.access-key", "s3.access.key", "fs.s3a.access-key", "fs.s3a.access.key", NULL};
-static const char *const N_SK[] = {"s3.secret-key", "s3.secret.key", "fs.s3a.secret-key", "fs.s3a.secret.key", NULL};
-static const char *const N_TOKEN[] = {"s3.session.token", "s3.session-token", "fs.s3a.session.token", NULL};
-static const char *const N_PATH[] = {"s3.path.style.access", "s3.path-style-access", "fs.s3a.path.style.access", NULL};
-static const char *const N_SSL[] = {"s3.ssl.enabled", "fs.s3a.connection.ssl.enabled", NULL};
-static const char *const N_VERIFY[] = {"s3.ssl.verify", NULL};
-static const char *const N_CTO[] = {"s3.connect-timeout", "s3.connection.establish.timeout", NULL};
-static const char *const N_RTO[] = {"s3.request-timeout", "s3.connection.request.timeout", NULL};
-static const char *const N_RETRIES[] = {"s3.max-retries", "s3.attempts.maximum", "fs.s3a.attempts.maximum", NULL};
-static const char *const N_RBASE[] = {"s3.retry-base", NULL};
+/* option names after the prefix; messages show them as "s3." + the first */
+static const char *const N_ENDPOINT[] = {"endpoint", NULL};
+static const char *const N_REGION[] = {"region", "endpoint.region", NULL};
+static const char *const N_AK[] = {"access-key", "access.key", NULL};
+static const char *const N_SK[] = {"secret-key", "secret.key", NULL};
+static const char *const N_TOKEN[] = {"session.token", "session-token", NULL};
+static const char *const N_PATH[] = {"path.style.access", "path-style-access", NULL};
+static const char *const N_SSL[] = {"connection.ssl.enabled", "ssl.enabled", NULL};
+static const char *const N_VERIFY[] = {"ssl.verify", NULL};
+static const char *const N_CTO[] = {"connect-timeout", "connection.establish.timeout", NULL};
+static const char *const N_RTO[] = {"request-timeout", "connection.request.timeout", NULL};
+static const char *const N_RETRIES[] = {"max-retries", "attempts.maximum", NULL};
+static const char *const N_RBASE[] = {"retry-base", NULL};
 
 static int load_credentials(pm_s3_config *c, const char *const *options, const profile_files *p) {
     const char *ak = opt_get(options, N_AK), *sk = opt_get(options, N_SK);
@@ -220,13 +229,13 @@ int pm_s3_config_load(pm_s3_config *c, const char *bucket, const char *const *op
     if ((v = opt_get(options, N_PATH)) != NULL) {
         int ps;
         if (parse_bool(v, &ps)) {
-            rc = pm_fail(e, PAIMON_MISUSE, "option %s: '%s' is not true or false", N_PATH[0], v);
+            rc = pm_fail(e, PAIMON_MISUSE, "option s3.%s: '%s' is not true or false", N_PATH[0], v);
             goto done;
         }
         if (ps) c->path_style = 1;
     }
     if ((v = opt_get(options, N_VERIFY)) != NULL && parse_bool(v, &c->verify_tls)) {
-        rc = pm_fail(e, PAIMON_MISUSE, "option %s: '%s' is not true or false", N_VERIFY[0], v);
+        rc = pm_fail(e, PAIMON_MISUSE, "option s3.%s: '%s' is not true or false", N_VERIFY[0], v);
         goto done;
     }
     if ((rc = opt_duration(options, N_CTO, &c->connect_timeout_ms, e)) ||
@@ -236,7 +245,7 @@ int pm_s3_config_load(pm_s3_config *c, const char *bucket, const char *const *op
     if ((v = opt_get(options, N_RETRIES)) != NULL) {
         int64_t r;
         if (pm_decimal_int64(v, &r) || r < 0 || r > 20) {
-            rc = pm_fail(e, PAIMON_MISUSE, "option %s: '%s' is not a number of retries from 0 to 20", N_RETRIES[0], v);
+            rc = pm_fail(e, PAIMON_MISUSE, "option s3.%s: '%s' is not a number of retries from 0 to 20", N_RETRIES[0], v);
             goto done;
         }
         c->max_retries = (int)r;
