@@ -735,6 +735,42 @@ TEST(test_timeouts) {
     fake_stop(&f);
 }
 
+/* AWS's 409 for a conditional write racing another: not applied, retried. */
+TEST(test_create_conflict_409_retried) {
+    const char *script[] = {"409 ConditionalRequestConflict try again", "200", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    pm_err e;
+    CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-5", "x", 1, &e), PAIMON_OK);
+    CHECK_EQ_INT(f.served, 2);
+    CHECK(strncmp(f.methods, "PP", 2) == 0);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
+/* Without a trustworthy age an object is an error, never "age 0" (which
+ * an orphan cut-off would take for ancient). */
+TEST(test_missing_last_modified_is_an_error) {
+    const char *script[] = {"200 <ListBucketResult><Contents><Key>t/x/a</Key><Size>1</Size></Contents></ListBucketResult>",
+                            "200", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    pm_fileio *io = fake_io(&f, "0");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    pm_err e;
+    tree_acc acc = {0, 0, 0, 1, ""};
+    CHECK_EQ_INT(pm_io_list_tree(io, "s3://fb/t/x", tree_cb, &acc, &e), PAIMON_IO);
+    CHECK_EQ_INT(acc.n, 0);
+    CHECK(strstr(e.msg, "LastModified") != NULL);
+    pm_stat st;
+    CHECK_EQ_INT(pm_io_stat(io, "s3://fb/t/x/a", &st, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, "Last-Modified") != NULL);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
 TEST(test_create_refused_without_conditional_writes) {
     const char *s501[] = {"501 NotImplemented A header you provided implies functionality that is not implemented", NULL};
     fake f;
@@ -852,6 +888,8 @@ int main(void) {
     RUN(test_no_retry_of_4xx);
     RUN(test_create_unknown_outcome_resolved_by_read_back);
     RUN(test_timeouts);
+    RUN(test_create_conflict_409_retried);
+    RUN(test_missing_last_modified_is_an_error);
     RUN(test_create_refused_without_conditional_writes);
     RUN(test_endpoint_not_s3);
     RUN(test_bad_xml_is_an_error);

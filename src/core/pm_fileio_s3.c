@@ -91,6 +91,7 @@ typedef struct list_page {
     char *key;          /* the current Contents/CommonPrefixes */
     int64_t size, mtime_ms;
     int bad;            /* a field that does not parse */
+    int have_size, have_mtime;
     size_t count;
 } list_page;
 
@@ -127,21 +128,24 @@ static int on_list_elem(void *ctx, int depth, const char *parent, const char *na
             if (!pg->key) return pm_nomem(pg->e);
         } else if (strcmp(name, "Size") == 0) {
             if (pm_decimal_int64(text, &pg->size) || pg->size < 0) pg->bad = 1;
+            pg->have_size = 1;
         } else if (strcmp(name, "LastModified") == 0) {
             pg->mtime_ms = parse_iso8601_ms(text);
             if (pg->mtime_ms < 0) pg->bad = 1;
+            pg->have_mtime = 1;
         }
         return 0;
     }
     if (depth == 2 && !text && (strcmp(name, "Contents") == 0 || strcmp(name, "CommonPrefixes") == 0)) {
         int is_dir = name[0] == 'C' && name[1] == 'o' && name[2] == 'm';
-        if (!pg->key || (!is_dir && pg->bad))
-            return pm_fail(pg->e, PAIMON_IO, "a %s entry without a key, or with a bad Size/LastModified", name);
+        /* an age the orphan cut-off can trust, or an error: never 0 for unknown */
+        if (!pg->key || (!is_dir && (pg->bad || !pg->have_size || !pg->have_mtime)))
+            return pm_fail(pg->e, PAIMON_IO, "a %s entry without a key, or with a missing or bad Size/LastModified", name);
         int rc = pg->cb(pg->cb_ctx, pg->key, is_dir, is_dir ? 0 : pg->size, is_dir ? 0 : pg->mtime_ms, pg->e);
         free(pg->key);
         pg->key = NULL;
         pg->size = pg->mtime_ms = 0;
-        pg->bad = 0;
+        pg->bad = pg->have_size = pg->have_mtime = 0;
         pg->count++;
         return rc;
     }
@@ -306,7 +310,10 @@ static int head_object(pm_fileio *io, const char *key, pm_stat *st, pm_err *e) {
     if (rc) return rc;
     if (resp.status == 404) return pm_fail(e, PAIMON_NOTFOUND, "s3://%s/%s: no such object", pm_s3_bucket(S3(io)), key);
     if (resp.status != 200) return pm_s3_fail(S3(io), e, PAIMON_IO, "HEAD", key, &resp);
-    st->size = resp.content_length < 0 ? 0 : resp.content_length;
+    if (resp.content_length < 0 || resp.mtime_ms <= 0)
+        return pm_fail(e, PAIMON_IO, "s3://%s/%s: HEAD answered without Content-Length or Last-Modified",
+                       pm_s3_bucket(S3(io)), key);
+    st->size = resp.content_length;
     st->mtime_ms = resp.mtime_ms;
     st->is_dir = 0;
     return PAIMON_OK;
@@ -472,7 +479,10 @@ static int s3_create_no_replace(pm_fileio *io, const char *uri, const void *p, s
             rc = PAIMON_UNSUPPORTED;
             break;
         }
-        if (rc == PAIMON_OK && !pm_s3_retryable(&resp)) {
+        /* AWS: another conditional write on the key is in flight; this one
+         * was not applied, and trying again cannot overwrite */
+        int conflict = rc == PAIMON_OK && resp.status == 409 && strcmp(resp.s3_code, "ConditionalRequestConflict") == 0;
+        if (rc == PAIMON_OK && !conflict && !pm_s3_retryable(&resp)) {
             rc = pm_s3_fail(s3, e, PAIMON_IO, "PUT", key, &resp);
             break;
         }
@@ -481,7 +491,7 @@ static int s3_create_no_replace(pm_fileio *io, const char *uri, const void *p, s
             pm_err fe;
             pm_s3_fail(s3, &fe, PAIMON_IO, "PUT", key, &resp);
             snprintf(why, sizeof why, "%s", fe.msg);
-            if (resp.maybe_sent && !(resp.status == 503)) {
+            if (resp.maybe_sent && resp.status != 503 && !conflict) {
                 uncertain = 1;
                 int missing;
                 rc = resolve_by_reading_back(io, uri, key, p, n, why, &missing, e);
