@@ -735,6 +735,47 @@ TEST(test_timeouts) {
     fake_stop(&f);
 }
 
+/* DeleteObjects: per-key errors land on their items only; the request is
+ * POST ?delete= with Content-MD5 and Quiet mode, keys XML-escaped. */
+TEST(test_delete_objects_per_key_errors) {
+    const char *script[] = {"200 <?xml version=\"1.0\"?><DeleteResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                            "<Error><Key>t/b&amp;c</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+                            "</DeleteResult>",
+                            "500 InternalError x", "500 InternalError y", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    pm_fileio *io = fake_io(&f, "1");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    pm_err e;
+    const char *rels[] = {"a", "b&c", "d/e", "../x"};
+    pm_stat sts[4];
+    int rcs[4];
+    char *msgs[4];
+    CHECK_EQ_INT(pm_io_remove_batch(io, "s3://fb/t", rels, 4, 0, sts, rcs, msgs, &e), PAIMON_OK);
+    CHECK_EQ_INT(rcs[0], PAIMON_OK);
+    CHECK_EQ_INT(rcs[1], PAIMON_IO);
+    CHECK(msgs[1] && strstr(msgs[1], "s3://fb/t/b&c") && strstr(msgs[1], "AccessDenied: Access Denied"));
+    CHECK_EQ_INT(rcs[2], PAIMON_OK);
+    CHECK_EQ_INT(sts[2].size, -1);
+    CHECK_EQ_INT(rcs[3], PM_IO_OUTSIDE);
+    CHECK_EQ_INT(f.served, 1);
+    CHECK(strstr(f.last_req, "POST /fb/?delete= ") != NULL);
+    CHECK(strstr(f.last_req, "Content-MD5: ") != NULL);
+    CHECK(strstr(f.last_req, "<Quiet>true</Quiet><Object><Key>t/a</Key></Object><Object><Key>t/b&amp;c</Key>") != NULL);
+    CHECK(strstr(f.last_req, "x-amz-content-sha256: ") != NULL && strstr(f.last_req, "UNSIGNED") == NULL);
+    for (int i = 0; i < 4; i++) free(msgs[i]);
+    /* a batch that fails as a whole: every key in it gets the error */
+    const char *two[] = {"a", "b"};
+    CHECK_EQ_INT(pm_io_remove_batch(io, "s3://fb/t", two, 2, 0, sts, rcs, msgs, &e), PAIMON_OK);
+    CHECK_EQ_INT(rcs[0], PAIMON_IO);
+    CHECK_EQ_INT(rcs[1], PAIMON_IO);
+    CHECK(msgs[0] && strstr(msgs[0], "HTTP 500 InternalError: y") != NULL);
+    check_no_secret(msgs[0]);
+    for (int i = 0; i < 2; i++) free(msgs[i]);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
 /* AWS's 409 for a conditional write racing another: not applied, retried. */
 TEST(test_create_conflict_409_retried) {
     const char *script[] = {"409 ConditionalRequestConflict try again", "200", NULL};
@@ -888,6 +929,7 @@ int main(void) {
     RUN(test_no_retry_of_4xx);
     RUN(test_create_unknown_outcome_resolved_by_read_back);
     RUN(test_timeouts);
+    RUN(test_delete_objects_per_key_errors);
     RUN(test_create_conflict_409_retried);
     RUN(test_missing_last_modified_is_an_error);
     RUN(test_create_refused_without_conditional_writes);

@@ -9,8 +9,8 @@
  *   outcome is resolved by reading the key back (see s3_create_no_replace).
  * - remove of a missing key is PAIMON_OK (S3's DELETE does not say);
  *   remove_within HEADs first, so it reports NOTFOUND and the size like the
- *   local one; remove_batch (DeleteObjects) reports size -1 and cannot tell
- *   a missing key from a deleted one.
+ *   local one; remove_batch (DeleteObjects, up to 4 requests of 1000 keys in
+ *   flight) reports size -1 and cannot tell a missing key from a deleted one.
  * - remove_within/remove_batch never touch a key outside root's prefix: rel
  *   must be relative without empty, "." or ".." components, and the joined
  *   key is checked to start with "<root key>/". */
@@ -20,12 +20,14 @@
 
 #include <ctype.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define DELETE_BATCH 1000
+#define DELETE_BATCH 1000     /* DeleteObjects' limit */
+#define DELETE_THREADS 4      /* DeleteObjects requests in flight per remove_batch */
 
 typedef struct s3_io {
     pm_fileio io;
@@ -661,28 +663,42 @@ static int delete_batch(pm_fileio *io, char **keys, size_t *idx, size_t n, int *
     return rc;
 }
 
+/* The DeleteObjects requests of one remove_batch, shared by its threads:
+ * thread t sends batches t, t + threads, ...; each writes only the rcs and
+ * msgs of its own keys. */
+typedef struct batch_job {
+    pm_fileio *io;
+    char **keys;        /* the valid keys, in item order */
+    size_t *idx;        /* their item indices */
+    size_t nkeys, threads, t;
+    int *rcs;
+    char **msgs;
+} batch_job;
+
+static void *run_batches(void *arg) {
+    batch_job *j = arg;
+    for (size_t off = j->t * DELETE_BATCH; off < j->nkeys; off += j->threads * DELETE_BATCH) {
+        size_t nb = j->nkeys - off < DELETE_BATCH ? j->nkeys - off : DELETE_BATCH;
+        pm_err be;
+        pm_err_clear(&be);
+        if (delete_batch(j->io, j->keys + off, j->idx + off, nb, j->rcs, j->msgs, &be) != PAIMON_OK)
+            for (size_t k = off; k < off + nb; k++) {   /* the batch failed as a whole */
+                j->rcs[j->idx[k]] = be.code ? be.code : PAIMON_IO;
+                free(j->msgs[j->idx[k]]);
+                j->msgs[j->idx[k]] = pm_strdup(be.msg);
+            }
+    }
+    return NULL;
+}
+
 static int s3_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
                            pm_stat *sts, int *rcs, char **msgs, pm_err *e) {
-    char **keys = calloc(DELETE_BATCH, sizeof *keys);
-    size_t *idx = calloc(DELETE_BATCH, sizeof *idx);
+    char **keys = calloc(n ? n : 1, sizeof *keys);
+    size_t *idx = calloc(n ? n : 1, sizeof *idx);
     if (!keys || !idx) { free(keys); free(idx); return pm_nomem(e); }
-    size_t nb = 0;
+    size_t nkeys = 0;
     int rc = PAIMON_OK;
-    for (size_t i = 0; i <= n && rc == PAIMON_OK; i++) {
-        if (nb == DELETE_BATCH || (i == n && nb)) {
-            pm_err be;
-            pm_err_clear(&be);
-            /* the batch failed as a whole: every key in it gets the error */
-            if (delete_batch(io, keys, idx, nb, rcs, msgs, &be) != PAIMON_OK)
-                for (size_t k = 0; k < nb; k++) {
-                    rcs[idx[k]] = be.code ? be.code : PAIMON_IO;
-                    free(msgs[idx[k]]);
-                    msgs[idx[k]] = pm_strdup(be.msg);
-                }
-            for (size_t k = 0; k < nb; k++) free(keys[k]);
-            nb = 0;
-        }
-        if (i == n) break;
+    for (size_t i = 0; i < n; i++) {
         pm_err ie;
         pm_err_clear(&ie);
         sts[i] = (pm_stat){-1, 0, 0};
@@ -693,13 +709,30 @@ static int s3_remove_batch(pm_fileio *io, const char *root, const char *const *r
             rcs[i] = head_object(io, key, &sts[i], &ie);
             free(key);
         } else if (rcs[i] == PAIMON_OK) {
-            keys[nb] = key;
-            idx[nb++] = i;
+            keys[nkeys] = key;
+            idx[nkeys++] = i;
         }
-        if (rcs[i] == PAIMON_NOMEM) rc = pm_nomem(e);
+        if (rcs[i] == PAIMON_NOMEM && rc == PAIMON_OK) rc = pm_nomem(e);
         if (rcs[i] != PAIMON_OK) msgs[i] = pm_strdup(ie.msg);
     }
-    for (size_t k = 0; k < nb; k++) free(keys[k]);
+    size_t nbatches = (nkeys + DELETE_BATCH - 1) / DELETE_BATCH;
+    size_t threads = nbatches < DELETE_THREADS ? nbatches : DELETE_THREADS;
+    batch_job jobs[DELETE_THREADS];
+    pthread_t th[DELETE_THREADS];
+    int started[DELETE_THREADS] = {0};
+    for (size_t t = 0; t < threads && rc == PAIMON_OK; t++) {
+        jobs[t] = (batch_job){io, keys, idx, nkeys, threads, t, rcs, msgs};
+        /* the first batch runs on this thread; a thread that cannot start
+         * leaves its batches to this one */
+        started[t] = t > 0 && pthread_create(&th[t], NULL, run_batches, &jobs[t]) == 0;
+    }
+    if (rc == PAIMON_OK && threads) {
+        for (size_t t = 0; t < threads; t++)
+            if (!started[t]) run_batches(&jobs[t]);
+        for (size_t t = 1; t < threads; t++)
+            if (started[t]) pthread_join(th[t], NULL);
+    }
+    for (size_t k = 0; k < nkeys; k++) free(keys[k]);
     free(keys);
     free(idx);
     return rc;
