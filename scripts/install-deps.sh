@@ -8,8 +8,11 @@
 #    real-nginx test; luarocks for the rockspec test. luarocks pulls in
 #    lua5.1, whose `lua` alternative outranks lua5.4's: it is set back to 5.4
 #    (the scripts call interpreters by full name; people type `lua`/`busted`).
+#  - libcurl4-openssl-dev + libssl-dev: the S3 FileIO (libcurl, and
+#    libcrypto's SHA-256/MD5; libcurl4-openssl-dev only suggests libssl-dev).
 set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev lua-busted \
+libcurl4-openssl-dev libssl-dev \
 libjansson-dev libzstd-dev zlib1g-dev libsnappy-dev python3-avro python3-zstandard python3-snappy \
 clang libclang-rt-14-dev \
 luajit2 libluajit2-5.1-dev nginx libnginx-mod-http-lua curl luarocks"
