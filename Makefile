@@ -25,9 +25,9 @@ INSTALL     ?= install
 VERSION := $(shell sed -n 's/^\#define PAIMON_VERSION "\(.*\)"/\1/p' src/include/paimon.h)
 SOMAJOR := 0
 
-DEPS       := libuv libzstd zlib snappy jansson
+DEPS       := libuv libzstd zlib snappy jansson libcurl libcrypto
 DEPS_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(DEPS) 2>/dev/null)
-DEPS_LIBS   = $(shell $(PKG_CONFIG) --libs $(DEPS) 2>/dev/null || echo -luv -lzstd -lz -lsnappy -ljansson)
+DEPS_LIBS   = $(shell $(PKG_CONFIG) --libs $(DEPS) 2>/dev/null || echo -luv -lzstd -lz -lsnappy -ljansson -lcurl -lcrypto)
 LUA54_CFLAGS = $(shell $(PKG_CONFIG) --cflags lua5.4 2>/dev/null)
 LUA54_LIBS   = $(shell $(PKG_CONFIG) --libs lua5.4 2>/dev/null || echo -llua5.4)
 # LuaJIT 2.1 (Debian: luajit2 + libluajit2-5.1-dev; pkg-config name luajit).

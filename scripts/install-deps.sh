@@ -9,16 +9,18 @@
 #    lua5.1, whose `lua` alternative outranks lua5.4's: it is set back to 5.4
 #    (the scripts call interpreters by full name; people type `lua`/`busted`).
 #  - The S3 tests: a throwaway Ceph RADOS Gateway (ceph-mon ceph-osd radosgw
-#    ceph-common, scripts/s3-server.sh), libcurl4-openssl-dev (S3 client) and
-#    rclone (the independent client of the test helpers).
+#    ceph-common, scripts/s3-server.sh) and rclone (the independent client of
+#    the test helpers). The S3 FileIO: libcurl4-openssl-dev + libssl-dev
+#    (libcrypto's SHA-256/MD5; libcurl4-openssl-dev only suggests libssl-dev).
 #  - --bench (make bench) also installs awscli, a baseline there only.
 # Usage: install-deps.sh [--bench]
 set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev lua-busted \
+libcurl4-openssl-dev libssl-dev \
 libjansson-dev libzstd-dev zlib1g-dev libsnappy-dev python3-avro python3-zstandard python3-snappy \
 clang libclang-rt-14-dev \
 luajit2 libluajit2-5.1-dev nginx libnginx-mod-http-lua curl luarocks \
-ceph-mon ceph-osd radosgw ceph-common libcurl4-openssl-dev rclone"
+ceph-mon ceph-osd radosgw ceph-common rclone"
 case ${1:-} in
   --bench) PKGS="$PKGS awscli" ;;
   "") ;;

@@ -580,6 +580,11 @@ TEST(fileio_options_are_checked_without_echoing_values) {
     CHECK(pm_fileio_option_known("s3://b/t", "s3.endpoint"));
     CHECK(pm_fileio_option_known("s3a://b/t", "s3.secret-key"));
     CHECK(!pm_fileio_option_known("s3://b/t", "s3.endpiont"));
+    /* every key the S3 configuration reads is known, under each prefix */
+    CHECK(pm_fileio_option_known("s3://b/t", "s3.max-retries"));
+    CHECK(pm_fileio_option_known("s3://b/t", "s3.session.token"));
+    CHECK(pm_fileio_option_known("s3://b/t", "fs.s3a.endpoint"));
+    CHECK(pm_fileio_option_known("s3://b/t", "s3a.path.style.access"));
     CHECK(!pm_fileio_option_known("/tmp/t", "s3.endpoint"));
     CHECK(pm_fileio_option_known("pmtest://b/t", "pmtest.root"));
 }

@@ -6,6 +6,7 @@
  * and an existing target is never overwritten. */
 #define _GNU_SOURCE
 #include "pm_fileio.h"
+#include "pm_s3.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -512,15 +513,13 @@ static scheme_kind scheme_of(const char *uri, size_t *len) {
     return SCHEME_OTHER;
 }
 
-/* The option namespace of each FileIO and the keys it knows. The S3 list
- * is the S3 FileIO's (pm_fileio_s3.c) contract: keep the two in step. */
-static const char *const s3_keys[] = {"s3.endpoint", "s3.access-key", "s3.secret-key", "s3.region",
-                                      "s3.path.style.access", NULL};
+/* The option namespace of each FileIO and the keys it knows: S3's are
+ * the S3 configuration's own (pm_s3_config.c), so the two cannot drift. */
 static const char *const pmtest_keys[] = {"pmtest.root", "pmtest.secret-key", NULL};
 
 static const char *const *known_keys(scheme_kind k, const char **prefix) {
     switch (k) {
-    case SCHEME_S3: *prefix = "s3."; return s3_keys;
+    case SCHEME_S3: *prefix = "s3."; return NULL;
     case SCHEME_PMTEST: *prefix = "pmtest."; return pmtest_keys;
     default: *prefix = NULL; return NULL;
     }
@@ -535,7 +534,9 @@ int pm_uri_same_fileio(const char *a, const char *b) {
 
 int pm_fileio_option_known(const char *uri, const char *key) {
     const char *prefix;
-    const char *const *keys = uri && key ? known_keys(scheme_of(uri, NULL), &prefix) : NULL;
+    if (!uri || !key) return 0;
+    if (scheme_of(uri, NULL) == SCHEME_S3) return pm_s3_option_known(key);
+    const char *const *keys = known_keys(scheme_of(uri, NULL), &prefix);
     for (size_t i = 0; keys && keys[i]; i++)
         if (!strcmp(keys[i], key)) return 1;
     return 0;
@@ -550,8 +551,9 @@ int pm_fileio_options_check(const char *uri, const char *const *options, pm_err 
         if (!*key) return pm_fail(e, PAIMON_MISUSE, "%s: an option has an empty key", uri);
         if (!options[i + 1]) return pm_fail(e, PAIMON_MISUSE, "%s: option '%s' has no value", uri, key);
         if (!prefix || strncmp(key, prefix, strlen(prefix)) || pm_fileio_option_known(uri, key)) continue;
-        char list[300] = "";
-        for (size_t k = 0; keys[k]; k++)
+        char list[400] = "";
+        if (!keys) pm_s3_option_names(list, sizeof list);
+        for (size_t k = 0; keys && keys[k]; k++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", keys[k]);
         return pm_fail(e, PAIMON_MISUSE, "%s: unknown option '%s' for this FileIO (known: %s)", uri, key, list);
     }
