@@ -188,3 +188,29 @@ describe("tag.lua", function()
     H.rmdir(dir)
   end)
 end)
+
+describe("tag deletion without a branch", function()
+  -- no branch shares the files here: only the latest snapshot and the other
+  -- tag protect what the deleted tags held
+  for _, fix in ipairs{"cpp-parquet-pk_table_scan_and_read_dv", "cpp-parquet-append_table_row_tracking_with_compact"} do
+    it("keeps what the latest snapshot and another tag need (" .. fix .. ")", function()
+      local path, dir = H.copy_table(H.fixture(fix))
+      local t = assert(paimon.open(path))
+      local ids = t:snapshot_ids()
+      assert(t:create_tag("first", {snapshot = ids[1]}))
+      assert(t:create_tag("second", {snapshot = ids[2]}))
+      expire_all(t)
+      local before = H.used_paths(H.refs(path), path)
+      local r = assert(t:delete_tags({"first"}))
+      local after = H.used_paths(H.refs(path), path)
+      for p in pairs(after) do assert.is_true(exists(p), p .. " is still needed") end
+      local gone = 0
+      for p in pairs(before) do
+        if not after[p] then gone = gone + 1 end
+      end
+      assert.are.equal(r.files, gone)
+      assert.is_true(assert(t:verify()).ok)
+      H.rmdir(dir)
+    end)
+  end
+end)
