@@ -214,3 +214,24 @@ describe("tag deletion without a branch", function()
     end)
   end
 end)
+
+describe("resty.paimon tags (inline)", function()
+  it("creates, lists, renames, plans a delete and an expiry, refuses unknown options", function()
+    local rp = require "resty.paimon"
+    local path, dir = H.copy_table(H.fixture(FIX))
+    assert.are.equal(1, assert(rp.create_tag(path, "r1", {snapshot = 1})).snapshot_id)
+    local names = {}
+    for _, x in ipairs(assert(rp.tags(path))) do names[#names + 1] = x.name end
+    assert.are.same({"fallback-base", "r1"}, names)
+    assert.are.equal("r2", assert(rp.rename_tag(path, "r1", "r2")).to)
+    assert.are.equal(1, assert(rp.delete_tags(path, {"r2"}, {dry_run = true})).deleted_tags)
+    assert.is_true(exists(path .. "/tag/tag-r2"))
+    local r = assert(rp.expire_tags(path, {dry_run = true, policy = function() return {"r2"} end}))
+    assert.are.same({"r2"}, r.tags)
+    assert.has_error(function() rp.create_tag(path, "x", {snap = 1}) end)
+    local ok, _, code = rp.create_tag(path, "r2")
+    assert.is_nil(ok)
+    assert.are.equal("exists", code)
+    H.rmdir(dir)
+  end)
+end)
