@@ -18,6 +18,8 @@
 #include "pm_tags.h"
 #include "pm_verify.h"
 
+#include <paimon.h>
+
 #define FIX "cpp-parquet-pk_btree_partitioned_e2e/pk_btree_partitioned_e2e.db/pk_btree_partitioned_e2e"
 #define TMP_PREFIX "/tmp/pm_test_tags."
 
@@ -237,7 +239,56 @@ TEST(tag_file_is_javas_and_never_replaced) {
     tu_copy_remove(&d, TMP_PREFIX);
 }
 
+/* paimon.h: the operations with text options, results as JSON; "tag"
+ * repeats for delete-tags; an existing tag is PAIMON_EXISTS. */
+TEST(paimon_h_tag_operations) {
+    tu_copy d;
+    CHECK_EQ_INT(tu_copy_make(&d, TMP_PREFIX, FIX), 0);
+    paimon_table *t = NULL;
+    CHECK_EQ_INT(paimon_table_open(d.table, NULL, &t, NULL), PAIMON_OK);
+    paimon_options *o = paimon_options_new();
+    paimon_result *r = NULL;
+    int64_t v = 0;
+    paimon_options_set(o, "tag", "c1");
+    paimon_options_set(o, "snapshot", "1");
+    CHECK_EQ_INT(paimon_create_tag(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "snapshot_id", &v), PAIMON_OK);
+    CHECK(v == 1);
+    paimon_result_free(r);
+    CHECK_EQ_INT(paimon_create_tag(t, o, &r), PAIMON_EXISTS);
+    CHECK(r == NULL && strstr(paimon_table_errmsg(t), "already exists") != NULL);
+    paimon_options_free(o);
+    o = paimon_options_new();
+    paimon_options_set(o, "tag", "c1");
+    paimon_options_set(o, "new-name", "c2");
+    CHECK_EQ_INT(paimon_rename_tag(t, o, &r), PAIMON_OK);
+    CHECK(strcmp(paimon_result_str(r, "to"), "c2") == 0);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    o = paimon_options_new();
+    paimon_options_set(o, "tag", "c2");
+    paimon_options_set(o, "tag", "fallback-base");
+    paimon_options_set(o, "dry-run", "true");
+    CHECK_EQ_INT(paimon_delete_tags(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "tags", &v), PAIMON_OK);
+    CHECK(v == 2);
+    paimon_result_free(r);
+    paimon_options_set(o, "dryrun", "true");
+    CHECK_EQ_INT(paimon_delete_tags(t, o, &r), PAIMON_MISUSE);
+    paimon_options_free(o);
+    o = paimon_options_new();
+    paimon_options_set(o, "dry-run", "true");
+    CHECK_EQ_INT(paimon_expire_tags(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "candidates", &v), PAIMON_OK);
+    CHECK(v == 2);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    tu_copy_remove(&d, TMP_PREFIX);
+}
+
 int main(void) {
+    RUN(paimon_h_tag_operations);
     RUN(tag_file_is_javas_and_never_replaced);
     RUN(tag_delete_fault_at_every_operation);
     RUN(tag_delete_crash_at_every_operation);
