@@ -581,7 +581,7 @@ static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hook
     x.has_timestamp = a->has[PM_O_TIMESTAMP];
     x.timestamp_ms = a->v[PM_O_TIMESTAMP];
     x.dry_run = (int)a->v[PM_O_DRY_RUN];
-    if (a->has[PM_O_NOW]) x.now_local_ms = a->v[PM_O_NOW] + (pm_local_now_millis() - pm_now_millis());
+    if (a->has[PM_O_NOW]) x.now_local_ms = pm_tag_local_ms(a->v[PM_O_NOW]);
     if (a->has[PM_O_TIME_RETAINED]) {
         x.has_time_retained = 1;
         if ((rc = pm_parse_duration_ms(a->text[PM_O_TIME_RETAINED], &x.time_retained_ms, e))) {
@@ -639,13 +639,15 @@ static int run_delete_tags(paimon_table *t, const pm_op_args *a, const pm_op_hoo
     return rc;
 }
 
+/* A local wall-clock time back to epoch ms (the zone offset near it). */
+static int64_t epoch_of_local(int64_t local_ms) { return local_ms - (pm_tag_local_ms(local_ms) - local_ms); }
+
 /* Java's verdict per tag (TagTimeExpire, tag.num-retained-max), then the
  * deletion of those tags, or of the policy's choice (hooks). */
 static int run_expire_tags(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
     pm_tag_expire_opts x;
     memset(&x, 0, sizeof x);
-    int64_t offset = pm_local_now_millis() - pm_now_millis();
-    if (a->has[PM_O_NOW]) x.now_local_ms = a->v[PM_O_NOW] + offset;
+    if (a->has[PM_O_NOW]) x.now_local_ms = pm_tag_local_ms(a->v[PM_O_NOW]);
     x.has_older_than = a->has[PM_O_OLDER_THAN];
     x.older_than_ms = a->v[PM_O_OLDER_THAN];
     x.num_retained_max = a->has[PM_O_NUM_RETAINED_MAX] ? (int)a->v[PM_O_NUM_RETAINED_MAX] : -1;
@@ -669,8 +671,8 @@ static int run_expire_tags(paimon_table *t, const pm_op_args *a, const pm_op_hoo
         pm_rv_str(res, it, "name", v[i].name);
         pm_rv_int(res, it, "snapshot_id", v[i].snapshot_id);
         pm_rv_int(res, it, "commit_time", v[i].commit_time);
-        /* local wall clock, as Java's LocalDateTime, shown as epoch ms */
-        if (v[i].has_create_time) pm_rv_int(res, it, "create_time", v[i].create_time - offset);
+        /* tagCreateTime is local wall clock (Java's LocalDateTime): shown as epoch ms */
+        if (v[i].has_create_time) pm_rv_int(res, it, "create_time", epoch_of_local(v[i].create_time));
         if (v[i].has_time_retained) pm_rv_int(res, it, "time_retained_ms", v[i].time_retained_ms);
         pm_rv_bool(res, it, "auto", v[i].auto_tag);
         pm_rv_bool(res, it, "java_expires", v[i].expire_reason != NULL);

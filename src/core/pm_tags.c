@@ -5,9 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pm_expire.h"
 #include "pm_meta.h"
+
+int64_t pm_tag_local_ms(int64_t epoch_ms) {
+    time_t sec = (time_t)(epoch_ms / 1000);
+    struct tm tm;
+    return localtime_r(&sec, &tm) ? epoch_ms + (int64_t)tm.tm_gmtoff * 1000 : epoch_ms;
+}
 
 int pm_tag_name_check(const char *what, const char *name, pm_err *e) {
     int blank = 1;
@@ -374,7 +381,6 @@ int pm_tags_expire_states(paimon_table *t, const pm_tag_expire_opts *o, pm_tag_s
     pm_tag_state *v = rc ? NULL : calloc(nn ? nn : 1, sizeof *v);
     if (!rc && !v) rc = pm_nomem(e);
     int64_t now = o->now_local_ms ? o->now_local_ms : pm_local_now_millis();
-    int64_t offset = pm_local_now_millis() - pm_now_millis();   /* epoch ms -> local wall clock */
     int max = o->num_retained_max;
     if (max < 0) {
         const char *m = pm_schema_option(t->schema, "tag.num-retained-max");
@@ -397,11 +403,11 @@ int pm_tags_expire_states(paimon_table *t, const pm_tag_expire_opts *o, pm_tag_s
             pm_stat st = {0};
             if ((rc = tag_path(t, x->name, &path, e)) || (rc = pm_io_stat(t->io, (char *)path.data, &st, e))) break;
             x->has_create_time = 1;
-            x->create_time = st.mtime_ms + offset;
+            x->create_time = pm_tag_local_ms(st.mtime_ms);
         }
         if (x->has_create_time && x->has_time_retained && now > x->create_time + x->time_retained_ms)
             x->expire_reason = "time-retained";
-        else if (x->has_create_time && o->has_older_than && o->older_than_ms + offset > x->create_time)
+        else if (x->has_create_time && o->has_older_than && pm_tag_local_ms(o->older_than_ms) > x->create_time)
             x->expire_reason = "older-than";
     }
     pm_buf_free(&path);

@@ -9,6 +9,11 @@
 #include "pm_deleter.h"
 #include "pm_table.h"
 
+/* Epoch ms as Java's LocalDateTime of that instant (local wall clock,
+ * encoded as UTC ms): the zone offset of that very instant, not of a
+ * second clock read. */
+int64_t pm_tag_local_ms(int64_t epoch_ms);
+
 /* Java's rule (not blank), and ours: a name that is a file name (no '/',
  * not "." or "..", no control character). PAIMON_MISUSE naming it. */
 int pm_tag_name_check(const char *what, const char *name, pm_err *e);
