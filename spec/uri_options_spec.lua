@@ -221,6 +221,10 @@ describe("resty.paimon with FileIO options", function()
     assert.truthy(p:files("pmtest://bk/t"))
     assert.truthy(p:expire("pmtest://bk/t", {dry_run = true, retain_min = 1}))
     assert.truthy(p:drop_partitions("pmtest://bk/t", {pt = 1}, {dry_run = true}))
+    -- the tag functions take new{}'s options too
+    assert.truthy(p:tags("pmtest://bk/t"))
+    assert.truthy(p:create_tag("pmtest://bk/t", "via-options", {dry_run = true}))
+    assert.truthy(p:expire_tags("pmtest://bk/t", {dry_run = true}))
     no_secret(resty.to_json(rows), resty.to_json(v), resty.to_json(r))
     -- without options the table is not reachable
     local none, err, code = resty.snapshots("pmtest://bk/t")

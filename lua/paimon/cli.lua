@@ -140,7 +140,7 @@ function M.parse(argv, spec)
   if opts.help then return opts, pos end
   local need = spec.positional or {}
   if #pos < #need then M.usage_error("missing " .. need[#pos + 1]) end
-  if #pos > #need then M.usage_error("unexpected argument '" .. pos[#need + 1] .. "'") end
+  if #pos > #need and not spec.varargs then M.usage_error("unexpected argument '" .. pos[#need + 1] .. "'") end
   return opts, pos
 end
 

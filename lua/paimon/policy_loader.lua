@@ -9,6 +9,7 @@ M.KINDS = {
   expire = {field = "expire", shape = "function(snapshots, ctx)"},
   partition_expire = {field = "expired", shape = "function(partition, ctx)"},
   manifest_merge = {field = "manifest_merge", shape = "function(options)"},
+  tag_expire = {field = "expire_tags", shape = "function(tags, ctx)"},
 }
 
 local function readable(p)

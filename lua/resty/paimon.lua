@@ -110,6 +110,12 @@ local KNOWN = {
   expire_partitions = set{ "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern", "max_expires",
                            "dry_run", "now", "max_attempts", "branch", "pool", "policy", "options" },
   commit_rows = set{ "commit_user", "identifier", "branch", "pool", "options" },
+  tags = set{ "branch", "pool", "options" },
+  create_tag = set{ "snapshot", "timestamp", "time_retained", "dry_run", "branch", "pool", "options" },
+  delete_tags = set{ "dry_run", "threads", "branch", "pool", "options" },
+  rename_tag = set{ "branch", "pool", "options" },
+  expire_tags = set{ "older_than", "num_retained_max", "dry_run", "threads", "now", "branch", "pool", "policy",
+                     "options" },
   new = set{ "pool", "warehouse", "options" },
 }
 
@@ -242,6 +248,7 @@ end
 local function policy_arg(pol, fname)
   if pol == nil or type(pol) == "string" then return pol end
   if type(pol) == "table" and type(pol.expired) == "function" then pol = pol.expired end
+  if type(pol) == "table" and type(pol.expire_tags) == "function" then pol = pol.expire_tags end
   if type(pol) ~= "function" then
     error("bad argument to '" .. fname .. "' (policy: a function or a file name expected, got " ..
           type(pol) .. ")", 3)
@@ -341,6 +348,63 @@ function _M.expire_partitions(...)
   o.policy = nil
   return run(pool_of(self, opts), "expire_partitions", path, o,
              policy_arg(opts.policy, "expire_partitions"))
+end
+
+-- Tags (Table:tags / create_tag / delete_tags / rename_tag / expire_tags):
+-- tags(table_path [, opts]) → {{name, snapshot_id, commit_time, create_time,
+-- time_retained}, ...}; create_tag(table_path, name [, opts]) (snapshot,
+-- timestamp, time_retained, dry_run; an existing tag is nil, err,
+-- "exists"); delete_tags(table_path, {names} [, opts]) (dry_run, threads:
+-- the files only those tags held go too); rename_tag(table_path, old, new);
+-- expire_tags(table_path [, opts]) (older_than, num_retained_max, dry_run,
+-- threads, now, policy). opts also take branch, pool and options.
+local function check_name(v, fname, argn)
+  if type(v) ~= "string" then
+    error("bad argument #" .. argn .. " to '" .. fname .. "' (tag name expected, got " .. type(v) .. ")", 3)
+  end
+end
+
+function _M.tags(...)
+  local self, path, opts = args(...)
+  check_path(path, "tags")
+  opts = check_opts(opts, "tags", 2)
+  return run(pool_of(self, opts), "tags", path, job_opts(self, opts))
+end
+
+function _M.create_tag(...)
+  local self, path, name, opts = args(...)
+  check_path(path, "create_tag")
+  check_name(name, "create_tag", 2)
+  opts = check_opts(opts, "create_tag", 3)
+  return run(pool_of(self, opts), "create_tag", path, name, job_opts(self, opts))
+end
+
+function _M.delete_tags(...)
+  local self, path, names, opts = args(...)
+  check_path(path, "delete_tags")
+  if type(names) ~= "table" then
+    error("bad argument #2 to 'delete_tags' (array of tag names expected, got " .. type(names) .. ")", 2)
+  end
+  opts = check_opts(opts, "delete_tags", 3)
+  return run(pool_of(self, opts), "delete_tags", path, plain(names), job_opts(self, opts))
+end
+
+function _M.rename_tag(...)
+  local self, path, from, to, opts = args(...)
+  check_path(path, "rename_tag")
+  check_name(from, "rename_tag", 2)
+  check_name(to, "rename_tag", 3)
+  opts = check_opts(opts, "rename_tag", 4)
+  return run(pool_of(self, opts), "rename_tag", path, from, to, job_opts(self, opts))
+end
+
+function _M.expire_tags(...)
+  local self, path, opts = args(...)
+  check_path(path, "expire_tags")
+  opts = check_opts(opts, "expire_tags", 2)
+  local o = job_opts(self, opts)
+  o.policy = nil
+  return run(pool_of(self, opts), "expire_tags", path, o, policy_arg(opts.policy, "expire_tags"))
 end
 
 -- commit_rows(table_path, rows [, opts]) → snapshot_id, { snapshot_id,

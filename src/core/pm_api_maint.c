@@ -20,7 +20,7 @@ struct paimon_options {
 };
 
 /* Keys that may be given more than once (each value is kept, in order). */
-static int is_multi_key(const char *key) { return !strcmp(key, "partition"); }
+static int is_multi_key(const char *key) { return !strcmp(key, "partition") || !strcmp(key, "tag"); }
 
 paimon_options *paimon_options_new(void) { return calloc(1, sizeof(paimon_options)); }
 
@@ -173,4 +173,20 @@ int paimon_verify(paimon_table *t, const paimon_options *o, paimon_result **out)
 
 int paimon_drop_partitions(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "drop_partitions", o, out);
+}
+
+int paimon_create_tag(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "create_tag", o, out);
+}
+
+int paimon_delete_tags(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "delete_tags", o, out);
+}
+
+int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "rename_tag", o, out);
+}
+
+int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "expire_tags", o, out);
 }

@@ -252,6 +252,7 @@ typedef struct protect {
     pm_set *lists_done;   /* manifest lists already read into names */
     pm_set *live_done;    /* "base\0delta" pairs whose live set is in paths */
     int threads;          /* manifest reads in parallel */
+    pm_set *skip;         /* tag deletion: the `by` names ("tag t of branch b") of the tags going away */
 } protect;
 
 static int set_add_str(pm_set *s, const char *v, pm_err *e) {
@@ -398,8 +399,8 @@ static int protect_source(void *ud, paimon_table *bt, pm_refs_source src, const 
                           pm_err *e) {
     protect *p = ud;
     (void)bt;
-    (void)by;
     int rc;
+    if (p->skip && by && pm_set_contains(p->skip, by, strlen(by))) return PAIMON_OK;
     if (src == PM_REFS_TAG) {
         rc = protect_live(s, p, e);
         if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 0, p, e);
@@ -619,7 +620,7 @@ static int plan_meta(paimon_table *t, const pm_snapshot *s, const protect *p, pl
 
 /* Names of the tags, branches and consumers that exist now: compared right
  * before deleting, so one created while we planned aborts the run. */
-static int refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
+int pm_expire_refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
     char **v = NULL;
     size_t n = 0;
     out->len = 0;
@@ -689,7 +690,7 @@ static int plan_snapshot_files(paimon_table *t, pm_snapshot **exp, size_t n_exp,
 static int check_refs_unchanged(paimon_table *t, const pm_buf *fp0, const pm_expire_range *r, int64_t last_expired,
                                 pm_err *e) {
     pm_buf fp1 = {0};
-    int rc = refs_fingerprint(t, &fp1, e);
+    int rc = pm_expire_refs_fingerprint(t, &fp1, e);
     if (!rc && (fp0->len != fp1.len || memcmp(fp0->data, fp1.data, fp0->len)))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the expiration; nothing deleted, run again",
                      t->root);
@@ -787,14 +788,14 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     }
 
     pm_buf fp0 = {0};
-    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads};
+    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads, NULL};
     plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0};
     pm_deleter *snaps_del = pm_deleter_new();
     pm_snapshot **all = NULL;               /* [begin, latest]: expired ones first */
     size_t n_all = 0, n_exp = 0;
     if (!p.paths || !p.names || !p.lists_done || !p.live_done || !pl.data || !pl.meta_a || !pl.meta_b || !snaps_del)
         rc = pm_nomem(e);
-    if (!rc) rc = refs_fingerprint(t, &fp0, e);
+    if (!rc) rc = pm_expire_refs_fingerprint(t, &fp0, e);
     if (!rc && (rc = pm_refs_snapshots(t, begin, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire");
     while (!rc && n_exp < n_all && all[n_exp]->id < end) n_exp++;
     if (!rc) rc = protect_and_plan(t, all, n_all, n_exp, begin, end, &p, &pl, snaps_del, e);
@@ -821,5 +822,83 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_deleter_free(snaps_del);
     res->clean.duration_ms = pm_now_millis() - t0;
     if (rc) pm_clean_result_free(&res->clean);
+    return rc;
+}
+
+/* ---- tag deletion (pm_tags.c) ---------------------------------------------- */
+
+typedef struct tag_cand { protect *p; plan *pl; } tag_cand;
+
+/* A live file of a tag going away: a candidate unless something kept uses it. */
+static int tag_data_entry(void *ud, const pm_manifest_entry *m, const char *manifest, pm_buf *out, pm_buf *scratch,
+                          pm_err *e) {
+    tag_cand *c = ud;
+    pm_buf *b = &scratch[0], *x = &scratch[1];
+    (void)manifest;
+    (void)out;
+    int rc = pm_data_file_full_path(c->p->t, m, b, e);
+    if (rc) return rc;
+    if (pm_set_contains(c->p->paths, b->data, b->len)) { c->pl->protected_files++; return PAIMON_OK; }
+    if ((rc = pm_deleter_add(c->pl->data, (char *)b->data, PM_K_DATA, e))) return rc;
+    for (size_t i = 0; i < m->file.extra_files.n; i++) {
+        if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], c->p->t->root, x, e))) return rc;
+        if (!pm_set_contains(c->p->paths, x->data, x->len) && (rc = pm_deleter_add(c->pl->data, (char *)x->data, PM_K_DATA, e)))
+            return rc;
+    }
+    return PAIMON_OK;
+}
+
+/* The live set of tag s (read on the calling thread): an unreadable list or
+ * manifest refuses, since we could not know what the tag held. */
+static int plan_tag_data(paimon_table *t, const pm_snapshot *s, protect *p, plan *pl, pm_err *e) {
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = PAIMON_OK;
+    if (s->base_manifest_list) rc = pm_read_manifest_list(t, s->base_manifest_list, &v, &n, e);
+    if (!rc && s->delta_manifest_list) rc = pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, e);
+    const char **names = rc ? NULL : mfile_names(v, n);
+    if (!rc && !names) rc = pm_nomem(e);
+    tag_cand c = {p, pl};
+    pm_refs_entry_visitor ev = {tag_data_entry, NULL, NULL, &c};
+    if (!rc) rc = pm_refs_live(t, names, n, 1, PM_REFS_REFUSE, &ev, e);
+    free(names);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
+int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const char *const *names, size_t n,
+                                int threads, pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
+                                int64_t *protected_files, pm_err *e) {
+    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, pm_set_new()};
+    plan pl = {data, manifests, lists, 0};
+    pm_snapshot **all = NULL;
+    size_t n_all = 0;
+    pm_buf by = {0};
+    int rc = (!p.paths || !p.names || !p.lists_done || !p.live_done || !p.skip) ? pm_nomem(e) : PAIMON_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        by.len = 0;
+        if (pm_buf_printf(&by, "tag %s of branch %s", names[i], t->branch) || pm_set_add(p.skip, by.data, by.len) < 0)
+            rc = pm_nomem(e);
+    }
+    /* everything kept: every snapshot of the branch, the other tags, the
+     * long-lived changelogs, the other branches */
+    if (!rc && (rc = pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e))) pm_err_prefix(e, "refusing to delete tags");
+    if (!rc) rc = protect_chain(all, n_all, &p, e);
+    if (!rc) rc = protect_tags_changelogs(&p, e);
+    if (!rc) rc = protect_other_branches(t, &p, e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = plan_tag_data(t, tags[i], &p, &pl, e);
+        if (!rc && tags[i]->changelog_manifest_list) rc = plan_changelog(t, tags[i], &p, &pl, e);
+        if (!rc) rc = plan_meta(t, tags[i], &p, &pl, e);
+        if (rc) pm_err_prefix(e, "refusing to delete tag '%s': cannot read what it holds", names[i]);
+    }
+    *protected_files = pl.protected_files;
+    pm_refs_snapshots_free(all, n_all);
+    pm_buf_free(&by);
+    pm_set_free(p.paths);
+    pm_set_free(p.names);
+    pm_set_free(p.lists_done);
+    pm_set_free(p.live_done);
+    pm_set_free(p.skip);
     return rc;
 }

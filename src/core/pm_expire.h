@@ -62,4 +62,20 @@ typedef struct pm_expire_result {
  * pm_clean_result_free(&res->clean). */
 int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e);
 
+/* Tags, branches and consumers that exist now (names; tags with size and
+ * modification time), compared right before deleting: one created,
+ * removed or replaced while planning is a conflict. */
+int pm_expire_refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e);
+
+/* Tag deletion (pm_tags.c) with the protection sets of expiration: what
+ * deleting the n tags (read, with their names) frees. Kept: every
+ * snapshot of t's branch, every other tag, the long-lived changelogs and
+ * every other branch; an unreadable file of any of them, or of a tag
+ * going away, refuses. Data / changelog files go to `data`, manifests,
+ * index files and statistics to `manifests`, manifest lists and index
+ * manifests to `lists`; kept candidates are counted in *protected_files. */
+int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const char *const *names, size_t n,
+                                int threads, pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
+                                int64_t *protected_files, pm_err *e);
+
 #endif

@@ -11,6 +11,7 @@
 #include "pm_meta.h"
 #include "pm_ops.h"
 #include "pm_orphan.h"
+#include "pm_tags.h"
 #include "pm_verify.h"
 
 /* ---- options ---------------------------------------------------------- */
@@ -54,6 +55,13 @@ static const opt_def defs[PM_O__N] = {
     [PM_O_POLICY] = {NULL, "policy", T_FACE, 0, 0, 0, 0},
     [PM_O_EXACT] = {NULL, "exact", T_FACE, 0, 0, 0, 0},
     [PM_O_ON_RETRY] = {NULL, "on_retry", T_FACE, 0, 0, 0, 0},
+    /* tag names: Lua gives them as the methods' arguments (pm_op_hooks) */
+    [PM_O_TAG] = {"tag", NULL, T_TEXT, 0, 0, 0, 0},
+    [PM_O_NEW_NAME] = {"new-name", NULL, T_TEXT, 0, 0, 0, 0},
+    [PM_O_SNAPSHOT] = {"snapshot", "snapshot", T_INT, 1, INT64_MAX, 0, 0},
+    [PM_O_TIMESTAMP] = {"timestamp-ms", "timestamp", T_INT, 0, INT64_MAX, 0, 0},
+    [PM_O_TIME_RETAINED] = {"time-retained", "time_retained", T_TEXT, 0, 0, 0, 0},
+    [PM_O_NUM_RETAINED_MAX] = {"num-retained-max", "num_retained_max", T_INT, 1, INT32_MAX, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -530,6 +538,160 @@ static int run_drop_partitions(paimon_table *t, const pm_op_args *a, const pm_op
     return rc;
 }
 
+
+/* ---- tags ------------------------------------------------------------- */
+
+/* The tag names: the face's arguments (hooks) or the 'tag' options. */
+static int tag_names(const pm_op_args *a, const pm_op_hooks *h, const char ***out, size_t *n, pm_err *e) {
+    *out = NULL;
+    *n = 0;
+    if (h->has_tags) {
+        *out = malloc((h->n_tags ? h->n_tags : 1) * sizeof **out);
+        if (!*out) return pm_nomem(e);
+        for (size_t i = 0; i < h->n_tags; i++) (*out)[i] = h->tags[i];
+        *n = h->n_tags;
+        return PAIMON_OK;
+    }
+    *out = malloc((a->n_in ? a->n_in : 1) * sizeof **out);
+    if (!*out) return pm_nomem(e);
+    for (size_t i = 0; i < a->n_in; i++)
+        if (find_opt(a->op, a->face, a->in[i].key) == PM_O_TAG) (*out)[(*n)++] = a->in[i].text;
+    return PAIMON_OK;
+}
+
+static int one_tag_name(const pm_op_args *a, const pm_op_hooks *h, const char **name, pm_err *e) {
+    const char **v;
+    size_t n;
+    int rc = tag_names(a, h, &v, &n, e);
+    if (rc) return rc;
+    *name = n == 1 ? v[0] : NULL;
+    free(v);
+    if (n != 1) return pm_fail(e, PAIMON_MISUSE, "%s: give exactly one tag name, got %zu", a->op->name, n);
+    return PAIMON_OK;
+}
+
+static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char *name;
+    int rc = one_tag_name(a, h, &name, e);
+    if (rc) return rc;
+    pm_tag_create_opts x;
+    memset(&x, 0, sizeof x);
+    x.has_snapshot = a->has[PM_O_SNAPSHOT];
+    x.snapshot_id = a->v[PM_O_SNAPSHOT];
+    x.has_timestamp = a->has[PM_O_TIMESTAMP];
+    x.timestamp_ms = a->v[PM_O_TIMESTAMP];
+    x.dry_run = (int)a->v[PM_O_DRY_RUN];
+    if (a->has[PM_O_NOW]) x.now_local_ms = pm_tag_local_ms(a->v[PM_O_NOW]);
+    if (a->has[PM_O_TIME_RETAINED]) {
+        x.has_time_retained = 1;
+        if ((rc = pm_parse_duration_ms(a->text[PM_O_TIME_RETAINED], &x.time_retained_ms, e))) {
+            pm_err_prefix(e, "option '%s'", pm_op_key(PM_O_TIME_RETAINED, a->face));
+            return PAIMON_MISUSE;
+        }
+    }
+    pm_tag_created c;
+    if ((rc = pm_tag_create(t, name, &x, &c, e))) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "tag", name);
+    pm_rv_str(res, o, "branch", t->branch);
+    pm_rv_int(res, o, "snapshot_id", c.snapshot_id);
+    pm_rv_int(res, o, "commit_time", c.commit_time);
+    if (x.has_time_retained) pm_rv_int(res, o, "time_retained_ms", x.time_retained_ms);
+    pm_rv_str(res, o, "path", c.path);
+    pm_rv_bool(res, o, "dry_run", x.dry_run);
+    return PAIMON_OK;
+}
+
+static int run_rename_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char *from, *to = h->new_name ? h->new_name : a->text[PM_O_NEW_NAME];
+    int rc = one_tag_name(a, h, &from, e);
+    if (rc) return rc;
+    if (!to) return pm_fail(e, PAIMON_MISUSE, "rename_tag: no new name ('new-name')");
+    if ((rc = pm_tag_rename(t, from, to, e))) return rc;
+    pm_rv_str(res, res->root, "from", from);
+    pm_rv_str(res, res->root, "to", to);
+    pm_rv_str(res, res->root, "branch", t->branch);
+    return PAIMON_OK;
+}
+
+static int delete_and_put(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, const char **names, size_t n,
+                          pm_result *res, pm_err *e) {
+    pm_tag_delete_opts x = {(int)a->v[PM_O_THREADS], (int)a->v[PM_O_DRY_RUN], h->progress, h->progress_ud};
+    pm_tag_delete_result r;
+    int rc = pm_tags_delete(t, names, n, &x, &r, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv *list = pm_rv_list(res, o, "tags");
+    for (size_t i = 0; i < n; i++) pm_rv_str(res, list, NULL, names[i]);
+    pm_rv_int(res, o, "deleted_tags", (int64_t)r.n_tags);
+    put_clean(res, o, &r.clean);
+    pm_clean_result_free(&r.clean);
+    return PAIMON_OK;
+}
+
+static int run_delete_tags(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char **names;
+    size_t n;
+    int rc = tag_names(a, h, &names, &n, e);
+    if (!rc && n == 0) rc = pm_fail(e, PAIMON_MISUSE, "delete_tags: no tag name given");
+    if (!rc) rc = delete_and_put(t, a, h, names, n, res, e);
+    free(names);
+    return rc;
+}
+
+/* A local wall-clock time back to epoch ms (the zone offset near it). */
+static int64_t epoch_of_local(int64_t local_ms) { return local_ms - (pm_tag_local_ms(local_ms) - local_ms); }
+
+/* Java's verdict per tag (TagTimeExpire, tag.num-retained-max), then the
+ * deletion of those tags, or of the policy's choice (hooks). */
+static int run_expire_tags(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_tag_expire_opts x;
+    memset(&x, 0, sizeof x);
+    if (a->has[PM_O_NOW]) x.now_local_ms = pm_tag_local_ms(a->v[PM_O_NOW]);
+    x.has_older_than = a->has[PM_O_OLDER_THAN];
+    x.older_than_ms = a->v[PM_O_OLDER_THAN];
+    x.num_retained_max = a->has[PM_O_NUM_RETAINED_MAX] ? (int)a->v[PM_O_NUM_RETAINED_MAX] : -1;
+    pm_tag_state *v = NULL;
+    size_t n = 0;
+    int rc = pm_tags_expire_states(t, &x, &v, &n, e);
+    if (rc) return rc;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    size_t k = 0;
+    if (!names) rc = pm_nomem(e);
+    if (!rc && h->has_tags) {
+        for (size_t i = 0; i < h->n_tags; i++) names[k++] = h->tags[i];
+        if (h->n_tags > n) rc = pm_fail(e, PAIMON_MISUSE, "expire_tags: the policy chose more tags than exist");
+    } else if (!rc) {
+        for (size_t i = 0; i < n; i++)
+            if (v[i].expire_reason) names[k++] = v[i].name;
+    }
+    pm_rv *tags = pm_rv_list(res, res->root, "candidates");
+    for (size_t i = 0; !rc && i < n && tags; i++) {
+        pm_rv *it = pm_rv_obj(res, tags, NULL);
+        pm_rv_str(res, it, "name", v[i].name);
+        pm_rv_int(res, it, "snapshot_id", v[i].snapshot_id);
+        pm_rv_int(res, it, "commit_time", v[i].commit_time);
+        /* tagCreateTime is local wall clock (Java's LocalDateTime): shown as epoch ms */
+        if (v[i].has_create_time) pm_rv_int(res, it, "create_time", epoch_of_local(v[i].create_time));
+        if (v[i].has_time_retained) pm_rv_int(res, it, "time_retained_ms", v[i].time_retained_ms);
+        pm_rv_bool(res, it, "auto", v[i].auto_tag);
+        pm_rv_bool(res, it, "java_expires", v[i].expire_reason != NULL);
+        pm_rv_str(res, it, "reason", v[i].expire_reason);
+    }
+    if (!rc && k > 0) rc = delete_and_put(t, a, h, names, k, res, e);
+    if (!rc && k == 0) {
+        pm_rv_list(res, res->root, "tags");
+        pm_rv_int(res, res->root, "deleted_tags", 0);
+        pm_clean_result none;
+        memset(&none, 0, sizeof none);
+        none.dry_run = (int)a->v[PM_O_DRY_RUN];
+        put_clean(res, res->root, &none);
+    }
+    free(names);
+    pm_tag_states_free(v, n);
+    return rc;
+}
+
 /* ---- the table of operations ------------------------------------------ */
 
 static const pm_opt_id expire_range_opts[] = {
@@ -545,12 +707,24 @@ static const pm_opt_id verify_opts[] = {PM_O_ALL_SNAPSHOTS, PM_O_THREADS, PM_O_P
 static const pm_opt_id drop_opts[] = {PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O_DRY_RUN,
                                       PM_O_EXACT, PM_O_ON_RETRY, PM_O__N};
 
+static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_TIME_RETAINED,
+                                            PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O__N};
+static const pm_opt_id expire_tags_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_NUM_RETAINED_MAX, PM_O_THREADS,
+                                             PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O_POLICY, PM_O_EXACT,
+                                             PM_O__N};
+
 static const pm_op ops[] = {
     {"expire_range", expire_range_opts, run_expire_range},
     {"expire_snapshots", expire_opts, run_expire_snapshots},
     {"remove_orphan_files", orphan_opts, run_remove_orphan_files},
     {"verify", verify_opts, run_verify},
     {"drop_partitions", drop_opts, run_drop_partitions},
+    {"create_tag", create_tag_opts, run_create_tag},
+    {"delete_tags", delete_tags_opts, run_delete_tags},
+    {"rename_tag", rename_tag_opts, run_rename_tag},
+    {"expire_tags", expire_tags_opts, run_expire_tags},
 };
 
 const pm_op *pm_op_find(const char *name) {

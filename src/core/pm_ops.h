@@ -1,6 +1,7 @@
 /* The operations layer under both faces (paimon.h and the Lua binding) for
  * the maintenance operations: expire_range, expire_snapshots,
- * remove_orphan_files, verify, drop_partitions. Each face hands over its
+ * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
+ * rename_tag, expire_tags. Each face hands over its
  * options as a list of key / value pairs (paimon.h: text under the flags'
  * names, "retain-min"; Lua: typed values under the Lua names,
  * "retain_min"); the one option table here knows, per option, both names,
@@ -38,6 +39,7 @@ typedef enum pm_opt_id {
     PM_O_KEEP_FROM, PM_O_UNTIL_ALIAS, PM_O_THREADS, PM_O_NOW, PM_O_DRY_RUN, PM_O_CLEAN_EMPTY_DIRS,
     PM_O_ALLOW_YOUNG_CUTOFF, PM_O_ALL_SNAPSHOTS, PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER,
     PM_O_PROGRESS, PM_O_POLICY, PM_O_EXACT, PM_O_ON_RETRY,
+    PM_O_TAG, PM_O_NEW_NAME, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_TIME_RETAINED, PM_O_NUM_RETAINED_MAX,
     PM_O__N
 } pm_opt_id;
 
@@ -62,6 +64,13 @@ typedef struct pm_op_hooks {
     const pm_part_select *select;           /* drop_partitions: instead of 'partition' options */
     void (*on_retry)(void *ud, int attempt, const pm_err *why);   /* drop_partitions */
     void *retry_ud;
+    /* tag operations: the names the face gives as arguments (t:create_tag(name),
+     * t:delete_tags{names}, t:rename_tag(old, new); expire_tags: a policy's
+     * choice) instead of 'tag' / 'new-name' options */
+    const char *const *tags;
+    size_t n_tags;
+    int has_tags;
+    const char *new_name;
 } pm_op_hooks;
 
 /* The operation called name; NULL if there is none. */

@@ -116,6 +116,16 @@ PAIMON_API void paimon_free(void *p);
  *   verify:              all-snapshots, threads (read-only)
  *   drop_partitions:     partition ("k=v[,k2=v2]", repeat for several),
  *                        max-attempts, commit-user, dry-run
+ *   create_tag:          tag (its name), snapshot (id) or timestamp-ms (the
+ *                        latest snapshot at or before it; neither: the
+ *                        latest), time-retained (a duration), dry-run, now-ms;
+ *                        an existing tag is PAIMON_EXISTS
+ *   delete_tags:         tag (repeat for several), threads, dry-run: the tag
+ *                        files and the files only those tags held
+ *   rename_tag:          tag, new-name
+ *   expire_tags:         older-than / older-than-ms, num-retained-max,
+ *                        threads, dry-run, now-ms: Java's rule (TagTimeExpire,
+ *                        tag.num-retained-max); "candidates" lists every tag
  * Booleans are "true" / "false"; integers are decimal. FileIO options
  * (s3.endpoint, credentials, ...) are not operation options: they are
  * given once to paimon_table_open_v2 and every operation on the table
@@ -125,7 +135,7 @@ typedef struct paimon_result paimon_result;
 
 PAIMON_API paimon_options *paimon_options_new(void);          /* NULL: out of memory */
 /* Copies both strings; a second value replaces the first, except for
- * "partition", whose values add up. */
+ * "partition" and "tag", whose values add up. */
 PAIMON_API int paimon_options_set(paimon_options *o, const char *key, const char *value);
 PAIMON_API void paimon_options_free(paimon_options *o);       /* NULL-safe */
 
@@ -136,6 +146,10 @@ PAIMON_API int paimon_expire_snapshots(paimon_table *t, const paimon_options *o,
 PAIMON_API int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_verify(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_drop_partitions(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_create_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_delete_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.

@@ -96,5 +96,6 @@ void lp_open_maint(lua_State *L, int module_idx);   /* lpaimon_maint.c: expirati
 void lp_open_orphan(lua_State *L, int module_idx);  /* lpaimon_orphan.c */
 void lp_open_verify(lua_State *L, int module_idx);  /* lpaimon_verify.c */
 void lp_open_partition(lua_State *L, int module_idx); /* lpaimon_partition.c */
+void lp_open_tags(lua_State *L, int module_idx);    /* lpaimon_tags.c */
 
 #endif

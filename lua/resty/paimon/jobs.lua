@@ -203,6 +203,43 @@ function jobs.drop_partitions(path, specs, opts)
   end)
 end
 
+function jobs.tags(path, opts)
+  return with_table(path, opts, function(t)
+    local res, err, code = t:tags()
+    if res == nil then return nil, err, code end
+    for _, x in ipairs(res) do x.snapshot = nil end
+    return plain(res)
+  end)
+end
+
+function jobs.create_tag(path, name, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:create_tag(name, { snapshot = opts.snapshot, timestamp = opts.timestamp,
+                                time_retained = opts.time_retained, dry_run = opts.dry_run })
+  end)
+end
+
+function jobs.delete_tags(path, names, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:delete_tags(names, { dry_run = opts.dry_run, threads = opts.threads })
+  end)
+end
+
+function jobs.rename_tag(path, from, to, opts)
+  return with_table(path, opts, function(t) return t:rename_tag(from, to) end)
+end
+
+function jobs.expire_tags(path, opts, policy)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:expire_tags{ older_than = opts.older_than, num_retained_max = opts.num_retained_max,
+                          dry_run = opts.dry_run, threads = opts.threads, now = opts.now,
+                          policy = thread_policy(policy) }
+  end)
+end
+
 local EXPIRE_PARTITION_OPTS = { "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern",
                                 "max_expires", "dry_run", "now", "max_attempts" }
 

@@ -1,0 +1,100 @@
+-- tag.lua TABLE create NAME [--snapshot ID | --timestamp T] [--time-retained D]
+-- tag.lua TABLE delete NAME... | rename OLD NEW | list | expire
+--   [--branch B] [--dry-run] [--json] (expire: [--older-than T]
+--   [--num-retained-max N] [--policy FILE.lua])
+-- Tags as Java Paimon's TagManager manages them (docs/maintenance.md, Tags).
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local maint = require "paimon.maint"
+local loader = require "paimon.policy_loader"
+
+local spec = {
+  name = "tag.lua",
+  positional = {"TABLE", "COMMAND"},
+  varargs = true,
+  flags = {snapshot = "integer", timestamp = "string", time_retained = "string", branch = "string",
+           older_than = "string", num_retained_max = "integer", policy = "string", threads = "integer",
+           dry_run = "boolean", json = "boolean"},
+  usage = [[
+usage: paimon-lua tag.lua TABLE COMMAND [args] [options]
+  create NAME        tag a snapshot: --snapshot ID, --timestamp T (the latest snapshot
+                     committed at or before T) or the latest; --time-retained D (1d, 12h)
+                     lets tag expiration remove it after D
+  delete NAME...     delete tags and the files only they held
+  rename OLD NEW     rename a tag (never replaces one)
+  list               name, snapshot id, commit time, create time, time retained
+  expire             delete the tags whose time retained has passed (Java's TagTimeExpire),
+                     --older-than T (tags created before T), --num-retained-max N (auto
+                     tags above N, when tag.automatic-creation is on), --policy FILE.lua
+  --branch B         the tags of branch B instead of main
+  --threads N        delete with N threads (default 4)
+  --dry-run          print the plan, change nothing
+  --json             print one JSON object
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict (the tag exists, or tags changed meanwhile)]],
+}
+
+local ARGS = {create = 1, delete = -1, rename = 2, list = 0, expire = 0}
+
+local function print_result(opts, title, r)
+  if opts.json then maint.print_json(r) else maint.print_human(title, r) end
+end
+
+local function main(opts, pos)
+  local cmd = pos[2]
+  local want = ARGS[cmd]
+  if not want then cli.usage_error("unknown command '" .. cmd .. "' (create, delete, rename, list, expire)") end
+  local args = {table.unpack(pos, 3)}
+  if want >= 0 and #args ~= want then cli.usage_error(cmd .. " takes " .. want .. " argument(s)") end
+  if want < 0 and #args == 0 then cli.usage_error("delete needs at least one tag name") end
+  local now = maint.now_ms()
+  local policy, msg, code
+  if opts.policy then
+    policy, msg, code = loader.load(opts.policy, "tag_expire")
+    if not policy then if code == "error" then cli.fail(msg, code) end cli.usage_error(msg) end
+  end
+  local t
+  t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  if not t then cli.fail(msg, code) end
+  local r
+  if cmd == "create" then
+    local o = {snapshot = opts.snapshot, time_retained = opts.time_retained, dry_run = opts.dry_run}
+    if opts.timestamp then o.timestamp = maint.parse_cutoff(opts.timestamp, now) end
+    r, msg, code = maint.call(t.create_tag, t, args[1], o)
+    if r and opts.json then maint.print_json(r)
+    elseif r then print(string.format("%s tag %s of snapshot %d", r.dry_run and "would create" or "created", r.tag,
+                                      r.snapshot_id)) end
+  elseif cmd == "delete" then
+    r, msg, code = maint.call(t.delete_tags, t, args, {dry_run = opts.dry_run, threads = opts.threads or 4,
+                                                        progress = maint.progress_fn(true)})
+    if r then print_result(opts, string.format("%s %d tag(s)", opts.dry_run and "would delete" or "deleted", #r.tags), r) end
+  elseif cmd == "rename" then
+    if opts.dry_run then cli.usage_error("rename has no --dry-run") end
+    r, msg, code = maint.call(t.rename_tag, t, args[1], args[2])
+    if r then if opts.json then maint.print_json(r) else print("renamed tag " .. r.from .. " to " .. r.to) end end
+  elseif cmd == "list" then
+    r, msg, code = t:tags()
+    if r then
+      local rows = {}
+      for _, x in ipairs(r) do
+        rows[#rows + 1] = {tag_name = x.name, snapshot_id = x.snapshot_id, commit_time = x.commit_time,
+                           create_time = x.create_time, time_retained = x.time_retained}
+      end
+      local cols = {"tag_name", "snapshot_id", "commit_time", "create_time", "time_retained"}
+      if opts.json then cli.print_json(rows, cols) else cli.print_table(rows, cols) end
+    end
+  else
+    local o = {now = now, num_retained_max = opts.num_retained_max, dry_run = opts.dry_run,
+               threads = opts.threads or 4, policy = policy, progress = maint.progress_fn(true)}
+    if opts.older_than then o.older_than = maint.parse_cutoff(opts.older_than, now) end
+    r, msg, code = maint.call(t.expire_tags, t, o)
+    if r then print_result(opts, string.format("%s %d tag(s)%s", opts.dry_run and "would expire" or "expired",
+                                               #r.tags, #r.tags > 0 and ": " .. table.concat(r.tags, ", ") or ""), r) end
+  end
+  t:close()
+  -- an existing tag is a conflict (exit 3), as a lost commit race is
+  if not r then cli.fail(msg, code == "exists" and "conflict" or code) end
+  if r.failures and #r.failures > 0 then return cli.EXIT_FAILED end
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})
