@@ -9,9 +9,10 @@
  *       With --append every commit only adds (the files accumulate).
  *       Data files are real small files written to disk. Default manifest
  *       options (minor merges at 30 manifests).
- *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4]
+ *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4] [--limit N]
  *       pm_expire_snapshots with retain-min 1, cut-off now, no expire limit:
- *       everything but the latest snapshot expires. With --list the paths
+ *       everything but the latest snapshot expires (--limit N: the N
+ *       earliest only, the rest retained: the scale curve's "expire 10"). With --list the paths
  *       a dry run plans are written to FILE, one per line (for xargs rm).
  *       Prints "RESULT expired=.. files=.. bytes=.. seconds=.." (the time of
  *       the pm_expire_snapshots call alone). */
@@ -142,7 +143,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
     return 0;
 }
 
-static int cmd_expire(const char *table, int dry_run, const char *list, int threads) {
+static int cmd_expire(const char *table, int dry_run, const char *list, int threads, int limit) {
     paimon_table *t;
     pm_err e;
     if (pm_table_open(table, NULL, &t, &e)) die("open", &e);
@@ -151,7 +152,7 @@ static int cmd_expire(const char *table, int dry_run, const char *list, int thre
     o.retain_min = 1;
     o.has_older_than = 1;
     o.older_than_ms = pm_now_millis();
-    o.max_deletes = 2147483647;
+    o.max_deletes = limit > 0 ? limit : 2147483647;
     o.threads = threads;
     o.dry_run = dry_run || list;
     pm_expire_result r;
@@ -185,7 +186,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_expire build|expire TABLE [options]\n");
         return 2;
     }
-    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0;
+    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0, limit = 0;
     const char *list = NULL;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--snapshots") && i + 1 < argc) snapshots = atoi(argv[++i]);
@@ -193,13 +194,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) parts = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--list") && i + 1 < argc) list = argv[++i];
+        else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "--append")) append = 1;
         else { fprintf(stderr, "bench_expire: unknown option %s\n", argv[i]); return 2; }
     }
     if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
     if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append);
-    if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads);
+    if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads, limit);
     fprintf(stderr, "bench_expire: unknown command %s\n", argv[1]);
     return 2;
 }

@@ -69,6 +69,34 @@ int pm_refs_snapshots(paimon_table *bt, int64_t from, pm_snapshot ***out, size_t
     return PAIMON_OK;
 }
 
+int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, pm_snapshot ***out, size_t *nout,
+                              pm_err *e) {
+    *out = NULL;
+    *nout = 0;
+    if (to < from) return PAIMON_OK;
+    size_t k = 0, cap = 0;
+    pm_snapshot **v = NULL;
+    int rc = PAIMON_OK;
+    for (int64_t id = from; id <= to; id++) {
+        if (k == cap) {   /* grown as read: the ids may hold gaps */
+            pm_snapshot **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *nv);
+            if (!nv) { rc = pm_nomem(e); break; }
+            v = nv;
+        }
+        rc = pm_snapshot_read_known(bt->io, bt->branch_root, bt->schemas_known, id, &v[k], e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; continue; }   /* a gap, or expired meanwhile */
+        if (rc) {
+            pm_err_prefix(e, "cannot read snapshot %lld of branch %s", (long long)id, bt->branch);
+            break;
+        }
+        k++;
+    }
+    if (rc) { pm_refs_snapshots_free(v, k); return rc; }
+    *out = v;
+    *nout = k;
+    return PAIMON_OK;
+}
+
 /* ---- tags and long-lived changelogs ---------------------------------------- */
 
 /* One tag or changelog: read (by `read`), visited, failures by the rule. */
