@@ -2,10 +2,12 @@
  * retained one and the latest, tags, branches and consumers, not the whole
  * retained history (issue 16). A FileIO in front of the local one counts
  * every read by kind; the same expiration (5 snapshots) over tables of 20
- * and of 200 snapshots must read exactly as many files. And the protection
+ * and of 200 snapshots must read exactly as many files, each manifest with
+ * the run's Avro schema cache bound. And the protection
  * the retained history gives still holds where it matters: a data file a
  * later commit re-added (still live in the latest snapshot) is kept. */
 #include "test.h"
+#include "pm_avro.h"
 #include "pm_commit.h"
 #include "pm_expire.h"
 
@@ -15,7 +17,7 @@
 
 /* ---- a FileIO counting reads ----------------------------------------------------- */
 
-enum { R_SNAPSHOT, R_MANIFEST, R_OTHER, R_LIST, R__ };
+enum { R_SNAPSHOT, R_MANIFEST, R_OTHER, R_LIST, R_UNCACHED, R__ };
 
 typedef struct count_io {
     pm_fileio io;
@@ -29,6 +31,8 @@ static void bump(pm_fileio *io, int k) { __atomic_add_fetch(&CIO(io)->n[k], 1, _
 
 static int c_read_all(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) {
     bump(io, strstr(p, "/snapshot/snapshot-") ? R_SNAPSHOT : strstr(p, "/manifest/") ? R_MANIFEST : R_OTHER);
+    /* a manifest or list opened with no schema cache bound parses its schema again */
+    if (strstr(p, "/manifest/") && !pm_avro_schema_cache_bound()) bump(io, R_UNCACHED);
     return pm_io_read_all(CIO(io)->inner, p, o, e);
 }
 static int c_list(pm_fileio *io, const char *p, pm_dirent **o, size_t *n, pm_err *e) {
@@ -184,6 +188,10 @@ TEST(expire_reads_do_not_grow_with_the_history) {
     CHECK_EQ_INT(cb.n[R_SNAPSHOT], ca.n[R_SNAPSHOT]);
     CHECK_EQ_INT(cb.n[R_MANIFEST], ca.n[R_MANIFEST]);
     CHECK_EQ_INT(cb.n[R_LIST], ca.n[R_LIST]);
+    /* every manifest and list opened with the run's schema cache (on the
+     * pool's workers too) */
+    CHECK_EQ_INT(ca.n[R_UNCACHED], 0);
+    CHECK_EQ_INT(cb.n[R_UNCACHED], 0);
     /* and few: each snapshot of [begin, end] (the range rule may read one
      * more time), the latest; nowhere near the 200 retained */
     CHECK(cb.n[R_SNAPSHOT] <= 2 * 6 + 2);
