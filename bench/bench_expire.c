@@ -1,17 +1,21 @@
 /* Snapshot-expiration benchmark helpers (bench/run.sh bench_expire, and the
  * table for bench_orphan).
  *
- *   bench_expire build TABLE [--snapshots 1000] [--files 20] [--partitions 10] [--append]
+ *   bench_expire build TABLE [--snapshots 1000] [--files 20] [--partitions 10] [--append] [--earliest-hint]
  *       An append table (dt STRING, bucket -1) of --snapshots snapshots made
  *       with pm_commit: commit 1 adds --files data files; every later commit
  *       deletes the files the previous one added and adds --files new ones
  *       (compaction-like: DELETE + ADD), partition = commit % --partitions.
  *       With --append every commit only adds (the files accumulate).
  *       Data files are real small files written to disk. Default manifest
- *       options (minor merges at 30 manifests).
- *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4]
+ *       options (minor merges at 30 manifests). --earliest-hint writes
+ *       snapshot/EARLIEST after the first commit (as a table that was
+ *       expired once has): without it every commit lists snapshot/ to find
+ *       the earliest, and building 100,000 snapshots is quadratic.
+ *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4] [--limit N]
  *       pm_expire_snapshots with retain-min 1, cut-off now, no expire limit:
- *       everything but the latest snapshot expires. With --list the paths
+ *       everything but the latest snapshot expires (--limit N: the N
+ *       earliest only, the rest retained: the scale curve's "expire 10"). With --list the paths
  *       a dry run plans are written to FILE, one per line (for xargs rm).
  *       Prints "RESULT expired=.. files=.. bytes=.. seconds=.." (the time of
  *       the pm_expire_snapshots call alone). */
@@ -89,7 +93,7 @@ static void make_file(paimon_table *t, const char *table, bfile *x, int p, long 
     f->file_source = (pm_opt_i32){1, 0};
 }
 
-static int cmd_build(const char *table, int snapshots, int files, int parts, int append) {
+static int cmd_build(const char *table, int snapshots, int files, int parts, int append, int hint) {
     char p[600];
     if (mkdir(table, 0755) && errno != EEXIST) die(table, NULL);
     snprintf(p, sizeof p, "%s/schema", table);
@@ -126,6 +130,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
         o.kind = s > 1 && !append ? "COMPACT" : "APPEND";
         int64_t id;
         if (pm_commit(t, v, n, &o, &id, &e)) die("commit", &e);
+        if (s == 1 && hint && pm_hint_write(t->io, t->branch_root, "EARLIEST", 1, &e)) die("EARLIEST", &e);
         for (int i = 0; i < files; i++) pm_buf_free(&prev[i].part);
         bfile *tmp = prev;
         prev = cur;
@@ -142,7 +147,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
     return 0;
 }
 
-static int cmd_expire(const char *table, int dry_run, const char *list, int threads) {
+static int cmd_expire(const char *table, int dry_run, const char *list, int threads, int limit) {
     paimon_table *t;
     pm_err e;
     if (pm_table_open(table, NULL, &t, &e)) die("open", &e);
@@ -151,7 +156,7 @@ static int cmd_expire(const char *table, int dry_run, const char *list, int thre
     o.retain_min = 1;
     o.has_older_than = 1;
     o.older_than_ms = pm_now_millis();
-    o.max_deletes = 2147483647;
+    o.max_deletes = limit > 0 ? limit : 2147483647;
     o.threads = threads;
     o.dry_run = dry_run || list;
     pm_expire_result r;
@@ -185,7 +190,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_expire build|expire TABLE [options]\n");
         return 2;
     }
-    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0;
+    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0, limit = 0, hint = 0;
     const char *list = NULL;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--snapshots") && i + 1 < argc) snapshots = atoi(argv[++i]);
@@ -193,13 +198,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) parts = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--list") && i + 1 < argc) list = argv[++i];
+        else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "--append")) append = 1;
+        else if (!strcmp(argv[i], "--earliest-hint")) hint = 1;
         else { fprintf(stderr, "bench_expire: unknown option %s\n", argv[i]); return 2; }
     }
     if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
-    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append);
-    if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads);
+    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append, hint);
+    if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads, limit);
     fprintf(stderr, "bench_expire: unknown command %s\n", argv[1]);
     return 2;
 }

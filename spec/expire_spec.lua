@@ -216,6 +216,7 @@ describe("expiration safety", function()
   end)
 
   it("never deletes external files outside the table directory", function()
+    H.with_lock("tmp-external", function()
     local copy, dir = H.copy_table(H.fixture(EXTERNAL))
     -- the fixture's external paths point at /tmp/external/...: put a sentinel there
     local ext = "/tmp/external/f1=10/bucket-1"
@@ -242,8 +243,10 @@ describe("expiration safety", function()
     if created then
       assert.is_true(next(sentinels) ~= nil)
       for p in pairs(sentinels) do assert.is_true(H.exists(p), "external file deleted: " .. p) end
+      os.execute("rm -rf /tmp/external")
     end
     H.rmdir(dir)
+    end)
   end)
 
   it("refuses a decoupled changelog lifecycle; a dry run still prints the plan", function()
@@ -830,6 +833,44 @@ describe("empty data directories (Java's cleanEmptyDataDirectory)", function()
     assert.equals(0, rc, err)
     assert.truthy(out:match("removed 3 empty data directories"), out)
     assert.is_false(is_dir(path .. "/dt=x"))
+    H.rmdir(dir)
+  end)
+end)
+
+describe("what a policy makes expiration read", function()
+  it("reads the snapshots a policy may expire, the later ones only when asked", function()
+    local runner = require "paimon.expire"
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local t = assert(paimon.open(copy))
+    -- counts the snapshot files the runner reads through the table
+    local reads = {}
+    local counted = setmetatable({}, {__index = function(_, k)
+      if k == "snapshot" then
+        return function(_, id) reads[#reads + 1] = id; return t:snapshot(id) end
+      end
+      return function(_, ...) return t[k](t, ...) end
+    end})
+    local range = assert(t:expire_range{retain_min = 1, max_deletes = 2, older_than = maint.now_ms()})
+    assert.same({1, 6, 3}, {range.earliest, range.latest, range.hard_end})
+    local seen
+    local stop = runner.ask(counted, range, function(snaps, ctx)
+      seen = {n = #snaps, first = snaps[1].id, last = snaps[#snaps].id, t2 = snaps[2].time_millis}
+      return {keep_from = ctx.hard_end}
+    end)
+    assert.equals(3, stop)
+    -- every existing snapshot is there, but only [earliest, hard_end] was read
+    assert.same({n = 6, first = 1, last = 6, t2 = t:snapshot(2).time_millis}, seen)
+    assert.same({1, 2, 3}, reads)
+    -- a later snapshot's fields are read on first use, once, and are the file's
+    local latest
+    runner.ask(counted, range, function(snaps)
+      latest = {snaps[6].time_millis, snaps[6].commit_kind, snaps[6].time_millis}
+      return 1
+    end)
+    local s6 = t:snapshot(6)
+    assert.same({s6.time_millis, s6.commit_kind, s6.time_millis}, latest)
+    assert.same({1, 2, 3, 1, 2, 3, 6}, reads)
+    t:close()
     H.rmdir(dir)
   end)
 end)

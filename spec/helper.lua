@@ -106,6 +106,22 @@ function H.is_dir(path)
   return r == true or r == 0
 end
 
+-- Runs fn() holding a machine-wide lock named `name` (a directory made
+-- with mkdir, atomic): for tests that touch a fixed path outside their temp
+-- dir (the external-paths fixture names /tmp/external), which the Lua 5.4
+-- and LuaJIT passes, or two checkouts, would otherwise race on. A lock
+-- older than 10 minutes is a crashed run's and is taken over.
+function H.with_lock(name, fn)
+  local dir = "/tmp/paimon-test-lock." .. name
+  for _ = 1, 6000 do
+    if os.execute("mkdir " .. H.sh_quote(dir) .. " 2>/dev/null") == true then break end
+    os.execute("find " .. H.sh_quote(dir) .. " -maxdepth 0 -mmin +10 -exec rmdir {} + 2>/dev/null; sleep 0.1")
+  end
+  local ok, err = pcall(fn)
+  os.execute("rmdir " .. H.sh_quote(dir) .. " 2>/dev/null")
+  if not ok then error(err, 0) end
+end
+
 function H.exists(path)
   local f = io.open(path, "rb")
   if f then f:close() return true end

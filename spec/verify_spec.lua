@@ -61,7 +61,14 @@ local function latest_schemas(copy, refs)
   return count(ids)
 end
 
+local check_unlocked
+-- /tmp/external (the external-paths fixture) is also written by
+-- expire_spec: check under the same lock
 local function check_against_refs(copy, extra)
+  H.with_lock("tmp-external", function() check_unlocked(copy, extra) end)
+end
+
+function check_unlocked(copy, extra)
   local refs = H.refs(copy)
   for _, mode in ipairs({{all = true, used = H.used_paths(refs, copy)},
                          {all = false, used = H.used_paths(latest_only(refs), copy)}}) do

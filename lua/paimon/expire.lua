@@ -42,6 +42,25 @@ function M.answer_end(answer, ctx)
   error("policy must return {keep_from = id}, {keep = {ids}} or an id", 0)
 end
 
+local function record(s)
+  return {id = s.id, time_millis = s.time_millis, commit_kind = s.commit_kind,
+          total_record_count = s.total_record_count}
+end
+
+-- A snapshot the policy cannot expire: {id = id}, its other fields read on
+-- first use (a snapshot gone meanwhile raises, and the policy fails).
+local function lazy_record(t, id)
+  return setmetatable({id = id}, {__index = function(r, k)
+    if k ~= "time_millis" and k ~= "commit_kind" and k ~= "total_record_count" then return nil end
+    local s, msg = t:snapshot(id)
+    if not s then error("snapshot " .. tostring(id) .. ": " .. tostring(msg or "gone"), 0) end
+    local full = record(s)
+    setmetatable(r, nil)
+    for key, v in pairs(full) do rawset(r, key, v) end
+    return full[k]
+  end})
+end
+
 -- Ask a policy (any shape paimon.policy_loader takes) where to stop: it
 -- sees the snapshots of `range` (Table:expire_range) and the resolved
 -- options. Returns the exclusive end id and the policy's reason (or nil);
@@ -50,11 +69,22 @@ function M.ask(t, range, policy)
   policy = loader.get(policy, "expire")
   if range.latest <= 0 then return range.earliest, nil end
   local snapshots = {}
-  for id = range.earliest, range.latest do
-    local s = t:snapshot(id)
-    if s then
-      snapshots[#snapshots + 1] = {id = s.id, time_millis = s.time_millis, commit_kind = s.commit_kind,
-                                   total_record_count = s.total_record_count}
+  -- Read what a policy decides on: the snapshots it may expire and the
+  -- first it must keep, [earliest, hard_end]. The later ones (they cannot
+  -- expire) are records that read their snapshot file only when a field
+  -- other than id is asked for: a policy that looks only at the range
+  -- costs the range, whatever the length of the history. One listing gives
+  -- the ids that exist.
+  local ids, msg, code = t:snapshot_ids()
+  if not ids then error("cannot list the snapshots: " .. tostring(msg) .. " (" .. tostring(code) .. ")", 0) end
+  for _, id in ipairs(ids) do
+    if id >= range.earliest and id <= range.latest then
+      if id <= range.hard_end then
+        local s = t:snapshot(id)
+        if s then snapshots[#snapshots + 1] = record(s) end
+      else
+        snapshots[#snapshots + 1] = lazy_record(t, id)
+      end
     end
   end
   local ctx = {earliest = range.earliest, latest = range.latest, retain_min = range.retain_min,

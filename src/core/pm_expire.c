@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pm_avro.h"
 #include "pm_refs.h"
 
 
@@ -371,9 +372,67 @@ static int protect_list_adds(const char *list, int gone_ok, protect *p, pm_err *
     return rc;
 }
 
-/* A chain of snapshots of one branch, ascending: the first (and any after a
- * gap) by its live set, the others by their delta additions (the files of
- * snapshot N+1 are those of N plus its delta's ADDs). */
+/* One retained snapshot: its live set (base + delta lists, every
+ * manifest), its changelog's additions and every metadata file it names. */
+static int protect_snapshot(const pm_snapshot *s, protect *p, pm_err *e) {
+    int rc = protect_live(s, p, e);
+    if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 0, p, e);
+    if (!rc) rc = protect_meta(s, p, e);
+    if (rc)
+        pm_err_prefix(e, "refusing to expire: cannot read %s snapshot %lld (it protects files)", p->t->branch,
+                      (long long)s->id);
+    return rc;
+}
+
+/* What the latest snapshot adds to the first retained one's: the
+ * manifests of its lists the first one does not name were written since
+ * (deltas of later snapshots, merges of them); their ADDs, less the
+ * DELETEs among those same manifests, are files a later commit added and
+ * the latest still holds. A re-added name stays protected even while an
+ * older manifest still carries its first DELETE (Java's reader merges in
+ * order: it reads the file as live). Then the names it uses. */
+static int protect_latest(const pm_snapshot *s, protect *p, pm_err *e) {
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = PAIMON_OK;
+    if (s->base_manifest_list) rc = pm_read_manifest_list(p->t, s->base_manifest_list, &v, &n, e);
+    size_t n_base = n;
+    if (!rc && s->delta_manifest_list) rc = pm_read_manifest_list(p->t, s->delta_manifest_list, &v, &n, e);
+    const char **fresh = rc ? NULL : malloc((n ? n : 1) * sizeof *fresh);
+    if (!rc && !fresh) rc = pm_nomem(e);
+    size_t n_fresh = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!pm_set_contains(p->names, v[i].name, strlen(v[i].name))) fresh[n_fresh++] = v[i].name;
+    if (!rc) rc = note_list(p, s->base_manifest_list, v, n_base, e);
+    if (!rc) rc = note_list(p, s->delta_manifest_list, v + n_base, n - n_base, e);
+    pm_refs_entry_visitor ev = {protect_entry, protect_record, NULL, p};
+    if (!rc) rc = pm_refs_live(p->t, fresh, n_fresh, p->threads, PM_REFS_REFUSE, &ev, e);
+    if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 0, p, e);
+    if (!rc) rc = protect_meta(s, p, e);
+    if (rc)
+        pm_err_prefix(e, "refusing to expire: cannot read %s snapshot %lld (it protects files)", p->t->branch,
+                      (long long)s->id);
+    free(fresh);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
+/* The retained history of a branch, read at its two ends only: the first
+ * retained snapshot and the latest (THE RETAINED-HISTORY RULE, written down
+ * in docs/maintenance.md "What expiration reads"). A file or metadata file
+ * a snapshot between them needs is in the first one's live set, or was
+ * added by a later delta: a fresh name no candidate can carry (Paimon
+ * writes every file under a new UUID name; a level upgrade re-adds a name
+ * in the same delta that deletes it, which plan_data keeps), or a
+ * re-added one, which protect_latest finds while the latest holds it. */
+static int protect_ends(const pm_snapshot *first, const pm_snapshot *last, protect *p, pm_err *e) {
+    int rc = protect_snapshot(first, p, e);
+    if (!rc && last && last->id != first->id) rc = protect_latest(last, p, e);
+    return rc;
+}
+
+/* Every snapshot of a chain, one by one (tag deletion: a rare operation,
+ * so it keeps the full walk rather than expiration's two ends). */
 static int protect_chain(pm_snapshot **s, size_t n, protect *p, pm_err *e) {
     int rc;
     for (size_t i = 0; i < n; i++) {
@@ -382,8 +441,7 @@ static int protect_chain(pm_snapshot **s, size_t n, protect *p, pm_err *e) {
         if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(s[i]->changelog_manifest_list, 0, p, e);
         if (!rc) rc = protect_meta(s[i], p, e);
         if (rc) {
-            pm_err_prefix(e, "refusing to expire: cannot read %s snapshot %lld (it protects files)",
-                          p->t->branch, (long long)s[i]->id);
+            pm_err_prefix(e, "cannot read %s snapshot %lld (it protects files)", p->t->branch, (long long)s[i]->id);
             return rc;
         }
     }
@@ -423,8 +481,25 @@ static int protect_tags_changelogs(protect *p, pm_err *e) {
     return rc ? rc : pm_refs_changelogs(p->t, &v, e);
 }
 
-/* Everything used by other branches (all their snapshots, tags and
- * changelogs). */
+/* The first and the latest snapshot of branch bt (NULL, NULL: none). */
+static int read_branch_ends(paimon_table *bt, pm_snapshot **first, pm_snapshot **last, pm_err *e) {
+    int64_t lo, hi;
+    *first = *last = NULL;
+    int rc = pm_snapshot_latest_id(bt->io, bt->branch_root, &hi, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
+    if (!rc) rc = pm_snapshot_earliest_id(bt->io, bt->branch_root, &lo, e);
+    if (!rc) rc = pm_snapshot_read_known(bt->io, bt->branch_root, bt->schemas_known, lo, first, e);
+    if (!rc && hi != lo) rc = pm_snapshot_read_known(bt->io, bt->branch_root, bt->schemas_known, hi, last, e);
+    if (rc) {
+        pm_err_prefix(e, "cannot read the snapshots of branch %s", bt->branch);
+        pm_snapshot_free(*first);
+        *first = NULL;
+    }
+    return rc;
+}
+
+/* Everything used by other branches (their retained history by the rule
+ * of protect_ends, their tags and changelogs). */
 static int protect_other_branches(paimon_table *t, protect *p, pm_err *e) {
     paimon_table **bts = NULL;
     size_t nb = 0;
@@ -432,14 +507,14 @@ static int protect_other_branches(paimon_table *t, protect *p, pm_err *e) {
     if (rc) pm_err_prefix(e, "refusing to expire (a branch may use files)");
     for (size_t i = 0; !rc && i < nb; i++) {
         if (!strcmp(bts[i]->branch, t->branch)) continue;
-        pm_snapshot **v = NULL;
-        size_t k = 0;
+        pm_snapshot *first = NULL, *last = NULL;
         p->t = bts[i];
-        rc = pm_refs_snapshots(bts[i], INT64_MIN, &v, &k, e);
+        rc = read_branch_ends(bts[i], &first, &last, e);
         if (rc) pm_err_prefix(e, "refusing to expire");
-        if (!rc) rc = protect_chain(v, k, p, e);
+        if (!rc && first) rc = protect_ends(first, last, p, e);
         if (!rc) rc = protect_tags_changelogs(p, e);
-        pm_refs_snapshots_free(v, k);
+        pm_snapshot_free(first);
+        pm_snapshot_free(last);
     }
     p->t = t;
     pm_refs_close_branches(bts, nb);
@@ -743,19 +818,19 @@ static int delete_in_order(paimon_table *t, const pm_expire_opts *o, plan *pl, p
 
 /* What retained snapshots, tags, changelogs and other branches need, then
  * what the expired range frees: data files deleted in (begin, end], the
- * expired changelogs, metadata and snapshot files. */
-static int protect_and_plan(paimon_table *t, pm_snapshot **all, size_t n_all, size_t n_exp, int64_t begin,
-                            int64_t end, protect *p, plan *pl, pm_deleter *snaps_del, pm_err *e) {
-    pm_snapshot **exp = all, **kept = all + n_exp;
-    size_t n_kept = n_all - n_exp;
+ * expired changelogs, metadata and snapshot files. all: the existing
+ * snapshots of [begin, end], the expired ones first; last: the latest. */
+static int protect_and_plan(paimon_table *t, pm_snapshot **all, size_t n_all, size_t n_exp, const pm_snapshot *last,
+                            int64_t begin, int64_t end, protect *p, plan *pl, pm_deleter *snaps_del, pm_err *e) {
+    pm_snapshot **exp = all;
     int rc;
-    if ((rc = protect_chain(kept, n_kept, p, e)) || (rc = protect_tags_changelogs(p, e)) ||
-        (rc = protect_other_branches(t, p, e)))
-        return rc;
-    if (n_kept == 0 || kept[0]->id != end)
+    if (n_all == n_exp || all[n_exp]->id != end)
         return pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
                        t->branch_root, (long long)end);
-    for (size_t i = 0; i < n_all && all[i]->id <= end; i++)
+    if ((rc = protect_ends(all[n_exp], last, p, e)) || (rc = protect_tags_changelogs(p, e)) ||
+        (rc = protect_other_branches(t, p, e)))
+        return rc;
+    for (size_t i = 0; i < n_all; i++)
         if (all[i]->id > begin && (rc = plan_data(t, all[i], p, pl, e))) return rc;
     for (size_t i = 0; i < n_exp; i++)
         if (exp[i]->changelog_manifest_list && (rc = plan_changelog(t, exp[i], p, pl, e))) return rc;
@@ -787,18 +862,26 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
         return PAIMON_OK;
     }
 
+    /* every manifest and list of a table shares a handful of writer
+     * schemas: parse each once (it was half the instructions of a run) */
+    pm_avro_schema_cache *sc = pm_avro_schema_cache_new(), *prev_sc = pm_avro_schema_cache_bound();
+    if (sc) pm_avro_schema_cache_bind(sc);
     pm_buf fp0 = {0};
     protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads, NULL};
     plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0};
     pm_deleter *snaps_del = pm_deleter_new();
-    pm_snapshot **all = NULL;               /* [begin, latest]: expired ones first */
+    pm_snapshot **all = NULL;               /* [begin, end]: expired ones first */
+    pm_snapshot *last = NULL;               /* the latest */
     size_t n_all = 0, n_exp = 0;
     if (!p.paths || !p.names || !p.lists_done || !p.live_done || !pl.data || !pl.meta_a || !pl.meta_b || !snaps_del)
         rc = pm_nomem(e);
     if (!rc) rc = pm_expire_refs_fingerprint(t, &fp0, e);
-    if (!rc && (rc = pm_refs_snapshots(t, begin, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire");
+    if (!rc && (rc = pm_refs_snapshots_between(t, begin, end, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire");
+    if (!rc && r->latest != end &&
+        (rc = pm_snapshot_read_known(t->io, t->branch_root, t->schemas_known, r->latest, &last, e)))
+        pm_err_prefix(e, "refusing to expire: cannot read the latest snapshot");
     while (!rc && n_exp < n_all && all[n_exp]->id < end) n_exp++;
-    if (!rc) rc = protect_and_plan(t, all, n_all, n_exp, begin, end, &p, &pl, snaps_del, e);
+    if (!rc) rc = protect_and_plan(t, all, n_all, n_exp, last, begin, end, &p, &pl, snaps_del, e);
     if (!rc) {
         res->clean.protected_files = pl.protected_files;
         res->expired = end - begin;
@@ -811,6 +894,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     if (!rc && clean_dirs_wanted(t, o))
         pm_deleter_clean_dirs(pl.data, t->io, t->root, t->schema->n_partition_keys, &res->clean);
     pm_refs_snapshots_free(all, n_all);
+    pm_snapshot_free(last);
     pm_buf_free(&fp0);
     pm_set_free(p.paths);
     pm_set_free(p.names);
@@ -820,6 +904,8 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_deleter_free(pl.meta_a);
     pm_deleter_free(pl.meta_b);
     pm_deleter_free(snaps_del);
+    if (sc) pm_avro_schema_cache_bind(prev_sc);
+    pm_avro_schema_cache_free(sc);
     res->clean.duration_ms = pm_now_millis() - t0;
     if (rc) pm_clean_result_free(&res->clean);
     return rc;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pm_avro.h"
+
 
 /* ---- branches ---------------------------------------------------------------- */
 
@@ -63,6 +65,34 @@ int pm_refs_snapshots(paimon_table *bt, int64_t from, pm_snapshot ***out, size_t
         k++;
     }
     free(ids);
+    if (rc) { pm_refs_snapshots_free(v, k); return rc; }
+    *out = v;
+    *nout = k;
+    return PAIMON_OK;
+}
+
+int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, pm_snapshot ***out, size_t *nout,
+                              pm_err *e) {
+    *out = NULL;
+    *nout = 0;
+    if (to < from) return PAIMON_OK;
+    size_t k = 0, cap = 0;
+    pm_snapshot **v = NULL;
+    int rc = PAIMON_OK;
+    for (int64_t id = from; id <= to; id++) {
+        if (k == cap) {   /* grown as read: the ids may hold gaps */
+            pm_snapshot **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *nv);
+            if (!nv) { rc = pm_nomem(e); break; }
+            v = nv;
+        }
+        rc = pm_snapshot_read_known(bt->io, bt->branch_root, bt->schemas_known, id, &v[k], e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; continue; }   /* a gap, or expired meanwhile */
+        if (rc) {
+            pm_err_prefix(e, "cannot read snapshot %lld of branch %s", (long long)id, bt->branch);
+            break;
+        }
+        k++;
+    }
     if (rc) { pm_refs_snapshots_free(v, k); return rc; }
     *out = v;
     *nout = k;
@@ -206,6 +236,7 @@ typedef struct live_ctx {
     const pm_refs_entry_visitor *v;
     int pass;
     int threads;
+    pm_avro_schema_cache *sc;   /* the caller's, bound on the workers too */
 } live_ctx;
 
 static void live_one(void *ctx, size_t i) {
@@ -214,8 +245,11 @@ static void live_one(void *ctx, size_t i) {
     tk->out.len = 0;
     tk->rc = tk->cb_rc = tk->opened = 0;
     if (x->pass == 2 && tk->failed == 1) return;   /* never opened: nothing to add */
+    pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
+    if (x->sc) pm_avro_schema_cache_bind(x->sc);
     pm_manifest_reader *r;
     tk->rc = pm_table_open_manifest(x->t, tk->name, PM_MANIFEST_FILE, &r, &tk->err);
+    if (x->sc) pm_avro_schema_cache_bind(prev);
     if (tk->rc) return;
     tk->opened = 1;
     pm_buf id = {0};
@@ -268,7 +302,7 @@ int pm_refs_live(paimon_table *t, const char *const *manifests, size_t n, int th
     live_task *tasks = calloc(n ? n : 1, sizeof *tasks);
     int rc = deleted && tasks ? PAIMON_OK : pm_nomem(e);
     for (size_t i = 0; !rc && i < n; i++) tasks[i].name = manifests[i];
-    live_ctx x = {t, tasks, deleted, v, 1, threads};
+    live_ctx x = {t, tasks, deleted, v, 1, threads, pm_avro_schema_cache_bound()};
     if (!rc) rc = live_pass(&x, n, rule, deleted, e);
     x.pass = 2;
     if (!rc) rc = live_pass(&x, n, rule, NULL, e);

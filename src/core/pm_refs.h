@@ -38,6 +38,11 @@ void pm_refs_close_branches(paimon_table **v, size_t n);
 int pm_refs_snapshots(paimon_table *bt, int64_t from, pm_snapshot ***out, size_t *n, pm_err *e);
 void pm_refs_snapshots_free(pm_snapshot **v, size_t n);
 
+/* The same for the ids [from, to] only, read by id without listing the
+ * snapshot directory (a missing id is a gap, left out): what expiration
+ * reads, whatever the length of the history. */
+int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, pm_snapshot ***out, size_t *n, pm_err *e);
+
 /* ---- tags and long-lived changelogs ---------------------------------------- */
 
 typedef enum pm_refs_source { PM_REFS_SNAPSHOT, PM_REFS_TAG, PM_REFS_CHANGELOG, PM_REFS__N } pm_refs_source;

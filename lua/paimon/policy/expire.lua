@@ -3,7 +3,9 @@
 -- A policy is function(snapshots, ctx) -> {keep_from = id} | {keep = {ids}} | id
 -- (keep_from: the first snapshot kept; ["until"] = id is its old name)
 --   snapshots: the branch's existing snapshots, ascending:
---              {id, time_millis, commit_kind, total_record_count}
+--              {id, time_millis, commit_kind, total_record_count}; those
+--              above hard_end read their file on first use of a field
+--              other than id (this rule looks at [earliest, hard_end] only)
 --   ctx: earliest, latest, retain_min, retain_max, max_deletes, older_than
 --        (cut-off, epoch ms), now, consumer_min (or nil), hard_end (the
 --        first id no policy may expire: retain-min, consumers and the expire
