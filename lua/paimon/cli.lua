@@ -63,7 +63,7 @@ function M.usage_call(f, ...)
   return unpack(res, 2, res.n)
 end
 
--- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"},
+-- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"}, optional = {"ID"},
 --          flags = { json = "boolean", snapshot = "integer", branch = "string" },
 --          multi = { partition = true }, min = { snapshot = 1 } }
 function M.parse(argv, spec)
@@ -117,7 +117,8 @@ function M.parse(argv, spec)
   if opts.help then return opts, pos end
   local need = spec.positional or {}
   if #pos < #need then M.usage_error("missing " .. need[#pos + 1]) end
-  if #pos > #need then M.usage_error("unexpected argument '" .. pos[#need + 1] .. "'") end
+  local most = #need + #(spec.optional or {})   -- optional positionals follow the required ones
+  if #pos > most then M.usage_error("unexpected argument '" .. pos[most + 1] .. "'") end
   return opts, pos
 end
 

@@ -174,3 +174,23 @@ int paimon_verify(paimon_table *t, const paimon_options *o, paimon_result **out)
 int paimon_drop_partitions(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "drop_partitions", o, out);
 }
+
+int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "rollback", o, out);
+}
+
+int paimon_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "consumers", o, out);
+}
+
+int paimon_reset_consumer(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "reset_consumer", o, out);
+}
+
+int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "delete_consumer", o, out);
+}
+
+int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "expire_consumers", o, out);
+}

@@ -103,6 +103,16 @@ PAIMON_API void paimon_free(void *p);
  *   verify:              all-snapshots, threads (read-only)
  *   drop_partitions:     partition ("k=v[,k2=v2]", repeat for several),
  *                        max-attempts, commit-user, dry-run
+ *   rollback:            exactly one of to-snapshot (id), to-tag (name),
+ *                        to-timestamp (epoch ms: the latest snapshot at or
+ *                        before it); as-latest (a new snapshot with the
+ *                        target's content, nothing deleted), dry-run,
+ *                        threads, commit-user (as-latest)
+ *   consumers:           (none) the consumers, id / next_snapshot / mtime
+ *   reset_consumer:      id, next-snapshot
+ *   delete_consumer:     id
+ *   expire_consumers:    expiration (a duration; default the table's
+ *                        consumer.expiration-time), dry-run, now-ms
  * Booleans are "true" / "false"; integers are decimal. */
 typedef struct paimon_options paimon_options;
 typedef struct paimon_result paimon_result;
@@ -120,6 +130,11 @@ PAIMON_API int paimon_expire_snapshots(paimon_table *t, const paimon_options *o,
 PAIMON_API int paimon_remove_orphan_files(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_verify(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_drop_partitions(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_reset_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
