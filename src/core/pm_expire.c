@@ -182,12 +182,17 @@ static int cap_hard_end(paimon_table *t, pm_expire_range *r, pm_err *e) {
     int64_t earliest = r->earliest, latest = r->latest;
     int64_t max_excl = latest - r->retain_min + 1;
     r->capped_by = "retain-min";
-    /* Java ExpireSnapshotsImpl.expire: with consumer.changelog-only the
-     * consumers do not cap snapshot expiration at all (they only cap
-     * changelog expiration), decoupled lifecycle or not. */
-    (void)e;
+    /* Java's consumer.changelog-only holds only with a decoupled changelog
+     * lifecycle (consumers then cap changelog expiration instead); such
+     * tables are refused for real runs, so only a dry run's plan skips the
+     * consumers here, as Java's would. */
     const char *co = pm_schema_option(t->schema, "consumer.changelog-only");
-    if (r->n_consumers > 0 && co && !strcasecmp(co, "true")) r->consumers_changelog_only = 1;
+    if (r->n_consumers > 0 && co && !strcasecmp(co, "true")) {
+        char why[256];
+        int d = changelog_decoupled(t, why, sizeof why, e);
+        if (d < 0) return -d;
+        r->consumers_changelog_only = d;
+    }
     if (r->n_consumers > 0 && !r->consumers_changelog_only && r->consumer_min < max_excl) {
         max_excl = r->consumer_min;
         r->capped_by = "consumer";
