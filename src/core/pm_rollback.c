@@ -202,6 +202,27 @@ static int index_diff(paimon_table *t, const char *im, pm_set *keys, const pm_se
     return rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
 
+/* The committed snapshot must read as the target (same live files); say
+ * so loudly if it does not, with the way back. */
+static int check_reads_as(paimon_table *t, int64_t id, int64_t target, const pm_set *want, pm_err *e) {
+    pm_snapshot *s = NULL;
+    int rc = pm_snapshot_read(t->io, t->branch_root, id, &s, e);
+    pm_set *got = rc ? NULL : pm_set_new();
+    if (!rc && !got) rc = pm_nomem(e);
+    entries extra = {pm_arena_new(1 << 12), NULL, 0, 0, NULL, 0, 0};
+    if (!rc && !extra.arena) rc = pm_nomem(e);
+    if (!rc) rc = live_diff(t, s, got, want, PM_FILE_ADD, &extra, e);
+    if (!rc && (extra.n || pm_set_size(got) != pm_set_size(want)))
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld was committed but does not read as snapshot %lld (%zu files, want %zu); roll back to snapshot %lld as latest to undo",
+                     t->branch_root, (long long)id, (long long)target, pm_set_size(got), pm_set_size(want),
+                     (long long)id - 1);
+    free(extra.v);
+    pm_arena_free(extra.arena);
+    pm_set_free(got);
+    pm_snapshot_free(s);
+    return rc;
+}
+
 static int rollback_as_latest(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target,
                               pm_rollback_result *r, pm_err *e) {
     pm_snapshot *latest = NULL;
@@ -236,8 +257,13 @@ static int rollback_as_latest(paimon_table *t, const pm_rollback_opts *o, const 
         co.commit_user = o->commit_user ? o->commit_user : user;
         co.kind = "OVERWRITE";
         co.expect_latest = r->previous_latest;
+        /* a full manifest compaction of the base: files the target had and
+         * a later snapshot deleted come back by a plain ADD, which the live
+         * rule only keeps when no DELETE of theirs is left in the base */
+        co.full_compaction_threshold = 1;
         rc = pm_commit_with_index(t, x.v, x.n, x.ix, x.n_ix, &co, &r->new_latest, e);
         if (rc) pm_err_prefix(e, "rollback to snapshot %lld as latest", (long long)target->id);
+        if (!rc) rc = check_reads_as(t, r->new_latest, target->id, tg, e);
     }
     pm_set_free(lt);
     pm_set_free(tg);
