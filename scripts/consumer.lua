@@ -47,7 +47,14 @@ local function main(opts, pos)
   if not t then cli.fail(msg, code) end
   local r
   if cmd == "list" then
-    r, msg, code = maint.call(t.consumers, t)
+    local list
+    list, msg, code = maint.call(t.consumers, t)
+    if list then
+      r = {consumers = {}, count = #list}
+      for i, c in ipairs(list) do
+        r.consumers[i] = {id = c.consumer_id, next_snapshot = c.next_snapshot, mtime = c.mtime}
+      end
+    end
   elseif cmd == "reset" then
     r, msg, code = maint.call(t.reset_consumer, t, id, opts.next_snapshot)
   elseif cmd == "delete" then

@@ -2,7 +2,7 @@
  * the options and builds the results):
  *   t:rollback{to_snapshot = N | to_tag = "t" | to_timestamp = ms,
  *              as_latest, dry_run, threads, commit_user, progress}
- *   t:consumers()                 -> {consumers = {{id, next_snapshot, mtime}}, count}
+ * (t:consumers(), the list, is the read side's: lpaimon.c)
  *   t:reset_consumer(id, n)       -> {id, next_snapshot, previous}
  *   t:delete_consumer(id)         -> {id, deleted}
  *   t:expire_consumers{expiration = "7d", dry_run, now}
@@ -18,14 +18,6 @@ static int tbl_rollback(lua_State *L) {
     pm_op_hooks hooks = {0};
     lp_opt_progress(L, 2, &pr, &hooks.progress, &hooks.progress_ud);
     return lp_op_run(L, t, &args, &hooks, &pr);
-}
-
-static int tbl_consumers(lua_State *L) {
-    paimon_table *t = lp_check_table(L, 1);
-    lua_settop(L, 1);
-    pm_op_args args;
-    lp_op_options(L, 2, "consumers", &args);
-    return lp_op_run(L, t, &args, NULL, NULL);
 }
 
 /* Positional arguments as the layer's pairs (id, then an optional integer). */
@@ -54,7 +46,6 @@ static int tbl_expire_consumers(lua_State *L) {
 
 static const luaL_Reg rollback_methods[] = {
     {"rollback", tbl_rollback},
-    {"consumers", tbl_consumers},
     {"reset_consumer", tbl_reset_consumer},
     {"delete_consumer", tbl_delete_consumer},
     {"expire_consumers", tbl_expire_consumers},
