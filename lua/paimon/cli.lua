@@ -81,7 +81,7 @@ local function add_option(opts, arg)
   opts.options[k] = v
 end
 
--- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"},
+-- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"}, optional = {"ID"},
 --          flags = { json = "boolean", snapshot = "integer", branch = "string" },
 --          multi = { partition = true }, min = { snapshot = 1 } }
 function M.parse(argv, spec)
@@ -140,7 +140,8 @@ function M.parse(argv, spec)
   if opts.help then return opts, pos end
   local need = spec.positional or {}
   if #pos < #need then M.usage_error("missing " .. need[#pos + 1]) end
-  if #pos > #need and not spec.varargs then M.usage_error("unexpected argument '" .. pos[#need + 1] .. "'") end
+  local most = #need + #(spec.optional or {})   -- optional positionals follow the required ones
+  if #pos > most and not spec.varargs then M.usage_error("unexpected argument '" .. pos[most + 1] .. "'") end
   return opts, pos
 end
 

@@ -190,3 +190,23 @@ int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimon_result **
 int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "expire_tags", o, out);
 }
+
+int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "rollback", o, out);
+}
+
+int paimon_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "consumers", o, out);
+}
+
+int paimon_reset_consumer(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "reset_consumer", o, out);
+}
+
+int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "delete_consumer", o, out);
+}
+
+int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "expire_consumers", o, out);
+}

@@ -433,6 +433,9 @@ static int try_commit_once(pm_attempt *a, const pm_manifest_entry *ents, size_t 
     int rc = pm_snapshot_latest_id(t->io, t->branch_root, &st.lid, e);
     if (rc == PAIMON_NOTFOUND) { st.lid = 0; rc = PAIMON_OK; pm_err_clear(e); }
     if (!rc && a->uncertain) rc = find_landed_attempt(a, st.lid, kind, &landed, e);
+    if (!rc && !landed && a->o->expect_latest > 0 && st.lid != a->o->expect_latest)
+        rc = pm_fail(e, PAIMON_CONFLICT, "%s: the latest snapshot is %lld, not %lld: another commit came first",
+                     t->root, (long long)st.lid, (long long)a->o->expect_latest);
     if (!rc && landed) {
         *out_id = landed;
         a->write_hint = landed == st.lid;

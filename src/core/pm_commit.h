@@ -21,6 +21,9 @@ typedef struct pm_commit_opts {
     int64_t manifest_target_size;      /* manifest.target-file-size (8 MB) */
     int64_t full_compaction_threshold; /* manifest.full-compaction-threshold-size (16 MB) */
     int merge_min_count;               /* manifest.merge-min-count (30) */
+    int64_t expect_latest;             /* > 0: commit only on top of this snapshot; any other
+                                          latest is PAIMON_CONFLICT, never retried (a commit
+                                          computed against that snapshot, e.g. rollback as latest) */
 } pm_commit_opts;
 
 /* Defaults, overridden by the table's options. commit_user stays NULL. */

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "pm_avro.h"
+#include "pm_consumers.h"
 #include "pm_refs.h"
 
 
@@ -131,6 +132,23 @@ static int resolve_limits(paimon_table *t, const pm_expire_opts *o, pm_expire_ra
     return PAIMON_OK;
 }
 
+/* Java ConsumerManager.expire (run before expiration by
+ * TableCommitImpl): a consumer whose file was not modified for
+ * consumer.expiration-time is gone and protects nothing. A real run has
+ * removed such files already; a dry run leaves them out the same way. */
+static int consumer_is_expired(paimon_table *t, const pm_expire_range *r, const char *id, int *expired,
+                               pm_err *e) {
+    *expired = 0;
+    if (!r->consumer_cutoff_ms) return PAIMON_OK;
+    pm_buf p = {0};
+    pm_stat st = {0};
+    if (pm_buf_printf(&p, "%s/consumer/consumer-%s", t->branch_root, id)) return pm_nomem(e);
+    int rc = pm_io_stat(t->io, (char *)p.data, &st, e);
+    pm_buf_free(&p);
+    if (!rc) *expired = st.mtime_ms < r->consumer_cutoff_ms;
+    return rc;
+}
+
 /* The smallest nextSnapshot of the branch's consumers into r; any
  * unreadable consumer file refuses the run. */
 static int read_consumers(paimon_table *t, pm_expire_range *r, pm_err *e) {
@@ -138,19 +156,23 @@ static int read_consumers(paimon_table *t, pm_expire_range *r, pm_err *e) {
     size_t n = 0;
     int rc = pm_consumer_list(t->io, t->branch_root, &ids, &n, e);
     if (rc) return rc;
+    int64_t counted = 0;
     for (size_t i = 0; i < n; i++) {
         pm_consumer c;
+        int expired = 0;
         rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e);
+        if (!rc) rc = consumer_is_expired(t, r, ids[i], &expired, e);
         if (rc) {
             pm_err_prefix(e, "refusing to expire: cannot read consumer '%s' (it may protect snapshots)", ids[i]);
             pm_strv_free(ids, n);
             return rc == PAIMON_NOTFOUND ? PAIMON_CONFLICT : rc;
         }
+        if (expired) { r->consumers_expired++; continue; }
         /* the first consumer sets the minimum whatever its value (a
          * nextSnapshot of 0 must not be overwritten by the next consumer) */
-        if (i == 0 || c.next_snapshot < r->consumer_min) r->consumer_min = c.next_snapshot;
+        if (counted++ == 0 || c.next_snapshot < r->consumer_min) r->consumer_min = c.next_snapshot;
     }
-    r->n_consumers = (int64_t)n;
+    r->n_consumers = counted;
     pm_strv_free(ids, n);
     return PAIMON_OK;
 }
@@ -223,6 +245,10 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     r->now_ms = o->now_ms > 0 ? o->now_ms : pm_now_millis();
     int rc = resolve_limits(t, o, r, e);
     if (rc) return rc;
+    int64_t exp_ms;
+    int has_exp;
+    if ((rc = pm_consumer_expiration(t, &exp_ms, &has_exp, e))) return rc;
+    if (has_exp) r->consumer_cutoff_ms = r->now_ms - exp_ms;
     rc = pm_snapshot_latest_id(t->io, t->branch_root, &r->latest, e);
     if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); r->latest = 0; return PAIMON_OK; }
     if (rc) return rc;
@@ -254,6 +280,8 @@ typedef struct protect {
     pm_set *live_done;    /* "base\0delta" pairs whose live set is in paths */
     int threads;          /* manifest reads in parallel */
     pm_set *skip;         /* tag deletion: the `by` names ("tag t of branch b") of the tags going away */
+    const char *own;      /* the branch being cleaned */
+    int64_t drop_above;   /* its tags and changelogs above this id go too: they protect nothing */
 } protect;
 
 static int set_add_str(pm_set *s, const char *v, pm_err *e) {
@@ -456,9 +484,9 @@ static int protect_chain(pm_snapshot **s, size_t n, protect *p, pm_err *e) {
 static int protect_source(void *ud, paimon_table *bt, pm_refs_source src, const char *by, const pm_snapshot *s,
                           pm_err *e) {
     protect *p = ud;
-    (void)bt;
     int rc;
     if (p->skip && by && pm_set_contains(p->skip, by, strlen(by))) return PAIMON_OK;
+    if (p->own && s->id > p->drop_above && !strcmp(bt->branch, p->own)) return PAIMON_OK;
     if (src == PM_REFS_TAG) {
         rc = protect_live(s, p, e);
         if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 0, p, e);
@@ -776,10 +804,12 @@ static int check_refs_unchanged(paimon_table *t, const pm_buf *fp0, const pm_exp
     if ((rc = pm_consumer_list(t->io, t->branch_root, &ids, &nc, e))) return rc;
     for (size_t i = 0; !rc && i < nc; i++) {
         pm_consumer c;
-        if ((rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e))) {
+        int expired = 0;
+        if ((rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, e)) ||
+            (rc = consumer_is_expired(t, r, ids[i], &expired, e))) {
             pm_err_prefix(e, "refusing to expire: cannot read consumer '%s'", ids[i]);
             if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;
-        } else if (last_expired > 0 && !r->consumers_changelog_only &&
+        } else if (!expired && last_expired > 0 && !r->consumers_changelog_only &&
                    c.next_snapshot <= last_expired) {   /* it would read one we delete */
             rc = pm_fail(e, PAIMON_CONFLICT,
                          "%s: consumer '%s' moved to snapshot %lld while planning the expiration of [%lld, %lld); nothing deleted, run again",
@@ -839,6 +869,22 @@ static int protect_and_plan(paimon_table *t, pm_snapshot **all, size_t n_all, si
     return plan_snapshot_files(t, exp, n_exp, snaps_del, e);
 }
 
+static int expire_consumers_first(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e) {
+    int64_t exp_ms;
+    int has;
+    int rc = pm_consumer_expiration(t, &exp_ms, &has, e);
+    if (rc || !has) return rc;
+    pm_consumer_expire_result cr;
+    rc = pm_consumers_expire(t, exp_ms, o->now_ms, 0, &cr, e);
+    if (rc) {
+        pm_err_prefix(e, "refusing to expire: consumer expiration failed");
+        return rc;
+    }
+    res->consumers_expired = (int64_t)cr.n_expired;
+    pm_consumer_expire_result_free(&cr);
+    return PAIMON_OK;
+}
+
 int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e) {
     int64_t t0 = pm_now_millis();
     memset(res, 0, sizeof *res);
@@ -854,6 +900,9 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
         if (!o->dry_run) return pm_fail(e, PAIMON_UNSUPPORTED, "%s", res->refused);
     }
     pm_expire_range *r = &res->range;
+    /* consumers first, as Java's TableCommitImpl: a dead job stops blocking
+     * retention (a dry run only leaves them out of the range) */
+    if (!o->dry_run && (rc = expire_consumers_first(t, o, res, e))) return rc;
     if ((rc = pm_expire_compute_range(t, o, r, e))) return rc;
     int64_t begin = r->begin, end = r->end;
     if (r->latest == 0 || end <= begin) {
@@ -867,7 +916,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_avro_schema_cache *sc = pm_avro_schema_cache_new(), *prev_sc = pm_avro_schema_cache_bound();
     if (sc) pm_avro_schema_cache_bind(sc);
     pm_buf fp0 = {0};
-    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads, NULL};
+    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads, NULL, NULL, INT64_MAX};
     plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0};
     pm_deleter *snaps_del = pm_deleter_new();
     pm_snapshot **all = NULL;               /* [begin, end]: expired ones first */
@@ -952,10 +1001,105 @@ static int plan_tag_data(paimon_table *t, const pm_snapshot *s, protect *p, plan
     return rc;
 }
 
+/* ---- shared with rollback ------------------------------------------------------ */
+
+struct pm_protect {
+    protect p;
+};
+
+void pm_protect_free(pm_protect *x) {
+    if (!x) return;
+    pm_set_free(x->p.paths);
+    pm_set_free(x->p.names);
+    pm_set_free(x->p.lists_done);
+    pm_set_free(x->p.live_done);
+    free(x);
+}
+
+int pm_protect_build(paimon_table *t, pm_snapshot **kept, size_t n_kept, int64_t drop_above, int threads,
+                     pm_protect **out, pm_err *e) {
+    *out = NULL;
+    pm_protect *x = calloc(1, sizeof *x);
+    if (!x) return pm_nomem(e);
+    x->p = (protect){t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, NULL, t->branch, drop_above};
+    int rc = PAIMON_OK;
+    if (!x->p.paths || !x->p.names || !x->p.lists_done || !x->p.live_done) rc = pm_nomem(e);
+    if (!rc) rc = protect_chain(kept, n_kept, &x->p, e);
+    if (!rc) rc = protect_tags_changelogs(&x->p, e);
+    if (!rc) rc = protect_other_branches(t, &x->p, e);
+    if (rc) { pm_protect_free(x); return rc; }
+    *out = x;
+    return PAIMON_OK;
+}
+
+int pm_protect_has_path(const pm_protect *x, const char *path) {
+    return pm_set_contains(x->p.paths, path, strlen(path));
+}
+
+/* A dropped source's data file: into the deleter unless protected. */
+typedef struct drop_ctx {
+    const pm_protect *x;
+    pm_deleter *d;
+    int kind;
+    int64_t *protected_files;
+    int64_t *unreadable;
+} drop_ctx;
+
+static int drop_entry(void *ud, const pm_manifest_entry *m, const char *manifest, pm_buf *out, pm_buf *scratch,
+                      pm_err *e) {
+    drop_ctx *c = ud;
+    (void)manifest;
+    (void)out;
+    pm_buf *b = &scratch[0], *x = &scratch[1];
+    paimon_table *t = c->x->p.t;
+    int rc = pm_data_file_full_path(t, m, b, e);
+    if (rc) return rc;
+    if (pm_set_contains(c->x->p.paths, b->data, b->len)) { (*c->protected_files)++; return PAIMON_OK; }
+    if ((rc = pm_deleter_add(c->d, (char *)b->data, c->kind, e))) return rc;
+    for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
+        if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[k], t->root, x, e))) break;
+        if (!pm_set_contains(c->x->p.paths, x->data, x->len)) rc = pm_deleter_add(c->d, (char *)x->data, c->kind, e);
+    }
+    return rc;
+}
+
+/* A manifest of a dropped source that cannot be read: its files are left
+ * (orphans for orphan cleaning), never guessed at. */
+static int drop_unreadable(void *ud, const char *manifest, int code, const pm_err *why, pm_err *e) {
+    (void)manifest;
+    (void)code;
+    (void)why;
+    (void)e;
+    (*((drop_ctx *)ud)->unreadable)++;
+    return PAIMON_OK;
+}
+
+/* The files of lists[0..n) (ADDs, or the live set of base + delta). */
+static int drop_files_of(pm_protect *x, const char *const *lists, size_t n_lists, int live, drop_ctx *c,
+                         pm_err *e) {
+    paimon_table *t = x->p.t;
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    int rc = PAIMON_OK;
+    for (size_t i = 0; !rc && i < n_lists; i++) {
+        if (!lists[i]) continue;
+        rc = pm_read_manifest_list(t, lists[i], &v, &n, e);
+        if (rc) { pm_err_clear(e); rc = PAIMON_OK; (*c->unreadable)++; pm_mfiles_free(v, n); return PAIMON_OK; }
+    }
+    const char **names = mfile_names(v, n);
+    if (!names) rc = pm_nomem(e);
+    pm_refs_entry_visitor ev = {drop_entry, NULL, drop_unreadable, c};
+    if (!rc) rc = live ? pm_refs_live(t, names, n, 1, PM_REFS_REPORT, &ev, e)
+                       : pm_refs_adds(t, names, n, PM_REFS_REPORT, &ev, e);
+    free(names);
+    pm_mfiles_free(v, n);
+    return rc;
+}
+
 int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const char *const *names, size_t n,
                                 int threads, pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
                                 int64_t *protected_files, pm_err *e) {
-    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, pm_set_new()};
+    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, pm_set_new(), NULL, INT64_MAX};
     plan pl = {data, manifests, lists, 0};
     pm_snapshot **all = NULL;
     size_t n_all = 0;
@@ -986,5 +1130,26 @@ int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const
     pm_set_free(p.lists_done);
     pm_set_free(p.live_done);
     pm_set_free(p.skip);
+    return rc;
+}
+
+int pm_protect_plan_dropped(pm_protect *x, const pm_snapshot *s, int by_live, pm_deleter *data, pm_deleter *meta_a,
+                            pm_deleter *meta_b, int64_t *protected_files, int64_t *unreadable, pm_err *e) {
+    drop_ctx c = {x, data, PM_K_DATA, protected_files, unreadable};
+    int rc;
+    if (by_live) {
+        const char *lists[2] = {s->base_manifest_list, s->delta_manifest_list};
+        rc = drop_files_of(x, lists, 2, 1, &c, e);
+    } else {
+        const char *lists[1] = {s->delta_manifest_list};
+        rc = drop_files_of(x, lists, 1, 0, &c, e);
+    }
+    if (!rc && s->changelog_manifest_list) {
+        const char *lists[1] = {s->changelog_manifest_list};
+        c.kind = PM_K_CHANGELOG;
+        rc = drop_files_of(x, lists, 1, 0, &c, e);
+    }
+    plan pl = {data, meta_a, meta_b, 0};
+    if (!rc) rc = plan_meta(x->p.t, s, &x->p, &pl, e);
     return rc;
 }

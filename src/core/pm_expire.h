@@ -35,6 +35,9 @@ typedef struct pm_expire_range {
     int64_t consumer_min;         /* smallest consumer nextSnapshot (valid when n_consumers > 0) */
     int64_t n_consumers;          /* consumer files read */
     int consumers_changelog_only; /* consumer.changelog-only in force: consumers do not cap */
+    int64_t consumer_cutoff_ms;   /* consumer.expiration-time set: files modified before this are
+                                     expired consumers and left out (0: none) */
+    int64_t consumers_expired;    /* consumer files left out for that */
     int64_t hard_end;             /* no policy can expire this id or later */
     int64_t begin, end;           /* [begin, end) expires; end <= begin: nothing */
     const char *capped_by;        /* rule that set end: "retain-min", "consumer", "expire-limit",
@@ -50,6 +53,7 @@ typedef struct pm_expire_result {
     pm_clean_result clean;
     pm_expire_range range;
     int64_t expired;              /* snapshots expired (dry run: that would expire) */
+    int64_t consumers_expired;    /* consumer files removed first (consumer.expiration-time) */
     char refused[512];            /* dry run on a table a real run refuses: why */
 } pm_expire_result;
 
@@ -77,5 +81,25 @@ int pm_expire_refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e);
 int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const char *const *names, size_t n,
                                 int threads, pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
                                 int64_t *protected_files, pm_err *e);
+
+/* ---- what everything retained needs (shared with rollback) ------------------- */
+
+/* The protection expiration computes, for another cleanup: the files and
+ * metadata names `kept` (the branch's snapshots that stay, ascending), its
+ * tags and long-lived changelogs up to id drop_above, and every other
+ * branch need. Unreadable retained files refuse (fail closed). */
+typedef struct pm_protect pm_protect;
+int pm_protect_build(paimon_table *t, pm_snapshot **kept, size_t n_kept, int64_t drop_above, int threads,
+                     pm_protect **out, pm_err *e);
+int pm_protect_has_path(const pm_protect *x, const char *path);
+/* Plan the files of a snapshot, tag or changelog s that goes: the data
+ * files it adds (by_live: its whole live set; else its delta's additions)
+ * and its changelog files into `data`, its manifests, index files and
+ * statistics into meta_a, its manifest lists and index manifest into
+ * meta_b; each only if nothing retained needs it. A list or manifest of s
+ * that cannot be read counts in *unreadable (its files stay). */
+int pm_protect_plan_dropped(pm_protect *x, const pm_snapshot *s, int by_live, pm_deleter *data, pm_deleter *meta_a,
+                            pm_deleter *meta_b, int64_t *protected_files, int64_t *unreadable, pm_err *e);
+void pm_protect_free(pm_protect *x);
 
 #endif

@@ -7,11 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "pm_consumers.h"
 #include "pm_expire.h"
 #include "pm_meta.h"
 #include "pm_ops.h"
 #include "pm_orphan.h"
 #include "pm_tags.h"
+#include "pm_rollback.h"
 #include "pm_verify.h"
 
 /* ---- options ---------------------------------------------------------- */
@@ -62,6 +64,13 @@ static const opt_def defs[PM_O__N] = {
     [PM_O_TIMESTAMP] = {"timestamp-ms", "timestamp", T_INT, 0, INT64_MAX, 0, 0},
     [PM_O_TIME_RETAINED] = {"time-retained", "time_retained", T_TEXT, 0, 0, 0, 0},
     [PM_O_NUM_RETAINED_MAX] = {"num-retained-max", "num_retained_max", T_INT, 1, INT32_MAX, 0, 0},
+    [PM_O_TO_SNAPSHOT] = {"to-snapshot", "to_snapshot", T_INT, 1, INT64_MAX, 0, 0},
+    [PM_O_TO_TAG] = {"to-tag", "to_tag", T_TEXT, 0, 0, 0, 0},
+    [PM_O_TO_TIMESTAMP] = {"to-timestamp", "to_timestamp", T_INT, 0, INT64_MAX, 0, 0},
+    [PM_O_AS_LATEST] = {"as-latest", "as_latest", T_BOOL, 0, 0, 0, 0},
+    [PM_O_CONSUMER_ID] = {"id", "id", T_TEXT, 0, 0, 0, 0},
+    [PM_O_NEXT_SNAPSHOT] = {"next-snapshot", "next_snapshot", T_INT, 1, INT64_MAX, 0, 0},
+    [PM_O_EXPIRATION] = {"expiration", "expiration", T_TEXT, 0, 0, 0, 0},   /* a duration: "7d" */
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -303,6 +312,7 @@ static int run_expire_snapshots(paimon_table *t, const pm_op_args *a, const pm_o
     pm_rv *o = res->root;
     put_clean(res, o, &er.clean);
     pm_rv_int(res, o, "expired", er.expired);
+    pm_rv_int(res, o, "consumers_expired", er.consumers_expired);
     if (er.expired > 0) {
         pm_rv *range = pm_rv_list(res, o, "range");
         pm_rv_int(res, range, NULL, er.range.begin);
@@ -692,6 +702,141 @@ static int run_expire_tags(paimon_table *t, const pm_op_args *a, const pm_op_hoo
     return rc;
 }
 
+/* ---- rollback and consumers ------------------------------------------------ */
+
+static int run_rollback(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_rollback_opts x;
+    memset(&x, 0, sizeof x);
+    if (a->has[PM_O_TO_SNAPSHOT]) x.to_snapshot = a->v[PM_O_TO_SNAPSHOT];
+    x.to_tag = a->text[PM_O_TO_TAG];
+    x.has_timestamp = a->has[PM_O_TO_TIMESTAMP];
+    x.to_timestamp_ms = a->v[PM_O_TO_TIMESTAMP];
+    if (a->has[PM_O_TO_SNAPSHOT] + (x.to_tag != NULL) + x.has_timestamp != 1)
+        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of '%s', '%s' or '%s'",
+                       pm_op_key(PM_O_TO_SNAPSHOT, a->face), pm_op_key(PM_O_TO_TAG, a->face),
+                       pm_op_key(PM_O_TO_TIMESTAMP, a->face));
+    x.as_latest = (int)a->v[PM_O_AS_LATEST];
+    x.dry_run = (int)a->v[PM_O_DRY_RUN];
+    x.threads = (int)a->v[PM_O_THREADS];
+    x.commit_user = a->text[PM_O_COMMIT_USER];
+    x.progress = h->progress;
+    x.progress_ud = h->progress_ud;
+    pm_rollback_result rr;
+    int rc = pm_rollback(t, &x, &rr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "table", t->root);
+    pm_rv_bool(res, o, "as_latest", x.as_latest);
+    pm_rv_int(res, o, "target", rr.target);
+    pm_rv_int(res, o, "previous_latest", rr.previous_latest);
+    pm_rv_int(res, o, "latest", rr.new_latest);
+    if (x.as_latest) {
+        pm_rv_bool(res, o, "dry_run", x.dry_run);
+        pm_rv_int(res, o, "added", rr.added);
+        pm_rv_int(res, o, "removed", rr.deleted);
+        pm_rv_int(res, o, "index_added", rr.index_added);
+        pm_rv_int(res, o, "index_removed", rr.index_deleted);
+        pm_rv_int(res, o, "files", 0);
+    } else {
+        put_clean(res, o, &rr.clean);
+        pm_rv_bool(res, o, "recreated", rr.recreated);
+        pm_rv *l = pm_rv_list(res, o, "snapshots");
+        for (size_t i = 0; i < rr.n_snapshots; i++) pm_rv_int(res, l, NULL, rr.snapshots[i]);
+        l = pm_rv_list(res, o, "tags");
+        for (size_t i = 0; i < rr.n_tags; i++) pm_rv_str(res, l, NULL, rr.tags[i]);
+        l = pm_rv_list(res, o, "changelogs");
+        for (size_t i = 0; i < rr.n_changelogs; i++) pm_rv_int(res, l, NULL, rr.changelogs[i]);
+        pm_rv_int(res, o, "unreadable", rr.unreadable);
+        pm_rv_int(res, o, "consumers_ahead", rr.consumers_ahead);
+    }
+    pm_rollback_result_free(&rr);
+    return PAIMON_OK;
+}
+
+static void put_consumer(pm_result *res, pm_rv *list, const pm_consumer_info *c) {
+    pm_rv *it = pm_rv_obj(res, list, NULL);
+    pm_rv_str(res, it, "id", c->id);
+    pm_rv_int(res, it, "next_snapshot", c->next_snapshot);
+    pm_rv_int(res, it, "mtime", c->mtime_ms);
+}
+
+static int run_consumers(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    (void)a;
+    (void)h;
+    pm_consumer_info *v = NULL;
+    size_t n = 0;
+    int rc = pm_consumers_list(t, &v, &n, e);
+    if (rc) return rc;
+    pm_rv *l = pm_rv_list(res, res->root, "consumers");
+    for (size_t i = 0; i < n; i++) put_consumer(res, l, &v[i]);
+    pm_rv_int(res, res->root, "count", (int64_t)n);
+    pm_consumer_infos_free(v, n);
+    return PAIMON_OK;
+}
+
+static int need_id(const pm_op_args *a, pm_err *e) {
+    if (!a->text[PM_O_CONSUMER_ID])
+        return pm_fail(e, PAIMON_MISUSE, "%s: option '%s' (the consumer id) is required", a->op->name,
+                       pm_op_key(PM_O_CONSUMER_ID, a->face));
+    return PAIMON_OK;
+}
+
+static int run_reset_consumer(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                              pm_err *e) {
+    (void)h;
+    int rc = need_id(a, e);
+    if (rc) return rc;
+    if (!a->has[PM_O_NEXT_SNAPSHOT])
+        return pm_fail(e, PAIMON_MISUSE, "reset_consumer: option '%s' is required", pm_op_key(PM_O_NEXT_SNAPSHOT, a->face));
+    const char *id = a->text[PM_O_CONSUMER_ID];
+    pm_consumer before;
+    int had = pm_consumer_read(t->io, t->branch_root, id, &before, e);
+    if (had == PAIMON_NOTFOUND) pm_err_clear(e);
+    else if (had == PAIMON_MISUSE) return had;
+    /* an unreadable old file is replaced: reset is how an operator repairs it */
+    else if (had) pm_err_clear(e);
+    if ((rc = pm_consumer_reset(t, id, a->v[PM_O_NEXT_SNAPSHOT], e))) return rc;
+    pm_rv_str(res, res->root, "id", id);
+    pm_rv_int(res, res->root, "next_snapshot", a->v[PM_O_NEXT_SNAPSHOT]);
+    if (had == PAIMON_OK) pm_rv_int(res, res->root, "previous", before.next_snapshot);
+    return PAIMON_OK;
+}
+
+static int run_delete_consumer(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                               pm_err *e) {
+    (void)h;
+    int rc = need_id(a, e);
+    if (!rc) rc = pm_consumer_delete(t, a->text[PM_O_CONSUMER_ID], e);
+    if (rc) return rc;
+    pm_rv_str(res, res->root, "id", a->text[PM_O_CONSUMER_ID]);
+    pm_rv_bool(res, res->root, "deleted", 1);
+    return PAIMON_OK;
+}
+
+static int run_expire_consumers(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                pm_err *e) {
+    (void)h;
+    int64_t ms = -1;
+    const char *d = a->text[PM_O_EXPIRATION];
+    if (d && pm_parse_duration_ms(d, &ms, e)) {
+        char why[sizeof e->msg];
+        snprintf(why, sizeof why, "%s", e->msg);
+        return pm_fail(e, PAIMON_MISUSE, "option '%s': %s", pm_op_key(PM_O_EXPIRATION, a->face), why);
+    }
+    pm_consumer_expire_result cr;
+    int rc = pm_consumers_expire(t, ms, a->has[PM_O_NOW] ? a->v[PM_O_NOW] : 0, (int)a->v[PM_O_DRY_RUN], &cr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_bool(res, o, "dry_run", (int)a->v[PM_O_DRY_RUN]);
+    pm_rv_int(res, o, "cutoff", cr.cutoff_ms);
+    pm_rv *l = pm_rv_list(res, o, "expired");
+    for (size_t i = 0; i < cr.n_expired; i++) put_consumer(res, l, &cr.expired[i]);
+    pm_rv_int(res, o, "count", (int64_t)cr.n_expired);
+    pm_rv_int(res, o, "kept", cr.kept);
+    pm_consumer_expire_result_free(&cr);
+    return PAIMON_OK;
+}
+
 /* ---- the table of operations ------------------------------------------ */
 
 static const pm_opt_id expire_range_opts[] = {
@@ -714,6 +859,12 @@ static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O__N};
 static const pm_opt_id expire_tags_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_NUM_RETAINED_MAX, PM_O_THREADS,
                                              PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O_POLICY, PM_O_EXACT,
                                              PM_O__N};
+static const pm_opt_id rollback_opts[] = {PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_AS_LATEST,
+                                          PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id consumers_opts[] = {PM_O__N};
+static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O__N};
+static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
+static const pm_opt_id expire_consumers_opts[] = {PM_O_EXPIRATION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
 
 static const pm_op ops[] = {
     {"expire_range", expire_range_opts, run_expire_range},
@@ -725,6 +876,11 @@ static const pm_op ops[] = {
     {"delete_tags", delete_tags_opts, run_delete_tags},
     {"rename_tag", rename_tag_opts, run_rename_tag},
     {"expire_tags", expire_tags_opts, run_expire_tags},
+    {"rollback", rollback_opts, run_rollback},
+    {"consumers", consumers_opts, run_consumers},
+    {"reset_consumer", reset_consumer_opts, run_reset_consumer},
+    {"delete_consumer", delete_consumer_opts, run_delete_consumer},
+    {"expire_consumers", expire_consumers_opts, run_expire_consumers},
 };
 
 const pm_op *pm_op_find(const char *name) {

@@ -126,6 +126,16 @@ PAIMON_API void paimon_free(void *p);
  *   expire_tags:         older-than / older-than-ms, num-retained-max,
  *                        threads, dry-run, now-ms: Java's rule (TagTimeExpire,
  *                        tag.num-retained-max); "candidates" lists every tag
+ *   rollback:            exactly one of to-snapshot (id), to-tag (name),
+ *                        to-timestamp (epoch ms: the latest snapshot at or
+ *                        before it); as-latest (a new snapshot with the
+ *                        target's content, nothing deleted), dry-run,
+ *                        threads, commit-user (as-latest)
+ *   consumers:           (none) the consumers, id / next_snapshot / mtime
+ *   reset_consumer:      id, next-snapshot
+ *   delete_consumer:     id
+ *   expire_consumers:    expiration (a duration; default the table's
+ *                        consumer.expiration-time), dry-run, now-ms
  * Booleans are "true" / "false"; integers are decimal. FileIO options
  * (s3.endpoint, credentials, ...) are not operation options: they are
  * given once to paimon_table_open_v2 and every operation on the table
@@ -150,6 +160,11 @@ PAIMON_API int paimon_create_tag(paimon_table *t, const paimon_options *o, paimo
 PAIMON_API int paimon_delete_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_reset_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.

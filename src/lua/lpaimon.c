@@ -518,9 +518,17 @@ static int tbl_consumers(lua_State *L) {
         pm_consumer c;
         rc = pm_consumer_read(t->io, t->branch_root, ids[i], &c, &e);
         if (rc) { pm_strv_free(ids, n); return lp_push_fail(L, rc, &e); }
-        lua_createtable(L, 0, 2);
+        /* when it was last updated: what consumer.expiration-time looks at */
+        pm_buf path = {0};
+        pm_stat st = {0};
+        if (pm_buf_printf(&path, "%s/consumer/consumer-%s", t->branch_root, ids[i]) ||
+            pm_io_stat(t->io, (char *)path.data, &st, &e) != PAIMON_OK)
+            st.mtime_ms = 0;
+        pm_buf_free(&path);
+        lua_createtable(L, 0, 3);
         lp_set_str(L, "consumer_id", ids[i]);
         lp_set_int(L, "next_snapshot", c.next_snapshot);
+        lp_set_int(L, "mtime", st.mtime_ms);
         lua_rawseti(L, -2, (int)i + 1);
     }
     pm_strv_free(ids, n);
@@ -1124,6 +1132,7 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_open_maint(L, lua_gettop(L));
     lp_open_orphan(L, lua_gettop(L));
     lp_open_verify(L, lua_gettop(L));
+    lp_open_rollback(L, lua_gettop(L));
     lp_open_partition(L, lua_gettop(L));
     lp_open_tags(L, lua_gettop(L));
     /* Java's option defaults as the core applies them (t:option falls back

@@ -95,6 +95,7 @@ void lp_open_write(lua_State *L, int module_idx);   /* lpaimon_write.c */
 void lp_open_maint(lua_State *L, int module_idx);   /* lpaimon_maint.c: expiration */
 void lp_open_orphan(lua_State *L, int module_idx);  /* lpaimon_orphan.c */
 void lp_open_verify(lua_State *L, int module_idx);  /* lpaimon_verify.c */
+void lp_open_rollback(lua_State *L, int module_idx);  /* lpaimon_rollback.c */
 void lp_open_partition(lua_State *L, int module_idx); /* lpaimon_partition.c */
 void lp_open_tags(lua_State *L, int module_idx);    /* lpaimon_tags.c */
 

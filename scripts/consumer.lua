@@ -1,0 +1,94 @@
+-- consumer.lua TABLE list | reset ID --next-snapshot N | delete ID | expire
+--   [--expiration D] [--branch B] [--dry-run] [--json]
+-- Streaming consumers of a table (Java ConsumerManager; see
+-- docs/maintenance.md "Consumers").
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local maint = require "paimon.maint"
+
+local spec = {
+  name = "consumer.lua",
+  positional = {"TABLE", "COMMAND"},
+  optional = {"ID"},
+  flags = {next_snapshot = "integer", expiration = "string", branch = "string", dry_run = "boolean",
+           json = "boolean"},
+  min = {next_snapshot = 1},
+  usage = [[
+usage: paimon-lua consumer.lua TABLE COMMAND [ID] [options]
+  list                          the consumers: id, next snapshot, last modified
+  reset ID --next-snapshot N    move consumer ID to snapshot N (created if missing)
+  delete ID                     remove consumer ID
+  expire [--expiration D]       remove the consumers not updated for D (default the
+                                table's consumer.expiration-time), as Java does before
+                                snapshot expiration
+  --branch B                    consumers of branch B
+  --dry-run                     expire: print what would go, change nothing
+  --json                        print one JSON object
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
+}
+
+local function main(opts, pos)
+  local cmd, id = pos[2], pos[3]
+  local needs_id = cmd == "reset" or cmd == "delete"
+  if cmd ~= "list" and cmd ~= "expire" and not needs_id then
+    cli.usage_error("unknown command '" .. cmd .. "' (list, reset, delete, expire)")
+  end
+  if needs_id and not id then cli.usage_error(cmd .. " needs a consumer ID") end
+  if not needs_id and id then cli.usage_error("unexpected argument '" .. id .. "'") end
+  if cmd == "reset" and not opts.next_snapshot then cli.usage_error("reset needs --next-snapshot N") end
+  if cmd ~= "reset" and opts.next_snapshot then cli.usage_error("--next-snapshot goes with reset") end
+  if cmd ~= "expire" and (opts.expiration or opts.dry_run) then
+    cli.usage_error("--expiration and --dry-run go with expire")
+  end
+  if opts.expiration and not maint.parse_duration(opts.expiration) then
+    cli.usage_error("--expiration expects a duration (90s, 30m, 1h, 7d), got '" .. opts.expiration .. "'")
+  end
+  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  if not t then cli.fail(msg, code) end
+  local r
+  if cmd == "list" then
+    local list
+    list, msg, code = maint.call(t.consumers, t)
+    if list then
+      r = {consumers = {}, count = #list}
+      for i, c in ipairs(list) do
+        r.consumers[i] = {id = c.consumer_id, next_snapshot = c.next_snapshot, mtime = c.mtime}
+      end
+    end
+  elseif cmd == "reset" then
+    r, msg, code = maint.call(t.reset_consumer, t, id, opts.next_snapshot)
+  elseif cmd == "delete" then
+    r, msg, code = maint.call(t.delete_consumer, t, id)
+  else
+    r, msg, code = maint.call(t.expire_consumers, t, {expiration = opts.expiration, dry_run = opts.dry_run or false})
+  end
+  t:close()
+  if not r then cli.fail(msg, code) end
+  if opts.json then
+    local json = require "paimon.json"
+    if r.consumers then r.consumers = json.array(r.consumers) end
+    if r.expired then r.expired = json.array(r.expired) end
+    io.stdout:write(json.encode(r), "\n")
+    return cli.EXIT_OK
+  end
+  local out = io.stdout
+  if cmd == "list" then
+    local rows = {}
+    for _, c in ipairs(r.consumers) do
+      rows[#rows + 1] = {id = c.id, next_snapshot = c.next_snapshot, modified = cli.iso_time(c.mtime)}
+    end
+    if #rows == 0 then out:write("no consumers\n") else cli.print_table(rows, {"id", "next_snapshot", "modified"}) end
+  elseif cmd == "reset" then
+    out:write(string.format("consumer %s now at snapshot %d%s\n", r.id, r.next_snapshot,
+                            r.previous and (" (was " .. r.previous .. ")") or " (new)"))
+  elseif cmd == "delete" then
+    out:write("consumer ", r.id, " deleted\n")
+  else
+    out:write(string.format("%s %d consumer(s) not updated since %s; %d kept\n",
+                            r.dry_run and "would expire" or "expired", r.count, cli.iso_time(r.cutoff), r.kept))
+    for _, c in ipairs(r.expired) do out:write("  ", c.id, "  next snapshot ", c.next_snapshot, "\n") end
+  end
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})

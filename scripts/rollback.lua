@@ -1,0 +1,73 @@
+-- rollback.lua TABLE --to-snapshot ID | --to-tag NAME | --to-timestamp T
+--   [--as-latest] [--branch B] [--threads N] [--dry-run] [--json]
+-- Roll the table back to a snapshot, a tag or a point in time (Java
+-- Paimon's rollback_to procedures; see docs/maintenance.md "Rollback").
+local paimon = require "paimon"
+local cli = require "paimon.cli"
+local maint = require "paimon.maint"
+
+local spec = {
+  name = "rollback.lua",
+  positional = {"TABLE"},
+  flags = {to_snapshot = "integer", to_tag = "string", to_timestamp = "string", as_latest = "boolean",
+           branch = "string", threads = "integer", dry_run = "boolean", json = "boolean"},
+  min = {to_snapshot = 1, threads = 1},
+  usage = [[
+usage: paimon-lua rollback.lua TABLE (--to-snapshot ID | --to-tag NAME | --to-timestamp T) [options]
+  --to-snapshot ID   roll back to snapshot ID
+  --to-tag NAME      roll back to tag NAME (its snapshot is written back if it expired)
+  --to-timestamp T   roll back to the latest snapshot committed at or before T: epoch
+                     milliseconds or a timestamp (2026-11-29 10:00:00, local time, or ISO 8601)
+  --as-latest        do not delete anything: commit a new latest snapshot whose content is
+                     the target's (Java's rollback_to_as_latest; the recovery to try first)
+  --branch B         roll back branch B instead of main
+  --threads N        delete with N threads (default 4)
+  --dry-run          print the plan, change nothing
+  --json             print one JSON object
+Without --as-latest the snapshots, tags and long-lived changelogs above the target
+are removed, with the files only they used.
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict (a writer committed meanwhile)]],
+}
+
+local function main(opts, pos)
+  local given = (opts.to_snapshot and 1 or 0) + (opts.to_tag and 1 or 0) + (opts.to_timestamp and 1 or 0)
+  if given ~= 1 then cli.usage_error("give exactly one of --to-snapshot, --to-tag, --to-timestamp") end
+  local ts
+  if opts.to_timestamp then
+    ts = math.tointeger(tonumber(opts.to_timestamp)) or maint.parse_timestamp(opts.to_timestamp)
+    if not ts then
+      cli.usage_error("--to-timestamp expects epoch milliseconds or a timestamp (2026-11-29 10:00:00 or ISO 8601), got '"
+                      .. opts.to_timestamp .. "'")
+    end
+  end
+  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  if not t then cli.fail(msg, code) end
+  local r
+  r, msg, code = maint.call(t.rollback, t, {to_snapshot = opts.to_snapshot, to_tag = opts.to_tag, to_timestamp = ts,
+                                            as_latest = opts.as_latest or false, dry_run = opts.dry_run or false,
+                                            threads = opts.threads or 4, progress = maint.progress_fn(true)})
+  t:close()
+  if not r then cli.fail(msg, code) end
+  if opts.json then
+    local json = require "paimon.json"
+    for _, k in ipairs{"snapshots", "tags", "changelogs"} do if r[k] then r[k] = json.array(r[k]) end end
+    maint.print_json(r)
+  elseif r.as_latest then
+    io.stdout:write(string.format("%s snapshot %d as the new latest snapshot %d (content of snapshot %d: %d file(s) back, %d removed from view); nothing deleted\n",
+                                  r.dry_run and "would commit" or "committed", r.latest, r.latest, r.target,
+                                  r.added, r.removed))
+  else
+    local title = string.format("%s back to snapshot %d (was %d): %d snapshot(s), %d tag(s), %d changelog(s) removed%s",
+                                r.dry_run and "would roll" or "rolled", r.target, r.previous_latest, #r.snapshots,
+                                #r.tags, #r.changelogs, r.recreated and "; the tag's snapshot written back" or "")
+    maint.print_human(title, r)
+    if r.consumers_ahead > 0 then
+      io.stderr:write("rollback.lua: ", r.consumers_ahead,
+                      " consumer(s) read past the target; reset them with consumer.lua\n")
+    end
+  end
+  if r.failures and #r.failures > 0 then return cli.EXIT_FAILED end
+  return cli.EXIT_OK
+end
+
+return cli.run(spec, main, {...})

@@ -1,0 +1,378 @@
+-- Rollback (Java RollbackHelper.cleanLargerThan, FileStoreTable.rollbackTo,
+-- the rollback_to / rollback_to_timestamp / rollback_to_as_latest
+-- procedures) and consumers (ConsumerManager) on temp copies of the
+-- Java-written fixtures, checked with the independent reader
+-- spec/support/pyref.py: afterwards the table reads exactly as the target
+-- did, what stays is complete (verify, every branch and tag), a dry run's
+-- plan is the real run's deletions.
+local H = require "helper"
+local paimon = require "paimon"
+local maint = require "paimon.maint"
+
+local ORC = "cpp-parquet-append_10-orc-manifests"
+local PK = "cpp-parquet-pk_btree_partitioned_e2e"     -- 5 snapshots, tag fallback-base at 2, branch fallback
+
+local function files_view(copy, extra)
+  local v = H.pyref_json(copy, "files", extra)
+  local out = {}
+  for _, f in ipairs(v) do
+    out[#out + 1] = string.format("%s|%d|%d|%s|%d", f.file_path, f.bucket, f.level, f.file_name, f.record_count)
+  end
+  table.sort(out)
+  return table.concat(out, "\n")
+end
+
+local function snapshot_ids(copy)
+  local ids = {}
+  for _, s in ipairs(H.pyref_json(copy, "snapshots")) do ids[#ids + 1] = maint.toint(s.snapshot_id) end
+  table.sort(ids)
+  return ids
+end
+
+local function hint(copy, which) return H.read_file(copy .. "/snapshot/" .. which) end
+
+local function missing_set(copy)
+  local t = assert(paimon.open(copy))
+  local v = assert(t:verify{all_snapshots = true})
+  t:close()
+  local set = {}
+  for _, m in ipairs(v.missing) do set[m.path] = true end
+  assert.equals(0, #v.wrong_size + #v.unreadable)
+  return set
+end
+
+-- Everything every retained snapshot, tag and branch needs exists (besides
+-- files already missing before: one fixture's external data path is not
+-- on this machine).
+local function verify_ok(copy, missing_before)
+  for p in pairs(missing_set(copy)) do
+    assert.is_true(missing_before and missing_before[p] or false, "missing after the rollback: " .. p)
+  end
+end
+
+local function rollback_cli(args) return H.script("rollback.lua", args) end
+local function consumer_cli(args) return H.script("consumer.lua", args) end
+
+-- Every file path the dry run planned, as a sorted list.
+local function plan_paths(r)
+  local v = {}
+  for _, p in ipairs(r.paths) do v[#v + 1] = p.kind .. " " .. p.path end
+  table.sort(v)
+  return table.concat(v, "\n")
+end
+
+local function removed_files(before, after)
+  local gone = {}
+  for line in before:gmatch("[^\n]+") do
+    local path = line:match("^(%S+)")
+    if not after:find(path, 1, true) then gone[#gone + 1] = path end
+  end
+  return gone
+end
+
+describe("rollback to a snapshot on every Java fixture", function()
+  for _, fx in ipairs(H.fixture_tables()) do
+    if fx.name ~= ORC then
+      it(fx.name .. ": reads as the target, later snapshots gone, dry run = real run", function()
+        local copy, dir = H.copy_table(fx.path)
+        local ids = snapshot_ids(copy)
+        assert.is_true(#ids >= 1)
+        if #ids < 2 then H.rmdir(dir) return end
+        local target = ids[#ids - 1]
+        local want = files_view(copy, {"--snapshot", string.format("%d", target)})
+        local before = H.tree(copy)
+        local missing = missing_set(copy)
+        local t = assert(paimon.open(copy))
+        local plan = assert(t:rollback{to_snapshot = target, dry_run = true})
+        assert.equals(before, H.tree(copy))    -- a dry run changes nothing
+        local r = assert(t:rollback{to_snapshot = target})
+        t:close()
+        assert.equals(target, r.latest)
+        assert.same({ids[#ids]}, r.snapshots)
+        assert.same(plan.snapshots, r.snapshots)
+        assert.same(plan.deleted, r.deleted)
+        -- the files the plan named are exactly those gone (besides the snapshot file)
+        local after = H.tree(copy)
+        local planned = {}
+        for _, p in ipairs(plan.paths) do planned[p.path] = true; assert.is_false(H.exists(p.path), p.path) end
+        assert.equals(want, files_view(copy))
+        local kept = {}
+        for i = 1, #ids - 1 do kept[i] = ids[i] end
+        assert.same(kept, snapshot_ids(copy))
+        assert.equals(string.format("%d", target), hint(copy, "LATEST"))
+        assert.is_false(H.exists(copy .. string.format("/snapshot/snapshot-%d", ids[#ids])))
+        assert.is_true(#removed_files(before, after) >= #plan.paths)
+        verify_ok(copy, missing)
+        H.rmdir(dir)
+      end)
+
+      it(fx.name .. ": --as-latest to the earliest snapshot reads as it and deletes nothing", function()
+        local copy, dir = H.copy_table(fx.path)
+        local ids = snapshot_ids(copy)
+        local want = files_view(copy, {"--snapshot", string.format("%d", ids[1])})
+        local before = H.file_set(copy)
+        local missing = missing_set(copy)
+        local t = assert(paimon.open(copy))
+        if next(missing) then
+          -- files the target needs are gone (an external path not on this
+          -- machine): the commit refuses, nothing is published
+          local tree = H.tree(copy)
+          local r, msg = t:rollback{to_snapshot = ids[1], as_latest = true}
+          t:close()
+          assert.is_nil(r)
+          assert.matches("is missing", msg, 1, true)
+          assert.equals(tree, H.tree(copy))
+          H.rmdir(dir)
+          return
+        end
+        local r = assert(t:rollback{to_snapshot = ids[1], as_latest = true})
+        t:close()
+        assert.equals(ids[#ids] + 1, r.latest)
+        assert.equals(want, files_view(copy))
+        for p in pairs(before) do assert.is_true(H.exists(p) or H.exists(copy .. "/" .. p), p) end
+        verify_ok(copy, missing)
+        H.rmdir(dir)
+      end)
+    end
+  end
+end)
+
+describe("rollback on the tagged and branched fixture", function()
+  it("to snapshot 1: tags above go, the branch keeps every file it needs", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    -- a second tag above the target (Java writes the snapshot JSON + tag fields)
+    H.write_file(copy .. "/tag/tag-t4", H.read_file(copy .. "/snapshot/snapshot-4"))
+    local want = files_view(copy, {"--snapshot", "1"})
+    local branch_before = files_view(copy, {"--branch", "fallback"})
+    local out, err, rc = rollback_cli({copy, "--to-snapshot", "1", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.same({5, 4, 3, 2}, r.snapshots)
+    table.sort(r.tags)
+    assert.same({"fallback-base", "t4"}, r.tags)
+    assert.is_false(H.exists(copy .. "/tag/tag-t4"))
+    assert.is_false(H.exists(copy .. "/tag/tag-fallback-base"))
+    assert.equals(want, files_view(copy))
+    assert.equals(branch_before, files_view(copy, {"--branch", "fallback"}))
+    assert.is_true(r.protected > 0)    -- the branch's files were candidates and stayed
+    verify_ok(copy)
+    H.rmdir(dir)
+  end)
+
+  it("to a tag: the tag stays, the table reads as it", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local want = files_view(copy, {"--tag", "fallback-base"})
+    local out, err, rc = rollback_cli({copy, "--to-tag", "fallback-base", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.equals(2, r.target)
+    assert.is_false(r.recreated)
+    assert.is_true(H.exists(copy .. "/tag/tag-fallback-base"))
+    assert.equals(want, files_view(copy))
+    assert.same({1, 2}, snapshot_ids(copy))
+    verify_ok(copy)
+    H.rmdir(dir)
+  end)
+
+  it("to a tag whose snapshot expired: the snapshot is written back as Java does", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local snap2 = H.read_file(copy .. "/snapshot/snapshot-2")
+    local want = files_view(copy, {"--tag", "fallback-base"})
+    -- snapshots 1 and 2 expired (their files stay: the tag and snapshot 3 use them)
+    os.remove(copy .. "/snapshot/snapshot-1")
+    os.remove(copy .. "/snapshot/snapshot-2")
+    H.write_file(copy .. "/snapshot/EARLIEST", "3")
+    local t = assert(paimon.open(copy))
+    local plan = assert(t:rollback{to_tag = "fallback-base", dry_run = true})
+    assert.is_true(plan.recreated)
+    assert.is_false(H.exists(copy .. "/snapshot/snapshot-2"))
+    local r = assert(t:rollback{to_tag = "fallback-base"})
+    t:close()
+    assert.is_true(r.recreated)
+    assert.same({5, 4, 3}, r.snapshots)
+    assert.same(plan.deleted, r.deleted)
+    -- Tag.trimToSnapshot: byte for byte the snapshot Java wrote
+    assert.equals(snap2, H.read_file(copy .. "/snapshot/snapshot-2"))
+    assert.equals("2", hint(copy, "EARLIEST"))
+    assert.equals("2", hint(copy, "LATEST"))
+    assert.same({2}, snapshot_ids(copy))
+    assert.equals(want, files_view(copy))
+    verify_ok(copy)
+    H.rmdir(dir)
+  end)
+
+  it("to a timestamp: the latest snapshot at or before it", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local snaps = H.pyref_json(copy, "snapshots")
+    table.sort(snaps, function(a, b) return a.snapshot_id < b.snapshot_id end)
+    local ts = maint.toint(snaps[3].commit_time)
+    local want = files_view(copy, {"--snapshot", "3"})
+    -- one millisecond before snapshot 4 still means snapshot 3
+    local t4 = maint.toint(snaps[4].commit_time)
+    local out, err, rc = rollback_cli({copy, "--to-timestamp", string.format("%d", t4 - 1), "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(3, H.cjson.decode(out).target)
+    out, err, rc = rollback_cli({copy, "--to-timestamp", string.format("%d", ts), "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(3, H.cjson.decode(out).target)
+    assert.equals(want, files_view(copy))
+    -- before the first snapshot: nothing to roll back to
+    out, err, rc = rollback_cli({copy, "--to-timestamp", "1000"})
+    assert.equals(1, rc)
+    assert.matches("no snapshot at or before", err, 1, true)
+    H.rmdir(dir)
+  end)
+
+  it("--as-latest: snapshot latest+1 with the target's content, nothing deleted", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local want = files_view(copy, {"--snapshot", "2"})
+    local before = H.file_set(copy)
+    local out, err, rc = rollback_cli({copy, "--to-snapshot", "2", "--as-latest", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.equals(6, r.latest)
+    assert.equals(5, r.previous_latest)
+    assert.same({1, 2, 3, 4, 5, 6}, snapshot_ids(copy))
+    assert.equals(want, files_view(copy))
+    assert.equals(want, files_view(copy, {"--snapshot", "6"}))
+    for p in pairs(before) do assert.is_true(H.exists(p) or H.exists(copy .. "/" .. p), p) end
+    local s6 = H.decode(H.read_file(copy .. "/snapshot/snapshot-6"))
+    assert.equals("OVERWRITE", s6.commitKind)
+    verify_ok(copy)
+    H.rmdir(dir)
+  end)
+
+  it("refuses bad targets with a clear error and changes nothing", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local before = H.tree(copy)
+    local _, err, rc = rollback_cli({copy, "--to-snapshot", "9"})
+    assert.equals(1, rc)
+    assert.matches("snapshot 9 to roll back to does not exist", err, 1, true)
+    _, err, rc = rollback_cli({copy, "--to-tag", "nope"})
+    assert.equals(1, rc)
+    assert.matches("tag 'nope' not found", err, 1, true)
+    _, err, rc = rollback_cli({copy, "--to-snapshot", "2", "--to-tag", "fallback-base"})
+    assert.equals(2, rc)
+    _, err, rc = rollback_cli({copy})
+    assert.equals(2, rc)
+    -- an unreadable tag may protect files: refuse
+    H.write_file(copy .. "/tag/tag-broken", "{not json")
+    _, err, rc = rollback_cli({copy, "--to-snapshot", "4"})
+    assert.equals(1, rc)
+    assert.matches("tag 'broken'", err, 1, true)
+    os.remove(copy .. "/tag/tag-broken")
+    assert.equals(before, H.tree(copy))
+    local t = assert(paimon.open(copy))
+    assert.has_error(function() t:rollback{to_snapshot = 2, bogus = 1} end)
+    assert.has_error(function() t:rollback{} end)
+    t:close()
+    H.rmdir(dir)
+  end)
+
+  it("counts consumers that read past the target (left as Java leaves them)", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local t = assert(paimon.open(copy))
+    assert(t:reset_consumer("late", 5))
+    assert(t:reset_consumer("early", 2))
+    local r = assert(t:rollback{to_snapshot = 3})
+    assert.equals(1, r.consumers_ahead)
+    t:close()
+    H.rmdir(dir)
+  end)
+end)
+
+-- Table options added to schema-0 of a temp copy ({{key, value}, ...}).
+local function with_options(copy, kv)
+  local sp = copy .. "/schema/schema-0"
+  local s = H.read_file(sp)
+  for _, p in ipairs(kv) do
+    s = s:gsub('"options" : {', '"options" : {\n    "' .. p[1] .. '" : "' .. p[2] .. '",', 1)
+  end
+  H.write_file(sp, s)
+end
+
+describe("consumers", function()
+  it("reset writes Java's JSON, list shows it, delete removes it", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local out, err, rc = consumer_cli({copy, "reset", "job1", "--next-snapshot", "3"})
+    assert.equals(0, rc, err)
+    assert.equals('{\n  "nextSnapshot" : 3\n}', H.read_file(copy .. "/consumer/consumer-job1"))
+    out, err, rc = consumer_cli({copy, "reset", "job1", "--next-snapshot", "4", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.equals(3, r.previous)
+    out, err, rc = consumer_cli({copy, "list", "--json"})
+    assert.equals(0, rc, err)
+    r = H.cjson.decode(out)
+    assert.equals(1, r.count)
+    assert.equals("job1", r.consumers[1].id)
+    assert.equals(4, r.consumers[1].next_snapshot)
+    out, err, rc = consumer_cli({copy, "delete", "job1"})
+    assert.equals(0, rc, err)
+    assert.is_false(H.exists(copy .. "/consumer/consumer-job1"))
+    out, err, rc = consumer_cli({copy, "delete", "job1"})
+    assert.equals(1, rc)
+    assert.matches("consumer 'job1' not found", err, 1, true)
+    _, _, rc = consumer_cli({copy, "reset", "job1"})
+    assert.equals(2, rc)
+    _, _, rc = consumer_cli({copy, "reset", "../x", "--next-snapshot", "2"})
+    assert.equals(2, rc)
+    _, _, rc = consumer_cli({copy, "frob"})
+    assert.equals(2, rc)
+    H.rmdir(dir)
+  end)
+
+  it("expire removes consumers not updated for the expiration (ConsumerManager.expire)", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local t = assert(paimon.open(copy))
+    assert(t:reset_consumer("dead", 2))
+    assert(t:reset_consumer("live", 3))
+    os.execute("touch -d '3 days ago' " .. H.sh_quote(copy .. "/consumer/consumer-dead"))
+    local r = assert(t:expire_consumers{expiration = "2d", dry_run = true})
+    assert.equals(1, r.count)
+    assert.equals("dead", r.expired[1].id)
+    assert.is_true(H.exists(copy .. "/consumer/consumer-dead"))
+    r = assert(t:expire_consumers{expiration = "2d"})
+    assert.equals(1, r.count)
+    assert.equals(1, r.kept)
+    assert.is_false(H.exists(copy .. "/consumer/consumer-dead"))
+    assert.is_true(H.exists(copy .. "/consumer/consumer-live"))
+    -- without an expiration and without the table option: a usage error
+    assert.has_error(function() t:expire_consumers{} end)
+    t:close()
+    H.rmdir(dir)
+  end)
+
+  it("snapshot expiration expires dead consumers first (consumer.expiration-time)", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    with_options(copy, {{"consumer.expiration-time", "1 d"}})
+    os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))
+    H.write_file(copy .. "/consumer/consumer-dead", '{\n  "nextSnapshot" : 2\n}')
+    os.execute("touch -d '3 days ago' " .. H.sh_quote(copy .. "/consumer/consumer-dead"))
+    local t = assert(paimon.open(copy))
+    -- the plan already leaves the dead consumer out
+    local range = assert(t:expire_range{retain_min = 1, older_than = maint.now_ms()})
+    assert.equals("retain-min", range.capped_by)
+    local r = assert(t:expire_snapshots{retain_min = 1, older_than = maint.now_ms()})
+    assert.equals(4, r.expired)
+    assert.equals(1, r.consumers_expired)
+    assert.is_false(H.exists(copy .. "/consumer/consumer-dead"))
+    t:close()
+    H.rmdir(dir)
+  end)
+
+  it("a consumer updated within consumer.expiration-time still protects", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    with_options(copy, {{"consumer.expiration-time", "1 d"}})
+    os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))
+    H.write_file(copy .. "/consumer/consumer-live", '{\n  "nextSnapshot" : 3\n}')
+    local t = assert(paimon.open(copy))
+    local r = assert(t:expire_snapshots{retain_min = 1, older_than = maint.now_ms()})
+    assert.equals(2, r.expired)
+    assert.equals("consumer", r.capped_by)
+    assert.equals(0, r.consumers_expired)
+    assert.is_true(H.exists(copy .. "/consumer/consumer-live"))
+    t:close()
+    H.rmdir(dir)
+  end)
+end)

@@ -1,0 +1,569 @@
+/* Rollback and rollback as latest (pm_rollback.h has the rules). */
+#include "pm_rollback.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pm_commit.h"
+#include "pm_consumers.h"
+#include "pm_expire.h"
+#include "pm_meta.h"
+#include "pm_refs.h"
+#include "pm_set.h"
+
+void pm_rollback_result_free(pm_rollback_result *r) {
+    if (!r) return;
+    pm_clean_result_free(&r->clean);
+    free(r->snapshots);
+    pm_strv_free(r->tags, r->n_tags);
+    free(r->changelogs);
+    r->snapshots = NULL;
+    r->tags = NULL;
+    r->changelogs = NULL;
+    r->n_snapshots = r->n_tags = r->n_changelogs = 0;
+}
+
+static int push_id(int64_t **v, size_t *n, int64_t id, pm_err *e) {
+    int64_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv) return pm_nomem(e);
+    nv[(*n)++] = id;
+    *v = nv;
+    return PAIMON_OK;
+}
+
+static int snapshot_file(const paimon_table *t, int64_t id, pm_buf *out, pm_err *e) {
+    out->len = 0;
+    return pm_buf_printf(out, "%s/snapshot/snapshot-%lld", t->branch_root, (long long)id) ? pm_nomem(e) : PAIMON_OK;
+}
+
+static int snapshot_exists(paimon_table *t, int64_t id, int *ex, pm_err *e) {
+    pm_buf p = {0};
+    int rc = snapshot_file(t, id, &p, e);
+    if (!rc) rc = pm_io_exists(t->io, (char *)p.data, ex, e);
+    pm_buf_free(&p);
+    return rc;
+}
+
+/* ---- the target ------------------------------------------------------------- */
+
+/* Java earlierOrEqualTimeMills: the newest snapshot with timeMillis <= ts. */
+static int snapshot_at_time(paimon_table *t, int64_t ts, pm_snapshot **out, pm_err *e) {
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int rc = pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, e);
+    for (size_t i = n; !rc && i-- > 0;) {
+        pm_snapshot *s;
+        rc = pm_snapshot_read(t->io, t->branch_root, ids[i], &s, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; continue; }
+        if (rc) break;
+        if (s->time_millis <= ts) { *out = s; free(ids); return PAIMON_OK; }
+        pm_snapshot_free(s);
+    }
+    free(ids);
+    if (rc) return rc;
+    return pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot at or before timestamp %lld", t->branch_root, (long long)ts);
+}
+
+/* A tag with snapshot id `id` (Java's rollback_to_as_latest findSnapshot). */
+static int tag_with_id(paimon_table *t, int64_t id, pm_snapshot **out, pm_err *e) {
+    char **names = NULL;
+    size_t n = 0;
+    int rc = pm_tag_list(t->io, t->branch_root, &names, &n, e);
+    for (size_t i = 0; !rc && i < n && !*out; i++) {
+        pm_snapshot *s;
+        if ((rc = pm_tag_read(t->io, t->branch_root, names[i], &s, e))) break;
+        if (s->id == id) *out = s;
+        else pm_snapshot_free(s);
+    }
+    pm_strv_free(names, n);
+    return rc;
+}
+
+/* Tag fields dropped: Java Tag.trimToSnapshot. */
+static void trim_to_snapshot(pm_snapshot *s) {
+    free(s->tag_create_time);
+    free(s->tag_time_retained);
+    s->tag_create_time = s->tag_time_retained = NULL;
+    s->explicit_nulls &= ~(PM_SNAP_NULL_TAG_CREATE_TIME | PM_SNAP_NULL_TAG_TIME_RETAINED);
+}
+
+static int resolve_target(paimon_table *t, const pm_rollback_opts *o, pm_snapshot **out, int *from_tag, pm_err *e) {
+    *out = NULL;
+    *from_tag = 0;
+    int given = (o->to_snapshot > 0) + (o->to_tag != NULL) + (o->has_timestamp != 0);
+    if (given != 1)
+        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of a snapshot id, a tag or a timestamp");
+    int rc;
+    if (o->to_tag) {
+        rc = pm_tag_read(t->io, t->branch_root, o->to_tag, out, e);
+        if (rc) return rc;
+        *from_tag = 1;
+    } else if (o->has_timestamp) {
+        if ((rc = snapshot_at_time(t, o->to_timestamp_ms, out, e))) return rc;
+    } else {
+        rc = pm_snapshot_read(t->io, t->branch_root, o->to_snapshot, out, e);
+        if (rc == PAIMON_NOTFOUND && o->as_latest) {
+            pm_err_clear(e);
+            if ((rc = tag_with_id(t, o->to_snapshot, out, e))) return rc;
+            if (!*out) rc = PAIMON_NOTFOUND;
+            *from_tag = *out != NULL;
+        }
+        if (rc == PAIMON_NOTFOUND)
+            return pm_fail(e, PAIMON_NOTFOUND, "%s: snapshot %lld to roll back to does not exist", t->branch_root,
+                           (long long)o->to_snapshot);
+        if (rc) return rc;
+    }
+    trim_to_snapshot(*out);
+    return PAIMON_OK;
+}
+
+/* ---- as latest ---------------------------------------------------------------- */
+
+typedef struct entries {
+    pm_arena *arena;
+    pm_manifest_entry *v;
+    size_t n, cap;
+    pm_index_entry *ix;
+    size_t n_ix, cap_ix;
+} entries;
+
+static int entries_push(entries *x, const pm_manifest_entry *m, int kind, pm_err *e) {
+    if (x->n == x->cap) {
+        size_t nc = x->cap ? 2 * x->cap : 64;
+        pm_manifest_entry *nv = realloc(x->v, nc * sizeof *nv);
+        if (!nv) return pm_nomem(e);
+        x->v = nv;
+        x->cap = nc;
+    }
+    if (pm_manifest_entry_copy(x->arena, m, &x->v[x->n])) return pm_nomem(e);
+    x->v[x->n++].kind = kind;
+    return PAIMON_OK;
+}
+
+static int index_push(entries *x, const pm_index_entry *m, int kind, pm_err *e) {
+    if (x->n_ix == x->cap_ix) {
+        size_t nc = x->cap_ix ? 2 * x->cap_ix : 16;
+        pm_index_entry *nv = realloc(x->ix, nc * sizeof *nv);
+        if (!nv) return pm_nomem(e);
+        x->ix = nv;
+        x->cap_ix = nc;
+    }
+    if (pm_index_entry_copy(x->arena, m, &x->ix[x->n_ix])) return pm_nomem(e);
+    x->ix[x->n_ix++].kind = kind;
+    return PAIMON_OK;
+}
+
+/* Identifiers of s's live files into ids; with `other`, every live file of
+ * s not in other becomes an entry of `kind`. */
+static int live_diff(paimon_table *t, const pm_snapshot *s, pm_set *ids, const pm_set *other, int kind, entries *x,
+                     pm_err *e) {
+    pm_scan *sc;
+    int rc = pm_scan_open(t, s, NULL, &sc, e);
+    if (rc) return rc;
+    pm_buf id = {0};
+    const pm_manifest_entry *m;
+    while ((rc = pm_scan_next(sc, &m, e)) == PAIMON_OK) {
+        id.len = 0;
+        if (pm_file_identifier(m, &id)) { rc = pm_nomem(e); break; }
+        if (ids && pm_set_add(ids, id.data, id.len) < 0) { rc = pm_nomem(e); break; }
+        if (other && !pm_set_contains(other, id.data, id.len) && (rc = entries_push(x, m, kind, e))) break;
+    }
+    pm_buf_free(&id);
+    pm_scan_close(sc);
+    return rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+static int index_key(const pm_index_entry *ie, pm_buf *out) {
+    out->len = 0;
+    if (pm_buf_printf(out, "%s/%d/%s/", ie->index_type ? ie->index_type : "", (int)ie->bucket,
+                      ie->file_name ? ie->file_name : ""))
+        return -1;
+    return pm_buf_append(out, ie->partition.ptr, ie->partition.len);
+}
+
+/* Same for the index manifest's ADD entries. */
+static int index_diff(paimon_table *t, const char *im, pm_set *keys, const pm_set *other, int kind, entries *x,
+                      pm_err *e) {
+    if (!im) return PAIMON_OK;
+    pm_manifest_reader *r;
+    int rc = pm_table_open_manifest(t, im, PM_INDEX_MANIFEST, &r, e);
+    if (rc) return rc;
+    pm_buf k = {0};
+    const pm_index_entry *ie;
+    while ((rc = pm_manifest_next_index(r, &ie, e)) == PAIMON_OK) {
+        if (ie->kind != PM_FILE_ADD) continue;
+        if (index_key(ie, &k)) { rc = pm_nomem(e); break; }
+        if (keys && pm_set_add(keys, k.data, k.len) < 0) { rc = pm_nomem(e); break; }
+        if (other && !pm_set_contains(other, k.data, k.len) && (rc = index_push(x, ie, kind, e))) break;
+    }
+    pm_buf_free(&k);
+    pm_manifest_close(r);
+    return rc == PAIMON_DONE ? PAIMON_OK : rc;
+}
+
+/* The committed snapshot must read as the target (same live files); say
+ * so loudly if it does not, with the way back. */
+static int check_reads_as(paimon_table *t, int64_t id, int64_t target, const pm_set *want, pm_err *e) {
+    pm_snapshot *s = NULL;
+    int rc = pm_snapshot_read(t->io, t->branch_root, id, &s, e);
+    pm_set *got = rc ? NULL : pm_set_new();
+    if (!rc && !got) rc = pm_nomem(e);
+    entries extra = {pm_arena_new(1 << 12), NULL, 0, 0, NULL, 0, 0};
+    if (!rc && !extra.arena) rc = pm_nomem(e);
+    if (!rc) rc = live_diff(t, s, got, want, PM_FILE_ADD, &extra, e);
+    if (!rc && (extra.n || pm_set_size(got) != pm_set_size(want)))
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld was committed but does not read as snapshot %lld (%zu files, want %zu); roll back to snapshot %lld as latest to undo",
+                     t->branch_root, (long long)id, (long long)target, pm_set_size(got), pm_set_size(want),
+                     (long long)id - 1);
+    free(extra.v);
+    pm_arena_free(extra.arena);
+    pm_set_free(got);
+    pm_snapshot_free(s);
+    return rc;
+}
+
+static int rollback_as_latest(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target,
+                              pm_rollback_result *r, pm_err *e) {
+    pm_snapshot *latest = NULL;
+    int rc = pm_snapshot_read(t->io, t->branch_root, r->previous_latest, &latest, e);
+    if (rc) return rc;
+    entries x = {pm_arena_new(1 << 16), NULL, 0, 0, NULL, 0, 0};
+    pm_set *lt = pm_set_new(), *tg = pm_set_new(), *lix = pm_set_new(), *tix = pm_set_new();
+    if (!x.arena || !lt || !tg || !lix || !tix) rc = pm_nomem(e);
+    /* the latest's files that the target lacks go (DELETE), the target's
+     * that the latest lacks come back (ADD) */
+    if (!rc) rc = live_diff(t, target, tg, NULL, 0, &x, e);
+    if (!rc) rc = live_diff(t, latest, lt, tg, PM_FILE_DELETE, &x, e);
+    if (!rc) rc = live_diff(t, target, NULL, lt, PM_FILE_ADD, &x, e);
+    int same_index = (!target->index_manifest && !latest->index_manifest) ||
+                     (target->index_manifest && latest->index_manifest &&
+                      !strcmp(target->index_manifest, latest->index_manifest));
+    if (!rc && !same_index) {
+        rc = index_diff(t, target->index_manifest, tix, NULL, 0, &x, e);
+        if (!rc) rc = index_diff(t, latest->index_manifest, lix, tix, PM_FILE_DELETE, &x, e);
+        if (!rc) rc = index_diff(t, target->index_manifest, NULL, lix, PM_FILE_ADD, &x, e);
+    }
+    for (size_t i = 0; !rc && i < x.n; i++) *(x.v[i].kind == PM_FILE_ADD ? &r->added : &r->deleted) += 1;
+    for (size_t i = 0; !rc && i < x.n_ix; i++) *(x.ix[i].kind == PM_FILE_ADD ? &r->index_added : &r->index_deleted) += 1;
+    r->new_latest = r->previous_latest + 1;
+    if (!rc && !o->dry_run) {
+        pm_commit_opts co;
+        pm_commit_opts_from_table(t, &co);
+        char user[80];
+        char uuid[37];
+        pm_uuid4(uuid);
+        snprintf(user, sizeof user, "rollback-to-as-latest-%s", uuid);
+        co.commit_user = o->commit_user ? o->commit_user : user;
+        co.kind = "OVERWRITE";
+        co.expect_latest = r->previous_latest;
+        /* a full manifest compaction of the base: files the target had and
+         * a later snapshot deleted come back by a plain ADD, which the live
+         * rule only keeps when no DELETE of theirs is left in the base */
+        co.full_compaction_threshold = 1;
+        rc = pm_commit_with_index(t, x.v, x.n, x.ix, x.n_ix, &co, &r->new_latest, e);
+        if (rc) pm_err_prefix(e, "rollback to snapshot %lld as latest", (long long)target->id);
+        if (!rc) rc = check_reads_as(t, r->new_latest, target->id, tg, e);
+    }
+    pm_set_free(lt);
+    pm_set_free(tg);
+    pm_set_free(lix);
+    pm_set_free(tix);
+    free(x.v);
+    free(x.ix);
+    pm_arena_free(x.arena);
+    pm_snapshot_free(latest);
+    return rc;
+}
+
+/* ---- destructive rollback: plan ----------------------------------------------- */
+
+typedef struct rb_plan {
+    pm_snapshot **above; size_t n_above;         /* snapshots above the target, ascending */
+    pm_snapshot **kept; size_t n_kept;           /* [earliest, target] (or the recreated one) */
+    pm_snapshot **all; size_t n_all;
+    pm_snapshot **tags; size_t n_tags_read;      /* removed tags (parallel to r->tags) */
+    pm_snapshot **chl; size_t n_chl;             /* removed changelogs */
+    pm_deleter *data, *meta_a, *meta_b;
+    pm_protect *prot;
+    pm_buf fingerprint;                          /* tag and branch names when planned */
+} rb_plan;
+
+static void rb_plan_free(rb_plan *p) {
+    pm_refs_snapshots_free(p->all, p->n_all);
+    free(p->kept);
+    for (size_t i = 0; i < p->n_tags_read; i++) pm_snapshot_free(p->tags[i]);
+    free(p->tags);
+    for (size_t i = 0; i < p->n_chl; i++) pm_snapshot_free(p->chl[i]);
+    free(p->chl);
+    pm_deleter_free(p->data);
+    pm_deleter_free(p->meta_a);
+    pm_deleter_free(p->meta_b);
+    pm_protect_free(p->prot);
+    pm_buf_free(&p->fingerprint);
+}
+
+/* Tag and branch names (and each tag file's size): a tag created on a
+ * snapshot we remove, or a new branch, while we planned must abort. */
+static int fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
+    char **v = NULL;
+    size_t n = 0;
+    out->len = 0;
+    int rc = pm_tag_list(t->io, t->branch_root, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "t:%s\n", v[i]) ? pm_nomem(e) : 0;
+    pm_strv_free(v, n);
+    v = NULL;
+    n = 0;
+    if (!rc) rc = pm_branch_list(t->io, t->root, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "b:%s\n", v[i]) ? pm_nomem(e) : 0;
+    pm_strv_free(v, n);
+    return rc;
+}
+
+/* Tags above the target: read (an unreadable one refuses: it may be one
+ * that stays and protects files) and collected. */
+static int plan_tags(paimon_table *t, int64_t target, rb_plan *p, pm_rollback_result *r, pm_err *e) {
+    char **names = NULL;
+    size_t n = 0;
+    int rc = pm_tag_list(t->io, t->branch_root, &names, &n, e);
+    if (!rc && n && !(p->tags = calloc(n, sizeof *p->tags))) rc = pm_nomem(e);
+    if (!rc && n && !(r->tags = calloc(n, sizeof *r->tags))) rc = pm_nomem(e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_snapshot *s;
+        if ((rc = pm_tag_read(t->io, t->branch_root, names[i], &s, e))) {
+            pm_err_prefix(e, "refusing to roll back: cannot read tag '%s'", names[i]);
+            break;
+        }
+        if (s->id <= target) { pm_snapshot_free(s); continue; }
+        p->tags[p->n_tags_read++] = s;
+        r->tags[r->n_tags++] = names[i];
+        names[i] = NULL;
+    }
+    pm_strv_free(names, n);
+    return rc;
+}
+
+static int plan_changelogs(paimon_table *t, int64_t target, rb_plan *p, pm_rollback_result *r, pm_err *e) {
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int rc = pm_changelog_list_ids(t->io, t->branch_root, &ids, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    if (!rc && n && !(p->chl = calloc(n, sizeof *p->chl))) rc = pm_nomem(e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (ids[i] <= target) continue;
+        pm_snapshot *s;
+        rc = pm_changelog_read(t->io, t->branch_root, ids[i], &s, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; continue; }
+        if (rc) { pm_err_prefix(e, "refusing to roll back: cannot read changelog %lld", (long long)ids[i]); break; }
+        p->chl[p->n_chl++] = s;
+        rc = push_id(&r->changelogs, &r->n_changelogs, ids[i], e);
+    }
+    free(ids);
+    return rc;
+}
+
+static int in_above(const rb_plan *p, int64_t id) {
+    for (size_t i = 0; i < p->n_above; i++)
+        if (p->above[i]->id == id) return 1;
+    return 0;
+}
+
+static int plan_rollback(paimon_table *t, const pm_rollback_opts *o, pm_snapshot *target, rb_plan *p,
+                         pm_rollback_result *r, pm_err *e) {
+    int64_t earliest;
+    int rc = pm_snapshot_earliest_id(t->io, t->branch_root, &earliest, e);
+    if (!rc) rc = fingerprint(t, &p->fingerprint, e);
+    if (!rc && (rc = pm_refs_snapshots(t, earliest, &p->all, &p->n_all, e))) pm_err_prefix(e, "refusing to roll back");
+    if (rc) return rc;
+    size_t k = 0;
+    while (k < p->n_all && p->all[k]->id <= target->id) k++;
+    p->above = p->all + k;
+    p->n_above = p->n_all - k;
+    p->kept = calloc(k + 1, sizeof *p->kept);
+    if (!p->kept) return pm_nomem(e);
+    int target_exists = k > 0 && p->all[k - 1]->id == target->id;
+    if (target_exists) {
+        memcpy(p->kept, p->all, k * sizeof *p->kept);
+        p->n_kept = k;
+    } else {
+        /* a tag whose snapshot expired: it alone is what stays (Java
+         * cleanLargerThan removes every snapshot above it) */
+        p->kept[0] = target;
+        p->n_kept = 1;
+        r->recreated = 1;
+        p->above = p->all;
+        p->n_above = p->n_all;
+    }
+    for (size_t i = p->n_above; i-- > 0;)
+        if ((rc = push_id(&r->snapshots, &r->n_snapshots, p->above[i]->id, e))) return rc;
+    if ((rc = plan_tags(t, target->id, p, r, e)) || (rc = plan_changelogs(t, target->id, p, r, e))) return rc;
+    if ((rc = pm_protect_build(t, p->kept, p->n_kept, target->id, o->threads, &p->prot, e))) {
+        pm_err_prefix(e, "refusing to roll back");
+        return rc;
+    }
+    p->data = pm_deleter_new();
+    p->meta_a = pm_deleter_new();
+    p->meta_b = pm_deleter_new();
+    if (!p->data || !p->meta_a || !p->meta_b) return pm_nomem(e);
+    int64_t prot = 0;
+    /* a removed snapshot's files are its delta's additions (the rest was
+     * live at the one below it); a removed tag or recreated-target case
+     * without its snapshot: its whole live set */
+    for (size_t i = 0; !rc && i < p->n_above; i++)
+        rc = pm_protect_plan_dropped(p->prot, p->above[i], i == 0 && !target_exists, p->data, p->meta_a, p->meta_b,
+                                     &prot, &r->unreadable, e);
+    for (size_t i = 0; !rc && i < p->n_tags_read; i++)
+        if (!in_above(p, p->tags[i]->id))
+            rc = pm_protect_plan_dropped(p->prot, p->tags[i], 1, p->data, p->meta_a, p->meta_b, &prot, &r->unreadable, e);
+    for (size_t i = 0; !rc && i < p->n_chl; i++)
+        rc = pm_protect_plan_dropped(p->prot, p->chl[i], 0, p->data, p->meta_a, p->meta_b, &prot, &r->unreadable, e);
+    r->clean.protected_files = prot;
+    return rc;
+}
+
+/* ---- destructive rollback: act ------------------------------------------------- */
+
+/* The rule against a racing writer before anything is deleted. */
+static int check_unchanged(paimon_table *t, const rb_plan *p, int64_t latest, pm_err *e) {
+    int64_t now = 0;
+    int ex = 0;
+    pm_buf fp = {0};
+    int rc = pm_snapshot_latest_id(t->io, t->branch_root, &now, e);
+    if (!rc) rc = snapshot_exists(t, latest + 1, &ex, e);
+    if (!rc && (now != latest || ex))
+        rc = pm_fail(e, PAIMON_CONFLICT, "%s: a snapshot was committed while the rollback was planned (latest %lld, planned from %lld); nothing deleted, run again",
+                     t->branch_root, (long long)(ex ? latest + 1 : now), (long long)latest);
+    if (!rc) rc = fingerprint(t, &fp, e);
+    if (!rc && (fp.len != p->fingerprint.len || memcmp(fp.data, p->fingerprint.data, fp.len)))
+        rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags or branches changed while the rollback was planned; nothing deleted, run again",
+                     t->branch_root);
+    pm_buf_free(&fp);
+    return rc;
+}
+
+static int write_back_snapshot(paimon_table *t, const pm_snapshot *target, pm_err *e) {
+    pm_buf json = {0}, path = {0};
+    int rc = pm_snapshot_to_json(target, &json) ? pm_nomem(e) : PAIMON_OK;
+    if (!rc) rc = snapshot_file(t, target->id, &path, e);
+    if (!rc) rc = pm_io_create_no_replace(t->io, (char *)path.data, json.data, json.len, e);
+    if (rc) pm_err_prefix(e, "rollback: writing back snapshot %lld of the tag", (long long)target->id);
+    pm_buf_free(&json);
+    pm_buf_free(&path);
+    return rc;
+}
+
+/* Snapshot files above the target, newest first; before each, no snapshot
+ * may have appeared above the planned latest; after the last, none above
+ * the target may exist. */
+static int remove_snapshots(paimon_table *t, const pm_rollback_result *r, int64_t target, pm_err *e) {
+    int64_t latest = r->previous_latest;
+    pm_buf p = {0};
+    int rc = PAIMON_OK;
+    for (size_t i = 0; !rc && i < r->n_snapshots; i++) {
+        int ex = 0;
+        if ((rc = snapshot_exists(t, latest + 1, &ex, e))) break;
+        if (ex) {
+            rc = pm_fail(e, PAIMON_CONFLICT, "%s: snapshot %lld was committed during the rollback; snapshots above %lld were removed down to %lld, no data file deleted; the table reads as snapshot %lld (run verify)",
+                         t->branch_root, (long long)(latest + 1), (long long)target,
+                         (long long)(i ? r->snapshots[i - 1] : latest + 1), (long long)(latest + 1));
+            break;
+        }
+        if ((rc = snapshot_file(t, r->snapshots[i], &p, e))) break;
+        rc = pm_io_remove(t->io, (char *)p.data, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    }
+    pm_buf_free(&p);
+    if (rc) return rc;
+    int64_t *ids = NULL;
+    size_t n = 0;
+    if ((rc = pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, e))) return rc;
+    if (n && ids[n - 1] > target)
+        rc = pm_fail(e, PAIMON_CONFLICT, "%s: snapshot %lld appeared during the rollback; no data file deleted (run verify)",
+                     t->branch_root, (long long)ids[n - 1]);
+    free(ids);
+    return rc;
+}
+
+static int remove_named(paimon_table *t, const char *dir, const char *name, pm_err *e) {
+    pm_buf p = {0};
+    int rc = pm_buf_printf(&p, "%s/%s/%s-%s", t->branch_root, dir, dir, name) ? pm_nomem(e) : PAIMON_OK;
+    if (!rc) rc = pm_io_remove(t->io, (char *)p.data, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    if (rc) pm_err_prefix(e, "rollback: removing %s-%s", dir, name);
+    pm_buf_free(&p);
+    return rc;
+}
+
+static int act(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target, rb_plan *p,
+               pm_rollback_result *r, pm_err *e) {
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    int rc = PAIMON_OK;
+    if (!o->dry_run) {
+        if ((rc = check_unchanged(t, p, r->previous_latest, e))) return rc;
+        if (r->recreated && (rc = write_back_snapshot(t, target, e))) return rc;
+        if ((rc = remove_snapshots(t, r, target->id, e))) return rc;
+        /* Java commitLatestHint(retained id); EARLIEST for a written-back tag */
+        if ((rc = pm_hint_write(t->io, t->branch_root, "LATEST", target->id, e))) return rc;
+        if (r->recreated && (rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", target->id, e))) return rc;
+        char num[32];
+        for (size_t i = 0; !rc && i < r->n_tags; i++) rc = remove_named(t, "tag", r->tags[i], e);
+        for (size_t i = 0; !rc && i < r->n_changelogs; i++) {
+            snprintf(num, sizeof num, "%lld", (long long)r->changelogs[i]);
+            rc = remove_named(t, "changelog", num, e);
+        }
+        if (rc) return rc;
+    }
+    pm_deleter *phases[3] = {p->data, p->meta_a, p->meta_b};
+    static const char *const names[3] = {"data files", "manifests", "manifest lists"};
+    for (int ph = 0; ph < 3; ph++) {
+        if ((rc = pm_deleter_run(phases[ph], t->io, t->root, &co, names[ph], &r->clean, e))) return rc;
+        if (!o->dry_run && r->clean.n_failures)
+            return pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); the table is rolled back to snapshot %lld, the rest are orphans",
+                           t->root, r->clean.n_failures, r->clean.failures[0].path, r->clean.failures[0].msg,
+                           (long long)target->id);
+    }
+    return PAIMON_OK;
+}
+
+static int count_consumers_ahead(paimon_table *t, int64_t target, pm_rollback_result *r, pm_err *e) {
+    pm_consumer_info *v = NULL;
+    size_t n = 0;
+    int rc = pm_consumers_list(t, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) r->consumers_ahead += v[i].next_snapshot > target + 1;
+    pm_consumer_infos_free(v, n);
+    return rc;
+}
+
+int pm_rollback(paimon_table *t, const pm_rollback_opts *o, pm_rollback_result *r, pm_err *e) {
+    int64_t t0 = pm_now_millis();
+    memset(r, 0, sizeof *r);
+    r->clean.dry_run = o->dry_run;
+    int rc = pm_table_check_manifest_format(t, e);
+    if (rc) return rc;
+    pm_snapshot *target = NULL;
+    int from_tag = 0;
+    if ((rc = resolve_target(t, o, &target, &from_tag, e))) return rc;
+    r->target = target->id;
+    rc = pm_snapshot_latest_id(t->io, t->branch_root, &r->previous_latest, e);
+    if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot: nothing to roll back", t->branch_root);
+    if (!rc && target->id > r->previous_latest)
+        rc = pm_fail(e, PAIMON_MISUSE, "%s: snapshot %lld is above the latest (%lld)", t->branch_root,
+                     (long long)target->id, (long long)r->previous_latest);
+    if (!rc && o->as_latest) {
+        rc = rollback_as_latest(t, o, target, r, e);
+    } else if (!rc) {
+        (void)from_tag;
+        rb_plan p;
+        memset(&p, 0, sizeof p);
+        r->new_latest = target->id;
+        rc = plan_rollback(t, o, target, &p, r, e);
+        if (!rc) rc = count_consumers_ahead(t, target->id, r, e);
+        if (!rc) rc = act(t, o, target, &p, r, e);
+        /* p.kept may hold target itself (not owned by p) */
+        rb_plan_free(&p);
+    }
+    pm_snapshot_free(target);
+    r->clean.duration_ms = pm_now_millis() - t0;
+    if (rc) pm_rollback_result_free(r);
+    return rc;
+}

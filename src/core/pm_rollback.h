@@ -1,0 +1,66 @@
+/* Rollback (Java FileStoreTable.rollbackTo + RollbackHelper.cleanLargerThan,
+ * the rollback_to / rollback_to_timestamp procedures) and its
+ * non-destructive variant (rollback_to_as_latest,
+ * FileStoreCommitImpl.rollbackToAsLatest). The target is a snapshot id, a
+ * tag, or a timestamp (the latest snapshot at or before it, Java's
+ * SnapshotManager.earlierOrEqualTimeMills).
+ *
+ * Destructive rollback: everything is read and planned first; the files
+ * of the snapshots, tags and long-lived changelogs above the target are
+ * deleted only when nothing retained (snapshots up to the target, the tags
+ * and changelogs that stay, every other branch) needs them (pm_protect,
+ * the walk expiration uses). The rule against racing writers: right before
+ * the first deletion LATEST must still be the snapshot we planned from and
+ * tags/branches unchanged; snapshot files go newest first, each after
+ * checking that no snapshot above the planned latest appeared; after the
+ * last one no snapshot above the target may exist. Any of these failing
+ * is PAIMON_CONFLICT before a single data file or manifest is deleted, so
+ * the table stays readable (at worst with snapshots above the target gone
+ * and the writer's snapshot on top). Only then: LATEST hint, tag files,
+ * changelog files, data files, manifests, manifest lists. A crash anywhere
+ * leaves a readable table; files a crash left behind are orphans for
+ * orphan cleaning. A tag whose snapshot expired is first written back as
+ * snapshot-<id> (no-replace), then the others go and EARLIEST moves to it.
+ *
+ * As latest: a new snapshot latest+1 (OVERWRITE, through pm_commit with
+ * expect_latest: a writer that commits first makes it PAIMON_CONFLICT)
+ * whose live files and index files are the target's; nothing is deleted. */
+#ifndef PM_ROLLBACK_H
+#define PM_ROLLBACK_H
+
+#include "pm_deleter.h"
+#include "pm_table.h"
+
+typedef struct pm_rollback_opts {
+    int64_t to_snapshot;          /* > 0: this snapshot id */
+    const char *to_tag;           /* else this tag */
+    int has_timestamp;            /* else the latest snapshot with timeMillis <= to_timestamp_ms */
+    int64_t to_timestamp_ms;
+    int as_latest;
+    int dry_run;
+    int threads;
+    const char *commit_user;      /* as latest; NULL: "rollback-to-as-latest-<uuid>" */
+    pm_progress_fn progress;
+    void *progress_ud;
+} pm_rollback_opts;
+
+typedef struct pm_rollback_result {
+    pm_clean_result clean;        /* data files, manifests, lists (a plan in a dry run) */
+    int64_t target;               /* the snapshot id rolled back to */
+    int64_t previous_latest;
+    int64_t new_latest;           /* target, or the as-latest snapshot (dry run: what it would be) */
+    int recreated;                /* the tag's expired snapshot was (would be) written back */
+    int64_t *snapshots; size_t n_snapshots;       /* snapshot files removed, newest first */
+    char **tags; size_t n_tags;                   /* tag files removed */
+    int64_t *changelogs; size_t n_changelogs;     /* long-lived changelog files removed */
+    int64_t unreadable;           /* manifests of removed snapshots that could not be read: their files stay */
+    int64_t consumers_ahead;      /* consumers whose nextSnapshot is above target + 1 (left as Java does) */
+    int64_t added, deleted;       /* as latest: data-file entries of the new snapshot */
+    int64_t index_added, index_deleted;
+} pm_rollback_result;
+
+void pm_rollback_result_free(pm_rollback_result *r);
+
+int pm_rollback(paimon_table *t, const pm_rollback_opts *o, pm_rollback_result *r, pm_err *e);
+
+#endif
