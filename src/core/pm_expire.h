@@ -51,14 +51,17 @@ typedef struct pm_expire_result {
     pm_expire_range range;
     int64_t expired;              /* snapshots expired (dry run: that would expire) */
     char refused[512];            /* dry run on a table a real run refuses: why */
+    int64_t changelogs;           /* decoupled lifecycle: changelog/changelog-<id> written (dry run: would be) */
 } pm_expire_result;
 
 /* Expire snapshots of t's branch. Deletion order: data files (+ extra
  * files), changelog files, manifests / index files / statistics, manifest
  * lists / index manifests, snapshot files (ascending), EARLIEST. A re-run
- * after a crash anywhere finishes the job. Tables with a decoupled
- * changelog lifecycle or non-Avro manifests: PAIMON_UNSUPPORTED (a dry run
- * still returns the plan and sets refused). Free with
+ * after a crash anywhere finishes the job. With a decoupled changelog
+ * lifecycle (changelog.* retention above the snapshot's) each expired
+ * snapshot is first written to changelog/changelog-<id> (Java's
+ * ExpireSnapshotsImpl) and keeps what it reads (pm_changelog.h). Tables
+ * with non-Avro manifests: PAIMON_UNSUPPORTED. Free with
  * pm_clean_result_free(&res->clean). */
 int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e);
 
@@ -78,4 +81,11 @@ int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const
                                 int threads, pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
                                 int64_t *protected_files, pm_err *e);
 
+/* Changelog expiration (pm_changelog.c): what deleting the n long-lived
+ * changelogs frees (Java ChangelogDeletion), kept: every snapshot, tag
+ * and other changelog of t's branch and every other branch; an
+ * unreadable file of any of them refuses. Sinks as above. */
+int pm_expire_plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, size_t n, int threads,
+                                      pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
+                                      int64_t *protected_files, pm_err *e);
 #endif

@@ -303,6 +303,7 @@ static int run_expire_snapshots(paimon_table *t, const pm_op_args *a, const pm_o
     pm_rv *o = res->root;
     put_clean(res, o, &er.clean);
     pm_rv_int(res, o, "expired", er.expired);
+    if (er.changelogs > 0) pm_rv_int(res, o, "changelogs", er.changelogs);   /* moved to changelog/ */
     if (er.expired > 0) {
         pm_rv *range = pm_rv_list(res, o, "range");
         pm_rv_int(res, range, NULL, er.range.begin);
