@@ -190,3 +190,7 @@ int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimon_result **
 int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "expire_tags", o, out);
 }
+
+int paimon_expire_changelogs(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "expire_changelogs", o, out);
+}

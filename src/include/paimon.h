@@ -126,6 +126,11 @@ PAIMON_API void paimon_free(void *p);
  *   expire_tags:         older-than / older-than-ms, num-retained-max,
  *                        threads, dry-run, now-ms: Java's rule (TagTimeExpire,
  *                        tag.num-retained-max); "candidates" lists every tag
+ *   expire_changelogs:   retain-min, retain-max, older-than / older-than-ms,
+ *                        max-deletes, threads, dry-run, now-ms: the long-lived
+ *                        changelogs (changelog/) by Java's ExpireChangelogImpl
+ *                        (defaults: changelog.num-retained.*, changelog.time-
+ *                        retained, else the snapshot.* ones)
  * Booleans are "true" / "false"; integers are decimal. FileIO options
  * (s3.endpoint, credentials, ...) are not operation options: they are
  * given once to paimon_table_open_v2 and every operation on the table
@@ -150,6 +155,7 @@ PAIMON_API int paimon_create_tag(paimon_table *t, const paimon_options *o, paimo
 PAIMON_API int paimon_delete_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_expire_changelogs(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
