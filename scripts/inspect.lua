@@ -19,8 +19,11 @@ local VIEWS = {
   tags = {"tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time", "time_retained"},
   branches = {"branch_name"},
   consumers = {"consumer_id", "next_snapshot_id"},
+  changelogs = {"changelog_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
+                "changelog_manifest_list", "delta_manifest_list", "changelog_record_count", "delta_record_count"},
 }
-local VIEW_NAMES = {"snapshots", "schemas", "options", "files", "manifests", "partitions", "tags", "branches", "consumers"}
+local VIEW_NAMES = {"snapshots", "schemas", "options", "files", "manifests", "partitions", "tags", "branches", "consumers",
+                    "changelogs"}
 
 local spec = {
   name = "inspect.lua",
@@ -90,6 +93,21 @@ function builders.snapshots(t)
       total_record_count = s.total_record_count, delta_record_count = s.delta_record_count,
       changelog_record_count = s.changelog_record_count or json.null,
       watermark = s.watermark or json.null,
+    }
+  end
+  return rows
+end
+
+-- long-lived changelogs (changelog/changelog-<id>, decoupled lifecycle)
+function builders.changelogs(t)
+  local rows = {}
+  for _, s in ipairs(check(t:changelogs())) do
+    rows[#rows + 1] = {
+      changelog_id = s.id, schema_id = s.schema_id, commit_user = s.commit_user,
+      commit_identifier = s.commit_identifier, commit_kind = s.commit_kind, commit_time = s.time_millis,
+      changelog_manifest_list = s.changelog_manifest_list or json.null,
+      delta_manifest_list = s.delta_manifest_list,
+      changelog_record_count = s.changelog_record_count or json.null, delta_record_count = s.delta_record_count,
     }
   end
   return rows

@@ -22,16 +22,25 @@ end
 
 local function expire_cli(args) return H.script("expire.lua", args) end
 
--- A table with a decoupled changelog lifecycle: a real run is refused and
--- changes nothing; a dry run shows the plan (5 snapshots) and still exits 1.
-local function refuses_decoupled(copy)
-  local before = H.refuses_unchanged(copy, expire_cli, {copy, "--retain-min", "1", "--older-than", "0s"}, 1,
-                                     "decoupled")
+-- A table with a decoupled changelog lifecycle (issue 15): a dry run
+-- shows the plan (5 snapshots) and changes nothing; a real run expires them
+-- as Java's ExpireSnapshotsImpl does, writing changelog/changelog-1..5.
+local function moves_to_changelog(copy)
+  local before = H.tree(copy)
   local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
-  assert.equals(1, rc)
+  assert.equals(0, rc, err)
   assert.matches("would expire 5", out, 1, true)
-  assert.matches("decoupled", err, 1, true)
   assert.equals(before, H.tree(copy))
+  out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
+  assert.equals(0, rc, err)
+  local r = H.cjson.decode(out)
+  assert.equals(5, r.expired)
+  assert.equals(5, r.changelogs)
+  for id = 1, 5 do
+    assert.is_false(H.exists(copy .. "/snapshot/snapshot-" .. id))
+    assert.is_true(H.exists(copy .. "/changelog/changelog-" .. id))
+  end
+  assert.equals("5", H.read_file(copy .. "/changelog/LATEST"))
 end
 
 describe("expire.lua on every Java fixture", function()
@@ -249,13 +258,13 @@ describe("expiration safety", function()
     end)
   end)
 
-  it("refuses a decoupled changelog lifecycle; a dry run still prints the plan", function()
+  it("a decoupled changelog lifecycle moves expired snapshots to changelog/; a dry run prints the plan", function()
     local copy, dir = H.copy_table(H.fixture(PK))
     local sp = copy .. "/schema/schema-0"
     local s = H.read_file(sp)
     s = s:gsub('"options" : {', '"options" : {\n    "changelog.num-retained.min" : "100",', 1)
     H.write_file(sp, s)
-    refuses_decoupled(copy)
+    moves_to_changelog(copy)
     H.rmdir(dir)
   end)
 
@@ -529,7 +538,7 @@ describe("snapshot.expire.limit and consumer.changelog-only as Java reads them",
     H.rmdir(dir)
   end)
 
-  it("consumer.changelog-only with a decoupled changelog: the plan ignores consumers, a real run refuses", function()
+  it("consumer.changelog-only with a decoupled changelog: consumers do not cap snapshot expiration", function()
     local copy, dir = H.copy_table(H.fixture(PK))
     with_options(copy, {{"consumer.changelog-only", "true"}, {"changelog.num-retained.min", "100"}})
     os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))
@@ -538,7 +547,7 @@ describe("snapshot.expire.limit and consumer.changelog-only as Java reads them",
     local range = assert(t:expire_range{retain_min = 1, older_than = maint.now_ms()})
     assert.equals("retain-min", range.capped_by)
     t:close()
-    refuses_decoupled(copy)
+    moves_to_changelog(copy)
     H.rmdir(dir)
   end)
 end)

@@ -210,3 +210,7 @@ int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_resu
 int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "expire_consumers", o, out);
 }
+
+int paimon_expire_changelogs(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "expire_changelogs", o, out);
+}

@@ -11,6 +11,7 @@
 
 #include "pm_avro.h"
 #include "pm_consumers.h"
+#include "pm_changelog.h"
 #include "pm_refs.h"
 
 
@@ -184,9 +185,7 @@ static int cap_hard_end(paimon_table *t, pm_expire_range *r, pm_err *e) {
     int64_t max_excl = latest - r->retain_min + 1;
     r->capped_by = "retain-min";
     /* Java's consumer.changelog-only holds only with a decoupled changelog
-     * lifecycle (consumers then cap changelog expiration instead); such
-     * tables are refused for real runs, so only a dry run's plan skips the
-     * consumers here, as Java's would. */
+     * lifecycle (consumers then cap changelog expiration instead). */
     const char *co = pm_schema_option(t->schema, "consumer.changelog-only");
     if (r->n_consumers > 0 && co && !strcasecmp(co, "true")) {
         char why[256];
@@ -476,6 +475,16 @@ static int protect_chain(pm_snapshot **s, size_t n, protect *p, pm_err *e) {
     return PAIMON_OK;
 }
 
+/* A long-lived changelog's base list: its name, and its manifests while it
+ * exists (Java keeps it without a changelog producer until
+ * ChangelogDeletion cleans it; orphan cleaning reads it then). */
+static int protect_base_of_changelog(const char *list, protect *p, pm_err *e) {
+    if (!list) return PAIMON_OK;
+    int rc = protect_name(p, PM_REFS_BASE_LIST, list, -1, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = set_add_str(p->names, list, e); }
+    return rc;
+}
+
 /* A tag: its live set, its changelog's additions, its metadata. A
  * long-lived changelog: the files its delta and changelog lists add (if
  * the lists still exist) and the names of every metadata file it names
@@ -492,7 +501,7 @@ static int protect_source(void *ud, paimon_table *bt, pm_refs_source src, const 
         if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 0, p, e);
         return rc ? rc : protect_meta(s, p, e);
     }
-    rc = set_add_str(p->names, s->base_manifest_list, e);
+    rc = protect_base_of_changelog(s->base_manifest_list, p, e);
     if (!rc) rc = set_add_str(p->names, s->index_manifest, e);
     if (!rc) rc = set_add_str(p->names, s->statistics, e);
     if (!rc && s->delta_manifest_list) rc = protect_list_adds(s->delta_manifest_list, 1, p, e);
@@ -546,6 +555,45 @@ static int protect_other_branches(paimon_table *t, protect *p, pm_err *e) {
     }
     p->t = t;
     pm_refs_close_branches(bts, nb);
+    return rc;
+}
+
+/* Expiring snapshots that become changelog/changelog-<id> (decoupled
+ * lifecycle) keep what Java's SnapshotDeletion keeps for them: the files
+ * and manifests of their changelog lists (deleteChangelog false); without
+ * a changelog producer also their base and delta lists with every
+ * manifest (deleteDataManifestLists false) and the files their deltas
+ * add (Java skips APPEND files deleted in deltas; ours are exactly the
+ * additions a changelog reads). Index manifests and statistics go as
+ * Java's planManifestsCleaner deletes them. */
+static int protect_moved_changelogs(pm_snapshot **exp, size_t n_exp, protect *p, pm_err *e) {
+    const char *producer = pm_schema_option_or_default(p->t->schema, "changelog-producer");
+    int produce = producer && strcasecmp(producer, "none") != 0;
+    int rc = PAIMON_OK;
+    for (size_t i = 0; !rc && i < n_exp; i++) {
+        const pm_snapshot *s = exp[i];
+        if (s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 0, p, e);
+        if (!rc && !produce && s->base_manifest_list) rc = protect_name(p, PM_REFS_BASE_LIST, s->base_manifest_list, -1, e);
+        if (!rc && !produce && s->delta_manifest_list) rc = protect_list_adds(s->delta_manifest_list, 0, p, e);
+        if (rc) pm_err_prefix(e, "refusing to expire: cannot read snapshot %lld (its changelog keeps files)", (long long)s->id);
+    }
+    return rc;
+}
+
+/* changelog-<id> of a snapshot still expiring was written by an
+ * interrupted run: the snapshot itself protects (protect_moved_changelogs)
+ * what Java keeps for it, and the file is checked to be identical before
+ * anything is deleted. */
+static int skip_own_changelogs(paimon_table *t, pm_snapshot **exp, size_t n_exp, protect *p, pm_err *e) {
+    pm_buf by = {0};
+    int rc = (p->skip = pm_set_new()) ? PAIMON_OK : pm_nomem(e);
+    for (size_t i = 0; !rc && i < n_exp; i++) {
+        by.len = 0;
+        if (pm_buf_printf(&by, "changelog %lld of branch %s", (long long)exp[i]->id, t->branch) ||
+            pm_set_add(p->skip, by.data, by.len) < 0)
+            rc = pm_nomem(e);
+    }
+    pm_buf_free(&by);
     return rc;
 }
 
@@ -851,18 +899,19 @@ static int delete_in_order(paimon_table *t, const pm_expire_opts *o, plan *pl, p
  * expired changelogs, metadata and snapshot files. all: the existing
  * snapshots of [begin, end], the expired ones first; last: the latest. */
 static int protect_and_plan(paimon_table *t, pm_snapshot **all, size_t n_all, size_t n_exp, const pm_snapshot *last,
-                            int64_t begin, int64_t end, protect *p, plan *pl, pm_deleter *snaps_del, pm_err *e) {
+                            int64_t begin, int64_t end, int decoupled, protect *p, plan *pl, pm_deleter *snaps_del,
+                            pm_err *e) {
     pm_snapshot **exp = all;
     int rc;
     if (n_all == n_exp || all[n_exp]->id != end)
         return pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
                        t->branch_root, (long long)end);
     if ((rc = protect_ends(all[n_exp], last, p, e)) || (rc = protect_tags_changelogs(p, e)) ||
-        (rc = protect_other_branches(t, p, e)))
+        (rc = protect_other_branches(t, p, e)) || (decoupled && (rc = protect_moved_changelogs(exp, n_exp, p, e))))
         return rc;
     for (size_t i = 0; i < n_all; i++)
         if (all[i]->id > begin && (rc = plan_data(t, all[i], p, pl, e))) return rc;
-    for (size_t i = 0; i < n_exp; i++)
+    for (size_t i = 0; !decoupled && i < n_exp; i++)   /* decoupled: they stay with changelog-<id> */
         if (exp[i]->changelog_manifest_list && (rc = plan_changelog(t, exp[i], p, pl, e))) return rc;
     for (size_t i = 0; i < n_exp; i++)
         if ((rc = plan_meta(t, exp[i], p, pl, e))) return rc;
@@ -892,13 +941,10 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     int rc = pm_table_check_manifest_format(t, e);
     if (rc) return rc;
     char why[400];
+    /* decoupled (Java ExpireConfig.isChangelogDecoupled): each expired
+     * snapshot moves to changelog/changelog-<id> with what it reads */
     int dec = changelog_decoupled(t, why, sizeof why, e);
     if (dec < 0) return -dec;
-    if (dec) {
-        snprintf(res->refused, sizeof res->refused,
-                 "%s: expiration of tables with a decoupled changelog lifecycle is not implemented: %s", t->root, why);
-        if (!o->dry_run) return pm_fail(e, PAIMON_UNSUPPORTED, "%s", res->refused);
-    }
     pm_expire_range *r = &res->range;
     /* consumers first, as Java's TableCommitImpl: a dead job stops blocking
      * retention (a dry run only leaves them out of the range) */
@@ -930,11 +976,19 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
         (rc = pm_snapshot_read_known(t->io, t->branch_root, t->schemas_known, r->latest, &last, e)))
         pm_err_prefix(e, "refusing to expire: cannot read the latest snapshot");
     while (!rc && n_exp < n_all && all[n_exp]->id < end) n_exp++;
-    if (!rc) rc = protect_and_plan(t, all, n_all, n_exp, last, begin, end, &p, &pl, snaps_del, e);
+    if (!rc && dec) rc = skip_own_changelogs(t, all, n_exp, &p, e);
+    if (!rc) rc = protect_and_plan(t, all, n_all, n_exp, last, begin, end, dec, &p, &pl, snaps_del, e);
     if (!rc) {
         res->clean.protected_files = pl.protected_files;
         res->expired = end - begin;
         rc = check_refs_unchanged(t, &fp0, r, n_exp > 0 ? all[n_exp - 1]->id : 0, e);
+    }
+    /* the changelog files before anything is deleted (Java writes each right
+     * before deleting its snapshot): a crash anywhere later leaves them
+     * protecting what they read, and a re-run finds them identical */
+    if (!rc && dec) {
+        res->changelogs = (int64_t)n_exp;
+        if (!o->dry_run) rc = pm_changelog_write_moved(t, all, n_exp, e);
     }
     if (!rc) rc = delete_in_order(t, o, &pl, snaps_del, &res->clean, e);
     if (!rc && !o->dry_run) rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", end, e);
@@ -949,6 +1003,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_set_free(p.names);
     pm_set_free(p.lists_done);
     pm_set_free(p.live_done);
+    pm_set_free(p.skip);
     pm_deleter_free(pl.data);
     pm_deleter_free(pl.meta_a);
     pm_deleter_free(pl.meta_b);
@@ -1151,5 +1206,55 @@ int pm_protect_plan_dropped(pm_protect *x, const pm_snapshot *s, int by_live, pm
     }
     plan pl = {data, meta_a, meta_b, 0};
     if (!rc) rc = plan_meta(x->p.t, s, &x->p, &pl, e);
+    return rc;
+}
+
+/* ---- changelog expiration (pm_changelog.c) ---------------------------------- */
+
+int pm_expire_plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, size_t n, int threads,
+                                      pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
+                                      int64_t *protected_files, pm_err *e) {
+    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, pm_set_new(), NULL, INT64_MAX};
+    plan pl = {data, manifests, lists, 0};
+    pm_snapshot **all = NULL;
+    size_t n_all = 0;
+    pm_buf by = {0};
+    int rc = (!p.paths || !p.names || !p.lists_done || !p.live_done || !p.skip) ? pm_nomem(e) : PAIMON_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        by.len = 0;
+        if (pm_buf_printf(&by, "changelog %lld of branch %s", (long long)cls[i]->id, t->branch) ||
+            pm_set_add(p.skip, by.data, by.len) < 0)
+            rc = pm_nomem(e);
+    }
+    /* kept: every snapshot, tag and other changelog of the branch, the
+     * other branches */
+    if (!rc && (rc = pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire changelogs");
+    if (!rc) rc = protect_chain(all, n_all, &p, e);
+    if (!rc) rc = protect_tags_changelogs(&p, e);
+    if (!rc) rc = protect_other_branches(t, &p, e);
+    /* Java's ChangelogDeletion: with a changelog list, the files it adds
+     * and its manifests; without, the files its delta deleted and its
+     * delta and base lists. Index manifests and statistics were snapshot
+     * expiration's. */
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_snapshot c = *cls[i];
+        c.index_manifest = c.statistics = NULL;
+        if (c.changelog_manifest_list) {
+            c.base_manifest_list = c.delta_manifest_list = NULL;
+            rc = plan_changelog(t, &c, &p, &pl, e);
+        } else if (c.delta_manifest_list) {
+            rc = plan_data(t, &c, &p, &pl, e);
+        }
+        if (!rc) rc = plan_meta(t, &c, &p, &pl, e);
+        if (rc) pm_err_prefix(e, "refusing to expire changelog %lld: cannot read what it holds", (long long)cls[i]->id);
+    }
+    *protected_files = pl.protected_files;
+    pm_refs_snapshots_free(all, n_all);
+    pm_buf_free(&by);
+    pm_set_free(p.paths);
+    pm_set_free(p.names);
+    pm_set_free(p.lists_done);
+    pm_set_free(p.live_done);
+    pm_set_free(p.skip);
     return rc;
 }

@@ -55,14 +55,17 @@ typedef struct pm_expire_result {
     int64_t expired;              /* snapshots expired (dry run: that would expire) */
     int64_t consumers_expired;    /* consumer files removed first (consumer.expiration-time) */
     char refused[512];            /* dry run on a table a real run refuses: why */
+    int64_t changelogs;           /* decoupled lifecycle: changelog/changelog-<id> written (dry run: would be) */
 } pm_expire_result;
 
 /* Expire snapshots of t's branch. Deletion order: data files (+ extra
  * files), changelog files, manifests / index files / statistics, manifest
  * lists / index manifests, snapshot files (ascending), EARLIEST. A re-run
- * after a crash anywhere finishes the job. Tables with a decoupled
- * changelog lifecycle or non-Avro manifests: PAIMON_UNSUPPORTED (a dry run
- * still returns the plan and sets refused). Free with
+ * after a crash anywhere finishes the job. With a decoupled changelog
+ * lifecycle (changelog.* retention above the snapshot's) each expired
+ * snapshot is first written to changelog/changelog-<id> (Java's
+ * ExpireSnapshotsImpl) and keeps what it reads (pm_changelog.h). Tables
+ * with non-Avro manifests: PAIMON_UNSUPPORTED. Free with
  * pm_clean_result_free(&res->clean). */
 int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e);
 
@@ -102,4 +105,12 @@ int pm_protect_plan_dropped(pm_protect *x, const pm_snapshot *s, int by_live, pm
                             pm_deleter *meta_b, int64_t *protected_files, int64_t *unreadable, pm_err *e);
 void pm_protect_free(pm_protect *x);
 
+
+/* Changelog expiration (pm_changelog.c): what deleting the n long-lived
+ * changelogs frees (Java ChangelogDeletion), kept: every snapshot, tag
+ * and other changelog of t's branch and every other branch; an
+ * unreadable file of any of them refuses. Sinks as above. */
+int pm_expire_plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, size_t n, int threads,
+                                      pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
+                                      int64_t *protected_files, pm_err *e);
 #endif

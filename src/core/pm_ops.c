@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "pm_consumers.h"
+#include "pm_changelog.h"
 #include "pm_expire.h"
 #include "pm_meta.h"
 #include "pm_ops.h"
@@ -313,6 +314,7 @@ static int run_expire_snapshots(paimon_table *t, const pm_op_args *a, const pm_o
     put_clean(res, o, &er.clean);
     pm_rv_int(res, o, "expired", er.expired);
     pm_rv_int(res, o, "consumers_expired", er.consumers_expired);
+    if (er.changelogs > 0) pm_rv_int(res, o, "changelogs", er.changelogs);   /* moved to changelog/ */
     if (er.expired > 0) {
         pm_rv *range = pm_rv_list(res, o, "range");
         pm_rv_int(res, range, NULL, er.range.begin);
@@ -837,6 +839,52 @@ static int run_expire_consumers(paimon_table *t, const pm_op_args *a, const pm_o
     return PAIMON_OK;
 }
 
+/* Changelog expiration (ExpireChangelogImpl's rule, pm_changelog.h). */
+static int run_expire_changelogs(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                 pm_err *e) {
+    pm_changelog_expire_opts x;
+    memset(&x, 0, sizeof x);
+    if (a->has[PM_O_RETAIN_MIN]) x.retain_min = (int)a->v[PM_O_RETAIN_MIN];
+    if (a->has[PM_O_RETAIN_MAX]) x.retain_max = (int)a->v[PM_O_RETAIN_MAX];
+    if (a->has[PM_O_MAX_DELETES]) x.max_deletes = (int)a->v[PM_O_MAX_DELETES];
+    x.has_older_than = a->has[PM_O_OLDER_THAN];
+    x.older_than_ms = a->v[PM_O_OLDER_THAN];
+    x.threads = (int)a->v[PM_O_THREADS];
+    if (a->has[PM_O_NOW]) x.now_ms = a->v[PM_O_NOW];
+    x.dry_run = (int)a->v[PM_O_DRY_RUN];
+    x.progress = h->progress;
+    x.progress_ud = h->progress_ud;
+    pm_changelog_expire_result cr;
+    int rc = pm_expire_changelogs(t, &x, &cr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    const pm_changelog_range *g = &cr.range;
+    put_clean(res, o, &cr.clean);
+    pm_rv_int(res, o, "expired", cr.expired);
+    if (cr.expired > 0) {
+        pm_rv *range = pm_rv_list(res, o, "range");
+        pm_rv_int(res, range, NULL, g->begin);
+        pm_rv_int(res, range, NULL, g->end - 1);
+    }
+    pm_rv *plan = pm_rv_obj(res, o, "plan");
+    pm_rv_int(res, plan, "earliest", g->earliest);
+    pm_rv_int(res, plan, "latest", g->latest);
+    pm_rv_int(res, plan, "earliest_snapshot", g->earliest_snapshot);
+    pm_rv_int(res, plan, "latest_snapshot", g->latest_snapshot);
+    pm_rv_int(res, plan, "retain_min", g->retain_min);
+    pm_rv_int(res, plan, "retain_max", g->retain_max);
+    pm_rv_int(res, plan, "max_deletes", g->max_deletes);
+    pm_rv_int(res, plan, "older_than", g->older_than_ms);
+    pm_rv_int(res, plan, "now", g->now_ms);
+    if (g->n_consumers > 0) pm_rv_int(res, plan, "consumer_min", g->consumer_min);
+    pm_rv_int(res, plan, "begin", g->begin);
+    pm_rv_int(res, plan, "end", g->end);
+    pm_rv_str(res, plan, "capped_by", g->capped_by);
+    pm_rv_str(res, o, "capped_by", g->capped_by);
+    pm_clean_result_free(&cr.clean);
+    return PAIMON_OK;
+}
+
 /* ---- the table of operations ------------------------------------------ */
 
 static const pm_opt_id expire_range_opts[] = {
@@ -866,6 +914,10 @@ static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAP
 static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
 static const pm_opt_id expire_consumers_opts[] = {PM_O_EXPIRATION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
 
+static const pm_opt_id expire_changelogs_opts[] = {
+    PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_THREADS,
+    PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O__N};
+
 static const pm_op ops[] = {
     {"expire_range", expire_range_opts, run_expire_range},
     {"expire_snapshots", expire_opts, run_expire_snapshots},
@@ -881,6 +933,7 @@ static const pm_op ops[] = {
     {"reset_consumer", reset_consumer_opts, run_reset_consumer},
     {"delete_consumer", delete_consumer_opts, run_delete_consumer},
     {"expire_consumers", expire_consumers_opts, run_expire_consumers},
+    {"expire_changelogs", expire_changelogs_opts, run_expire_changelogs},
 };
 
 const pm_op *pm_op_find(const char *name) {

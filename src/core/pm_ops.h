@@ -2,7 +2,7 @@
  * the maintenance operations: expire_range, expire_snapshots,
  * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
  * rename_tag, expire_tags, rollback, consumers, reset_consumer,
- * delete_consumer, expire_consumers. Each face hands over its
+ * delete_consumer, expire_consumers, expire_changelogs. Each face hands over its
  * options as a list of key / value pairs (paimon.h: text under the flags'
  * names, "retain-min"; Lua: typed values under the Lua names,
  * "retain_min"); the one option table here knows, per option, both names,

@@ -136,6 +136,11 @@ PAIMON_API void paimon_free(void *p);
  *   delete_consumer:     id
  *   expire_consumers:    expiration (a duration; default the table's
  *                        consumer.expiration-time), dry-run, now-ms
+ *   expire_changelogs:   retain-min, retain-max, older-than / older-than-ms,
+ *                        max-deletes, threads, dry-run, now-ms: the long-lived
+ *                        changelogs (changelog/) by Java's ExpireChangelogImpl
+ *                        (defaults: changelog.num-retained.*, changelog.time-
+ *                        retained, else the snapshot.* ones)
  * Booleans are "true" / "false"; integers are decimal. FileIO options
  * (s3.endpoint, credentials, ...) are not operation options: they are
  * given once to paimon_table_open_v2 and every operation on the table
@@ -165,6 +170,7 @@ PAIMON_API int paimon_consumers(paimon_table *t, const paimon_options *o, paimon
 PAIMON_API int paimon_reset_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_expire_changelogs(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
