@@ -432,3 +432,119 @@ describe_s3("S3 parity: maintenance", function()
     H.rmdir(p.dir)
   end)
 end)
+
+describe_s3("S3 bad input", function()
+  local SECRET = "WrongSecretKey0123456789abcdefWrongSecret"
+
+  -- SCRIPT with ARGS under extra environment assignments ENV ("K=V" list)
+  local function script_env(env, script, args)
+    local parts = {"env"}
+    for _, kv in ipairs(env) do parts[#parts + 1] = H.sh_quote(kv) end
+    parts[#parts + 1] = H.sh_quote(H.cli)
+    parts[#parts + 1] = H.sh_quote(script)
+    for _, a in ipairs(args) do parts[#parts + 1] = H.sh_quote(a) end
+    return H.run("timeout 120 " .. table.concat(parts, " "))
+  end
+
+  -- Every script that reads or changes the table at uri, with extra args
+  -- and env: each must exit with rc, say msg (plain) on stderr, never print
+  -- the secret, and leave the objects under the fixture copy as they were.
+  local RUNS = {
+    {"inspect.lua", {"snapshots"}}, {"read.lua", {}}, {"verify.lua", {}},
+    {"expire.lua", {"--retain-min", "1", "--retain-max", "1"}},
+    {"remove_orphan_files.lua", {"--older-than", "1s", "--allow-young-cutoff"}},
+    {"drop_partition.lua", {"--partition", "pt=1"}},
+    {"expire_partitions.lua", {"--expiration-time", "1d", "--strategy", "update-time"}},
+    {"compact_manifest.lua", {}}, {"write.lua", {"--input", "/dev/null"}},
+  }
+  local function refuses_all(p, uri, env, extra, rc, msg, create_uri)
+    local before = H.s3_ls(p.uri)
+    assert.is_true(#before > 0)
+    for _, run in ipairs(RUNS) do
+      local args = {uri}
+      for _, a in ipairs(run[2]) do args[#args + 1] = a end
+      for _, a in ipairs(extra) do args[#args + 1] = a end
+      local out, err, code = script_env(env, run[1], args)
+      assert.equals(rc, code, run[1] .. ": " .. err .. out)
+      assert.matches(msg, err, 1, true)
+      assert.matches("^" .. run[1]:gsub("%p", "%%%0") .. ": ", err)
+      assert.is_nil((out .. err):find(SECRET, 1, true), run[1])
+    end
+    -- creating a table next to it writes nothing either
+    -- (create_table.lua exits 1 for every refusal, a usage error included)
+    local _, err, code = script_env(env, "create_table.lua", {create_uri or uri .. "-new", "--field", "a:INT",
+                                                          (table.unpack or unpack)(extra)})
+    assert.is_true(code == rc or code == 1, err)
+    assert.matches(msg, err, 1, true)
+    assert.is_nil(err:find(SECRET, 1, true))
+    assert.same(before, H.s3_ls(p.uri))
+    assert.same({}, H.s3_ls(p.uri .. "-new"))
+  end
+
+  it("wrong credentials (environment or options): HTTP 403 named, exit 1, nothing written", function()
+    local p = pair(PK_TAG_BRANCH)
+    refuses_all(p, p.uri, {"AWS_SECRET_ACCESS_KEY=" .. SECRET}, {}, 1, "HTTP 403")
+    refuses_all(p, p.uri, {}, {"--option", "s3.access-key=" .. H.s3().access_key,
+                               "--option", "s3.secret-key=" .. SECRET}, 1, "HTTP 403")
+    refuses_all(p, p.uri, {"AWS_ACCESS_KEY_ID=AKIAPARITYWRONGKEY00"}, {}, 1, "HTTP 403")
+    -- a HEAD's 403 has no body: the message says what it likely means
+    local _, err = script_env({"AWS_SECRET_ACCESS_KEY=" .. SECRET}, "inspect.lua", {p.uri, "snapshots"})
+    assert.matches("HEAD failed: HTTP 403 (access denied: wrong or missing credentials", err, 1, true)
+    H.rmdir(p.dir)
+  end)
+
+  it("a missing bucket: NoSuchBucket named, exit 1", function()
+    local p = pair(PK_TAG_BRANCH)
+    local _, prefix = H.s3_split(p.uri)
+    local uri = "s3://no-such-bucket-" .. tostring(os.time()) .. "/" .. prefix
+    refuses_all(p, uri, {}, {}, 1, "NoSuchBucket")
+    H.rmdir(p.dir)
+  end)
+
+  it("an endpoint that is not S3 (a web server answering HTML): named, exit 1", function()
+    local p = pair(PK_TAG_BRANCH)
+    local dir = H.tmpdir()
+    local port_file = dir .. "/port"
+    H.write_file(dir .. "/not_s3.py", [[
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n: self.rfile.read(n)
+        body = b"<html><body>Welcome</body></html>"
+        self.send_response(200); self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body))); self.end_headers()
+        if self.command != "HEAD": self.wfile.write(body)
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = answer
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+with open(]] .. string.format("%q", port_file) .. [[, "w") as f: f.write(str(s.server_address[1]))
+s.serve_forever()
+]])
+    H.run("(/usr/bin/python3 " .. H.sh_quote(dir .. "/not_s3.py") .. " </dev/null >/dev/null 2>" .. H.sh_quote(dir .. "/err") .. " & echo $! > " ..
+          H.sh_quote(dir .. "/pid") .. ")")
+    local port
+    for _ = 1, 50 do
+      port = H.exists(port_file) and H.read_file(port_file):match("^%d+$") or nil
+      if port then break end
+      H.run("sleep 0.1")
+    end
+    local ok, err = pcall(function()
+      assert.is_not_nil(port, "the HTML server did not start: " .. (H.exists(dir .. "/err") and H.read_file(dir .. "/err") or ""))
+      local endpoint = "http://127.0.0.1:" .. port
+      refuses_all(p, p.uri, {}, {"--option", "s3.endpoint=" .. endpoint}, 1, "is " .. endpoint .. " an S3 endpoint?")
+    end)
+    H.run("kill " .. H.read_file(dir .. "/pid"):match("%d+"))
+    H.rmdir(dir)
+    H.rmdir(p.dir)
+    assert(ok, err)
+  end)
+
+  it("an unreachable endpoint: no answer named, exit 1, within seconds", function()
+    local p = pair(PK_TAG_BRANCH)
+    local t0 = os.time()
+    refuses_all(p, p.uri, {}, {"--option", "s3.endpoint=http://127.0.0.1:1"}, 1, "no answer from http://127.0.0.1:1")
+    assert.is_true(os.time() - t0 < 100)
+    H.rmdir(p.dir)
+  end)
+end)
