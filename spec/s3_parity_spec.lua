@@ -501,6 +501,26 @@ describe_s3("S3 bad input", function()
     H.rmdir(p.dir)
   end)
 
+  it("a URI without a key (s3://bucket): refused as usage, nothing written at the bucket root", function()
+    local p = pair(PK_TAG_BRANCH)
+    local c = H.s3()
+    for _, uri in ipairs{"s3://" .. c.bucket, "s3://" .. c.bucket .. "/", "s3a://" .. c.bucket .. "//"} do
+      refuses_all(p, uri, {}, {}, 2, "names a whole bucket", uri)
+      local _, err, code = H.script("create_table.lua", {uri, "--field", "a:INT"})
+      assert.is_true(code == 1 or code == 2, err)
+      assert.matches(uri .. ": the URI names a whole bucket, no table", err, 1, true)
+    end
+    -- nothing at the bucket root
+    local root = H.rclone({"lsf", "--files-only", "--max-depth", "1", "pms3:" .. c.bucket})
+    assert.equals("", root)
+    -- the Lua API: misuse raises, naming the URI
+    local paimon = require "paimon"
+    local ok, err = pcall(paimon.open, "s3://" .. c.bucket)
+    assert.is_false(ok)
+    assert.matches("names a whole bucket", err, 1, true)
+    H.rmdir(p.dir)
+  end)
+
   it("an endpoint that is not S3 (a web server answering HTML): named, exit 1", function()
     local p = pair(PK_TAG_BRANCH)
     local dir = H.tmpdir()
