@@ -433,6 +433,34 @@ describe_s3("S3 parity: maintenance", function()
   end)
 end)
 
+describe_s3("S3 parity: resty.paimon (jobs inline, outside nginx)", function()
+  it("reads, verifies, plans expiry and orphans the same on an S3 URI", function()
+    package.loaded["resty.paimon"] = nil
+    local rp = require "resty.paimon"
+    local p = pair(PK_TAG_BRANCH)
+    local function call(f, where, opts)
+      local r, err = rp[f](where, opts)
+      assert.is_not_nil(r, f .. " " .. where .. ": " .. tostring(err))
+      return normalized(rp.to_json(r), {where})
+    end
+    for _, f in ipairs{"snapshots", "latest", "files", "verify"} do
+      assert.same(call(f, p.loc), call(f, p.uri), f)
+    end
+    local ex = {retain_min = 1, retain_max = 2, dry_run = true}
+    assert.same(call("expire", p.loc, ex), call("expire", p.uri, ex))
+    -- real expiry through resty, then the tables are the same for pyref
+    ex.dry_run = nil
+    local l, s = call("expire", p.loc, ex), call("expire", p.uri, ex)
+    sizes_unknown_on_s3(l.expired, s.expired)
+    assert.same(l, s)
+    assert.is_true(l.expired.expired > 0)
+    same_state(p)
+    local orphans = {dry_run = true, older_than = 1000, allow_young_cutoff = true}
+    assert.same(call("remove_orphan_files", p.loc, orphans), call("remove_orphan_files", p.uri, orphans))
+    H.rmdir(p.dir)
+  end)
+end)
+
 describe_s3("S3 bad input", function()
   local SECRET = "WrongSecretKey0123456789abcdefWrongSecret"
 
