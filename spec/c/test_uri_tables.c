@@ -241,11 +241,37 @@ TEST(external_path_on_another_file_system_is_refused_by_name) {
     tu_copy_remove(&c, TMP_PREFIX);
 }
 
+/* A URI naming a whole bucket is no table: refused before any FileIO opens
+ * (a table there would share its prefix with everything in the bucket). */
+TEST(uri_of_a_whole_bucket_is_refused_before_any_request) {
+    pm_fileio_opener old = pm_fileio_set_s3_opener(standin_s3_open);
+    snprintf(s3_base, sizeof s3_base, "/nonexistent");
+    const char *roots[] = {"s3://bk", "s3://bk/", "s3a://bk//", "pmtest://bk", NULL};
+    for (size_t i = 0; roots[i]; i++) {
+        t_cur = roots[i];
+        paimon_table *t = NULL;
+        pm_err e;
+        s3_calls = 0;
+        CHECK_EQ_INT(pm_table_open_opts(roots[i], NULL, OPTS, &t, &e), PAIMON_MISUSE);
+        CHECK(t == NULL && s3_calls == 0);
+        CHECK(strstr(e.msg, roots[i]) && strstr(e.msg, "names a whole bucket"));
+    }
+    t_cur = "uri_of_a_whole_bucket_is_refused_before_any_request";
+    CHECK(pm_uri_is_bucket_root("s3://bk"));
+    CHECK(!pm_uri_is_bucket_root("s3://bk/t"));
+    CHECK(!pm_uri_is_bucket_root("s3://bk//t/"));
+    CHECK(!pm_uri_is_bucket_root("/"));
+    CHECK(!pm_uri_is_bucket_root("file:///"));
+    CHECK(!pm_uri_is_bucket_root("rel/t"));
+    pm_fileio_set_s3_opener(old);
+}
+
 int main(void) {
     RUN(uri_table_keeps_its_uri_and_its_fileio_for_every_branch);
     RUN(orphan_cleaning_through_a_uri_matches_the_local_copy);
     RUN(commit_on_a_uri_table_refuses_a_missing_data_file);
     RUN(orphan_listing_takes_the_local_fast_path_by_capability);
     RUN(external_path_on_another_file_system_is_refused_by_name);
+    RUN(uri_of_a_whole_bucket_is_refused_before_any_request);
     return TEST_SUMMARY();
 }

@@ -292,6 +292,7 @@ int pm_create_table(const char *uri, pm_schema *s, pm_err *e) {
 
 int pm_create_table_opts(const char *uri, pm_schema *s, const char *const *options, pm_err *e) {
     if (!uri || !*uri) return pm_fail(e, PAIMON_MISUSE, "table path is empty");
+    if (pm_uri_is_bucket_root(uri)) return pm_fail(e, PAIMON_MISUSE, PM_BUCKET_ROOT_MSG, uri);
     int rc = pm_create_normalize(s, e);
     if (rc) return rc;
     pm_fileio *io;

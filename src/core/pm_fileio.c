@@ -532,6 +532,15 @@ int pm_uri_same_fileio(const char *a, const char *b) {
     return ka != SCHEME_OTHER || (la == lb && !strncasecmp(a, b, la));
 }
 
+int pm_uri_is_bucket_root(const char *uri) {
+    size_t sl;
+    if (!uri || scheme_of(uri, &sl) == SCHEME_LOCAL || strncmp(uri + sl, "://", 3)) return 0;
+    const char *rest = strchr(uri + sl + 3, '/');
+    if (!rest) return 1;
+    while (*rest == '/') rest++;
+    return *rest == '\0';
+}
+
 int pm_fileio_option_known(const char *uri, const char *key) {
     const char *prefix;
     if (!uri || !key) return 0;

@@ -109,6 +109,11 @@ int pm_fileio_options_check(const char *uri, const char *const *options, pm_err 
 /* Whether two paths or URIs are served by the same FileIO (local paths and
  * file:; s3: and s3a:; otherwise the same scheme). */
 int pm_uri_same_fileio(const char *a, const char *b);
+/* 1 if uri is a store URI that names no key below its bucket ("s3://b",
+ * "s3://b/"): a table there would share its prefix with the whole bucket. */
+int pm_uri_is_bucket_root(const char *uri);
+#define PM_BUCKET_ROOT_MSG "%s: the URI names a whole bucket, no table: give the table's key " \
+                           "below it (s3://bucket/warehouse/db.db/table)"
 /* Whether the value of option `key` is a credential that must never be
  * printed (keys containing secret, password, token, access-key,
  * access.key or session, in any case). */

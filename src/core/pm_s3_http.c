@@ -288,13 +288,28 @@ void pm_s3_scrub(const pm_s3 *s3, pm_err *e) {
     scrub_one(e->msg, sizeof e->msg, s3->cfg.access_key);
 }
 
+/* What a status without an S3 error code most likely means. */
+static const char *no_body_hint(const pm_s3 *s3, long status, char *hint, size_t cap) {
+    if (status == 403)
+        return "access denied: wrong or missing credentials, a clock far off, or no permission for this key";
+    if (status == 301 || status == 307 || status == 308)
+        return "redirected: the bucket is in another region (s3.region) or needs another endpoint";
+    if (status == 404) return "not found: no such bucket, or the endpoint is not an S3 store";
+    snprintf(hint, cap, "no S3 error in the answer: is %s an S3 endpoint?", s3->cfg.endpoint);
+    return hint;
+}
+
 int pm_s3_fail(pm_s3 *s3, pm_err *e, int code, const char *verb, const char *key, const pm_s3_resp *resp) {
+    char hint[600];
     if (resp->status == 0)
         pm_fail(e, code, "s3://%s/%s: %s failed: no answer from %s after %d attempt(s): %s", s3->bucket, key, verb,
                 s3->cfg.endpoint, resp->attempts ? resp->attempts : 1, resp->transport_msg);
-    else
-        pm_fail(e, code, "s3://%s/%s: %s failed: HTTP %ld%s%s%s%s", s3->bucket, key, verb, resp->status,
-                resp->s3_code[0] ? " " : "", resp->s3_code, resp->s3_message[0] ? ": " : "", resp->s3_message);
+    else if (resp->s3_code[0])
+        pm_fail(e, code, "s3://%s/%s: %s failed: HTTP %ld %s%s%s", s3->bucket, key, verb, resp->status,
+                resp->s3_code, resp->s3_message[0] ? ": " : "", resp->s3_message);
+    else   /* a HEAD has no error body; a server that is not S3 sends none either */
+        pm_fail(e, code, "s3://%s/%s: %s failed: HTTP %ld (%s)", s3->bucket, key, verb, resp->status,
+                no_body_hint(s3, resp->status, hint, sizeof hint));
     pm_s3_scrub(s3, e);
     return code;
 }

@@ -36,6 +36,7 @@ static int table_open(const char *uri, const char *branch, const char *const *op
                       paimon_table **out, pm_err *e) {
     *out = NULL;
     if (!uri || !*uri) return pm_fail(e, PAIMON_MISUSE, "table path is empty");
+    if (pm_uri_is_bucket_root(uri)) return pm_fail(e, PAIMON_MISUSE, PM_BUCKET_ROOT_MSG, uri);
     paimon_table *t = calloc(1, sizeof *t);
     if (!t) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     int rc = pm_options_dup(options, &t->io_options, e);
