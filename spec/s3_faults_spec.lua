@@ -147,7 +147,7 @@ describe_s3("S3 commits under concurrency", function()
   lazy_setup(function() url = H.s3_proxy_start() end)
   lazy_teardown(function() H.s3_proxy_stop() end)
 
-  it("4 processes x 50 commits: each acknowledged commit once, ids contiguous", function()
+  it("4 processes x 25 commits: each acknowledged commit once, ids contiguous", function()
     local template, tdir = append_template(1)
     local uri = H.s3_put_table(template)
     local c = H.s3()
