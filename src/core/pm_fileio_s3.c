@@ -451,8 +451,9 @@ static int resolve_by_reading_back(pm_fileio *io, const char *uri, const char *k
  * read back first, since a 500 may still have stored it) or no connection.
  * When the request may have been applied, the key is read back: our bytes
  * -> OK, other bytes -> EXISTS, missing -> the conditional PUT is tried
- * again (it cannot overwrite), unreadable -> UNCERTAIN. A 412 after such an
- * uncertain attempt is checked the same way: it may be our own write. */
+ * again (it cannot overwrite), unreadable -> UNCERTAIN. A 412 is checked
+ * the same way: it may be our own write, applied by an earlier attempt or
+ * by libcurl's silent re-send on a reused connection. */
 static int s3_create_no_replace(pm_fileio *io, const char *uri, const void *p, size_t n, pm_err *e) {
     const char *key;
     int rc = object_key_of(io, uri, &key, e);
@@ -468,10 +469,18 @@ static int s3_create_no_replace(pm_fileio *io, const char *uri, const void *p, s
         rc = pm_s3_request(s3, &r, &resp, e);
         if (rc == PAIMON_OK && resp.status == 200) break;
         if (rc == PAIMON_OK && resp.status == 412) {
-            if (!uncertain) { rc = pm_fail(e, PAIMON_EXISTS, "%s already exists", uri); break; }
+            /* A 412 may answer our own PUT sent twice: libcurl re-sends a
+             * request whose reused connection closed without an answer
+             * (the first copy may have been applied). Only other bytes
+             * under the key mean another writer won. */
             int missing;
+            if (!uncertain) snprintf(why, sizeof why, "the store answered 412 Precondition Failed");
             rc = resolve_by_reading_back(io, uri, key, p, n, why, &missing, e);
-            if (missing) rc = pm_fail(e, PAIMON_UNCERTAIN, "%s: the store answered 412 but the key cannot be read (%s)", uri, why);
+            if (missing)
+                rc = uncertain ? pm_fail(e, PAIMON_UNCERTAIN, "%s: the store answered 412 but the key cannot be read (%s)",
+                                         uri, why)
+                               : pm_fail(e, PAIMON_EXISTS, "%s already exists (the store answered 412; the key is "
+                                         "gone again)", uri);
             break;
         }
         if (rc == PAIMON_OK && conditional_put_unsupported(&resp)) {
