@@ -883,6 +883,55 @@ TEST(test_bad_xml_is_an_error) {
     fake_stop(&f);
 }
 
+/* PAIMON_S3_TRACE: one line per attempt (retries included) with method, key,
+ * status and attempt, and nothing of the credentials; an unwritable trace path
+ * fails the open, naming the variable. */
+TEST(test_request_trace) {
+    const char *script[] = {"503 SlowDown slow", "200 hello", "200", NULL};
+    char *dir = tu_make_tmpdir("/tmp/pm-s3trace-");
+    if (!dir) { CHECK(0); return; }
+    char path[300], bad[300];
+    snprintf(path, sizeof path, "%s/trace.txt", dir);
+    snprintf(bad, sizeof bad, "%s/missing/trace.txt", dir);
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    setenv("PAIMON_S3_TRACE", path, 1);
+    pm_fileio *io = fake_io(&f, "2");
+    unsetenv("PAIMON_S3_TRACE");
+    if (!io) { CHECK(0); fake_stop(&f); tu_rm_rf(dir); free(dir); return; }
+    int rc;
+    char *s = get(io, "s3://fb/t/k 1", &rc);
+    CHECK_EQ_STR(s, "hello");
+    free(s);
+    pm_err e;
+    CHECK_EQ_INT(pm_io_write_atomic(io, "s3://fb/t/k2", "x", 1, &e), PAIMON_OK);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+    FILE *t = fopen(path, "r");
+    char text[2048] = "";
+    size_t n = t ? fread(text, 1, sizeof text - 1, t) : 0;
+    if (t) fclose(t);
+    text[n] = '\0';
+    CHECK(strncmp(text, "GET s3://fb/t/k%201 503 1 ", 26) == 0);
+    CHECK(strstr(text, "\nGET s3://fb/t/k%201 200 2 ") != NULL);
+    CHECK(strstr(text, "\nPUT s3://fb/t/k2 200 1 ") != NULL);
+    int lines = 0;
+    for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++) lines++;
+    CHECK_EQ_INT(lines, 3);
+    check_no_secret(text);
+
+    setenv("PAIMON_S3_TRACE", bad, 1);
+    pm_fileio *io2 = NULL;
+    const char *opts[] = {"s3.endpoint", "http://127.0.0.1:9", NULL};
+    CHECK_EQ_INT(pm_fileio_open("s3://fb/t", opts, &io2, &e), PAIMON_IO);
+    unsetenv("PAIMON_S3_TRACE");
+    CHECK(io2 == NULL);
+    CHECK(strstr(e.msg, "PAIMON_S3_TRACE=") != NULL && strstr(e.msg, "missing/trace.txt") != NULL);
+    if (io2) pm_fileio_destroy(io2);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 /* Makes the bucket if the server script did not. */
 static int ensure_bucket(void) {
     pm_s3_config c;
@@ -935,5 +984,6 @@ int main(void) {
     RUN(test_create_refused_without_conditional_writes);
     RUN(test_endpoint_not_s3);
     RUN(test_bad_xml_is_an_error);
+    RUN(test_request_trace);
     return TEST_SUMMARY();
 }

@@ -7,8 +7,11 @@
 #include "pm_s3_xml.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,7 @@ struct pm_s3 {
     pthread_mutex_t lock;
     CURL *pool[POOL_MAX];
     int pooled;
+    int trace_fd;                /* PAIMON_S3_TRACE: one line per attempt; -1 off */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -48,6 +52,7 @@ int pm_s3_new(const pm_s3_config *c, const char *bucket, pm_s3 **out, pm_err *e)
     pm_s3 *s3 = calloc(1, sizeof *s3);
     if (!s3) return pm_nomem(e);
     s3->cfg = *c;
+    s3->trace_fd = -1;
     s3->bucket = pm_strdup(bucket);
     pm_buf b = {0}, sv = {0};
     const char *sep = strstr(c->endpoint, "://");
@@ -65,6 +70,16 @@ int pm_s3_new(const pm_s3_config *c, const char *bucket, pm_s3 **out, pm_err *e)
         pm_s3_free(s3);
         return pm_nomem(e);
     }
+    const char *trace = getenv("PAIMON_S3_TRACE");
+    if (trace && *trace) {
+        s3->trace_fd = open(trace, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (s3->trace_fd < 0) {
+            int err = errno;
+            memset(&s3->cfg, 0, sizeof s3->cfg);
+            pm_s3_free(s3);
+            return pm_fail_errno(e, PAIMON_IO, err, "PAIMON_S3_TRACE=%s: cannot open the trace file", trace);
+        }
+    }
     *out = s3;
     return PAIMON_OK;
 }
@@ -72,6 +87,7 @@ int pm_s3_new(const pm_s3_config *c, const char *bucket, pm_s3 **out, pm_err *e)
 void pm_s3_free(pm_s3 *s3) {
     if (!s3) return;
     for (int i = 0; i < s3->pooled; i++) curl_easy_cleanup(s3->pool[i]);
+    if (s3->trace_fd >= 0) close(s3->trace_fd);
     pthread_mutex_destroy(&s3->lock);
     pm_s3_config_free(&s3->cfg);
     free(s3->bucket);
@@ -158,6 +174,25 @@ void pm_s3_backoff(const pm_s3 *s3, int attempt) {
     long ms = cap / 2 + (long)(rand_r(&seed) % (unsigned)(cap / 2 + 1));
     struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&d, &d) != 0) {}
+}
+
+/* The request trace (PAIMON_S3_TRACE, docs/s3.md): "METHOD s3://bucket/key[?query]
+ * STATUS ATTEMPT MS" per attempt, status 0 when no answer came. Only what the
+ * URL holds: credentials travel in headers, which are never written. One
+ * write(2) per line on an O_APPEND file: lines of parallel workers do not mix. */
+static void trace_attempt(const pm_s3 *s3, const pm_s3_req *r, const pm_s3_resp *resp, double ms) {
+    pm_buf line = {0};
+    int bad = pm_buf_printf(&line, "%s s3://%s/", r->method, s3->bucket) || pm_s3_uri_encode(&line, r->key, 1) ||
+              (r->query && pm_buf_printf(&line, "?%s", r->query)) ||
+              pm_buf_printf(&line, " %ld %d %.3f\n", resp->status, resp->attempts, ms);
+    if (!bad && write(s3->trace_fd, line.data, line.len) < 0) {}   /* a diagnostic: never fails the request */
+    pm_buf_free(&line);
+}
+
+static double mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* One attempt on handle h. */
@@ -257,7 +292,9 @@ int pm_s3_request(pm_s3 *s3, const pm_s3_req *r, pm_s3_resp *resp, pm_err *e) {
         resp->content_length = -1;
         resp->attempts = i;
         if (r->out) r->out->len = from;
+        double t0 = s3->trace_fd >= 0 ? mono_ms() : 0;
         attempt_once(s3, h, r, (const char *)url.data, resp);
+        if (s3->trace_fd >= 0) trace_attempt(s3, r, resp, mono_ms() - t0);
         maybe_sent |= resp->maybe_sent;
         if (i >= attempts || !pm_s3_retryable(resp)) break;
         pm_s3_backoff(s3, i);
