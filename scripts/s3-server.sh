@@ -151,7 +151,7 @@ osd data = $DIR/osd.\$id
 keyring = $DIR/osd.\$id/keyring
 osd objectstore = memstore
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT
+rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT tcp_nodelay=1
 rgw data = $DIR/rgw
 EOF
   setup=$DIR/log/setup.log
