@@ -7,8 +7,11 @@
  *       deletes the files the previous one added and adds --files new ones
  *       (compaction-like: DELETE + ADD), partition = commit % --partitions.
  *       With --append every commit only adds (the files accumulate).
- *       Data files are real small files written to disk. Default manifest
- *       options (minor merges at 30 manifests). --earliest-hint writes
+ *       Data files are real small files written to disk, or through the
+ *       table's FileIO when TABLE is a URI (s3://...: the table is built on
+ *       the store by committing there). Default manifest options (minor
+ *       merges at 30 manifests). --latency FILE: "SNAPSHOT MS" per commit,
+ *       the time of the pm_commit call alone. --earliest-hint writes
  *       snapshot/EARLIEST after the first commit (as a table that was
  *       expired once has): without it every commit lists snapshot/ to find
  *       the earliest, and building 100,000 snapshots is quadratic.
@@ -49,7 +52,16 @@ static const char *SCHEMA =
     "  \"options\" : {\n    \"bucket\" : \"-1\",\n    \"file.format\" : \"parquet\"\n  },\n"
     "  \"timeMillis\" : 1764000000000\n}";
 
+/* Local trees are written with stdio (fast on /dev/shm); other URIs through
+ * the FileIO (one PUT per file on S3). */
+static pm_fileio *build_io;
+
 static void write_file(const char *path, const void *p, size_t n) {
+    if (build_io) {
+        pm_err e;
+        if (pm_io_write_atomic(build_io, path, p, n, &e)) die(path, &e);
+        return;
+    }
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) die(path, NULL);
 }
@@ -93,21 +105,31 @@ static void make_file(paimon_table *t, const char *table, bfile *x, int p, long 
     f->file_source = (pm_opt_i32){1, 0};
 }
 
-static int cmd_build(const char *table, int snapshots, int files, int parts, int append, int hint) {
+static int cmd_build(const char *table, int snapshots, int files, int parts, int append, int hint,
+                     const char *latency) {
     char p[600];
-    if (mkdir(table, 0755) && errno != EEXIST) die(table, NULL);
+    pm_err e;
+    if (strstr(table, "://")) {
+        if (pm_fileio_open(table, NULL, &build_io, &e)) die(table, &e);
+        if (pm_io_has(build_io, PM_IO_LOCAL)) { pm_fileio_destroy(build_io); build_io = NULL; }
+    }
+    FILE *lat = latency ? fopen(latency, "w") : NULL;
+    if (latency && !lat) die(latency, NULL);
+    if (build_io) {
+        /* an object store: no directories to make */
+    } else if (mkdir(table, 0755) && errno != EEXIST) die(table, NULL);
     snprintf(p, sizeof p, "%s/schema", table);
-    if (mkdir(p, 0755) && errno != EEXIST) die(p, NULL);
+    if (!build_io && mkdir(p, 0755) && errno != EEXIST) die(p, NULL);
     snprintf(p, sizeof p, "%s/schema/schema-0", table);
     write_file(p, SCHEMA, strlen(SCHEMA));
     for (int i = 0; i < parts; i++) {
+        if (build_io) break;
         snprintf(p, sizeof p, "%s/dt=d%02d", table, i);
         mkdir(p, 0755);
         snprintf(p, sizeof p, "%s/dt=d%02d/bucket-0", table, i);
         mkdir(p, 0755);
     }
     paimon_table *t;
-    pm_err e;
     if (pm_table_open(table, NULL, &t, &e)) die("open", &e);
     pm_buf empty = {0};
     pm_binrow_encode(NULL, 0, NULL, &empty, &e);
@@ -129,8 +151,10 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
         o.identifier = s;
         o.kind = s > 1 && !append ? "COMPACT" : "APPEND";
         int64_t id;
+        double c0 = now_s();
         if (pm_commit(t, v, n, &o, &id, &e)) die("commit", &e);
         if (s == 1 && hint && pm_hint_write(t->io, t->branch_root, "EARLIEST", 1, &e)) die("EARLIEST", &e);
+        if (lat) fprintf(lat, "%d %.3f\n", s, (now_s() - c0) * 1e3);
         for (int i = 0; i < files; i++) pm_buf_free(&prev[i].part);
         bfile *tmp = prev;
         prev = cur;
@@ -143,6 +167,8 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
     free(v);
     pm_buf_free(&empty);
     pm_table_free(t);
+    pm_fileio_destroy(build_io);
+    if (lat && fclose(lat)) die(latency, NULL);
     printf("RESULT snapshots=%d data_files=%ld build_s=%.3f\n", snapshots, seq, now_s() - t0);
     return 0;
 }
@@ -191,7 +217,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0, limit = 0, hint = 0;
-    const char *list = NULL;
+    const char *list = NULL, *latency = NULL;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--snapshots") && i + 1 < argc) snapshots = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--files") && i + 1 < argc) files = atoi(argv[++i]);
@@ -199,13 +225,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--list") && i + 1 < argc) list = argv[++i];
         else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--latency") && i + 1 < argc) latency = argv[++i];
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "--append")) append = 1;
         else if (!strcmp(argv[i], "--earliest-hint")) hint = 1;
         else { fprintf(stderr, "bench_expire: unknown option %s\n", argv[i]); return 2; }
     }
     if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
-    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append, hint);
+    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append, hint, latency);
     if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads, limit);
     fprintf(stderr, "bench_expire: unknown command %s\n", argv[1]);
     return 2;

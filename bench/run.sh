@@ -4,7 +4,7 @@
 #   sh bench/run.sh [BUILD_DIR]
 #
 # Environment:
-#   BENCHMARKS     benchmarks to run, in order (default: manifest_decode commit expire orphan)
+#   BENCHMARKS     benchmarks to run, in order (default: manifest_decode commit expire orphan s3)
 #   BENCH_ENTRIES  ManifestEntry records in the generated manifest (300000)
 #   BENCH_REPS     C repetitions (7; best and median reported)
 #   PY_REPS        python3-avro repetitions (1; it is slow: ~2 min at 300000)
@@ -18,6 +18,8 @@
 #   BENCH_ORPHAN_SNAPSHOTS orphan: snapshots of the typical table (100)
 #   BENCH_ORPHAN_FILES     orphan: data files appended per snapshot there (200)
 #   BENCH_ORPHAN_REPS      orphan: runs of each scan, ours and find alike, in rounds of 3 (30)
+#   BENCH_SCALE    s3: small (default; 1000 snapshots x 2 files, a few minutes) or full (x 20 files)
+#   BENCH_S3_SNAPSHOTS, BENCH_S3_FILES, BENCH_S3_REPS  s3: override the scale; orphan runs (3)
 #   BENCH_RESULTS  report file (bench/RESULTS.md)
 #   BENCH_STRICT   1 = exit 1 when a benchmark misses its target
 #
@@ -32,7 +34,7 @@ BUILD=${1:-build}
 OUT=$BUILD/bench
 PY=/usr/bin/python3
 CC=${CC:-cc}
-BENCHMARKS=${BENCHMARKS:-manifest_decode commit expire orphan}
+BENCHMARKS=${BENCHMARKS:-manifest_decode commit expire orphan s3}
 BENCH_EXPIRE_SNAPSHOTS=${BENCH_EXPIRE_SNAPSHOTS:-1000}
 BENCH_EXPIRE_FILES=${BENCH_EXPIRE_FILES:-20}
 BENCH_EXPIRE_REPS=${BENCH_EXPIRE_REPS:-3}
@@ -48,7 +50,7 @@ BENCH_REPS=${BENCH_REPS:-7}
 PY_REPS=${PY_REPS:-1}
 BENCH_RESULTS=${BENCH_RESULTS:-bench/RESULTS.md}
 BENCH_STRICT=${BENCH_STRICT:-0}
-DEPS="jansson libzstd zlib snappy libuv"
+DEPS="jansson libzstd zlib snappy libuv libcurl libcrypto"
 LIB=$BUILD/libpaimon.a
 MISSED=$OUT/.missed
 
@@ -67,7 +69,7 @@ fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
 build_c() {
   name=$1; shift
   [ -f "$LIB" ] || { log "$LIB missing: run make first"; exit 1; }
-  libs=$(pkg-config --libs $DEPS 2>/dev/null || echo "-ljansson -lzstd -lz -lsnappy -luv")
+  libs=$(pkg-config --libs $DEPS 2>/dev/null || echo "-ljansson -lzstd -lz -lsnappy -luv -lcurl -lcrypto")
   # shellcheck disable=SC2086
   $CC -O2 -std=c99 -D_POSIX_C_SOURCE=200809L -Isrc/include -Isrc/core "$@" "$LIB" $libs -lm \
     -o "$OUT/$name"
@@ -517,6 +519,8 @@ EOF
 
 # ---- main ---------------------------------------------------------------------
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+. bench/s3.sh
+
 pyavro=$($PY -c 'import avro; print(getattr(avro, "__version__", "?"))' 2>/dev/null || echo "?")
 report=$OUT/report.md
 {
