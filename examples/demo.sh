@@ -76,9 +76,24 @@ step drop_partition.lua "$TABLE" --partition dt=2026-11-03 --json
 step inspect.lua "$TABLE" partitions
 step expire.lua "$TABLE" --retain-min 3 --older-than 0s --dry-run
 step expire.lua "$TABLE" --retain-min 3 --older-than 0s --json
+
+# ---- the snapshot lifecycle: a tag, a bad write rolled back, a dead consumer
+step tag.lua "$TABLE" create before-bad-load
+step tag.lua "$TABLE" list
+echo '{"order_id": 9999, "customer": "oops", "amount": "-1.00", "dt": "2026-11-05"}' |
+  "$PAIMON_LUA" write.lua "$TABLE" >/dev/null || { echo "demo: write failed" >&2; exit 1; }
 echo
-echo "== the consumer 'dashboard' capped that run; once it is gone, expiration goes further"
-rm "$TABLE/consumer/consumer-dashboard"
+echo "== a bad row landed; roll the table back to the tag taken before it"
+step read.lua "$TABLE" --partition dt=2026-11-05
+step rollback.lua "$TABLE" --to-tag before-bad-load --dry-run
+step rollback.lua "$TABLE" --to-tag before-bad-load
+step read.lua "$TABLE" --partition dt=2026-11-05
+step tag.lua "$TABLE" delete before-bad-load
+echo
+echo "== the consumer 'dashboard' capped that expiration; it has not moved for days: expire it"
+touch -d '3 days ago' "$TABLE/consumer/consumer-dashboard"
+step consumer.lua "$TABLE" list
+step consumer.lua "$TABLE" expire --expiration 1d
 step expire.lua "$TABLE" --retain-min 3 --older-than 0s
 step inspect.lua "$TABLE" snapshots
 # a stale file nobody references, two days old
