@@ -455,10 +455,12 @@ static int stop_at_file(void *ctx, const char *rel, const pm_stat *st, pm_err *e
 }
 
 /* A branch directory without any file (what a branch deletion interrupted
- * after its last file leaves on a local file system) is no branch: it
+ * after its last file leaves on a file system with real directories) is no branch: it
  * references nothing, and it must not make every later walk fail. */
 int pm_branch_list(pm_fileio *io, const char *table_root, char ***names, size_t *n, pm_err *e) {
     int rc = list_names(io, table_root, "branch", "branch-", 1, names, n, e);
+    /* object stores have no directory without a file under it */
+    if (rc || pm_io_has(io, PM_IO_VIRTUAL_DIRS)) return rc;
     size_t kept = 0, i = 0;
     for (; !rc && i < *n; i++) {
         char *dir = path3(table_root, "branch", NULL), *full = NULL;
