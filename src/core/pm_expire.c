@@ -1258,3 +1258,73 @@ int pm_expire_plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, 
     pm_set_free(p.skip);
     return rc;
 }
+
+/* ---- branch deletion (pm_branches.c) ------------------------------------------ */
+
+/* Candidates of one snapshot or tag of the branch going away: its live
+ * files, its changelog's additions and its metadata files. */
+static int plan_branch_snapshot(paimon_table *bt, const pm_snapshot *s, protect *p, plan *pl, pm_err *e) {
+    int rc = plan_tag_data(bt, s, p, pl, e);
+    if (!rc && s->changelog_manifest_list) rc = plan_changelog(bt, s, p, pl, e);
+    if (!rc) rc = plan_meta(bt, s, p, pl, e);
+    return rc;
+}
+
+typedef struct branch_tags { protect *p; plan *pl; } branch_tags;
+
+static int branch_tag_cand(void *ud, paimon_table *bt, pm_refs_source src, const char *by, const pm_snapshot *s,
+                           pm_err *e) {
+    branch_tags *c = ud;
+    (void)by;
+    return src == PM_REFS_TAG ? plan_branch_snapshot(bt, s, c->p, c->pl, e) : PAIMON_OK;
+}
+
+int pm_expire_plan_branch_deletion(paimon_table *t, const char *name, int threads, pm_deleter *data,
+                                   pm_deleter *manifests, pm_deleter *lists, int64_t *protected_files, pm_err *e) {
+    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, NULL, NULL, INT64_MAX};
+    plan pl = {data, manifests, lists, 0};
+    paimon_table **bts = NULL, *victim = NULL;
+    size_t nb = 0;
+    int rc = (!p.paths || !p.names || !p.lists_done || !p.live_done) ? pm_nomem(e) : PAIMON_OK;
+    if (!rc && (rc = pm_refs_open_branches(t, &bts, &nb, e))) pm_err_prefix(e, "refusing to delete branch '%s'", name);
+    /* everything kept: every snapshot, tag and long-lived changelog of the
+     * other branches (main included) */
+    for (size_t i = 0; !rc && i < nb; i++) {
+        if (!strcmp(bts[i]->branch, name)) { victim = bts[i]; continue; }
+        pm_snapshot **v = NULL;
+        size_t k = 0;
+        p.t = bts[i];
+        rc = pm_refs_snapshots(bts[i], INT64_MIN, &v, &k, e);
+        if (!rc) rc = protect_chain(v, k, &p, e);
+        if (!rc) rc = protect_tags_changelogs(&p, e);
+        if (rc) pm_err_prefix(e, "refusing to delete branch '%s'", name);
+        pm_refs_snapshots_free(v, k);
+    }
+    if (!rc && !victim) rc = pm_fail(e, PAIMON_NOTFOUND, "%s: branch '%s' doesn't exist", t->root, name);
+    /* what the branch's snapshots and tags hold; an unreadable one refuses */
+    pm_snapshot **v = NULL;
+    size_t k = 0;
+    if (!rc) {
+        p.t = victim;
+        rc = pm_refs_snapshots(victim, INT64_MIN, &v, &k, e);
+    }
+    for (size_t i = 0; !rc && i < k; i++) {
+        if ((rc = plan_branch_snapshot(victim, v[i], &p, &pl, e)))
+            pm_err_prefix(e, "refusing to delete branch '%s': cannot read what snapshot %lld holds", name,
+                          (long long)v[i]->id);
+    }
+    if (!rc) {
+        branch_tags c = {&p, &pl};
+        pm_refs_visitor tv = {PM_REFS_REFUSE, "refusing to delete branch", {0, PAIMON_CORRUPT, 0}, branch_tag_cand,
+                              NULL, &c};
+        rc = pm_refs_tags(victim, &tv, e);
+    }
+    *protected_files = pl.protected_files;
+    pm_refs_snapshots_free(v, k);
+    pm_refs_close_branches(bts, nb);
+    pm_set_free(p.paths);
+    pm_set_free(p.names);
+    pm_set_free(p.lists_done);
+    pm_set_free(p.live_done);
+    return rc;
+}

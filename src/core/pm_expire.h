@@ -113,4 +113,14 @@ void pm_protect_free(pm_protect *x);
 int pm_expire_plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, size_t n, int threads,
                                       pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
                                       int64_t *protected_files, pm_err *e);
+
+/* Branch deletion (pm_branches.c): what deleting branch `name` of t's
+ * table frees. Kept: every snapshot, tag and long-lived changelog of main
+ * and of every other branch; an unreadable file of any of them, or of a
+ * snapshot or tag of the branch going away, refuses. Candidates: the live
+ * files, changelog files and metadata files of the branch's snapshots and
+ * tags, into data / manifests / lists as in tag deletion. */
+int pm_expire_plan_branch_deletion(paimon_table *t, const char *name, int threads, pm_deleter *data,
+                                   pm_deleter *manifests, pm_deleter *lists, int64_t *protected_files, pm_err *e);
+
 #endif

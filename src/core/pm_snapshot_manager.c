@@ -447,6 +447,42 @@ int pm_consumer_read(pm_fileio *io, const char *branch_root, const char *id, pm_
     return rc;
 }
 
+#define HAS_FILE 1000
+
+static int stop_at_file(void *ctx, const char *rel, const pm_stat *st, pm_err *e) {
+    (void)ctx; (void)rel; (void)st; (void)e;
+    return HAS_FILE;
+}
+
+/* A branch directory without any file (what a branch deletion interrupted
+ * after its last file leaves on a file system with real directories) is no branch: it
+ * references nothing, and it must not make every later walk fail. */
 int pm_branch_list(pm_fileio *io, const char *table_root, char ***names, size_t *n, pm_err *e) {
-    return list_names(io, table_root, "branch", "branch-", 1, names, n, e);
+    int rc = list_names(io, table_root, "branch", "branch-", 1, names, n, e);
+    /* object stores have no directory without a file under it */
+    if (rc || pm_io_has(io, PM_IO_VIRTUAL_DIRS)) return rc;
+    size_t kept = 0, i = 0;
+    for (; !rc && i < *n; i++) {
+        char *dir = path3(table_root, "branch", NULL), *full = NULL;
+        size_t len = dir ? strlen(dir) + strlen((*names)[i]) + 9 : 0;
+        if (dir && (full = malloc(len))) snprintf(full, len, "%s/branch-%s", dir, (*names)[i]);
+        free(dir);
+        if (!full) { rc = pm_nomem(e); break; }
+        int r = pm_io_list_tree(io, full, stop_at_file, NULL, e);
+        free(full);
+        if (r == HAS_FILE) { pm_err_clear(e); (*names)[kept++] = (*names)[i]; continue; }
+        if (r) { rc = r; break; }
+        free((*names)[i]);
+    }
+    if (rc) {   /* [0, kept) and [i, n) still own their strings */
+        for (size_t k = 0; k < kept; k++) free((*names)[k]);
+        for (size_t k = i; k < *n; k++) free((*names)[k]);
+        free(*names);
+        *names = NULL;
+        *n = 0;
+        return rc;
+    }
+    *n = kept;
+    if (!kept) { free(*names); *names = NULL; }
+    return PAIMON_OK;
 }

@@ -1,0 +1,469 @@
+/* Branches in the C core (pm_branches.c), checked against Java's
+ * FileSystemBranchManager: createBranch from a tag writes the fixture's
+ * Java-written branch again byte for byte; names Java refuses are refused;
+ * an existing branch is never replaced; dropBranch frees exactly what only
+ * the branch held (the same files tag deletion frees when the branch's tag
+ * held them) and fails closed on an unreadable manifest; fastForward gives
+ * main the branch's snapshots. Fault injection at every I/O operation of
+ * delete and fast-forward: the table stays readable (verify) and a re-run
+ * finishes the job. On copies of the Java-written fixture with a tag and a
+ * branch. */
+#include "test.h"
+#include "pm_branches.h"
+#include "pm_expire.h"
+#include "pm_fileio_fault.h"
+#include "pm_orphan.h"
+#include "pm_tags.h"
+#include "pm_verify.h"
+
+#define FIX "cpp-parquet-pk_btree_partitioned_e2e/pk_btree_partitioned_e2e.db/pk_btree_partitioned_e2e"
+#define TMP_PREFIX "/tmp/pm_test_branches."
+
+static void remove_copy(tu_copy *d) { tu_copy_remove(d, TMP_PREFIX); }
+static char *tree_of(const char *dir) { return tu_tree(dir, 0); }
+
+/* Nothing any snapshot, tag or branch needs is missing or unreadable. */
+static int readable(paimon_table *t, char *why, size_t wl) {
+    pm_verify_opts vo = {1, 1, NULL, NULL};
+    pm_verify_result vr;
+    pm_err e;
+    if (pm_verify(t, &vo, &vr, &e)) { snprintf(why, wl, "verify failed: %s", e.msg); return 0; }
+    int ok = vr.n_missing == 0 && vr.n_unreadable == 0;
+    if (!ok)
+        snprintf(why, wl, "%s %s", vr.n_missing ? "missing" : "unreadable",
+                 vr.n_missing ? vr.missing[0].path : vr.unreadable[0].path);
+    pm_verify_result_free(&vr);
+    return ok;
+}
+
+static char *read_text(const char *path) {
+    pm_buf b = {0};
+    pm_err e;
+    pm_fileio *io = pm_fileio_local();
+    if (pm_io_read_all(io, path, &b, &e) || pm_buf_cstr(&b)) { pm_buf_free(&b); return NULL; }
+    return (char *)b.data;
+}
+
+/* Java's createBranch(name, tag): the fixture's branch-fallback, made by
+ * Java from tag fallback-base, again byte for byte (and no other file). */
+TEST(create_from_tag_is_javas_branch) {
+    tu_copy d;
+    CHECK_EQ_INT(tu_copy_make(&d, TMP_PREFIX, FIX), 0);
+    char dir[600], cmd[1400];
+    snprintf(dir, sizeof dir, "%s/branch/branch-fallback", d.table);
+    char *want = tree_of(dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_branch_created c;
+    CHECK_EQ_INT(pm_branch_create(t, "fallback", "fallback-base", 1, &c, &e), PAIMON_OK);
+    CHECK(!tu_file_exists(dir));                  /* a dry run writes nothing */
+    CHECK_EQ_INT(pm_branch_create(t, "fallback", "fallback-base", 0, &c, &e), PAIMON_OK);
+    CHECK(c.snapshot_id == 2 && c.n_files == 3);
+    char *got = tree_of(dir);
+    CHECK_EQ_STR(got, want);
+    free(got);
+    /* a second create is a conflict and replaces nothing */
+    CHECK_EQ_INT(pm_branch_create(t, "fallback", NULL, 0, &c, &e), PAIMON_EXISTS);
+    CHECK(strstr(e.msg, "already exists") != NULL);
+    got = tree_of(dir);
+    CHECK_EQ_STR(got, want);
+    free(got);
+    free(want);
+    /* Java's validateBranch */
+    CHECK_EQ_INT(pm_branch_create(t, "main", NULL, 0, &c, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "default branch") != NULL);
+    CHECK_EQ_INT(pm_branch_create(t, "  ", NULL, 0, &c, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "is blank") != NULL);
+    CHECK_EQ_INT(pm_branch_create(t, "123", NULL, 0, &c, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "pure numeric") != NULL);
+    CHECK_EQ_INT(pm_branch_create(t, "a/b", NULL, 0, &c, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(pm_branch_create(t, "x", "no-such-tag", 0, &c, &e), PAIMON_NOTFOUND);
+    /* empty branch: the schemas up to the latest */
+    CHECK_EQ_INT(pm_branch_create(t, "empty", NULL, 0, &c, &e), PAIMON_OK);
+    snprintf(dir, sizeof dir, "%s/branch/branch-empty/schema/schema-0", d.table);
+    snprintf(cmd, sizeof cmd, "%s/schema/schema-0", d.table);
+    char *a = read_text(dir), *b = read_text(cmd);
+    CHECK(a && b && !strcmp(a, b));
+    free(a);
+    free(b);
+    pm_branch_info *v = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(pm_branches_list(t, &v, &n, &e), PAIMON_OK);
+    CHECK(n == 2);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(v[i].create_time > 0);
+        if (!strcmp(v[i].name, "fallback")) CHECK(v[i].latest_snapshot == 2 && v[i].n_tags == 1);
+        else CHECK(!strcmp(v[i].name, "empty") && v[i].latest_snapshot == 0);
+    }
+    pm_branch_infos_free(v, n);
+    pm_table_free(t);
+    remove_copy(&d);
+}
+
+/* Tag t1 on snapshot 1, branch b1 from it, every snapshot of main but the
+ * latest expired, tag t1 deleted (b1 keeps its files): b1 alone holds some
+ * files. Every file is dated two days back, for orphan cleaning. With
+ * keep_tag the tag stays (then the tag deletion plan is the reference). */
+static int make_branch_state(tu_copy *d, const char *fixture, int keep_tag) {
+    if (tu_copy_make(d, TMP_PREFIX, fixture)) return -1;
+    paimon_table *t;
+    pm_err e;
+    if (pm_table_open(d->table, NULL, &t, &e)) return -1;
+    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0};
+    pm_tag_created c;
+    int rc = pm_tag_create(t, "t1", &co, &c, &e);
+    pm_branch_created bc;
+    if (!rc && !keep_tag) rc = pm_branch_create(t, "b1", "t1", 0, &bc, &e);
+    pm_expire_opts xo;
+    memset(&xo, 0, sizeof xo);
+    xo.retain_min = 1;
+    xo.has_older_than = 1;
+    xo.older_than_ms = pm_now_millis();
+    xo.max_deletes = 100;
+    pm_expire_result xr;
+    if (!rc && !(rc = pm_expire_snapshots(t, &xo, &xr, &e))) pm_clean_result_free(&xr.clean);
+    if (!rc && !keep_tag) {
+        const char *names[] = {"t1"};
+        pm_tag_delete_opts o = {1, 0, NULL, NULL};
+        pm_tag_delete_result r;
+        if (!(rc = pm_tags_delete(t, names, 1, &o, &r, &e))) {
+            if (r.clean.count[PM_K_DATA] != 0) rc = -1;   /* b1 protects them */
+            pm_clean_result_free(&r.clean);
+        }
+    }
+    if (rc) fprintf(stderr, "  make_branch_state: %s\n", e.msg);
+    pm_table_free(t);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "find '%s' -exec touch -h -d '2 days ago' {} +", d->table);
+    return rc || tu_sh(cmd) ? -1 : 0;
+}
+
+static int make_b1(tu_copy *d, const char *fixture) { return make_branch_state(d, fixture, 0); }
+
+/* Sorted relative paths of a dry-run plan, without the branch's own files. */
+static char *plan_lines(const pm_clean_result *r, const char *root) {
+    pm_buf out = {0};
+    for (size_t i = 0; i < r->n_paths; i++) {
+        const char *rel = r->paths[i].path + strlen(root) + 1;
+        if (strncmp(rel, "branch/", 7)) pm_buf_printf(&out, "%s\n", rel);
+    }
+    pm_buf_cstr(&out);
+    char *s = out.data ? (char *)out.data : pm_strdup("");
+    /* sort lines */
+    size_t n = 0;
+    for (char *p = s; *p; p++) n += *p == '\n';
+    char **v = calloc(n ? n : 1, sizeof *v);
+    size_t k = 0;
+    for (char *p = strtok(s, "\n"); p && k < n; p = strtok(NULL, "\n")) v[k++] = p;
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) { char *x = v[j]; v[j] = v[j - 1]; v[j - 1] = x; }
+    pm_buf sorted = {0};
+    for (size_t i = 0; i < k; i++) pm_buf_printf(&sorted, "%s\n", v[i]);
+    pm_buf_cstr(&sorted);
+    free(v);
+    free(s);
+    return sorted.data ? (char *)sorted.data : pm_strdup("");
+}
+
+/* dropBranch frees what only b1 held: the files tag deletion frees when
+ * tag t1 (the same snapshot) holds them instead; nothing main or the
+ * Java-written branch needs goes (verify), and the directory is gone. */
+TEST(delete_frees_only_what_the_branch_held) {
+    tu_copy d;
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(make_branch_state(&d, FIX, 1), 0);
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    const char *names[] = {"t1"};
+    pm_tag_delete_opts to = {1, 1, NULL, NULL};
+    pm_tag_delete_result tr;
+    CHECK_EQ_INT(pm_tags_delete(t, names, 1, &to, &tr, &e), PAIMON_OK);
+    char *want = plan_lines(&tr.clean, d.table);
+    CHECK(tr.clean.count[PM_K_DATA] > 0);
+    pm_clean_result_free(&tr.clean);
+    pm_table_free(t);
+    remove_copy(&d);
+
+    CHECK_EQ_INT(make_b1(&d, FIX), 0);
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_branch_delete_opts o = {1, 1, NULL, NULL};
+    pm_branch_delete_result r;
+    CHECK_EQ_INT(pm_branch_delete(t, "b1", &o, &r, &e), PAIMON_OK);
+    char *got = plan_lines(&r.clean, d.table);
+    CHECK_EQ_STR(got, want);
+    CHECK(r.n_branch_files == 3);      /* tag, snapshot and schema of b1 */
+    pm_clean_result_free(&r.clean);
+    o.dry_run = 0;
+    CHECK_EQ_INT(pm_branch_delete(t, "b1", &o, &r, &e), PAIMON_OK);
+    CHECK(r.clean.count[PM_K_DATA] > 0 && r.clean.n_failures == 0);
+    pm_clean_result_free(&r.clean);
+    char dir[600], why[1200];
+    snprintf(dir, sizeof dir, "%s/branch/branch-b1", d.table);
+    CHECK(!tu_file_exists(dir));
+    CHECK(readable(t, why, sizeof why));
+    CHECK_EQ_INT(pm_branch_delete(t, "b1", &o, &r, &e), PAIMON_NOTFOUND);
+    CHECK_EQ_INT(pm_branch_delete(t, "main", &o, &r, &e), PAIMON_MISUSE);
+    free(got);
+    free(want);
+    pm_table_free(t);
+    remove_copy(&d);
+}
+
+/* A manifest that protects files (main's latest snapshot reads it) is
+ * unreadable: the deletion refuses and nothing is deleted. */
+TEST(delete_fails_closed_on_unreadable_manifest) {
+    tu_copy d;
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(make_b1(&d, FIX), 0);
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_snapshot *s = tu_read_snap(t, tu_latest_id(t));
+    CHECK(s != NULL);
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(pm_read_manifest_list(t, s->base_manifest_list, &v, &n, &e), PAIMON_OK);
+    CHECK(n > 0);
+    char path[800];
+    snprintf(path, sizeof path, "%s/manifest/%s", d.table, v[0].name);
+    CHECK_EQ_INT(tu_write_file(path, "garbage", 7), 0);
+    pm_mfiles_free(v, n);
+    pm_snapshot_free(s);
+    char *before = tree_of(d.table);
+    pm_branch_delete_opts o = {1, 0, NULL, NULL};
+    pm_branch_delete_result r;
+    int rc = pm_branch_delete(t, "b1", &o, &r, &e);
+    CHECK(rc != PAIMON_OK);
+    CHECK(strstr(e.msg, "refusing") != NULL);
+    tu_check_tree_same(tree_of, d.table, before);
+    pm_table_free(t);
+    remove_copy(&d);
+}
+
+/* Delete b1 if it is still there, then clean orphans twice (what an
+ * interrupted deletion left once the branch's snapshots were gone). */
+static int delete_then_clean(paimon_table *t, pm_err *e) {
+    char dir[800];
+    int ex = 0;
+    snprintf(dir, sizeof dir, "%s/branch/branch-b1", t->root);
+    int rc = pm_io_exists(t->io, dir, &ex, e);
+    if (!rc && ex) {
+        pm_branch_delete_opts o = {1, 0, NULL, NULL};
+        pm_branch_delete_result r;
+        if ((rc = pm_branch_delete(t, "b1", &o, &r, e))) return rc;
+        pm_clean_result_free(&r.clean);
+    }
+    pm_orphan_opts oo;
+    memset(&oo, 0, sizeof oo);
+    oo.threads = 1;
+    for (int round = 0; !rc && round < 2; round++) {
+        pm_orphan_result orr;
+        if (!(rc = pm_remove_orphan_files(t, &oo, &orr, e))) pm_clean_result_free(&orr.clean);
+    }
+    return rc;
+}
+
+/* The files a dry-run deletion of b1 plans (relative paths, one a line). */
+static char *planned_paths(void) {
+    tu_copy d;
+    if (make_b1(&d, FIX)) return NULL;
+    paimon_table *t;
+    pm_err e;
+    pm_buf out = {0};
+    if (pm_table_open(d.table, NULL, &t, &e) == 0) {
+        pm_branch_delete_opts o = {1, 1, NULL, NULL};
+        pm_branch_delete_result r;
+        if (pm_branch_delete(t, "b1", &o, &r, &e) == 0) {
+            for (size_t i = 0; i < r.clean.n_paths; i++)
+                pm_buf_printf(&out, "%s\n", r.clean.paths[i].path + strlen(d.table) + 1);
+            pm_clean_result_free(&r.clean);
+        }
+        pm_table_free(t);
+    }
+    remove_copy(&d);
+    pm_buf_cstr(&out);
+    return (char *)out.data;
+}
+
+/* Every line of want is in got (nothing kept was lost or changed); a line
+ * only in got is a file the plan would have deleted: once b1's snapshots
+ * are gone, a file whose ADD and DELETE entries a retained manifest still
+ * holds is not an orphan to orphan cleaning (as in tag deletion). */
+static int tree_ok(const char *got, const char *want, const char *plan, char *why, size_t wl) {
+    for (const char *l = want; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) + 1 : strlen(l);
+        char line[1200];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        if (!strstr(got, line)) { snprintf(why, wl, "lost or changed: %.600s", line); return 0; }
+        l += n;
+    }
+    for (const char *l = got; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) + 1 : strlen(l);
+        char line[1200], path[1000];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        const char *rel = strstr(line, " ./");
+        snprintf(path, sizeof path, "%.900s", rel ? rel + 3 : line);
+        if (!strstr(want, line) && !strstr(plan, path)) { snprintf(why, wl, "stray: %.600s", line); return 0; }
+        l += n;
+    }
+    return 1;
+}
+
+static void delete_sweep(int crash) {
+    tu_sweep s = {make_b1, remove_copy, tree_of, delete_then_clean, 10, "tree differs"};
+    long ops = 0;
+    char *want = tu_sweep_clean_run(&s, FIX, &ops);
+    CHECK(want != NULL);
+    CHECK(ops > 10);
+    char *plan = planned_paths();
+    CHECK(plan != NULL && *plan);
+    if (!want || !plan) return;
+    int bad = 0;
+    for (long k = 1; k <= ops && bad < 3; k++) {
+        tu_copy d;
+        if (make_b1(&d, FIX)) { CHECK(0); break; }
+        paimon_table *t;
+        pm_err e;
+        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+        pm_branch_delete_opts o = {1, 0, NULL, NULL};
+        pm_branch_delete_result r;
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, k, crash);
+        if (pm_branch_delete(t, "b1", &o, &r, &e) == PAIMON_OK) pm_clean_result_free(&r.clean);
+        t->io = pm_fileio_fault_release(t->io);
+        char why[1200];
+        if (!readable(t, why, sizeof why)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): table not readable: %s\n", k, crash, why);
+            bad++;
+        }
+        if (delete_then_clean(t, &e)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): re-run failed: %s\n", k, crash, e.msg);
+            bad++;
+        }
+        pm_table_free(t);
+        char *got = tree_of(d.table);
+        if (!tree_ok(got, want, plan, why, sizeof why)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): %s\n", k, crash, why);
+            bad++;
+        }
+        free(got);
+        remove_copy(&d);
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(want);
+    free(plan);
+}
+
+TEST(delete_fault_at_every_operation) { delete_sweep(0); }
+TEST(delete_crash_at_every_operation) { delete_sweep(1); }
+
+/* Java's fastForward to branch-fallback (snapshot 2 from tag
+ * fallback-base): main keeps snapshot 1, takes the branch's snapshot 2,
+ * schema and tag; main's snapshots 3..5 are gone; hints follow. */
+TEST(fast_forward_takes_the_branch) {
+    tu_copy d;
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(tu_copy_make(&d, TMP_PREFIX, FIX), 0);
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_branch_ff_result r;
+    CHECK_EQ_INT(pm_branch_fast_forward(t, "main", 0, &r, &e), PAIMON_MISUSE);
+    CHECK_EQ_INT(pm_branch_fast_forward(t, "nope", 0, &r, &e), PAIMON_NOTFOUND);
+    char *before = tree_of(d.table);
+    CHECK_EQ_INT(pm_branch_fast_forward(t, "fallback", 1, &r, &e), PAIMON_OK);
+    if (r.latest_id == 0) fprintf(stderr, "  %s\n", e.msg);
+    CHECK(r.deleted_snapshots == 4 && r.deleted_tags == 1 && r.earliest_id == 2 && r.latest_id == 2);
+    tu_check_tree_same(tree_of, d.table, before);
+    CHECK_EQ_INT(pm_branch_fast_forward(t, "fallback", 0, &r, &e), PAIMON_OK);
+    int64_t *ids = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(pm_snapshot_list_ids(t->io, t->root, &ids, &n, &e), PAIMON_OK);
+    CHECK(n == 2 && ids[0] == 1 && ids[1] == 2);
+    free(ids);
+    char a[700], b[700];
+    snprintf(a, sizeof a, "%s/snapshot/snapshot-2", d.table);
+    snprintf(b, sizeof b, "%s/branch/branch-fallback/snapshot/snapshot-2", d.table);
+    char *x = read_text(a), *y = read_text(b);
+    CHECK(x && y && !strcmp(x, y));
+    free(x);
+    free(y);
+    snprintf(a, sizeof a, "%s/snapshot/LATEST", d.table);
+    x = read_text(a);
+    CHECK(x && !strcmp(x, "2"));
+    free(x);
+    snprintf(a, sizeof a, "%s/snapshot/EARLIEST", d.table);
+    x = read_text(a);
+    CHECK(x && !strcmp(x, "1"));
+    free(x);
+    snprintf(a, sizeof a, "%s/tag/tag-fallback-base", d.table);
+    CHECK(tu_file_exists(a));
+    char why[1200];
+    CHECK(readable(t, why, sizeof why));
+    pm_table_free(t);
+    remove_copy(&d);
+}
+
+static int fast_forward(paimon_table *t, pm_err *e) {
+    pm_branch_ff_result r;
+    return pm_branch_fast_forward(t, "fallback", 0, &r, e);
+}
+
+static int plain_copy(tu_copy *d, const char *fixture) { return tu_copy_make(d, TMP_PREFIX, fixture); }
+
+/* Every fault: readable right after, and a re-run gives the tree of an
+ * undisturbed run. */
+static void ff_sweep(int crash) {
+    long ops = 0;
+    tu_sweep s = {plain_copy, remove_copy, tree_of, fast_forward, 10, "tree differs"};
+    char *want = tu_sweep_clean_run(&s, FIX, &ops);
+    CHECK(want != NULL && ops > 10);
+    if (!want) return;
+    int bad = 0;
+    for (long k = 1; k <= ops && bad < 3; k++) {
+        tu_copy d;
+        if (plain_copy(&d, FIX)) { CHECK(0); break; }
+        paimon_table *t;
+        pm_err e;
+        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, k, crash);
+        fast_forward(t, &e);
+        t->io = pm_fileio_fault_release(t->io);
+        char why[1200];
+        if (!readable(t, why, sizeof why)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): table not readable: %s\n", k, crash, why);
+            bad++;
+        }
+        if (fast_forward(t, &e)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): re-run failed: %s\n", k, crash, e.msg);
+            bad++;
+        }
+        pm_table_free(t);
+        char *got = tree_of(d.table);
+        if (strcmp(got, want)) {
+            fprintf(stderr, "  fault at op %ld (crash %d): tree differs\n--- got\n%s--- want\n%s", k, crash, got, want);
+            bad++;
+        }
+        free(got);
+        remove_copy(&d);
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(want);
+}
+
+TEST(fast_forward_fault_at_every_operation) { ff_sweep(0); }
+TEST(fast_forward_crash_at_every_operation) { ff_sweep(1); }
+
+int main(void) {
+    RUN(create_from_tag_is_javas_branch);
+    RUN(delete_frees_only_what_the_branch_held);
+    RUN(delete_fails_closed_on_unreadable_manifest);
+    RUN(delete_fault_at_every_operation);
+    RUN(delete_crash_at_every_operation);
+    RUN(fast_forward_takes_the_branch);
+    RUN(fast_forward_fault_at_every_operation);
+    RUN(fast_forward_crash_at_every_operation);
+    return TEST_SUMMARY();
+}
