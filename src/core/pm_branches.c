@@ -263,7 +263,7 @@ int pm_branch_delete(paimon_table *t, const char *name, const pm_branch_delete_o
     if (!rc && schemas)
         rc = pm_expire_plan_branch_deletion(t, name, o->threads, data, manifests, lists, &r->clean.protected_files, e);
     if (!rc && (rc = pm_expire_refs_fingerprint(t, &fp1, e)) == PAIMON_OK &&
-        (fp0.len != fp1.len || memcmp(fp0.data, fp1.data, fp0.len)))
+        !pm_buf_eq(&fp0, &fp1))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the branch deletion; nothing deleted, run again",
                      t->root);
     if (!rc) rc = add_all(first, &tf.first, e);

@@ -189,7 +189,7 @@ static int compute_range(paimon_table *t, const pm_changelog_expire_opts *o, pm_
 static int fingerprint_same(paimon_table *t, const pm_buf *fp0, pm_err *e) {
     pm_buf fp1 = {0};
     int rc = pm_expire_refs_fingerprint(t, &fp1, e);
-    if (!rc && (fp0->len != fp1.len || memcmp(fp0->data, fp1.data, fp0->len)))
+    if (!rc && !pm_buf_eq(fp0, &fp1))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the changelog expiration; nothing deleted, run again",
                      t->root);
     pm_buf_free(&fp1);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "paimon.h"
 
 /* Every core function that can fail takes a pm_err* and returns a PAIMON_*
@@ -42,6 +43,11 @@ typedef struct pm_buf {
     uint8_t *data;
     size_t len, cap;
 } pm_buf;
+
+/* Same bytes (an empty buffer may have data NULL: memcmp must not see it). */
+static inline int pm_buf_eq(const pm_buf *a, const pm_buf *b) {
+    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
 
 int pm_buf_reserve(pm_buf *b, size_t extra);          /* PAIMON_OK / PAIMON_NOMEM */
 int pm_buf_append(pm_buf *b, const void *p, size_t n);

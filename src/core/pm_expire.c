@@ -842,7 +842,7 @@ static int check_refs_unchanged(paimon_table *t, const pm_buf *fp0, const pm_exp
                                 pm_err *e) {
     pm_buf fp1 = {0};
     int rc = pm_expire_refs_fingerprint(t, &fp1, e);
-    if (!rc && (fp0->len != fp1.len || memcmp(fp0->data, fp1.data, fp0->len)))
+    if (!rc && !pm_buf_eq(fp0, &fp1))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the expiration; nothing deleted, run again",
                      t->root);
     pm_buf_free(&fp1);

@@ -434,7 +434,7 @@ static int check_unchanged(paimon_table *t, const rb_plan *p, int64_t latest, pm
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: a snapshot was committed while the rollback was planned (latest %lld, planned from %lld); nothing deleted, run again",
                      t->branch_root, (long long)(ex ? latest + 1 : now), (long long)latest);
     if (!rc) rc = fingerprint(t, &fp, e);
-    if (!rc && (fp.len != p->fingerprint.len || memcmp(fp.data, p->fingerprint.data, fp.len)))
+    if (!rc && !pm_buf_eq(&fp, &p->fingerprint))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags or branches changed while the rollback was planned; nothing deleted, run again",
                      t->branch_root);
     pm_buf_free(&fp);

@@ -283,7 +283,7 @@ int pm_tags_delete(paimon_table *t, const char *const *names, size_t n, const pm
         rc = pm_expire_plan_tag_deletion(t, tags, names, n, o->threads, data, manifests, lists,
                                          &r->clean.protected_files, e);
     if (!rc && (rc = pm_expire_refs_fingerprint(t, &fp1, e)) == PAIMON_OK &&
-        (fp0.len != fp1.len || memcmp(fp0.data, fp1.data, fp0.len)))
+        !pm_buf_eq(&fp0, &fp1))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the tag deletion; nothing deleted, run again",
                      t->root);
     /* the tag files first: a crash after them leaves orphans, never a tag
