@@ -40,7 +40,9 @@ static char *read_text(const char *path) {
     pm_buf b = {0};
     pm_err e;
     pm_fileio *io = pm_fileio_local();
-    if (pm_io_read_all(io, path, &b, &e) || pm_buf_cstr(&b)) { pm_buf_free(&b); return NULL; }
+    int rc = pm_io_read_all(io, path, &b, &e);
+    pm_fileio_destroy(io);
+    if (rc || pm_buf_cstr(&b)) { pm_buf_free(&b); return NULL; }
     return (char *)b.data;
 }
 
