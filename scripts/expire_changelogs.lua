@@ -29,18 +29,7 @@ exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
 }
 
 local function main(opts, pos)
-  for _, k in ipairs{"retain_min", "retain_max", "max_deletes", "threads"} do
-    if opts[k] and opts[k] < 1 then cli.usage_error("--" .. k:gsub("_", "-") .. " must be at least 1") end
-  end
-  if opts.retain_min and opts.retain_max and opts.retain_max < opts.retain_min then
-    cli.usage_error("--retain-max must be at least --retain-min")
-  end
-  local now = maint.now_ms()
-  local older_than
-  if opts.older_than then
-    older_than = maint.parse_cutoff(opts.older_than, now)
-    if older_than > now then cli.usage_error("--older-than " .. opts.older_than .. " is in the future") end
-  end
+  local now, older_than = maint.retention_args(opts)
   local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r

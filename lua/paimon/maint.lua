@@ -78,6 +78,25 @@ function M.now_ms()
   return os.time() * 1000
 end
 
+-- The retention flags expire.lua and expire_changelogs.lua share: counts
+-- at least 1, retain-max not below retain-min, --older-than not in the
+-- future. Returns now and the cut-off (nil without --older-than).
+function M.retention_args(opts)
+  for _, k in ipairs{"retain_min", "retain_max", "max_deletes", "threads"} do
+    if opts[k] and opts[k] < 1 then cli.usage_error("--" .. k:gsub("_", "-") .. " must be at least 1") end
+  end
+  if opts.retain_min and opts.retain_max and opts.retain_max < opts.retain_min then
+    cli.usage_error("--retain-max must be at least --retain-min")
+  end
+  local now = M.now_ms()
+  local older_than
+  if opts.older_than then
+    older_than = M.parse_cutoff(opts.older_than, now)
+    if older_than > now then cli.usage_error("--older-than " .. opts.older_than .. " is in the future") end
+  end
+  return now, older_than
+end
+
 -- Policies: one loader (paimon.policy_loader) and one expiration runner
 -- (paimon.expire); these names stay for callers of the old ones.
 M.policy_file = require("paimon.policy_loader").find

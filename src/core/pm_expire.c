@@ -288,6 +288,23 @@ static int set_add_str(pm_set *s, const char *v, pm_err *e) {
     return PAIMON_OK;
 }
 
+/* Empty sets; `skip` only for tag and changelog deletion. */
+static int protect_init(protect *p, paimon_table *t, int threads, int with_skip, const char *own, int64_t drop_above,
+                        pm_err *e) {
+    *p = (protect){t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads,
+                   with_skip ? pm_set_new() : NULL, own, drop_above};
+    if (!p->paths || !p->names || !p->lists_done || !p->live_done || (with_skip && !p->skip)) return pm_nomem(e);
+    return PAIMON_OK;
+}
+
+static void protect_clear(protect *p) {
+    pm_set_free(p->paths);
+    pm_set_free(p->names);
+    pm_set_free(p->lists_done);
+    pm_set_free(p->live_done);
+    pm_set_free(p->skip);
+}
+
 /* A used entry: the full paths of its data file and extra files, into
  * p->paths, or as records for it when read on a worker. */
 static int protect_entry(void *ud, const pm_manifest_entry *m, const char *manifest, pm_buf *out, pm_buf *scratch,
@@ -962,14 +979,14 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_avro_schema_cache *sc = pm_avro_schema_cache_new(), *prev_sc = pm_avro_schema_cache_bound();
     if (sc) pm_avro_schema_cache_bind(sc);
     pm_buf fp0 = {0};
-    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), o->threads, NULL, NULL, INT64_MAX};
+    protect p;
     plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0};
     pm_deleter *snaps_del = pm_deleter_new();
     pm_snapshot **all = NULL;               /* [begin, end]: expired ones first */
     pm_snapshot *last = NULL;               /* the latest */
     size_t n_all = 0, n_exp = 0;
-    if (!p.paths || !p.names || !p.lists_done || !p.live_done || !pl.data || !pl.meta_a || !pl.meta_b || !snaps_del)
-        rc = pm_nomem(e);
+    rc = protect_init(&p, t, o->threads, 0, NULL, INT64_MAX, e);
+    if (!rc && (!pl.data || !pl.meta_a || !pl.meta_b || !snaps_del)) rc = pm_nomem(e);
     if (!rc) rc = pm_expire_refs_fingerprint(t, &fp0, e);
     if (!rc && (rc = pm_refs_snapshots_between(t, begin, end, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire");
     if (!rc && r->latest != end &&
@@ -999,11 +1016,7 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_refs_snapshots_free(all, n_all);
     pm_snapshot_free(last);
     pm_buf_free(&fp0);
-    pm_set_free(p.paths);
-    pm_set_free(p.names);
-    pm_set_free(p.lists_done);
-    pm_set_free(p.live_done);
-    pm_set_free(p.skip);
+    protect_clear(&p);
     pm_deleter_free(pl.data);
     pm_deleter_free(pl.meta_a);
     pm_deleter_free(pl.meta_b);
@@ -1064,10 +1077,7 @@ struct pm_protect {
 
 void pm_protect_free(pm_protect *x) {
     if (!x) return;
-    pm_set_free(x->p.paths);
-    pm_set_free(x->p.names);
-    pm_set_free(x->p.lists_done);
-    pm_set_free(x->p.live_done);
+    protect_clear(&x->p);
     free(x);
 }
 
@@ -1076,9 +1086,7 @@ int pm_protect_build(paimon_table *t, pm_snapshot **kept, size_t n_kept, int64_t
     *out = NULL;
     pm_protect *x = calloc(1, sizeof *x);
     if (!x) return pm_nomem(e);
-    x->p = (protect){t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, NULL, t->branch, drop_above};
-    int rc = PAIMON_OK;
-    if (!x->p.paths || !x->p.names || !x->p.lists_done || !x->p.live_done) rc = pm_nomem(e);
+    int rc = protect_init(&x->p, t, threads, 0, t->branch, drop_above, e);
     if (!rc) rc = protect_chain(kept, n_kept, &x->p, e);
     if (!rc) rc = protect_tags_changelogs(&x->p, e);
     if (!rc) rc = protect_other_branches(t, &x->p, e);
@@ -1151,26 +1159,34 @@ static int drop_files_of(pm_protect *x, const char *const *lists, size_t n_lists
     return rc;
 }
 
+/* Tag and changelog deletion: everything t's branch keeps but the sources
+ * in p->skip (every snapshot, the other tags and long-lived changelogs) and
+ * every other branch; an unreadable one refuses. */
+static int protect_all_kept(paimon_table *t, protect *p, const char *what, pm_err *e) {
+    pm_snapshot **all = NULL;
+    size_t n_all = 0;
+    int rc = pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e);
+    if (rc) pm_err_prefix(e, "%s", what);
+    if (!rc) rc = protect_chain(all, n_all, p, e);
+    if (!rc) rc = protect_tags_changelogs(p, e);
+    if (!rc) rc = protect_other_branches(t, p, e);
+    pm_refs_snapshots_free(all, n_all);
+    return rc;
+}
+
 int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const char *const *names, size_t n,
                                 int threads, pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
                                 int64_t *protected_files, pm_err *e) {
-    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, pm_set_new(), NULL, INT64_MAX};
+    protect p;
     plan pl = {data, manifests, lists, 0};
-    pm_snapshot **all = NULL;
-    size_t n_all = 0;
     pm_buf by = {0};
-    int rc = (!p.paths || !p.names || !p.lists_done || !p.live_done || !p.skip) ? pm_nomem(e) : PAIMON_OK;
+    int rc = protect_init(&p, t, threads, 1, NULL, INT64_MAX, e);
     for (size_t i = 0; !rc && i < n; i++) {
         by.len = 0;
         if (pm_buf_printf(&by, "tag %s of branch %s", names[i], t->branch) || pm_set_add(p.skip, by.data, by.len) < 0)
             rc = pm_nomem(e);
     }
-    /* everything kept: every snapshot of the branch, the other tags, the
-     * long-lived changelogs, the other branches */
-    if (!rc && (rc = pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e))) pm_err_prefix(e, "refusing to delete tags");
-    if (!rc) rc = protect_chain(all, n_all, &p, e);
-    if (!rc) rc = protect_tags_changelogs(&p, e);
-    if (!rc) rc = protect_other_branches(t, &p, e);
+    if (!rc) rc = protect_all_kept(t, &p, "refusing to delete tags", e);
     for (size_t i = 0; !rc && i < n; i++) {
         rc = plan_tag_data(t, tags[i], &p, &pl, e);
         if (!rc && tags[i]->changelog_manifest_list) rc = plan_changelog(t, tags[i], &p, &pl, e);
@@ -1178,13 +1194,8 @@ int pm_expire_plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const
         if (rc) pm_err_prefix(e, "refusing to delete tag '%s': cannot read what it holds", names[i]);
     }
     *protected_files = pl.protected_files;
-    pm_refs_snapshots_free(all, n_all);
     pm_buf_free(&by);
-    pm_set_free(p.paths);
-    pm_set_free(p.names);
-    pm_set_free(p.lists_done);
-    pm_set_free(p.live_done);
-    pm_set_free(p.skip);
+    protect_clear(&p);
     return rc;
 }
 
@@ -1214,24 +1225,17 @@ int pm_protect_plan_dropped(pm_protect *x, const pm_snapshot *s, int by_live, pm
 int pm_expire_plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, size_t n, int threads,
                                       pm_deleter *data, pm_deleter *manifests, pm_deleter *lists,
                                       int64_t *protected_files, pm_err *e) {
-    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, pm_set_new(), NULL, INT64_MAX};
+    protect p;
     plan pl = {data, manifests, lists, 0};
-    pm_snapshot **all = NULL;
-    size_t n_all = 0;
     pm_buf by = {0};
-    int rc = (!p.paths || !p.names || !p.lists_done || !p.live_done || !p.skip) ? pm_nomem(e) : PAIMON_OK;
+    int rc = protect_init(&p, t, threads, 1, NULL, INT64_MAX, e);
     for (size_t i = 0; !rc && i < n; i++) {
         by.len = 0;
         if (pm_buf_printf(&by, "changelog %lld of branch %s", (long long)cls[i]->id, t->branch) ||
             pm_set_add(p.skip, by.data, by.len) < 0)
             rc = pm_nomem(e);
     }
-    /* kept: every snapshot, tag and other changelog of the branch, the
-     * other branches */
-    if (!rc && (rc = pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire changelogs");
-    if (!rc) rc = protect_chain(all, n_all, &p, e);
-    if (!rc) rc = protect_tags_changelogs(&p, e);
-    if (!rc) rc = protect_other_branches(t, &p, e);
+    if (!rc) rc = protect_all_kept(t, &p, "refusing to expire changelogs", e);
     /* Java's ChangelogDeletion: with a changelog list, the files it adds
      * and its manifests; without, the files its delta deleted and its
      * delta and base lists. Index manifests and statistics were snapshot
@@ -1249,13 +1253,8 @@ int pm_expire_plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, 
         if (rc) pm_err_prefix(e, "refusing to expire changelog %lld: cannot read what it holds", (long long)cls[i]->id);
     }
     *protected_files = pl.protected_files;
-    pm_refs_snapshots_free(all, n_all);
     pm_buf_free(&by);
-    pm_set_free(p.paths);
-    pm_set_free(p.names);
-    pm_set_free(p.lists_done);
-    pm_set_free(p.live_done);
-    pm_set_free(p.skip);
+    protect_clear(&p);
     return rc;
 }
 
@@ -1281,11 +1280,11 @@ static int branch_tag_cand(void *ud, paimon_table *bt, pm_refs_source src, const
 
 int pm_expire_plan_branch_deletion(paimon_table *t, const char *name, int threads, pm_deleter *data,
                                    pm_deleter *manifests, pm_deleter *lists, int64_t *protected_files, pm_err *e) {
-    protect p = {t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads, NULL, NULL, INT64_MAX};
+    protect p;
     plan pl = {data, manifests, lists, 0};
     paimon_table **bts = NULL, *victim = NULL;
     size_t nb = 0;
-    int rc = (!p.paths || !p.names || !p.lists_done || !p.live_done) ? pm_nomem(e) : PAIMON_OK;
+    int rc = protect_init(&p, t, threads, 0, NULL, INT64_MAX, e);
     if (!rc && (rc = pm_refs_open_branches(t, &bts, &nb, e))) pm_err_prefix(e, "refusing to delete branch '%s'", name);
     /* everything kept: every snapshot, tag and long-lived changelog of the
      * other branches (main included) */
@@ -1322,9 +1321,6 @@ int pm_expire_plan_branch_deletion(paimon_table *t, const char *name, int thread
     *protected_files = pl.protected_files;
     pm_refs_snapshots_free(v, k);
     pm_refs_close_branches(bts, nb);
-    pm_set_free(p.paths);
-    pm_set_free(p.names);
-    pm_set_free(p.lists_done);
-    pm_set_free(p.live_done);
+    protect_clear(&p);
     return rc;
 }
