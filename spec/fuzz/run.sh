@@ -28,10 +28,10 @@ OUT=${FUZZ_BUILD:-build/fuzz}
 ART=${FUZZ_ARTIFACTS:-$OUT/artifacts}
 FIXTURES=${PAIMON_FIXTURES:-spec/fixtures}
 FUZZERS=${*:-fuzz_avro fuzz_json fuzz_binrow}
-DEPS="jansson libzstd zlib snappy libuv"
+DEPS="jansson libzstd zlib snappy libuv libcurl libcrypto"
 
 PKG_CFLAGS=$(pkg-config --cflags $DEPS 2>/dev/null || true)
-PKG_LIBS=$(pkg-config --libs $DEPS 2>/dev/null || echo "-ljansson -lzstd -lz -lsnappy -luv")
+PKG_LIBS=$(pkg-config --libs $DEPS 2>/dev/null || echo "-ljansson -lzstd -lz -lsnappy -luv -lcurl -lcrypto")
 STD="-std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS_F="-g -O1 $STD $SAN -Isrc/include -Isrc/core $PKG_CFLAGS"
