@@ -37,7 +37,8 @@ VIEW: ]] .. table.concat(VIEW_NAMES, ", ") .. [[
   --snapshot ID   files/manifests/partitions of this snapshot (default: latest)
   --tag NAME      ... of this tag's snapshot
   --branch NAME   read branch NAME instead of main
-  --json          print one JSON array of row objects (times as epoch milliseconds)
+  --json          print one JSON array of row objects (times as epoch milliseconds),
+                  written row by row as read (files: in scan order)
 Without --json: times in ISO 8601 (local time), durations with units.
 exit codes: 0 ok, 1 failed, 2 usage]],
 }
@@ -60,12 +61,14 @@ local function file_format(name)
   return name:match("%.([%w]+)$") or ""
 end
 
-local function live_files(t, opts)
+-- Every builder calls emit(row) once per row as it reads it: --json writes
+-- each row out at once (memory does not grow with the table); the human
+-- table collects them (it needs every row for its column widths).
+local function live_files(t, opts, emit)
   local s = pick_snapshot(t, opts)
-  local rows = {}
-  if not s then return rows end
+  if not s then return end
   for f in check(s:files()) do
-    rows[#rows + 1] = {
+    emit {
       partition = f.partition, partition_path = f.partition_path, bucket = f.bucket,
       file_path = f.file_path, file_name = f.file.file_name,
       file_format = file_format(f.file.file_name), schema_id = f.file.schema_id,
@@ -74,17 +77,14 @@ local function live_files(t, opts)
       max_sequence_number = f.file.max_sequence_number, creation_time = f.file.creation_time,
     }
   end
-  table.sort(rows, function(a, b) return a.file_path < b.file_path end)
-  return rows
 end
 
 local builders = {}
 local HUMAN
 
-function builders.snapshots(t)
-  local rows = {}
+function builders.snapshots(t, _, emit)
   for s in check(t:snapshots()) do
-    rows[#rows + 1] = {
+    emit {
       snapshot_id = s.id, schema_id = s.schema_id, commit_user = s.commit_user,
       commit_identifier = s.commit_identifier, commit_kind = s.commit_kind,
       commit_time = s.time_millis, base_manifest_list = s.base_manifest_list,
@@ -95,14 +95,12 @@ function builders.snapshots(t)
       watermark = s.watermark or json.null,
     }
   end
-  return rows
 end
 
 -- long-lived changelogs (changelog/changelog-<id>, decoupled lifecycle)
-function builders.changelogs(t)
-  local rows = {}
+function builders.changelogs(t, _, emit)
   for _, s in ipairs(check(t:changelogs())) do
-    rows[#rows + 1] = {
+    emit {
       changelog_id = s.id, schema_id = s.schema_id, commit_user = s.commit_user,
       commit_identifier = s.commit_identifier, commit_kind = s.commit_kind, commit_time = s.time_millis,
       changelog_manifest_list = s.changelog_manifest_list or json.null,
@@ -110,49 +108,47 @@ function builders.changelogs(t)
       changelog_record_count = s.changelog_record_count or json.null, delta_record_count = s.delta_record_count,
     }
   end
-  return rows
 end
 
-function builders.schemas(t)
-  local rows = {}
+function builders.schemas(t, _, emit)
   for _, s in ipairs(check(t:schemas())) do
     local fields = json.array()
     for i, f in ipairs(s.fields) do fields[i] = {id = f.id, name = f.name, type = f.type} end
-    rows[#rows + 1] = {
+    emit {
       schema_id = s.id, fields = fields, partition_keys = json.array(s.partition_keys),
       primary_keys = json.array(s.primary_keys), options = s.options,
       comment = s.comment or json.null, update_time = s.time_millis,
     }
   end
-  return rows
 end
 
-function builders.options(t)
-  local rows = {}
-  for k, v in pairs(t:options()) do rows[#rows + 1] = {key = k, value = v} end
-  table.sort(rows, function(a, b) return a.key < b.key end)
-  return rows
+function builders.options(t, _, emit)
+  local keys = {}
+  local options = t:options()
+  for k in pairs(options) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do emit {key = k, value = options[k]} end
 end
 
 builders.files = live_files
 
-function builders.manifests(t, opts)
+function builders.manifests(t, opts, emit)
   local s = pick_snapshot(t, opts)
-  local rows = {}
-  if not s then return rows end
+  if not s then return end
   for _, kind in ipairs({"base", "delta"}) do
     for m in check(s:manifests(kind)) do
-      rows[#rows + 1] = {file_name = m.file_name, file_size = m.file_size,
+      emit {file_name = m.file_name, file_size = m.file_size,
                          num_added_files = m.num_added_files, num_deleted_files = m.num_deleted_files,
                          schema_id = m.schema_id}
     end
   end
-  return rows
 end
 
-function builders.partitions(t, opts)
+-- One row per partition, folded as the files stream by: memory grows with
+-- the partitions, not the files.
+function builders.partitions(t, opts, emit)
   local by_path, rows = {}, {}
-  for _, f in ipairs(live_files(t, opts)) do
+  live_files(t, opts, function(f)
     -- null and "" share the __DEFAULT_PARTITION__ directory but are two partitions
     local key = f.partition_path .. "\0" .. cli.cell(f.partition)
     local p = by_path[key]
@@ -168,35 +164,31 @@ function builders.partitions(t, opts)
     if f.creation_time and (p.last_update_time == json.null or f.creation_time > p.last_update_time) then
       p.last_update_time = f.creation_time
     end
-  end
+  end)
   table.sort(rows, function(a, b) return a.sort_key < b.sort_key end)
-  for _, r in ipairs(rows) do r.partition_path, r.sort_key = nil, nil end
-  return rows
+  for _, r in ipairs(rows) do
+    r.partition_path, r.sort_key = nil, nil
+    emit(r)
+  end
 end
 
-function builders.tags(t)
-  local rows = {}
+function builders.tags(t, _, emit)
   for _, tag in ipairs(check(t:tags())) do
-    rows[#rows + 1] = {tag_name = tag.name, snapshot_id = tag.snapshot_id, schema_id = tag.schema_id,
+    emit {tag_name = tag.name, snapshot_id = tag.snapshot_id, schema_id = tag.schema_id,
                        commit_time = tag.commit_time, record_count = tag.record_count or json.null,
                        create_time = tag.create_time or json.null,
                        time_retained = tag.time_retained or json.null}
   end
-  return rows
 end
 
-function builders.branches(t)
-  local rows = {}
-  for _, b in ipairs(check(t:branches())) do rows[#rows + 1] = {branch_name = b} end
-  return rows
+function builders.branches(t, _, emit)
+  for _, b in ipairs(check(t:branches())) do emit {branch_name = b} end
 end
 
-function builders.consumers(t)
-  local rows = {}
+function builders.consumers(t, _, emit)
   for _, c in ipairs(check(t:consumers())) do
-    rows[#rows + 1] = {consumer_id = c.consumer_id, next_snapshot_id = c.next_snapshot}
+    emit {consumer_id = c.consumer_id, next_snapshot_id = c.next_snapshot}
   end
-  return rows
 end
 
 -- Human renderings of the columns that are times or durations (--json keeps
@@ -237,11 +229,19 @@ local function main(opts, pos)
                     " view (only to files, manifests and partitions)")
   end
   local t = check(cli.open(path, opts))
-  local rows = builders[view](t, opts)
-  for _, r in ipairs(rows) do r.partition_path = nil end
   if opts.json then
-    cli.print_json(json.array(rows), columns)
+    local out = cli.json_rows(columns)
+    builders[view](t, opts, function(r)
+      r.partition_path = nil
+      out:row(r)
+    end)
+    out:close()
   else
+    local rows = {}
+    builders[view](t, opts, function(r) rows[#rows + 1] = r end)
+    -- the human table of files reads best by path; --json keeps scan order
+    if view == "files" then table.sort(rows, function(a, b) return a.file_path < b.file_path end) end
+    for _, r in ipairs(rows) do r.partition_path = nil end
     cli.print_table(rows, columns, HUMAN)
   end
   t:close()

@@ -3,6 +3,7 @@
 local json = require "paimon.json"
 
 local M = {}
+local open_rows   -- the JSON row stream being written (M.json_rows), if any
 
 local unpack = table.unpack or unpack          -- LuaJIT has no table.unpack/pack
 local function pack(...) return {n = select("#", ...), ...} end
@@ -219,6 +220,7 @@ function M.run(spec, main, argv)
     io.stderr:write(spec.name, ": ", res.msg, "\n")
   end
   if wants_json(spec, argv) then
+    if open_rows and open_rows.started() then open_rows.close() end
     io.stdout:write(json.encode({error = res.msg, code = code}, {"error", "code"}), "\n")
   end
   return rc
@@ -226,6 +228,32 @@ end
 
 function M.print_json(rows, order)
   io.stdout:write(json.encode(rows, order), "\n")
+end
+
+-- A JSON array written to stdout one row at a time, each row encoded in C
+-- (paimon.core.json_encode: paimon.json's rules) as it arrives, so memory
+-- does not grow with the rows. out:row(r) ... out:close(); the bytes are
+-- those of print_json(json.array(rows), order). A failure after the first
+-- row closes the array (run does it) before the {"error"} line: the output
+-- is then two JSON documents, one per line, and the exit code says which.
+function M.json_rows(order)
+  local encode = require("paimon.core").json_encode
+  local array_mt, out, sep = json.array_mt, io.stdout, "["
+  out:setvbuf("full")
+  local stream = {
+    row = function(_, r)
+      out:write(sep, encode(r, order, array_mt))
+      sep = ","
+    end,
+    close = function()
+      open_rows = nil
+      out:write(sep == "[" and "[]\n" or "]\n")
+      out:flush()
+    end,
+    started = function() return sep ~= "[" end,
+  }
+  open_rows = stream
+  return stream
 end
 
 -- A value inside a table cell (partition values, options): null and the

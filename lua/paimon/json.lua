@@ -42,12 +42,19 @@ local function is_array(t)
 end
 
 -- Integers exactly (Lua 5.4 integers; integral doubles below 2^63, which is
--- what LuaJIT has); other numbers with 17 digits; NaN and infinities null.
+-- what LuaJIT has); other numbers with the fewest digits (15 to 17) that
+-- read back as the same double; NaN and infinities null. The C encoder
+-- (paimon.core.json_encode, src/lua/lpaimon_json.c) follows the same rules.
 local function encode_number(v)
   if math.type and math.type(v) == "integer" then return format("%d", v) end
   if v ~= v or v == huge or v == -huge then return "null" end
   if v == floor(v) and v > -2^63 and v < 2^63 then return format("%d", v) end
-  return format("%.17g", v)
+  local s = format("%.15g", v)
+  if tonumber(s) ~= v then
+    s = format("%.16g", v)
+    if tonumber(s) ~= v then s = format("%.17g", v) end
+  end
+  return s
 end
 
 -- style: order (keys first in objects; the rest follow sorted), indent,
