@@ -86,6 +86,13 @@ else
   fi
 fi
 
+# The plain pass runs the S3 fault sweeps in full (a fault at every request
+# of a commit, an expiration and an orphan run) and 4 writers x 50 commits;
+# the sanitizer pass, several times slower, a stratified sample and 4 x 25.
+if [ -z "${SANITIZER:-}" ]; then
+  export PAIMON_S3_SWEEP=${PAIMON_S3_SWEEP:-full} PAIMON_S3_WRITER_COMMITS=${PAIMON_S3_WRITER_COMMITS:-50}
+fi
+
 ctests=$(for t in "$BUILD"/tests/test_*; do [ -x "$t" ] && echo "$t"; done)
 if [ -n "$ctests" ]; then
   mkdir -p "$log.c"
