@@ -149,8 +149,11 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
     return PAIMON_OK;
 }
 
-/* Most paths one remove_batch call gets: DeleteObjects' limit. */
+/* Most paths one remove_batch call gets: DeleteObjects' limit on a store;
+ * locally small batches, so that the thread pool still runs them in
+ * parallel (a batch only saves the descent to a directory per file). */
 #define DELETE_BATCH_MAX 1000
+#define LOCAL_BATCH_MAX 64
 
 /* The outcome remove_within (or its batch) gave one item. */
 static void item_outcome(pm_deleter *d, del_item *it, int rc, const pm_stat *st, char *msg) {
@@ -277,12 +280,14 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
         if (lexically_inside(lroot, pm_local_path(it->path), why, sizeof why)) bp.idx[bp.n++] = i;
         else { it->status = 3; it->msg = pm_strdup(why); }
     }
-    /* Without a batch operation (the local FileIO) one item per task, as
-     * before; with one, as few batches as its limit allows, of even size,
-     * run in parallel. */
+    /* Without a batch operation one item per task; with one, as few
+     * batches as its limit allows, of even size, run in parallel. */
     size_t n_batches = bp.n;
     if (io->ops->remove_batch && bp.n) {
-        n_batches = (bp.n + DELETE_BATCH_MAX - 1) / DELETE_BATCH_MAX;
+        /* stop on failure (snapshot files, in order: no gap) stops after
+         * the very item that failed: one item per batch locally */
+        size_t max = !pm_io_has(io, PM_IO_LOCAL) ? DELETE_BATCH_MAX : o->stop_on_failure ? 1 : LOCAL_BATCH_MAX;
+        n_batches = (bp.n + max - 1) / max;
         bp.per_batch = (bp.n + n_batches - 1) / n_batches;
     }
     int rc = pm_exec_run(o->threads, n_batches, delete_batch_task, &bp, phase, o->progress, o->progress_ud, e);
