@@ -380,7 +380,8 @@ TEST(fast_forward_takes_the_branch) {
     CHECK(r.deleted_snapshots == 4 && r.deleted_tags == 1 && r.earliest_id == 2 && r.latest_id == 2);
     /* the plan as paths: main's tag and snapshots 5..2 go, the branch's schema, tag and snapshot come */
     CHECK(r.dropped.n == 5 && r.taken.n == 3);
-    CHECK(r.dropped.n == 5 && strstr(r.dropped.v[0], "/tag/tag-fallback-base") && strstr(r.dropped.v[1], "/snapshot/snapshot-5"));
+    CHECK(r.dropped.n == 5 && strstr(r.dropped.v[0], "/tag/tag-fallback-base") &&
+          strstr(r.dropped.v[1], "/snapshot/snapshot-5"));
     CHECK(r.taken.n == 3 && strstr(r.taken.v[2], "/snapshot/snapshot-2") && !strstr(r.taken.v[2], "/branch/"));
     pm_branch_ff_result_free(&r);
     tu_check_tree_same(tree_of, d.table, before);
