@@ -116,6 +116,10 @@ local KNOWN = {
   rename_tag = set{ "branch", "pool", "options" },
   expire_tags = set{ "older_than", "num_retained_max", "dry_run", "threads", "now", "branch", "pool", "policy",
                      "options" },
+  branches = set{ "details", "pool", "options" },
+  create_branch = set{ "from_tag", "dry_run", "pool", "options" },
+  delete_branch = set{ "dry_run", "threads", "pool", "options" },
+  fast_forward = set{ "dry_run", "branch", "pool", "options" },
   new = set{ "pool", "warehouse", "options" },
 }
 
@@ -405,6 +409,52 @@ function _M.expire_tags(...)
   local o = job_opts(self, opts)
   o.policy = nil
   return run(pool_of(self, opts), "expire_tags", path, o, policy_arg(opts.policy, "expire_tags"))
+end
+
+-- Branches (Table:branches / create_branch / delete_branch / fast_forward;
+-- Java's FileSystemBranchManager): branches(table_path [, opts]) → the
+-- names, or with details = true {{name, create_time, earliest_snapshot,
+-- latest_snapshot, tags}, ...}; create_branch(table_path, name [, opts])
+-- (from_tag, dry_run; an existing branch is nil, err, "exists");
+-- delete_branch(table_path, name [, opts]) (dry_run, threads: the files
+-- only the branch held go too, never what main, tags or other branches
+-- need); fast_forward(table_path, name [, opts]) (dry_run; into opts.branch,
+-- default main). opts also take pool and options.
+local function check_branch_name(v, fname)
+  if type(v) ~= "string" then
+    error("bad argument #2 to '" .. fname .. "' (branch name expected, got " .. type(v) .. ")", 3)
+  end
+end
+
+function _M.branches(...)
+  local self, path, opts = args(...)
+  check_path(path, "branches")
+  opts = check_opts(opts, "branches", 2)
+  return run(pool_of(self, opts), "branches", path, job_opts(self, opts))
+end
+
+function _M.create_branch(...)
+  local self, path, name, opts = args(...)
+  check_path(path, "create_branch")
+  check_branch_name(name, "create_branch")
+  opts = check_opts(opts, "create_branch", 3)
+  return run(pool_of(self, opts), "create_branch", path, name, job_opts(self, opts))
+end
+
+function _M.delete_branch(...)
+  local self, path, name, opts = args(...)
+  check_path(path, "delete_branch")
+  check_branch_name(name, "delete_branch")
+  opts = check_opts(opts, "delete_branch", 3)
+  return run(pool_of(self, opts), "delete_branch", path, name, job_opts(self, opts))
+end
+
+function _M.fast_forward(...)
+  local self, path, name, opts = args(...)
+  check_path(path, "fast_forward")
+  check_branch_name(name, "fast_forward")
+  opts = check_opts(opts, "fast_forward", 3)
+  return run(pool_of(self, opts), "fast_forward", path, name, job_opts(self, opts))
 end
 
 -- commit_rows(table_path, rows [, opts]) → snapshot_id, { snapshot_id,

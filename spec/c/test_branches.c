@@ -378,8 +378,15 @@ TEST(fast_forward_takes_the_branch) {
     CHECK_EQ_INT(pm_branch_fast_forward(t, "fallback", 1, &r, &e), PAIMON_OK);
     if (r.latest_id == 0) fprintf(stderr, "  %s\n", e.msg);
     CHECK(r.deleted_snapshots == 4 && r.deleted_tags == 1 && r.earliest_id == 2 && r.latest_id == 2);
+    /* the plan as paths: main's tag and snapshots 5..2 go, the branch's schema, tag and snapshot come */
+    CHECK(r.dropped.n == 5 && r.taken.n == 3);
+    CHECK(r.dropped.n == 5 && strstr(r.dropped.v[0], "/tag/tag-fallback-base") &&
+          strstr(r.dropped.v[1], "/snapshot/snapshot-5"));
+    CHECK(r.taken.n == 3 && strstr(r.taken.v[2], "/snapshot/snapshot-2") && !strstr(r.taken.v[2], "/branch/"));
+    pm_branch_ff_result_free(&r);
     tu_check_tree_same(tree_of, d.table, before);
     CHECK_EQ_INT(pm_branch_fast_forward(t, "fallback", 0, &r, &e), PAIMON_OK);
+    pm_branch_ff_result_free(&r);
     int64_t *ids = NULL;
     size_t n = 0;
     CHECK_EQ_INT(pm_snapshot_list_ids(t->io, t->root, &ids, &n, &e), PAIMON_OK);
@@ -410,7 +417,9 @@ TEST(fast_forward_takes_the_branch) {
 
 static int fast_forward(paimon_table *t, pm_err *e) {
     pm_branch_ff_result r;
-    return pm_branch_fast_forward(t, "fallback", 0, &r, e);
+    int rc = pm_branch_fast_forward(t, "fallback", 0, &r, e);
+    if (!rc) pm_branch_ff_result_free(&r);
+    return rc;
 }
 
 static int plain_copy(tu_copy *d, const char *fixture) { return tu_copy_make(d, TMP_PREFIX, fixture); }
@@ -458,7 +467,68 @@ static void ff_sweep(int crash) {
 TEST(fast_forward_fault_at_every_operation) { ff_sweep(0); }
 TEST(fast_forward_crash_at_every_operation) { ff_sweep(1); }
 
+/* paimon.h: the branch operations with text options ("branch" names the
+ * branch), results as JSON; an existing branch is PAIMON_EXISTS, a dry run
+ * changes nothing, an unknown option refuses before anything. */
+TEST(paimon_h_branch_operations) {
+    tu_copy d;
+    CHECK_EQ_INT(tu_copy_make(&d, TMP_PREFIX, FIX), 0);
+    paimon_table *t = NULL;
+    CHECK_EQ_INT(paimon_table_open(d.table, NULL, &t, NULL), PAIMON_OK);
+    paimon_options *o = paimon_options_new();
+    paimon_result *r = NULL;
+    int64_t v = 0;
+    CHECK_EQ_INT(paimon_branches(t, NULL, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "count", &v), PAIMON_OK);
+    CHECK(v == 1 && strcmp(paimon_result_str(r, "branches.0.name"), "fallback") == 0);
+    CHECK_EQ_INT(paimon_result_int(r, "branches.0.latest_snapshot", &v), PAIMON_OK);
+    CHECK(v == 2);
+    paimon_result_free(r);
+    paimon_options_set(o, "branch", "dev");
+    paimon_options_set(o, "from-tag", "fallback-base");
+    CHECK_EQ_INT(paimon_create_branch(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "snapshot_id", &v), PAIMON_OK);
+    CHECK(v == 2);
+    paimon_result_free(r);
+    CHECK_EQ_INT(paimon_create_branch(t, o, &r), PAIMON_EXISTS);
+    CHECK(r == NULL && strstr(paimon_table_errmsg(t), "already exists") != NULL);
+    paimon_options_free(o);
+    char *before = tree_of(d.table);
+    o = paimon_options_new();
+    paimon_options_set(o, "branch", "dev");
+    paimon_options_set(o, "dry-run", "true");
+    CHECK_EQ_INT(paimon_fast_forward(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "dropped.snapshots", &v), PAIMON_OK);
+    CHECK(v == 4);
+    CHECK_EQ_INT(paimon_result_int(r, "taken_paths", &v), PAIMON_OK);
+    CHECK(v == 3);
+    paimon_result_free(r);
+    CHECK_EQ_INT(paimon_delete_branch(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "branch_files", &v), PAIMON_OK);
+    CHECK(v == 3);
+    CHECK(strstr(paimon_result_json(r), "branch-dev/snapshot/snapshot-2") != NULL);
+    paimon_result_free(r);
+    paimon_options_set(o, "dryrun", "true");
+    CHECK_EQ_INT(paimon_delete_branch(t, o, &r), PAIMON_MISUSE);
+    CHECK(strstr(paimon_table_errmsg(t), "unknown option 'dryrun'") != NULL);
+    tu_check_tree_same(tree_of, d.table, before);
+    paimon_options_free(o);
+    o = paimon_options_new();
+    paimon_options_set(o, "branch", "dev");
+    CHECK_EQ_INT(paimon_delete_branch(t, o, &r), PAIMON_OK);
+    paimon_result_free(r);
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/branch/branch-dev", d.table);
+    CHECK(!tu_file_exists(dir));
+    CHECK_EQ_INT(paimon_delete_branch(t, o, &r), PAIMON_NOTFOUND);
+    paimon_options_free(o);
+    CHECK_EQ_INT(paimon_delete_branch(t, NULL, &r), PAIMON_MISUSE);
+    paimon_table_close(t);
+    remove_copy(&d);
+}
+
 int main(void) {
+    RUN(paimon_h_branch_operations);
     RUN(create_from_tag_is_javas_branch);
     RUN(delete_frees_only_what_the_branch_held);
     RUN(delete_fails_closed_on_unreadable_manifest);

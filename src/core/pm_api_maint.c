@@ -214,3 +214,19 @@ int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_res
 int paimon_expire_changelogs(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "expire_changelogs", o, out);
 }
+
+int paimon_branches(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "branches", o, out);
+}
+
+int paimon_create_branch(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "create_branch", o, out);
+}
+
+int paimon_delete_branch(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "delete_branch", o, out);
+}
+
+int paimon_fast_forward(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "fast_forward", o, out);
+}

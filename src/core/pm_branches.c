@@ -494,6 +494,25 @@ static int write_all(paimon_table *t, const wfile *v, size_t n, int no_replace, 
     return rc;
 }
 
+void pm_branch_ff_result_free(pm_branch_ff_result *r) {
+    pm_strv_clear(&r->dropped);
+    pm_strv_clear(&r->taken);
+}
+
+/* The plan as paths: what t loses, then what it takes from the branch. */
+static int ff_plan_paths(const ff_plan *p, pm_branch_ff_result *r, pm_err *e) {
+    const pm_strv *drops[3] = {&p->del_tags, &p->del_snaps, &p->del_schemas};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < drops[k]->n; i++)
+            if (pm_strv_push(&r->dropped, drops[k]->v[i])) return pm_nomem(e);
+    const wfile *takes[3] = {p->schemas, p->tags, p->snaps};
+    size_t n_takes[3] = {p->n_schemas, p->n_tags, p->n_snaps};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < n_takes[k]; i++)
+            if (pm_strv_push(&r->taken, takes[k][i].path)) return pm_nomem(e);
+    return PAIMON_OK;
+}
+
 int pm_branch_fast_forward(paimon_table *t, const char *name, int dry_run, pm_branch_ff_result *r, pm_err *e) {
     memset(r, 0, sizeof *r);
     r->dry_run = dry_run;
@@ -533,6 +552,7 @@ int pm_branch_fast_forward(paimon_table *t, const char *name, int dry_run, pm_br
         r->deleted_snapshots = p.del_snaps.n;
         r->deleted_tags = p.del_tags.n;
         r->deleted_schemas = p.del_schemas.n;
+        rc = ff_plan_paths(&p, r, e);
     }
     if (!rc && dry_run) {
         r->copied_snapshots = p.n_snaps;
@@ -557,6 +577,7 @@ int pm_branch_fast_forward(paimon_table *t, const char *name, int dry_run, pm_br
     pm_snapshot_free(first);
     ff_plan_free(&p);
     pm_buf_free(&broot);
+    if (rc) pm_branch_ff_result_free(r);
     return rc;
 }
 

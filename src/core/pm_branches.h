@@ -62,6 +62,8 @@ typedef struct pm_branch_ff_result {
     size_t deleted_snapshots, deleted_schemas, deleted_tags;
     size_t copied_snapshots, copied_schemas, copied_tags;
     int dry_run;
+    pm_strv dropped;              /* t's snapshot, tag and schema files that go (the plan, also on a dry run) */
+    pm_strv taken;                /* the branch's files as they land in t's branch (the plan) */
 } pm_branch_ff_result;
 
 /* Java's fastForward into t's branch: refuses "main", a blank name, t's own
@@ -74,6 +76,8 @@ typedef struct pm_branch_ff_result {
  * change) when a schema that t's remaining snapshots or tags use would be
  * removed or changed. */
 int pm_branch_fast_forward(paimon_table *t, const char *name, int dry_run, pm_branch_ff_result *r, pm_err *e);
+/* The plan's path lists (r stays usable as empty). */
+void pm_branch_ff_result_free(pm_branch_ff_result *r);
 
 typedef struct pm_branch_info {
     char *name;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pm_branches.h"
 #include "pm_consumers.h"
 #include "pm_changelog.h"
 #include "pm_expire.h"
@@ -72,6 +73,9 @@ static const opt_def defs[PM_O__N] = {
     [PM_O_CONSUMER_ID] = {"id", "id", T_TEXT, 0, 0, 0, 0},
     [PM_O_NEXT_SNAPSHOT] = {"next-snapshot", "next_snapshot", T_INT, 1, INT64_MAX, 0, 0},
     [PM_O_EXPIRATION] = {"expiration", "expiration", T_TEXT, 0, 0, 0, 0},   /* a duration: "7d" */
+    /* the branch operated on: Lua gives it as the methods' argument (pm_op_hooks) */
+    [PM_O_BRANCH_NAME] = {"branch", NULL, T_TEXT, 0, 0, 0, 0},
+    [PM_O_FROM_TAG] = {"from-tag", "from_tag", T_TEXT, 0, 0, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -885,6 +889,108 @@ static int run_expire_changelogs(paimon_table *t, const pm_op_args *a, const pm_
     return PAIMON_OK;
 }
 
+/* ---- branches (Java's FileSystemBranchManager, pm_branches.h) ------------ */
+
+static int branch_name_of(const pm_op_args *a, const pm_op_hooks *h, const char **name, pm_err *e) {
+    *name = h->branch_name ? h->branch_name : a->text[PM_O_BRANCH_NAME];
+    if (!*name)
+        return pm_fail(e, PAIMON_MISUSE, "%s: no branch name ('%s')", a->op->name,
+                       a->face == PM_FACE_LUA ? "the first argument" : "branch");
+    return PAIMON_OK;
+}
+
+static void put_paths(pm_result *res, pm_rv *o, const char *key, const pm_strv *v) {
+    pm_rv *l = pm_rv_list(res, o, key);
+    for (size_t i = 0; i < v->n && l; i++) pm_rv_str(res, l, NULL, v->v[i]);
+}
+
+static int run_branches(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    (void)a;
+    (void)h;
+    pm_branch_info *v = NULL;
+    size_t n = 0;
+    int rc = pm_branches_list(t, &v, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }   /* no branch directory: none */
+    if (rc) return rc;
+    pm_rv *l = pm_rv_list(res, res->root, "branches");
+    for (size_t i = 0; i < n && l; i++) {
+        pm_rv *it = pm_rv_obj(res, l, NULL);
+        pm_rv_str(res, it, "name", v[i].name);
+        pm_rv_int(res, it, "create_time", v[i].create_time);
+        /* 0: the branch has no snapshot (created without a tag) */
+        pm_rv_int(res, it, "earliest_snapshot", v[i].earliest_snapshot);
+        pm_rv_int(res, it, "latest_snapshot", v[i].latest_snapshot);
+        pm_rv_int(res, it, "tags", (int64_t)v[i].n_tags);
+    }
+    pm_rv_int(res, res->root, "count", (int64_t)n);
+    pm_branch_infos_free(v, n);
+    return PAIMON_OK;
+}
+
+static int run_create_branch(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char *name;
+    int rc = branch_name_of(a, h, &name, e);
+    if (rc) return rc;
+    const char *from_tag = a->text[PM_O_FROM_TAG];
+    int dry_run = (int)a->v[PM_O_DRY_RUN];
+    pm_branch_created c;
+    if ((rc = pm_branch_create(t, name, from_tag, dry_run, &c, e))) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "branch", name);
+    pm_rv_str(res, o, "from_tag", from_tag);
+    pm_rv_int(res, o, "snapshot_id", c.snapshot_id);
+    pm_rv_int(res, o, "schema_id", c.schema_id);
+    pm_rv_int(res, o, "files", (int64_t)c.n_files);
+    pm_rv_str(res, o, "path", c.path);
+    pm_rv_bool(res, o, "dry_run", dry_run);
+    return PAIMON_OK;
+}
+
+static int run_delete_branch(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char *name;
+    int rc = branch_name_of(a, h, &name, e);
+    if (rc) return rc;
+    /* its own files would go while this handle reads them */
+    if (!strcmp(name, t->branch))
+        return pm_fail(e, PAIMON_MISUSE, "delete_branch: '%s' is the branch this table is opened on", name);
+    pm_branch_delete_opts x = {(int)a->v[PM_O_THREADS], (int)a->v[PM_O_DRY_RUN], h->progress, h->progress_ud};
+    pm_branch_delete_result r;
+    if ((rc = pm_branch_delete(t, name, &x, &r, e))) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "branch", name);
+    pm_rv_int(res, o, "branch_files", (int64_t)r.n_branch_files);
+    put_clean(res, o, &r.clean);
+    pm_clean_result_free(&r.clean);
+    return PAIMON_OK;
+}
+
+static int run_fast_forward(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char *name;
+    int rc = branch_name_of(a, h, &name, e);
+    if (rc) return rc;
+    pm_branch_ff_result r;
+    if ((rc = pm_branch_fast_forward(t, name, (int)a->v[PM_O_DRY_RUN], &r, e))) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "branch", name);
+    pm_rv_str(res, o, "into", t->branch);
+    pm_rv_bool(res, o, "dry_run", r.dry_run);
+    pm_rv_int(res, o, "earliest", r.earliest_id);
+    pm_rv_int(res, o, "earliest_schema_id", r.earliest_schema_id);
+    pm_rv_int(res, o, "latest", r.latest_id);
+    pm_rv *d = pm_rv_obj(res, o, "dropped");
+    pm_rv_int(res, d, "snapshots", (int64_t)r.deleted_snapshots);
+    pm_rv_int(res, d, "schemas", (int64_t)r.deleted_schemas);
+    pm_rv_int(res, d, "tags", (int64_t)r.deleted_tags);
+    pm_rv *c = pm_rv_obj(res, o, "taken");
+    pm_rv_int(res, c, "snapshots", (int64_t)r.copied_snapshots);
+    pm_rv_int(res, c, "schemas", (int64_t)r.copied_schemas);
+    pm_rv_int(res, c, "tags", (int64_t)r.copied_tags);
+    put_paths(res, o, "dropped_paths", &r.dropped);
+    put_paths(res, o, "taken_paths", &r.taken);
+    pm_branch_ff_result_free(&r);
+    return PAIMON_OK;
+}
+
 /* ---- the table of operations ------------------------------------------ */
 
 static const pm_opt_id expire_range_opts[] = {
@@ -918,6 +1024,11 @@ static const pm_opt_id expire_changelogs_opts[] = {
     PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_THREADS,
     PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O__N};
 
+static const pm_opt_id branches_opts[] = {PM_O__N};
+static const pm_opt_id create_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_FROM_TAG, PM_O_DRY_RUN, PM_O__N};
+static const pm_opt_id delete_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id fast_forward_opts[] = {PM_O_BRANCH_NAME, PM_O_DRY_RUN, PM_O__N};
+
 static const pm_op ops[] = {
     {"expire_range", expire_range_opts, run_expire_range},
     {"expire_snapshots", expire_opts, run_expire_snapshots},
@@ -934,6 +1045,10 @@ static const pm_op ops[] = {
     {"delete_consumer", delete_consumer_opts, run_delete_consumer},
     {"expire_consumers", expire_consumers_opts, run_expire_consumers},
     {"expire_changelogs", expire_changelogs_opts, run_expire_changelogs},
+    {"branches", branches_opts, run_branches},
+    {"create_branch", create_branch_opts, run_create_branch},
+    {"delete_branch", delete_branch_opts, run_delete_branch},
+    {"fast_forward", fast_forward_opts, run_fast_forward},
 };
 
 const pm_op *pm_op_find(const char *name) {

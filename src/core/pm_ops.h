@@ -2,7 +2,8 @@
  * the maintenance operations: expire_range, expire_snapshots,
  * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
  * rename_tag, expire_tags, rollback, consumers, reset_consumer,
- * delete_consumer, expire_consumers, expire_changelogs. Each face hands over its
+ * delete_consumer, expire_consumers, expire_changelogs, branches,
+ * create_branch, delete_branch, fast_forward. Each face hands over its
  * options as a list of key / value pairs (paimon.h: text under the flags'
  * names, "retain-min"; Lua: typed values under the Lua names,
  * "retain_min"); the one option table here knows, per option, both names,
@@ -43,6 +44,7 @@ typedef enum pm_opt_id {
     PM_O_TAG, PM_O_NEW_NAME, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_TIME_RETAINED, PM_O_NUM_RETAINED_MAX,
     PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_AS_LATEST,          /* rollback */
     PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O_EXPIRATION,                     /* consumers */
+    PM_O_BRANCH_NAME, PM_O_FROM_TAG,                                           /* branches */
     PM_O__N
 } pm_opt_id;
 
@@ -74,6 +76,9 @@ typedef struct pm_op_hooks {
     size_t n_tags;
     int has_tags;
     const char *new_name;
+    /* branch operations: the branch name the face gives as an argument
+     * (t:create_branch(name) ...) instead of the 'branch' option */
+    const char *branch_name;
 } pm_op_hooks;
 
 /* The operation called name; NULL if there is none. */

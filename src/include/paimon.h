@@ -141,6 +141,23 @@ PAIMON_API void paimon_free(void *p);
  *                        changelogs (changelog/) by Java's ExpireChangelogImpl
  *                        (defaults: changelog.num-retained.*, changelog.time-
  *                        retained, else the snapshot.* ones)
+ *   branches:            (none) every branch: name, create_time (epoch ms),
+ *                        earliest_snapshot / latest_snapshot (0: none), tags
+ *   create_branch:       branch (its name), from-tag (copy the tag, its
+ *                        snapshot and schemas 0..its schema, as Java's
+ *                        createBranch(name, tag); without: schemas
+ *                        0..latest), dry-run; an existing branch is
+ *                        PAIMON_EXISTS
+ *   delete_branch:       branch, threads, dry-run: the branch directory and
+ *                        the files only it held (never what main, tags or
+ *                        other branches need; an unreadable reference
+ *                        refuses); not the branch the table is opened on
+ *   fast_forward:        branch, dry-run: Java's fastForward into the
+ *                        table's branch: its snapshots and tags from the
+ *                        branch's earliest snapshot on are replaced by the
+ *                        branch's, with the branch's schemas; "dropped_paths"
+ *                        and "taken_paths" are the plan. Data files are not
+ *                        deleted (orphan cleaning finds them, as in Java)
  * Booleans are "true" / "false"; integers are decimal. FileIO options
  * (s3.endpoint, credentials, ...) are not operation options: they are
  * given once to paimon_table_open_v2 and every operation on the table
@@ -171,6 +188,10 @@ PAIMON_API int paimon_reset_consumer(paimon_table *t, const paimon_options *o, p
 PAIMON_API int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_expire_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_expire_changelogs(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_branches(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_create_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_delete_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.

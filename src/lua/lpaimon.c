@@ -492,19 +492,6 @@ static int tbl_tag(lua_State *L) {
     return 1;
 }
 
-static int tbl_branches(lua_State *L) {
-    paimon_table *t = lp_check_table(L, 1);
-    char **names = NULL;
-    size_t n = 0;
-    pm_err e = {0};
-    int rc = pm_branch_list(t->io, t->root, &names, &n, &e);
-    if (rc == PAIMON_NOTFOUND) { rc = 0; n = 0; }
-    if (rc) return lp_push_fail(L, rc, &e);
-    lp_push_cstrv(L, names, n);
-    pm_strv_free(names, n);
-    return 1;
-}
-
 static int tbl_consumers(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     char **ids = NULL;
@@ -1024,7 +1011,6 @@ static int snap_index(lua_State *L) {
 
 static const luaL_Reg table_methods[] = {
     {"branch", tbl_branch},
-    {"branches", tbl_branches},
     {"close", tbl_close},
     {"consumers", tbl_consumers},
     {"earliest_snapshot", tbl_earliest},
@@ -1135,6 +1121,7 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_open_rollback(L, lua_gettop(L));
     lp_open_partition(L, lua_gettop(L));
     lp_open_tags(L, lua_gettop(L));
+    lp_open_branches(L, lua_gettop(L));
     lp_open_changelogs(L, lua_gettop(L));
     lp_open_json(L, lua_gettop(L));
     /* Java's option defaults as the core applies them (t:option falls back

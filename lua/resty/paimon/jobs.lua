@@ -240,6 +240,34 @@ function jobs.expire_tags(path, opts, policy)
   end)
 end
 
+function jobs.branches(path, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    local res, err, code = t:branches(opts.details and { details = true } or nil)
+    if res == nil then return nil, err, code end
+    return plain(res)
+  end)
+end
+
+function jobs.create_branch(path, name, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:create_branch(name, { from_tag = opts.from_tag, dry_run = opts.dry_run })
+  end)
+end
+
+function jobs.delete_branch(path, name, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:delete_branch(name, { dry_run = opts.dry_run, threads = opts.threads })
+  end)
+end
+
+function jobs.fast_forward(path, name, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t) return t:fast_forward(name, { dry_run = opts.dry_run }) end)
+end
+
 local EXPIRE_PARTITION_OPTS = { "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern",
                                 "max_expires", "dry_run", "now", "max_attempts" }
 
