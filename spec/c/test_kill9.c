@@ -368,6 +368,13 @@ static int expire_cls(paimon_table *t, pm_err *e) {
     return rc;
 }
 
+/* The changelog files go first: what a killed run had not deleted yet of
+ * the changelogs it removed is left to orphan cleaning. */
+static int expire_cls_retry(paimon_table *t, pm_err *e) {
+    int rc = expire_cls(t, e);
+    return rc ? rc : orphan_clean(t, e);
+}
+
 /* Changelogs: a producer, decoupled retention and a changelog per snapshot
  * (as in test_changelog.c); with `moved`, snapshots 1-4 expired into
  * changelog/ already (retain-min 2). */
@@ -405,7 +412,7 @@ static const k9_op ops[] = {
     {"rollback as latest", FIX, 0, NULL, as_latest_op, as_latest_retry, 0, 0, 1},
     {"branch delete", FIX, 0, make_b1, delete_b1, delete_b1_retry, 0, 1, 0},
     {"branch fast-forward", FIX, 0, NULL, fast_forward, fast_forward, 0, 0, 0},
-    {"changelog expiration", CL_FIX, 2, NULL, expire_cls, expire_cls, 0, 0, 0},
+    {"changelog expiration", CL_FIX, 2, NULL, expire_cls, expire_cls_retry, 0, 0, 0},
     {"snapshot expiration", FIX, 0, make_consumer, expire_all_but_latest, expire_all_but_latest, 3, 0, 0},
     {"decoupled snapshot expiration", CL_FIX, 1, NULL, expire_snaps, expire_snaps, 5, 0, 0},
 };
@@ -441,7 +448,8 @@ static int copy_of(const char *tmpl, const char *to) {
 /* ---- the child ------------------------------------------------------------------ */
 
 /* Fork a child that runs fn on table (behind the fault FileIO sleeping
- * delay_us before each I/O operation when delay_us > 0). */
+ * delay_us before each I/O operation when delay_us > 0); it exits 0 when
+ * fn succeeds, 5 on PAIMON_CONFLICT, else 3. */
 static pid_t spawn(const char *table, int (*fn)(paimon_table *, pm_err *), long delay_us) {
     fflush(stdout);
     fflush(stderr);
@@ -455,8 +463,8 @@ static pid_t spawn(const char *table, int (*fn)(paimon_table *, pm_err *), long 
         pm_fileio_fault_set_delay(t->io, delay_us);
     }
     int rc = fn(t, &e);
-    if (rc) fprintf(stderr, "  child: %s\n", e.msg);
-    _exit(rc ? 3 : 0);
+    if (rc && rc != PAIMON_CONFLICT) fprintf(stderr, "  child: %s\n", e.msg);
+    _exit(rc == PAIMON_CONFLICT ? 5 : rc ? 3 : 0);
 }
 
 /* Seconds an undisturbed run of op takes in a child (-1: it failed). */
@@ -607,6 +615,160 @@ static void kill_loop(const k9_op *op) {
     free(dir);
 }
 
+/* ---- concurrent writers --------------------------------------------------------------- */
+
+typedef struct k9_commit { int64_t snapshot; int32_t seq; } k9_commit;
+
+static void writer_name(char *out, size_t n, int round, int seq) {
+    snprintf(out, n, "data-writer-%d-%d.parquet", round, seq);
+}
+
+/* The writer: commit one new data file (of the size its entry records) at
+ * a time, 2-10 ms apart, forever, reporting each successful commit on fd. */
+static void writer_loop(const char *table, int round, int fd) {
+    paimon_table *t = tu_open_table(table);
+    if (!t) _exit(2);
+    pm_err e;
+    pm_snapshot *s = tu_read_snap(t, tu_latest_id(t));
+    pm_scan *sc;
+    const pm_manifest_entry *m;
+    pm_buf part = {0};
+    int bucket = 0;
+    if (!s || pm_scan_open(t, s, NULL, &sc, &e) || pm_scan_next(sc, &m, &e) != PAIMON_OK) _exit(2);
+    pm_buf_append(&part, m->partition.ptr, m->partition.len);
+    bucket = m->bucket;
+    pm_scan_close(sc);
+    pm_snapshot_free(s);
+    static char bytes[1234];
+    for (int32_t seq = 0;; seq++) {
+        char name[96];
+        writer_name(name, sizeof name, round, seq);
+        tentry x;
+        tentry_init_at(&x, part.data, part.len, bucket, name, 1, pm_now_millis());
+        pm_commit_opts co;
+        pm_commit_opts_from_table(t, &co);
+        co.commit_user = "writer";
+        co.identifier = seq;
+        pm_buf p = {0};
+        int64_t id = 0;
+        if (pm_data_file_full_path(t, &x.m, &p, &e) == 0) tu_write_file((char *)p.data, bytes, sizeof bytes);
+        pm_buf_free(&p);
+        if (tu_commit(t, &x.m, 1, &co, &id, &e) == 0) {
+            k9_commit c = {id, seq};
+            if (write(fd, &c, sizeof c) != (ssize_t)sizeof c) _exit(4);
+        }
+        tentry_free(&x);
+        sleep_us(2000 + rand() % 8000);   /* gaps in which an operation can also win */
+    }
+}
+
+/* The writer's commits c_1..c_n: with prefix_ok (rollback), a prefix of
+ * them may be gone from the latest snapshot (rolled back), the rest must
+ * be there; else every one must be there. */
+static int writer_commits_kept(const char *table, int round, const k9_commit *v, size_t n, int prefix_ok,
+                               size_t *rolled_back, char *why, size_t wl) {
+    paimon_table *t = tu_open_table(table);
+    int64_t latest = t ? tu_latest_id(t) : -1;
+    pm_table_free(t);
+    char *live = live_names(table, latest);
+    if (!live) { snprintf(why, wl, "latest %lld does not read", (long long)latest); return 0; }
+    size_t gone = 0;
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        char name[96];
+        writer_name(name, sizeof name, round, v[i].seq);
+        if (has_line(live, name)) continue;
+        if (prefix_ok && gone == i) { gone++; continue; }
+        snprintf(why, wl, "commit %d of the writer (snapshot %lld) lost: latest %lld", v[i].seq,
+                 (long long)v[i].snapshot, (long long)latest);
+        ok = 0;
+    }
+    *rolled_back += gone;
+    free(live);
+    return ok;
+}
+
+/* A writer commits in a loop while op runs (killed slowed or at full
+ * speed, or left to finish); then the writer is killed too and the writer's reported commits are checked; the
+ * retry then finishes op and the table verifies. */
+static void writer_loop_test(const k9_op *op, int prefix_ok) {
+    char *dir = tu_make_tmpdir(prefix);
+    char tmpl[300], table[300];
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(table, sizeof table, "%s/t", dir);
+    CHECK(make_template(op, dir, tmpl, sizeof tmpl) == 0);
+    long delay_us = 150;
+    double t_slow = timed_run(tmpl, table, op, delay_us);
+    CHECK(t_slow > 0);
+    srand(seed);
+    int bad = 0, conflicts = 0;
+    size_t commits = 0, rolled_back = 0;
+    double start = now_s();
+    for (int i = 0; i < iters && bad < 3 && t_slow > 0; i++) {
+        if (copy_of(tmpl, table)) { CHECK(0); break; }
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        fflush(stdout);
+        fflush(stderr);
+        pid_t w = fork();
+        if (w == 0) {
+            close(fds[0]);
+            writer_loop(table, i, fds[1]);
+        }
+        close(fds[1]);
+        k9_commit v[4096];
+        size_t n = 0;
+        /* the writer is under way before the operation starts */
+        if (read(fds[0], &v[0], sizeof v[0]) == (ssize_t)sizeof v[0]) n = 1;
+        /* rounds: killed while slowed, killed at full speed, left to finish */
+        int mode = i % 3;
+        long wait_us = (long)(t_slow * 1.1e6 * (rand() / ((double)RAND_MAX + 1)));
+        if (mode == 1) wait_us /= 4;
+        pid_t pid = spawn(table, op->run, mode == 0 ? delay_us : 0);
+        if (mode < 2) {
+            sleep_us(wait_us);
+            kill(pid, SIGKILL);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 5) conflicts++;   /* lost the race to the writer */
+        if (WIFEXITED(st) && WEXITSTATUS(st) != 5 && WEXITSTATUS(st)) {
+            fprintf(stderr, "  %s with a writer, round %d: the run failed\n", op->name, i);
+            bad++;
+        }
+        sleep_us(5000);
+        kill(w, SIGKILL);
+        waitpid(w, NULL, 0);
+        ssize_t k;
+        while (n < sizeof v / sizeof *v && (k = read(fds[0], &v[n], sizeof v[n])) == (ssize_t)sizeof v[n]) n++;
+        close(fds[0]);
+        commits += n;
+        char why[1200];
+        if (!n || !readable(table, op->keep_from, why, sizeof why) ||
+            !writer_commits_kept(table, i, v, n, prefix_ok, &rolled_back, why, sizeof why)) {
+            fprintf(stderr, "  %s with a writer, round %d (seed %u, kill after %ld us): %s\n", op->name, i, seed,
+                    wait_us, n ? why : "the writer committed nothing");
+            bad++;
+        }
+        paimon_table *t = tu_open_table(table);
+        pm_err e;
+        int rc = t ? op->retry(t, &e) : -1;
+        pm_table_free(t);
+        if (rc || !readable(table, op->keep_from, why, sizeof why)) {
+            fprintf(stderr, "  %s with a writer, round %d (seed %u): after the retry: %s\n", op->name, i, seed,
+                    rc ? (rc > 0 ? e.msg : "open") : why);
+            bad++;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    printf("# %s with a writer: %d kills in %.1f s (seed %u), %zu writer commits, %zu rolled back, "
+           "%d runs lost the race\n",
+           op->name, iters, now_s() - start, seed, commits, rolled_back, conflicts);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 TEST(tag_delete_survives_kill9) { kill_loop(&ops[0]); }
 TEST(rollback_survives_kill9) { kill_loop(&ops[1]); }
 TEST(rollback_as_latest_survives_kill9) { kill_loop(&ops[2]); }
@@ -615,6 +777,10 @@ TEST(branch_fast_forward_survives_kill9) { kill_loop(&ops[4]); }
 TEST(changelog_expiration_survives_kill9) { kill_loop(&ops[5]); }
 TEST(snapshot_expiration_survives_kill9) { kill_loop(&ops[6]); }
 TEST(decoupled_snapshot_expiration_survives_kill9) { kill_loop(&ops[7]); }
+TEST(tag_delete_with_a_writer_loses_nothing) { writer_loop_test(&ops[0], 0); }
+TEST(rollback_with_a_writer_loses_only_what_it_rolls_back) { writer_loop_test(&ops[1], 1); }
+TEST(branch_delete_with_a_writer_loses_nothing) { writer_loop_test(&ops[3], 0); }
+TEST(snapshot_expiration_with_a_writer_loses_nothing) { writer_loop_test(&ops[6], 0); }
 
 int main(void) {
     snprintf(prefix, sizeof prefix, "%s/pm_test_kill9.", tu_tmp_base());
@@ -630,5 +796,9 @@ int main(void) {
     RUN(changelog_expiration_survives_kill9);
     RUN(snapshot_expiration_survives_kill9);
     RUN(decoupled_snapshot_expiration_survives_kill9);
+    RUN(tag_delete_with_a_writer_loses_nothing);
+    RUN(rollback_with_a_writer_loses_only_what_it_rolls_back);
+    RUN(branch_delete_with_a_writer_loses_nothing);
+    RUN(snapshot_expiration_with_a_writer_loses_nothing);
     return TEST_SUMMARY();
 }
