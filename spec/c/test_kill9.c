@@ -447,10 +447,18 @@ static int copy_of(const char *tmpl, const char *to) {
 
 /* ---- the child ------------------------------------------------------------------ */
 
-/* Fork a child that runs fn on table (behind the fault FileIO sleeping
- * delay_us before each I/O operation when delay_us > 0); it exits 0 when
- * fn succeeds, 5 on PAIMON_CONFLICT, else 3. */
-static pid_t spawn(const char *table, int (*fn)(paimon_table *, pm_err *), long delay_us) {
+/* How a child runs: at full speed, or behind the fault FileIO sleeping
+ * before every I/O operation, or before every mutation only (the kill then
+ * lands between two mutations about evenly). */
+enum { FULL_SPEED, SLOW_ALL, SLOW_MUTATIONS, N_SPEEDS };
+static const char *const speed_names[N_SPEEDS] = {"", ", every I/O slowed", ", mutations slowed"};
+#define DELAY_US 150            /* every I/O */
+#define MUTATION_DELAY_US 2000  /* mutations only: they dominate the run */
+#define MUTATIONS (PM_FAULT_WRITE | PM_FAULT_CREATE | PM_FAULT_REMOVE | PM_FAULT_MKDIRS)
+
+/* Fork a child that runs fn on table at that speed; it exits 0 when fn
+ * succeeds, 5 on PAIMON_CONFLICT, else 3. */
+static pid_t spawn(const char *table, int (*fn)(paimon_table *, pm_err *), int speed) {
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -458,9 +466,10 @@ static pid_t spawn(const char *table, int (*fn)(paimon_table *, pm_err *), long 
     paimon_table *t = NULL;
     pm_err e;
     if (pm_table_open(table, NULL, &t, &e)) _exit(2);
-    if (delay_us > 0) {
+    if (speed != FULL_SPEED) {
         t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, 0, 0);
-        pm_fileio_fault_set_delay(t->io, delay_us);
+        if (speed == SLOW_ALL) pm_fileio_fault_set_delay(t->io, PM_FAULT_ALL, DELAY_US);
+        else pm_fileio_fault_set_delay(t->io, MUTATIONS, MUTATION_DELAY_US);
     }
     int rc = fn(t, &e);
     if (rc && rc != PAIMON_CONFLICT) fprintf(stderr, "  child: %s\n", e.msg);
@@ -468,10 +477,10 @@ static pid_t spawn(const char *table, int (*fn)(paimon_table *, pm_err *), long 
 }
 
 /* Seconds an undisturbed run of op takes in a child (-1: it failed). */
-static double timed_run(const char *tmpl, const char *table, const k9_op *op, long delay_us) {
+static double timed_run(const char *tmpl, const char *table, const k9_op *op, int speed) {
     if (copy_of(tmpl, table)) return -1;
     double t0 = now_s();
-    pid_t pid = spawn(table, op->run, delay_us);
+    pid_t pid = spawn(table, op->run, speed);
     int st = 0;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? now_s() - t0 : -1;
@@ -555,19 +564,19 @@ static void kill_loop(const k9_op *op) {
     char *tmpl_tree = tree(tmpl, NULL);
     char *want = op->as_latest ? NULL : reference(tmpl, table, op);
     CHECK(op->as_latest || want != NULL);
-    /* how long an undisturbed run takes: plain, and slowed down */
-    long delay_us = 150;
-    double t_plain = timed_run(tmpl, table, op, 0), t_slow = timed_run(tmpl, table, op, delay_us);
-    CHECK(t_plain > 0 && t_slow > 0);
+    /* how long an undisturbed run takes at each speed */
+    double took[N_SPEEDS];
+    int timed = 1;
+    for (int sp = 0; sp < N_SPEEDS; sp++) timed &= (took[sp] = timed_run(tmpl, table, op, sp)) > 0;
+    CHECK(timed);
     srand(seed);
     int bad = 0, finished = 0, leftovers = 0, temps = 0;
     double start = now_s();
-    for (int i = 0; i < iters && bad < 3 && t_plain > 0 && t_slow > 0 && (want || op->as_latest); i++) {
+    for (int i = 0; i < iters && bad < 3 && timed && (want || op->as_latest); i++) {
         if (copy_of(tmpl, table)) { CHECK(0); break; }
-        int slow = i % 2;
-        double span = (slow ? t_slow : t_plain) * 1.1;
-        long wait_us = (long)(span * 1e6 * (rand() / ((double)RAND_MAX + 1)));
-        pid_t pid = spawn(table, op->run, slow ? delay_us : 0);
+        int speed = i % N_SPEEDS;
+        long wait_us = (long)(took[speed] * 1.1e6 * (rand() / ((double)RAND_MAX + 1)));
+        pid_t pid = spawn(table, op->run, speed);
         sleep_us(wait_us);
         kill(pid, SIGKILL);
         int st = 0;
@@ -579,7 +588,7 @@ static void kill_loop(const k9_op *op) {
         char why[1200];
         if (!readable(table, op->keep_from, why, sizeof why)) {
             fprintf(stderr, "  %s round %d (seed %u, kill after %ld us%s): not readable: %s\n", op->name, i, seed,
-                    wait_us, slow ? ", slowed" : "", why);
+                    wait_us, speed_names[speed], why);
             bad++;
         }
         paimon_table *t = tu_open_table(table);
@@ -588,7 +597,7 @@ static void kill_loop(const k9_op *op) {
         pm_table_free(t);
         if (rc) {
             fprintf(stderr, "  %s round %d (seed %u, kill after %ld us%s): retry failed: %s\n", op->name, i, seed,
-                    wait_us, slow ? ", slowed" : "", rc > 0 ? e.msg : "open");
+                    wait_us, speed_names[speed], rc > 0 ? e.msg : "open");
             bad++;
         }
         int ok = readable(table, op->keep_from, why, sizeof why);
@@ -601,14 +610,15 @@ static void kill_loop(const k9_op *op) {
         }
         if (!ok) {
             fprintf(stderr, "  %s round %d (seed %u, kill after %ld us%s): after the retry: %s\n", op->name, i, seed,
-                    wait_us, slow ? ", slowed" : "", why);
+                    wait_us, speed_names[speed], why);
             bad++;
         }
     }
     CHECK_EQ_INT(bad, 0);
-    printf("# %s: %d kills in %.1f s (seed %u; undisturbed %.1f ms, slowed %.1f ms), %d finished first, "
+    printf("# %s: %d kills in %.1f s (seed %u; undisturbed %.1f ms, slowed %.1f / %.1f ms), %d finished first, "
            "%d leftover files, %d temp files\n",
-           op->name, iters, now_s() - start, seed, t_plain * 1e3, t_slow * 1e3, finished, leftovers, temps);
+           op->name, iters, now_s() - start, seed, took[0] * 1e3, took[1] * 1e3, took[2] * 1e3, finished,
+           leftovers, temps);
     free(tmpl_tree);
     free(want);
     tu_rm_rf(dir);
@@ -698,8 +708,7 @@ static void writer_loop_test(const k9_op *op, int prefix_ok) {
     if (!dir) return;
     snprintf(table, sizeof table, "%s/t", dir);
     CHECK(make_template(op, dir, tmpl, sizeof tmpl) == 0);
-    long delay_us = 150;
-    double t_slow = timed_run(tmpl, table, op, delay_us);
+    double t_slow = timed_run(tmpl, table, op, SLOW_MUTATIONS);
     CHECK(t_slow > 0);
     srand(seed);
     int bad = 0, conflicts = 0;
@@ -725,7 +734,7 @@ static void writer_loop_test(const k9_op *op, int prefix_ok) {
         int mode = i % 3;
         long wait_us = (long)(t_slow * 1.1e6 * (rand() / ((double)RAND_MAX + 1)));
         if (mode == 1) wait_us /= 4;
-        pid_t pid = spawn(table, op->run, mode == 0 ? delay_us : 0);
+        pid_t pid = spawn(table, op->run, mode == 0 ? SLOW_MUTATIONS : FULL_SPEED);
         if (mode < 2) {
             sleep_us(wait_us);
             kill(pid, SIGKILL);
