@@ -25,7 +25,7 @@
  * the rollback legitimately removed (it removes snapshots above the target
  * by design; a commit after a rolled-back one is never lost).
  * Rounds per operation: PAIMON_KILL9_ITERS (default 12); seed:
- * PAIMON_KILL9_SEED. */
+ * PAIMON_KILL9_SEED; PAIMON_KILL9_ONLY=substring picks tests by name. */
 #include "test.h"
 #include "pm_branches.h"
 #include "pm_changelog.h"
@@ -791,23 +791,30 @@ TEST(rollback_with_a_writer_loses_only_what_it_rolls_back) { writer_loop_test(&o
 TEST(branch_delete_with_a_writer_loses_nothing) { writer_loop_test(&ops[3], 0); }
 TEST(snapshot_expiration_with_a_writer_loses_nothing) { writer_loop_test(&ops[6], 0); }
 
+/* PAIMON_KILL9_ONLY=substring runs only the tests whose name holds it (long runs). */
+static int selected(const char *name) {
+    const char *only = getenv("PAIMON_KILL9_ONLY");
+    return !only || strstr(name, only) != NULL;
+}
+#define RUN_IF(name) do { if (selected(#name)) RUN(name); } while (0)
+
 int main(void) {
     snprintf(prefix, sizeof prefix, "%s/pm_test_kill9.", tu_tmp_base());
     const char *s = getenv("PAIMON_KILL9_SEED"), *n = getenv("PAIMON_KILL9_ITERS");
     seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL) ^ (unsigned)getpid();
     if (n && atoi(n) > 0) iters = atoi(n);
     printf("# seed %u (PAIMON_KILL9_SEED), %d rounds per operation (PAIMON_KILL9_ITERS)\n", seed, iters);
-    RUN(tag_delete_survives_kill9);
-    RUN(rollback_survives_kill9);
-    RUN(rollback_as_latest_survives_kill9);
-    RUN(branch_delete_survives_kill9);
-    RUN(branch_fast_forward_survives_kill9);
-    RUN(changelog_expiration_survives_kill9);
-    RUN(snapshot_expiration_survives_kill9);
-    RUN(decoupled_snapshot_expiration_survives_kill9);
-    RUN(tag_delete_with_a_writer_loses_nothing);
-    RUN(rollback_with_a_writer_loses_only_what_it_rolls_back);
-    RUN(branch_delete_with_a_writer_loses_nothing);
-    RUN(snapshot_expiration_with_a_writer_loses_nothing);
+    RUN_IF(tag_delete_survives_kill9);
+    RUN_IF(rollback_survives_kill9);
+    RUN_IF(rollback_as_latest_survives_kill9);
+    RUN_IF(branch_delete_survives_kill9);
+    RUN_IF(branch_fast_forward_survives_kill9);
+    RUN_IF(changelog_expiration_survives_kill9);
+    RUN_IF(snapshot_expiration_survives_kill9);
+    RUN_IF(decoupled_snapshot_expiration_survives_kill9);
+    RUN_IF(tag_delete_with_a_writer_loses_nothing);
+    RUN_IF(rollback_with_a_writer_loses_only_what_it_rolls_back);
+    RUN_IF(branch_delete_with_a_writer_loses_nothing);
+    RUN_IF(snapshot_expiration_with_a_writer_loses_nothing);
     return TEST_SUMMARY();
 }
