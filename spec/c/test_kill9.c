@@ -24,7 +24,7 @@
  * the latest snapshot, except, for rollback, a prefix of its commits that
  * the rollback legitimately removed (it removes snapshots above the target
  * by design; a commit after a rolled-back one is never lost).
- * Rounds per operation: PAIMON_KILL9_ITERS (default 12); seed:
+ * Rounds per operation: PAIMON_KILL9_ITERS (default 6); seed:
  * PAIMON_KILL9_SEED; PAIMON_KILL9_ONLY=substring picks tests by name. */
 #include "test.h"
 #include "pm_branches.h"
@@ -44,7 +44,7 @@
 
 static char prefix[64];
 static unsigned seed;
-static int iters = 12;
+static int iters = 6;
 
 static double now_s(void) {
     struct timespec ts;
