@@ -27,81 +27,6 @@
 #define FIX "cpp-parquet-pk_table_scan_and_read_dv/pk_table_scan_and_read_dv.db/pk_table_scan_and_read_dv"
 #define TMP_PREFIX "/tmp/pm_test_changelog."
 
-static int write_avro_file(const char *path, const char *schema, const void *rec, int is_entry, int64_t *size, pm_err *e) {
-    pm_avro_writer *w;
-    pm_buf file = {0};
-    int rc = pm_avro_writer_open(schema, "null", 0, &w, e);
-    if (!rc) rc = is_entry ? pm_manifest_write_entry(w, rec, e) : pm_manifest_write_meta(w, rec, e);
-    if (!rc) rc = pm_avro_writer_finish(w, &file, e);
-    else pm_avro_writer_abort(w);
-    if (!rc) rc = tu_write_file(path, file.data, file.len);
-    if (size) *size = (int64_t)file.len;
-    pm_buf_free(&file);
-    return rc;
-}
-
-/* Snapshot id gets changelog list "manifest-list-cl-<id>" naming manifest
- * "manifest-cl-<id>" that adds changelog-cl-<id>.parquet (a copy of the
- * table's first entry, renamed): its file text is edited, not rewritten,
- * so what Java wrote stays. */
-static int add_changelog(const tu_copy *d, paimon_table *t, int64_t id, pm_err *e) {
-    pm_snapshot *s = NULL, *latest = NULL;
-    int64_t lid;
-    int rc = pm_snapshot_read(t->io, t->root, id, &s, e);
-    if (!rc) rc = pm_snapshot_latest_id(t->io, t->root, &lid, e);
-    if (!rc) rc = pm_snapshot_read(t->io, t->root, lid, &latest, e);
-    pm_mfile *mv = NULL;
-    size_t mn = 0;
-    if (!rc) rc = pm_read_manifest_list(t, latest->base_manifest_list, &mv, &mn, e);
-    pm_manifest_reader *r = NULL;
-    if (!rc) rc = pm_table_open_manifest(t, mv[0].name, PM_MANIFEST_FILE, &r, e);
-    const pm_manifest_entry *m0;
-    if (!rc) rc = pm_manifest_next_entry(r, &m0, e);
-    char cname[64], mname[64], lname[64], path[700];
-    snprintf(cname, sizeof cname, "changelog-cl-%lld.parquet", (long long)id);
-    snprintf(mname, sizeof mname, "manifest-cl-%lld", (long long)id);
-    snprintf(lname, sizeof lname, "manifest-list-cl-%lld", (long long)id);
-    int64_t msize = 0;
-    if (!rc) {
-        pm_manifest_entry c = *m0;
-        c.kind = PM_FILE_ADD;
-        c.file.file_name = cname;
-        c.file.extra_files.n = 0;
-        snprintf(path, sizeof path, "%s/manifest/%s", d->table, mname);
-        rc = write_avro_file(path, PM_SCHEMA_MANIFEST_FILE, &c, 1, &msize, e);
-        pm_buf rel = {0};
-        if (!rc) rc = pm_table_file_path(t, &c, &rel, e);
-        snprintf(path, sizeof path, "%s/%s", d->table, rel.data ? (char *)rel.data : "");
-        if (!rc) rc = tu_write_file(path, "changelog", 9);
-        pm_buf_free(&rel);
-    }
-    pm_manifest_close(r);
-    pm_manifest_reader *lr = NULL;
-    char lpath[700];
-    snprintf(lpath, sizeof lpath, "%s/manifest/%s", d->table, latest ? latest->base_manifest_list : "");
-    if (!rc) rc = pm_manifest_open(t->io, lpath, lpath, PM_MANIFEST_LIST, &lr, e);
-    const pm_manifest_meta *mm;
-    if (!rc) rc = pm_manifest_next_meta(lr, &mm, e);
-    if (!rc) {
-        pm_manifest_meta x = *mm;
-        x.file_name = mname;
-        x.file_size = msize;
-        x.num_added_files = 1;
-        x.num_deleted_files = 0;
-        snprintf(path, sizeof path, "%s/manifest/%s", d->table, lname);
-        rc = write_avro_file(path, PM_SCHEMA_MANIFEST_LIST, &x, 0, NULL, e);
-    }
-    pm_manifest_close(lr);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "sed -i 's/\"changelogManifestList\" : null/\"changelogManifestList\" : \"%s\"/' '%s/snapshot/snapshot-%lld'",
-             lname, d->table, (long long)id);
-    if (!rc && tu_sh(cmd)) rc = pm_fail(e, PAIMON_IO, "sed failed");
-    pm_mfiles_free(mv, mn);
-    pm_snapshot_free(s);
-    pm_snapshot_free(latest);
-    return rc;
-}
-
 static int with_changelogs = 1;
 
 /* The fixture with decoupled retention (changelog.num-retained.max above
@@ -118,7 +43,7 @@ static int make_table_fresh(tu_copy *d, const char *fixture) {
     pm_err e;
     if (pm_table_open(d->table, NULL, &t, &e)) return -1;
     int rc = 0;
-    for (int64_t id = 1; with_changelogs && !rc && id <= 6; id++) rc = add_changelog(d, t, id, &e);
+    for (int64_t id = 1; with_changelogs && !rc && id <= 6; id++) rc = tu_add_changelog(d->table, t, id, &e);
     if (rc) fprintf(stderr, "  make_table: %s\n", e.msg);
     pm_table_free(t);
     snprintf(cmd, sizeof cmd, "find '%s' -exec touch -h -d '2 days ago' {} +", d->table);

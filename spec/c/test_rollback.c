@@ -308,11 +308,81 @@ TEST(rollback_as_latest_loses_to_a_racing_writer_cleanly) {
     tu_copy_remove(&d, prefix);
 }
 
+/* A writer that read latest 5 publishes snapshot 6 only after a rollback
+ * to 2 removed snapshots 3-5 and then their files (found by
+ * spec/c/test_kill9.c: the writer's snapshot named manifests the rollback
+ * had deleted). The writer must notice that its base was rolled back (a
+ * snapshot below it is still there: not expiration, which removes
+ * ascending), take its snapshot back and commit again on top of 2. */
+static const pm_fileio_ops *late_inner;
+static pm_fileio_ops late_ops;
+static int late_fired;
+
+static int late_create(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) {
+    if (!late_fired && strstr(p, "/snapshot/snapshot-")) {
+        late_fired = 1;
+        paimon_table *r = tu_open_table(hook_table);
+        pm_err re;
+        if (!r || rollback_to(r, 2, &re)) fprintf(stderr, "  rollback under the writer failed\n");
+        pm_table_free(r);
+    }
+    return late_inner->create_no_replace(io, p, d, n, e);
+}
+
+TEST(writer_publishing_on_a_rolled_back_base_commits_again_on_the_target) {
+    tu_copy d;
+    CHECK(tu_copy_make(&d, prefix, FIXTURE) == 0);
+    hook_table = d.table;
+    paimon_table *w = tu_open_table(d.table);
+    pm_err e;
+    pm_snapshot *s = tu_read_snap(w, 5);
+    pm_scan *sc;
+    const pm_manifest_entry *m;
+    CHECK(s && pm_scan_open(w, s, NULL, &sc, &e) == 0 && pm_scan_next(sc, &m, &e) == PAIMON_OK);
+    tentry x;
+    tentry_init_at(&x, m->partition.ptr, m->partition.len, m->bucket, "data-late-writer.parquet", 1, pm_now_millis());
+    x.m.total_buckets = m->total_buckets;
+    pm_scan_close(sc);
+    pm_snapshot_free(s);
+    pm_buf p = {0};
+    static char bytes[1234];
+    CHECK(pm_data_file_full_path(w, &x.m, &p, &e) == 0 && tu_write_file((char *)p.data, bytes, sizeof bytes) == 0);
+    late_inner = w->io->ops;
+    late_ops = *late_inner;
+    late_ops.create_no_replace = late_create;
+    w->io->ops = &late_ops;
+    late_fired = 0;
+    pm_commit_opts co;
+    pm_commit_opts_from_table(w, &co);
+    co.commit_user = "late-writer";
+    int64_t id = 0;
+    int rc = pm_commit(w, &x.m, 1, &co, &id, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK(late_fired);
+    w->io->ops = late_inner;
+    /* on top of the target, and nothing names what the rollback deleted */
+    CHECK_EQ_INT(id, 3);
+    CHECK_EQ_INT(tu_latest_id(w), 3);
+    char snap6[600];
+    snprintf(snap6, sizeof snap6, "%s/snapshot/snapshot-6", d.table);
+    CHECK(!tu_file_exists(snap6));
+    CHECK(complete(d.table));
+    char *live = live_names(d.table, 0);
+    CHECK(live && strstr(live, "data-late-writer.parquet\n"));
+    free(live);
+    pm_buf_free(&p);
+    tentry_free(&x);
+    pm_table_free(w);
+    tu_copy_remove(&d, prefix);
+}
+
 int main(void) {
     snprintf(prefix, sizeof prefix, "%s/pm_test_rollback.", tu_tmp_base());
     RUN(rollback_survives_a_fault_at_every_io_operation);
     RUN(rollback_survives_a_crash_at_every_mutation);
     RUN(rollback_racing_a_writer_wins_or_conflicts);
     RUN(rollback_as_latest_loses_to_a_racing_writer_cleanly);
+    RUN(writer_publishing_on_a_rolled_back_base_commits_again_on_the_target);
     return TEST_SUMMARY();
 }

@@ -1,12 +1,13 @@
 /* Helpers shared by the C tests (included from test.h, so a change here
  * rebuilds every test): shell commands and their output, temp copies of the
  * Java-written fixtures, file-tree listings, small file I/O, fake ADD
- * entries, snapshot lookups, string sets and the fault sweep of the
- * maintenance tests.
+ * entries, snapshot lookups, string sets, changelog lists added to a
+ * fixture and the fault sweep of the maintenance tests.
  * Everything is static inline and prefixed tu_: each test is one
  * translation unit and uses what it needs. */
 #ifndef PM_TEST_UTIL_H
 #define PM_TEST_UTIL_H
+#include "pm_avro.h"
 #include "pm_commit.h"
 #include "pm_expire.h"
 #include "pm_fileio_fault.h"
@@ -295,6 +296,89 @@ static inline void tu_ss_free(tu_strset *s) {
     free(s->v);
     pm_set_free(s->set);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- changelogs ------------------------------------------------------------------- */
+
+/* One Avro record (a manifest entry, else a manifest-list meta) as a whole
+ * file at path; *size = its length when size != NULL. */
+static inline int tu_write_avro_file(const char *path, const char *schema, const void *rec, int is_entry, int64_t *size, pm_err *e) {
+    pm_avro_writer *w;
+    pm_buf file = {0};
+    int rc = pm_avro_writer_open(schema, "null", 0, &w, e);
+    if (!rc) rc = is_entry ? pm_manifest_write_entry(w, rec, e) : pm_manifest_write_meta(w, rec, e);
+    if (!rc) rc = pm_avro_writer_finish(w, &file, e);
+    else pm_avro_writer_abort(w);
+    if (!rc) rc = tu_write_file(path, file.data, file.len);
+    if (size) *size = (int64_t)file.len;
+    pm_buf_free(&file);
+    return rc;
+}
+
+/* Snapshot id gets changelog list "manifest-list-cl-<id>" naming manifest
+ * "manifest-cl-<id>" that adds changelog-cl-<id>.parquet (a copy of the
+ * table's first entry, renamed): its file text is edited, not rewritten,
+ * so what Java wrote stays. */
+static inline int tu_add_changelog(const char *table, paimon_table *t, int64_t id, pm_err *e) {
+    pm_snapshot *s = NULL, *latest = NULL;
+    int64_t lid;
+    int rc = pm_snapshot_read(t->io, t->root, id, &s, e);
+    if (!rc) rc = pm_snapshot_latest_id(t->io, t->root, &lid, e);
+    if (!rc) rc = pm_snapshot_read(t->io, t->root, lid, &latest, e);
+    pm_mfile *mv = NULL;
+    size_t mn = 0;
+    if (!rc) rc = pm_read_manifest_list(t, latest->base_manifest_list, &mv, &mn, e);
+    pm_manifest_reader *r = NULL;
+    if (!rc) rc = pm_table_open_manifest(t, mv[0].name, PM_MANIFEST_FILE, &r, e);
+    const pm_manifest_entry *m0;
+    if (!rc) rc = pm_manifest_next_entry(r, &m0, e);
+    char cname[64], mname[64], lname[64], path[700];
+    snprintf(cname, sizeof cname, "changelog-cl-%lld.parquet", (long long)id);
+    snprintf(mname, sizeof mname, "manifest-cl-%lld", (long long)id);
+    snprintf(lname, sizeof lname, "manifest-list-cl-%lld", (long long)id);
+    int64_t msize = 0;
+    if (!rc) {
+        pm_manifest_entry c = *m0;
+        c.kind = PM_FILE_ADD;
+        c.file.file_name = cname;
+        c.file.extra_files.n = 0;
+        snprintf(path, sizeof path, "%s/manifest/%s", table, mname);
+        rc = tu_write_avro_file(path, PM_SCHEMA_MANIFEST_FILE, &c, 1, &msize, e);
+        pm_buf rel = {0};
+        if (!rc) rc = pm_table_file_path(t, &c, &rel, e);
+        snprintf(path, sizeof path, "%s/%s", table, rel.data ? (char *)rel.data : "");
+        /* of the size the entry records: verify checks it */
+        char *bytes = calloc(1, c.file.file_size > 9 ? (size_t)c.file.file_size : 9);
+        if (bytes) memcpy(bytes, "changelog", 9);
+        if (!rc) rc = bytes ? tu_write_file(path, bytes, c.file.file_size > 9 ? (size_t)c.file.file_size : 9) : -1;
+        free(bytes);
+        pm_buf_free(&rel);
+    }
+    pm_manifest_close(r);
+    pm_manifest_reader *lr = NULL;
+    char lpath[700];
+    snprintf(lpath, sizeof lpath, "%s/manifest/%s", table, latest ? latest->base_manifest_list : "");
+    if (!rc) rc = pm_manifest_open(t->io, lpath, lpath, PM_MANIFEST_LIST, &lr, e);
+    const pm_manifest_meta *mm;
+    if (!rc) rc = pm_manifest_next_meta(lr, &mm, e);
+    if (!rc) {
+        pm_manifest_meta x = *mm;
+        x.file_name = mname;
+        x.file_size = msize;
+        x.num_added_files = 1;
+        x.num_deleted_files = 0;
+        snprintf(path, sizeof path, "%s/manifest/%s", table, lname);
+        rc = tu_write_avro_file(path, PM_SCHEMA_MANIFEST_LIST, &x, 0, NULL, e);
+    }
+    pm_manifest_close(lr);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "sed -i 's/\"changelogManifestList\" : null/\"changelogManifestList\" : \"%s\"/' '%s/snapshot/snapshot-%lld'",
+             lname, table, (long long)id);
+    if (!rc && tu_sh(cmd)) rc = pm_fail(e, PAIMON_IO, "sed failed");
+    pm_mfiles_free(mv, mn);
+    pm_snapshot_free(s);
+    pm_snapshot_free(latest);
+    return rc;
 }
 
 /* ---- fault sweeps of the maintenance operations ------------------------------------- */

@@ -315,15 +315,29 @@ static int build_snapshot(pm_attempt *a, attempt_state *st, const char *kind, si
     return PAIMON_OK;
 }
 
+/* 1 when a snapshot with an id below `id` exists (listed); 0 when none
+ * does or the listing fails. */
+static int snapshot_below_exists(paimon_table *t, int64_t id) {
+    int64_t *ids = NULL;
+    size_t n = 0;
+    pm_err e;
+    int below = pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, &e) == PAIMON_OK && n > 0 && ids[0] < id;
+    free(ids);
+    return below;
+}
+
 /* After our create: the snapshot we built on must still exist. If an
  * expiration deleted it before our create, it also deleted this id
  * (committed by someone else; snapshot files go in ascending order) and
  * kept newer ones: we re-created an expired id below EARLIEST, a lost
  * commit, and our LATEST hint would send readers back to it. Then a newer
- * snapshot exists; take ours back and retry on the real latest. (Without a
- * newer snapshot we are the latest and an expiration removed our base
- * after we committed: keep it.) Returns rc unchanged when the base is
- * there. */
+ * snapshot exists; take ours back and retry on the real latest. If an
+ * older snapshot is still there, expiration (ascending) did not remove
+ * the base: a rollback did (newest first), and it deletes the files of
+ * the snapshots it removed, which ours names; take ours back too and
+ * retry on the rollback's target. (Otherwise we are the latest and an
+ * expiration removed our base after we committed: keep it.) Returns rc
+ * unchanged when the base is there. */
 static int check_base_survived(pm_attempt *a, attempt_state *st, int rc, pm_err *e) {
     paimon_table *t = a->t;
     char *base_path = snapshot_path(t, st->lid);
@@ -331,14 +345,15 @@ static int check_base_survived(pm_attempt *a, attempt_state *st, int rc, pm_err 
     int64_t now_latest = 0;
     pm_err e2;
     if (base_path && pm_io_exists(t->io, base_path, &ex, &e2) == PAIMON_OK && !ex &&
-        pm_snapshot_latest_id(t->io, t->branch_root, &now_latest, &e2) == PAIMON_OK && now_latest > st->lid + 1) {
+        pm_snapshot_latest_id(t->io, t->branch_root, &now_latest, &e2) == PAIMON_OK &&
+        (now_latest > st->lid + 1 || snapshot_below_exists(t, st->lid))) {
         if (pm_io_remove(t->io, st->path, &e2) == PAIMON_OK)
-            rc = pm_fail(e, PAIMON_EXISTS, "%s: snapshot %lld was expired while committing on top of it",
-                         t->root, (long long)st->lid);
+            rc = pm_fail(e, PAIMON_EXISTS, "%s: snapshot %lld was expired or rolled back while committing on top "
+                         "of it", t->root, (long long)st->lid);
         else   /* our snapshot file stays: keep what it names */
-            st->published = 1, rc = pm_fail(e, PAIMON_IO, "%s: snapshot %lld was expired while committing on top "
-                                            "of it and %s cannot be removed: %s", t->root, (long long)st->lid,
-                                            st->path, e2.msg);
+            st->published = 1, rc = pm_fail(e, PAIMON_IO, "%s: snapshot %lld was expired or rolled back while "
+                                            "committing on top of it and %s cannot be removed: %s", t->root,
+                                            (long long)st->lid, st->path, e2.msg);
     }
     free(base_path);
     return rc;

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct fault_ctx {
     pm_fileio *inner;
@@ -11,11 +12,18 @@ typedef struct fault_ctx {
     int crash;
     long count;          /* __atomic */
     int crashed;         /* __atomic */
+    long delay_us;       /* __atomic; slept before every operation of delay_kinds */
+    unsigned delay_kinds;
     pm_fileio_ops ops;
 } fault_ctx;
 
 static int hit(pm_fileio *io, unsigned kind, const char *path, pm_err *e) {
     fault_ctx *c = io->ctx;
+    long delay = __atomic_load_n(&c->delay_us, __ATOMIC_ACQUIRE);
+    if (delay > 0 && (c->delay_kinds & kind)) {
+        struct timespec ts = {delay / 1000000, (delay % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
     if (__atomic_load_n(&c->crashed, __ATOMIC_ACQUIRE))
         return pm_fail(e, PAIMON_IO, "%s: injected fault (after crash)", path);
     if (!(c->kinds & kind)) return PAIMON_OK;
@@ -95,6 +103,12 @@ pm_fileio *pm_fileio_fault_new(pm_fileio *inner, unsigned kinds, long fail_at, i
 
 long pm_fileio_fault_count(const pm_fileio *io) {
     return __atomic_load_n(&((fault_ctx *)io->ctx)->count, __ATOMIC_ACQUIRE);
+}
+
+void pm_fileio_fault_set_delay(pm_fileio *io, unsigned kinds, long delay_us) {
+    fault_ctx *c = io->ctx;
+    c->delay_kinds = kinds;
+    __atomic_store_n(&c->delay_us, delay_us, __ATOMIC_RELEASE);
 }
 
 pm_fileio *pm_fileio_fault_release(pm_fileio *io) {

@@ -18,6 +18,10 @@ enum {
 pm_fileio *pm_fileio_fault_new(pm_fileio *inner, unsigned kinds, long fail_at, int crash);
 /* Operations of the chosen kinds seen so far. */
 long pm_fileio_fault_count(const pm_fileio *io);
+/* Sleep delay_us before every operation of the given kinds (0: none):
+ * stretches an operation so that a kill -9 lands in its middle (only the
+ * mutations: between any two of them). Set before the operation starts. */
+void pm_fileio_fault_set_delay(pm_fileio *io, unsigned kinds, long delay_us);
 /* Give back the inner FileIO and free the wrapper. */
 pm_fileio *pm_fileio_fault_release(pm_fileio *io);
 
