@@ -518,6 +518,134 @@ describe("resty.paimon", function()
     H.rmdir(dir)
   end)
 
+  -- The snapshot lifecycle calls (issue 15): the Table methods' results
+  -- through the jobs, the same option checks as the tag calls.
+  it("rollback(): dry run, as latest with Java's protection tag, to a tag, destructive, misuse", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local before = H.tree(t)
+    local plan = assert(rp.rollback(t, { to_snapshot = 3, dry_run = true }))
+    assert.same({ 5, 4 }, plan.snapshots)
+    assert.equals(before, H.tree(t))
+    local want = {}
+    for i, f in ipairs(assert(rp.files(t, { snapshot = 3 }))) do want[i] = f.file_path end
+    local r = assert(rp.rollback(t, { to_snapshot = 3, as_latest = true }))
+    assert.is_true(r.as_latest)
+    assert.equals(5, r.previous_latest)
+    assert.equals(6, r.latest)
+    assert.matches("^rollback%-to%-as%-latest%-3%-", r.protection_tag)
+    local got = {}
+    for i, f in ipairs(assert(rp.files(t))) do got[i] = f.file_path end
+    assert.same(want, got)
+    local names = {}
+    for _, x in ipairs(assert(rp.tags(t))) do names[#names + 1] = x.name end
+    table.sort(names)
+    assert.same({ "nightly", r.protection_tag }, names)
+    -- to a tag, as latest: no protection tag (the tag holds the files)
+    r = assert(rp.rollback(t, { to_tag = "nightly", as_latest = true }))
+    assert.equals(2, r.target)
+    assert.equals(7, r.latest)
+    assert.is_nil(r.protection_tag)
+    -- to a timestamp (epoch ms): the latest snapshot at or before it
+    assert.equals(3, assert(rp.rollback(t, { to_timestamp = 1795987108203 + 1, dry_run = true })).target)
+    -- destructive: snapshot 7 goes
+    r = assert(rp.rollback(t, { to_snapshot = 6 }))
+    assert.same({ 7 }, r.snapshots)
+    assert.equals(6, assert(rp.latest(t)).snapshot_id)
+    -- misuse raises in the caller; what the core refuses is nil, err, "misuse"
+    assert.has_error(function() rp.rollback(t) end)
+    local ok, err = pcall(rp.rollback, t, { to_snapshot = 1, aslatest = true })
+    assert.is_false(ok)
+    assert.matches("unknown option 'aslatest'", err, 1, true)
+    local res, e2, code = rp.rollback(t, {})
+    assert.is_nil(res)
+    assert.equals("misuse", code)
+    assert.matches("exactly one", e2, 1, true)
+    res, e2, code = rp.rollback(t, { to_snapshot = 99 })
+    assert.is_nil(res)
+    assert.equals("notfound", code)
+    res, e2, code = rp.rollback(dir .. "/nosuch", { to_snapshot = 1 })
+    assert.is_nil(res)
+    assert.equals("notfound", code)
+    H.rmdir(dir)
+  end)
+
+  it("consumers(), reset_consumer(), delete_consumer(), expire_consumers()", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local list = assert(rp.consumers(t))
+    assert.equals(1, #list)
+    assert.equals("dashboard", list[1].consumer_id)
+    assert.equals(3, list[1].next_snapshot)
+    assert.is_number(list[1].mtime)
+    local p = rp.new{ pool = "paimon" }
+    local r = assert(p:reset_consumer(t, "job1", 4))
+    assert.same({ id = "job1", next_snapshot = 4 }, r)
+    assert.equals('{\n  "nextSnapshot" : 4\n}', H.read_file(t .. "/consumer/consumer-job1"))
+    assert.equals(4, assert(rp.reset_consumer(t, "job1", 5)).previous)
+    -- a method call's options arrive (the fifth argument)
+    local ok, err = pcall(p.reset_consumer, p, t, "job1", 5, { brnch = "x" })
+    assert.is_false(ok)
+    assert.matches("unknown option 'brnch'", err, 1, true)
+    assert.same({ id = "job1", deleted = true }, assert(rp.delete_consumer(t, "job1")))
+    local res, e2, code = rp.delete_consumer(t, "job1")
+    assert.is_nil(res)
+    assert.equals("notfound", code)
+    assert.matches("job1", e2, 1, true)
+    res, e2, code = rp.reset_consumer(t, "../x", 2)
+    assert.is_nil(res)
+    assert.equals("misuse", code)
+    assert.has_error(function() rp.reset_consumer(t, "job1", "3") end)
+    assert.has_error(function() rp.reset_consumer(t, "job1", 3.5) end)
+    assert.has_error(function() rp.delete_consumer(t, 42) end)
+    ok, err = pcall(rp.expire_consumers, t, { expiration = "2d", dryrun = true })
+    assert.is_false(ok)
+    assert.matches("dry_run", err, 1, true)
+    -- a dead consumer: not updated for 3 days
+    os.execute("touch -d '3 days ago' " .. H.sh_quote(t .. "/consumer/consumer-dashboard"))
+    r = assert(rp.expire_consumers(t, { expiration = "2d", dry_run = true }))
+    assert.equals(1, r.count)
+    assert.equals("dashboard", r.expired[1].id)
+    assert.is_true(H.exists(t .. "/consumer/consumer-dashboard"))
+    r = assert(rp.expire_consumers(t, { expiration = "2d" }))
+    assert.equals(1, r.count)
+    assert.is_false(H.exists(t .. "/consumer/consumer-dashboard"))
+    assert.same({}, assert(rp.consumers(t)))
+    H.rmdir(dir)
+  end)
+
+  it("changelogs() gives the rows of inspect.lua changelogs --json; expire_changelogs() expires them", function()
+    local copy, dir = H.copy_table(H.fixture("cpp-parquet-pk_table_scan_and_read_dv"))
+    local sp = copy .. "/schema/schema-0"
+    H.write_file(sp, (H.read_file(sp):gsub('"options" : {', '"options" : {\n    "changelog.num-retained.min" : "100",', 1)))
+    local _, eerr, erc = H.script("expire.lua", { copy, "--retain-min", "1", "--older-than", "0s" })
+    assert.equals(0, erc, eerr)
+    local rows = assert(rp.changelogs(copy))
+    assert.equals(5, #rows)
+    local out, err, code = H.paimon_lua({ "inspect.lua", copy, "changelogs", "--json" })
+    assert.equals(0, code, err)
+    assert.equals((out:gsub("%s+$", "")), rp.to_json(rows, rp.COLUMNS.changelogs))
+    assert.has_error(function() rp.expire_changelogs(copy, { retain_mn = 3 }) end)
+    local before = H.tree(copy)
+    local r = assert(rp.expire_changelogs(copy, { retain_min = 3, older_than = "0s", dry_run = true }))
+    assert.equals(3, r.expired)
+    assert.equals(before, H.tree(copy))
+    r = assert(rp.expire_changelogs(copy, { retain_min = 3, older_than = "0s" }))
+    assert.equals(3, r.expired)
+    assert.same({ 1, 3 }, r.range)
+    assert.equals(2, #assert(rp.changelogs(copy)))
+    assert.same({}, assert(rp.changelogs(SAMPLE)))
+    H.rmdir(dir)
+  end)
+
+  it("rename_tag() as a method receives its options", function()
+    local t, dir = H.copy_table(SAMPLE)
+    local p = rp.new{}
+    local ok, err = pcall(p.rename_tag, p, t, "nightly", "n2", { brnch = "x" })
+    assert.is_false(ok)
+    assert.matches("unknown option 'brnch'", err, 1, true)
+    assert.is_true(H.exists(t .. "/tag/tag-nightly"))
+    H.rmdir(dir)
+  end)
+
   describe("through a simulated worker thread", function()
     -- ngx.run_worker_thread stand-in: arguments and results must be plain
     -- data (what may cross between Lua VMs), copied across.
@@ -568,6 +696,27 @@ describe("resty.paimon", function()
       local names = {}
       for i, c in ipairs(crossed) do names[i] = c.args[1] end
       assert.same({ "commit_rows", "drop_partitions", "expire_partitions", "remove_orphan_files", "expire" }, names)
+      H.rmdir(dir)
+    end)
+
+    it("runs the lifecycle functions as jobs in the pool, with plain data", function()
+      local t, dir = H.copy_table(SAMPLE)
+      local p = rp.new{ pool = "maint" }
+      assert(p:rollback(t, { to_snapshot = 3, as_latest = true }))
+      assert(p:consumers(t))
+      assert(p:reset_consumer(t, "job1", 4))
+      assert(p:delete_consumer(t, "job1"))
+      assert(p:expire_consumers(t, { expiration = "7d", dry_run = true }))
+      assert(p:changelogs(t))
+      local r, err = p:expire_changelogs(t, { retain_min = 1, dry_run = true })
+      assert(r, err)
+      local names = {}
+      for i, c in ipairs(crossed) do
+        names[i] = c.args[1]
+        assert.equals("maint", c.pool)
+      end
+      assert.same({ "rollback", "consumers", "reset_consumer", "delete_consumer", "expire_consumers", "changelogs",
+                    "expire_changelogs" }, names)
       H.rmdir(dir)
     end)
 
