@@ -617,6 +617,7 @@ local INT_COLUMNS = {
 local ARRAY_KEYS = {
   failures = true, skipped = true, paths = true, partitions = true, partition_keys = true,
   values = true, orphans = true, range = true, missing = true, wrong_size = true, unreadable = true,
+  tags = true, snapshots = true, changelogs = true, consumers = true, expired = true, candidates = true,
 }
 
 -- to_json(value [, columns]): columns (e.g. _M.COLUMNS.snapshots) come

@@ -526,6 +526,9 @@ describe("resty.paimon", function()
     local plan = assert(rp.rollback(t, { to_snapshot = 3, dry_run = true }))
     assert.same({ 5, 4 }, plan.snapshots)
     assert.equals(before, H.tree(t))
+    -- lists print as lists even when empty (no tag, no changelog above 3)
+    assert.matches('"changelogs":[],', rp.to_json(plan), 1, true)
+    assert.matches('"tags":[],', rp.to_json(plan), 1, true)
     local want = {}
     for i, f in ipairs(assert(rp.files(t, { snapshot = 3 }))) do want[i] = f.file_path end
     local r = assert(rp.rollback(t, { to_snapshot = 3, as_latest = true }))
