@@ -5,10 +5,11 @@
 # against a temp copy of the sample warehouse. Queried with curl, compared
 # with `paimon-lua inspect.lua ... --json`, stopped, error log checked.
 # Two runs: the conf as shipped (read endpoints, traversal, the admin
-# endpoints' 403/405/400/404, the orphan dry run, policy functions crossing
-# into the thread VM, the timer), then with a 3-snapshot policy and
-# `set $paimon_allow_writes on;` (expiry, POST rows read back, bad bodies,
-# concurrent writers, drop_partition).
+# endpoints' 403/405/400/404, the lifecycle lists and their POSTs refused,
+# the orphan dry run, policy functions crossing into the thread VM, the
+# timer), then with a 3-snapshot policy and `set $paimon_allow_writes on;`
+# (expiry, POST rows read back, bad bodies, concurrent writers,
+# drop_partition, tags, consumers, changelogs, rollback).
 #
 #   sh scripts/nginx-test.sh [BUILD_DIR]      (make test-nginx)
 #
@@ -364,6 +365,40 @@ for p in '/tables/..%2Foutside/orders/orphans' '/tables/demo/..%2F..%2Foutside.d
 done
 get /tables/demo/orders/latest >/dev/null
 check "nothing was written: the latest snapshot is still 5" json_check "b['snapshot_id'] == 5"
+
+# ---- snapshot lifecycle with writes off: lists answer, every POST is 403 ---
+table_tree() { (cd "$TABLE" && find . -type f | sort | xargs cksum); }
+TREE0=$(table_tree)
+expect_status 200 "$(get /tables/demo/orders/tags)" "GET tags"
+check "tags lists the sample's tag nightly at snapshot 2" \
+  json_check "[(x['name'], x['snapshot_id']) for x in b] == [('nightly', 2)]"
+expect_status 200 "$(get /tables/demo/orders/consumers)" "GET consumers"
+check "consumers lists dashboard at next snapshot 3" \
+  json_check "[(x['consumer_id'], x['next_snapshot']) for x in b] == [('dashboard', 3)]"
+expect_status 200 "$(get /tables/demo/orders/changelogs)" "GET changelogs"
+check "changelogs is an empty list (none decoupled)" json_check "b == []"
+for a in 'tags/create?name=x' 'tags/create?name=x&dry_run=true' 'tags/delete?name=nightly' \
+         'tags/rename?from=nightly&to=x' 'tags/expire?older_than=1d' 'rollback?to_snapshot=2' \
+         'rollback?to_snapshot=2&as_latest=true' 'rollback?to_tag=nightly&dry_run=true' \
+         'consumers/reset?id=dashboard&next_snapshot=5' 'consumers/delete?id=dashboard' \
+         'consumers/expire?expiration=1s' 'changelogs/expire?retain_min=1'; do
+  expect_status 403 "$(post "/tables/demo/orders/$a")" "POST $a with \$paimon_allow_writes off"
+done
+for a in tags/create tags/delete tags/rename tags/expire rollback consumers/reset consumers/delete \
+         consumers/expire changelogs/expire; do
+  expect_status 405 "$(get "/tables/demo/orders/$a")" "GET $a"
+done
+expect_status 405 "$(post /tables/demo/orders/tags)" "POST tags (the list)"
+expect_status 404 "$(get /tables/demo/nosuch/tags)" "GET tags of an unknown table"
+for pth in '/tables/demo/..%2F..%2Foutside.db%2Forders/consumers' '/tables/demo/.orders/tags' \
+           '/tables/%2e%2e/outside/changelogs'; do
+  status=$(get "$pth")
+  case $status in
+    400|404) ok "GET $pth is refused ($status)" ;;
+    *) notok "GET $pth is 400 or 404 (got $status)" "$(head -c 300 "$TMP/body")" ;;
+  esac
+done
+check "the refused POSTs changed nothing in the table" sh -c '[ "$1" = "$2" ]' - "$TREE0" "$(table_tree)"
 expect_status 200 "$(get /__test/policies)" "resty.paimon with policy functions (test location)"
 check "expire: a policy function crossed into the thread VM as bytecode and chose the range (dry run)" \
   json_check "b['expire'] == {'until_id': 2, 'expired': 1, 'capped_by': 'test-policy', 'dry_run': True}"
@@ -514,6 +549,81 @@ check "no second snapshot, the row once" \
 expect_status 400 "$(post '/tables/demo/orders/rows?identifier=7' "$RETRY")" "POST rows with an identifier but no commit_user"
 expect_status 400 "$(post '/tables/demo/orders/rows?commit_user=u&identifier=7x' "$RETRY")" \
   "POST rows with a non-integer identifier"
+# ---- snapshot lifecycle with writes on -------------------------------------
+get /tables/demo/orders/latest >/dev/null
+L=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["snapshot_id"])' "$TMP/body")
+L=${L:-0}
+expect_status 200 "$(post '/tables/demo/orders/tags/create?name=t1')" "POST tags/create?name=t1"
+check "t1 tags the latest snapshot" json_check "b['snapshot_id'] == $L"
+check "tag/tag-t1 is there" test -f "$TABLE/tag/tag-t1"
+expect_status 409 "$(post '/tables/demo/orders/tags/create?name=t1')" "POST tags/create of an existing tag"
+expect_status 400 "$(post '/tables/demo/orders/tags/create?name=a%2Fb')" "POST tags/create with a name that is not a file name"
+expect_status 400 "$(post '/tables/demo/orders/tags/create')" "POST tags/create without a name"
+expect_status 400 "$(post '/tables/demo/orders/tags/create?name=x&dryrun=true')" "POST tags/create with a misspelt dry_run"
+check "neither x nor a misspelt-dry-run tag was created" test ! -e "$TABLE/tag/tag-x"
+expect_status 200 "$(post "/tables/demo/orders/tags/create?name=t2&snapshot=$L&time_retained=1d")" \
+  "POST tags/create?name=t2&snapshot=$L&time_retained=1d"
+check "t2 carries Java's tagTimeRetained" grep -q '"tagTimeRetained" : 86400' "$TABLE/tag/tag-t2"
+expect_status 200 "$(post '/tables/demo/orders/tags/rename?from=t2&to=t3')" "POST tags/rename?from=t2&to=t3"
+check "t2 is now t3" sh -c "test ! -e '$TABLE/tag/tag-t2' && test -f '$TABLE/tag/tag-t3'"
+expect_status 200 "$(post '/tables/demo/orders/tags/delete?name=t3&name=t1&dry_run=true')" "POST tags/delete (dry run)"
+check "the dry run plans two tags" json_check "b['deleted_tags'] == 2 and b['dry_run'] is True"
+check "and deletes none" sh -c "test -f '$TABLE/tag/tag-t3' && test -f '$TABLE/tag/tag-t1'"
+expect_status 200 "$(post '/tables/demo/orders/tags/delete?name=t3')" "POST tags/delete?name=t3"
+check "t3 is gone, t1 stays" sh -c "test ! -e '$TABLE/tag/tag-t3' && test -f '$TABLE/tag/tag-t1'"
+expect_status 404 "$(post '/tables/demo/orders/tags/delete?name=nosuch')" "POST tags/delete of a missing tag"
+expect_status 200 "$(post '/tables/demo/orders/tags/expire?older_than=3650d&dry_run=true')" "POST tags/expire (dry run)"
+check "tags/expire answers the chosen tags (none this old)" json_check "b['tags'] == []"
+expect_status 400 "$(post '/tables/demo/orders/tags/expire?older_than=soon')" "POST tags/expire?older_than=soon"
+
+expect_status 200 "$(post "/tables/demo/orders/consumers/reset?id=job1&next_snapshot=$L")" "POST consumers/reset"
+consumer_json() { # consumer_json ID N: the file is Java's JSON for next snapshot N
+  $PY - "$TABLE/consumer/consumer-$1" "$2" <<'EOF'
+import sys
+got = open(sys.argv[1]).read()
+want = '{\n  "nextSnapshot" : %s\n}' % sys.argv[2]
+sys.exit(0 if got == want else "got %r, want %r" % (got, want))
+EOF
+}
+check "consumer-job1 holds Java's JSON" consumer_json job1 "$L"
+expect_status 200 "$(get /tables/demo/orders/consumers)" "GET consumers after the reset"
+check "consumers lists dashboard and job1" json_check "sorted(x['consumer_id'] for x in b) == ['dashboard', 'job1']"
+expect_status 200 "$(post '/tables/demo/orders/consumers/delete?id=job1')" "POST consumers/delete?id=job1"
+check "consumer-job1 is gone" test ! -e "$TABLE/consumer/consumer-job1"
+expect_status 404 "$(post '/tables/demo/orders/consumers/delete?id=job1')" "POST consumers/delete of a missing consumer"
+expect_status 400 "$(post '/tables/demo/orders/consumers/reset?id=job1&next_snapshot=x')" "POST consumers/reset with a bad snapshot"
+expect_status 200 "$(post '/tables/demo/orders/consumers/expire?expiration=7d&dry_run=true')" "POST consumers/expire (dry run)"
+check "no consumer is 7 days stale" json_check "b['count'] == 0 and b['dry_run'] is True"
+expect_status 400 "$(post '/tables/demo/orders/consumers/expire')" "POST consumers/expire without an expiration (no table option)"
+expect_status 200 "$(post '/tables/demo/orders/changelogs/expire?retain_min=1&dry_run=true')" "POST changelogs/expire (dry run)"
+check "no changelog to expire" json_check "b['expired'] == 0"
+
+# rollback: as latest (a new snapshot, Java's protection tag), a dry run, the real one
+want=$("$B/paimon-lua" inspect.lua "$TABLE" snapshots --json | $PY -c "import json,sys; print([s['total_record_count'] for s in json.load(sys.stdin) if s['snapshot_id'] == $L - 1][0])")
+expect_status 200 "$(post "/tables/demo/orders/rollback?to_snapshot=$((L - 1))&as_latest=true")" "POST rollback as latest to $((L - 1))"
+check "a new latest $((L + 1)) with a protection tag, nothing deleted" \
+  json_check "b['latest'] == $L + 1 and b['as_latest'] is True and b['protection_tag'].startswith('rollback-to-as-latest-$((L - 1))-') and 'table' not in b"
+get /tables/demo/orders/latest >/dev/null
+check "the latest reads as snapshot $((L - 1)) ($want records)" \
+  json_check "b['snapshot_id'] == $L + 1 and b['total_record_count'] == ${want:-0}"
+expect_status 200 "$(post "/tables/demo/orders/rollback?to_snapshot=$L&dry_run=true")" "POST rollback to $L (dry run)"
+check "the plan removes snapshot $((L + 1)) only" json_check "b['snapshots'] == [$L + 1] and b['dry_run'] is True and b['tags'] == []"
+check "the dry run changed nothing" test -f "$TABLE/snapshot/snapshot-$((L + 1))"
+check "no server path in the rollback plan" sh -c "! grep -q '$TMP' '$TMP/body'"
+expect_status 200 "$(post "/tables/demo/orders/rollback?to_snapshot=$L")" "POST rollback to $L"
+check "snapshot $((L + 1)) is gone" test ! -e "$TABLE/snapshot/snapshot-$((L + 1))"
+check "LATEST is $L" grep -qx "$L" "$TABLE/snapshot/LATEST"
+expect_status 200 "$(get /tables/demo/orders/files)" "GET files after the rollback"
+inspect files
+check "files equal inspect.lua files --json after the rollback" compare_json files
+expect_status 400 "$(post '/tables/demo/orders/rollback')" "POST rollback without a target"
+expect_status 400 "$(post '/tables/demo/orders/rollback?to_snapshot=2&to_tag=nightly')" "POST rollback with two targets"
+expect_status 400 "$(post '/tables/demo/orders/rollback?to_snapshot=2&dryrun=true')" "POST rollback with a misspelt dry_run"
+expect_status 400 "$(post '/tables/demo/orders/rollback?to_snapshot=2&dry_run')" "POST rollback with a bare dry_run"
+expect_status 404 "$(post '/tables/demo/orders/rollback?to_snapshot=999999')" "POST rollback to a missing snapshot"
+expect_status 404 "$(post '/tables/demo/orders/rollback?to_tag=nosuch&as_latest=true')" "POST rollback to a missing tag"
+get /tables/demo/orders/latest >/dev/null
+check "the refused rollbacks changed nothing: latest is still $L" json_check "b['snapshot_id'] == $L"
 check "after the writes paimon.core is still only in the thread pool's VMs" main_vm
 stop_and_check_log "retain 3, writes on"
 

@@ -56,6 +56,9 @@ local function main(opts, pos)
     io.stdout:write(string.format("%s snapshot %d as the new latest snapshot %d (content of snapshot %d: %d file(s) back, %d removed from view); nothing deleted\n",
                                   r.dry_run and "would commit" or "committed", r.latest, r.latest, r.target,
                                   r.added, r.removed))
+    if r.protection_tag then
+      io.stdout:write("protection tag ", r.protection_tag, " holds snapshot ", r.target, "'s files (Java's rule)\n")
+    end
   else
     local title = string.format("%s back to snapshot %d (was %d): %d snapshot(s), %d tag(s), %d changelog(s) removed%s",
                                 r.dry_run and "would roll" or "rolled", r.target, r.previous_latest, #r.snapshots,

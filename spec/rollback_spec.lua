@@ -29,6 +29,14 @@ local function snapshot_ids(copy)
   return ids
 end
 
+-- The file names in the table's tag/ directory, sorted.
+local function tag_files(copy)
+  local v = {}
+  for name in pairs(H.file_set(copy .. "/tag")) do v[#v + 1] = name end
+  table.sort(v)
+  return v
+end
+
 local function hint(copy, which) return H.read_file(copy .. "/snapshot/" .. which) end
 
 local function missing_set(copy)
@@ -238,6 +246,38 @@ describe("rollback on the tagged and branched fixture", function()
     for p in pairs(before) do assert.is_true(H.exists(p) or H.exists(copy .. "/" .. p), p) end
     local s6 = H.decode(H.read_file(copy .. "/snapshot/snapshot-6"))
     assert.equals("OVERWRITE", s6.commitKind)
+    verify_ok(copy)
+    H.rmdir(dir)
+  end)
+
+  -- Java's RollbackToAsLatestProcedure: a target given by id is first
+  -- tagged rollback-to-as-latest-<id>-<uuid> (no time retained), the
+  -- commit user is rollback-to-as-latest-<uuid>; a tag target gets none.
+  it("--as-latest to a snapshot id or a timestamp leaves Java's protection tag; to a tag none", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local snap2 = H.read_file(copy .. "/snapshot/snapshot-2")
+    local dry = assert(H.cjson.decode((rollback_cli({copy, "--to-snapshot", "2", "--as-latest", "--dry-run", "--json"}))))
+    assert.is_nil(dry.protection_tag)
+    assert.same({"tag-fallback-base"}, tag_files(copy))
+    local out, err, rc = rollback_cli({copy, "--to-snapshot", "2", "--as-latest", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.cjson.decode(out)
+    assert.matches("^rollback%-to%-as%-latest%-2%-%x+%-%x+%-%x+%-%x+%-%x+$", r.protection_tag)
+    assert.same({"tag-fallback-base", "tag-" .. r.protection_tag}, tag_files(copy))
+    -- the target's snapshot JSON as Java's TagManager.createTag writes it without time retained
+    assert.equals(snap2, H.read_file(copy .. "/tag/tag-" .. r.protection_tag))
+    local s6 = H.decode(H.read_file(copy .. "/snapshot/snapshot-6"))
+    assert.matches("^rollback%-to%-as%-latest%-", s6.commitUser)
+    -- a timestamp target is a target by id too
+    local s3 = H.decode(H.read_file(copy .. "/snapshot/snapshot-3"))
+    r = H.cjson.decode((rollback_cli({copy, "--to-timestamp", string.format("%d", s3.timeMillis), "--as-latest", "--json"})))
+    assert.equals(3, r.target)
+    assert.matches("^rollback%-to%-as%-latest%-3%-", r.protection_tag)
+    -- a tag target: the tag itself protects, no new tag
+    r = H.cjson.decode((rollback_cli({copy, "--to-tag", "fallback-base", "--as-latest", "--json"})))
+    assert.equals(8, r.latest)
+    assert.is_nil(r.protection_tag)
+    assert.equals(3, #tag_files(copy))
     verify_ok(copy)
     H.rmdir(dir)
   end)

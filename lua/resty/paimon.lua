@@ -53,6 +53,8 @@ local COLUMNS = {
   files = {"partition", "bucket", "file_path", "file_name", "file_format", "schema_id", "level",
            "record_count", "file_size_in_bytes", "min_sequence_number", "max_sequence_number",
            "creation_time"},
+  changelogs = {"changelog_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
+                "changelog_manifest_list", "delta_manifest_list", "changelog_record_count", "delta_record_count"},
 }
 _M.COLUMNS = COLUMNS
 
@@ -120,6 +122,15 @@ local KNOWN = {
   create_branch = set{ "from_tag", "dry_run", "pool", "options" },
   delete_branch = set{ "dry_run", "threads", "pool", "options" },
   fast_forward = set{ "dry_run", "branch", "pool", "options" },
+  rollback = set{ "to_snapshot", "to_tag", "to_timestamp", "as_latest", "dry_run", "threads", "branch", "pool",
+                  "options" },
+  consumers = set{ "branch", "pool", "options" },
+  reset_consumer = set{ "branch", "pool", "options" },
+  delete_consumer = set{ "branch", "pool", "options" },
+  expire_consumers = set{ "expiration", "dry_run", "now", "branch", "pool", "options" },
+  changelogs = set{ "branch", "pool", "options" },
+  expire_changelogs = set{ "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads", "now",
+                           "branch", "pool", "options" },
   new = set{ "pool", "warehouse", "options" },
 }
 
@@ -272,10 +283,10 @@ local function policy_arg(pol, fname)
   return { bytecode = code }
 end
 
--- Method or function call: (self, path, x, y) or (path, x, y).
-local function args(a, b, c, d)
-  if type(a) == "table" then return a, b, c, d end
-  return nil, a, b, c
+-- Method or function call: (self, path, x, y, z) or (path, x, y, z).
+local function args(a, b, c, d, e)
+  if type(a) == "table" then return a, b, c, d, e end
+  return nil, a, b, c, d
 end
 
 -- expire(table_path [, opts]) → { table, latest_snapshot_id, expired =
@@ -457,6 +468,92 @@ function _M.fast_forward(...)
   return run(pool_of(self, opts), "fast_forward", path, name, job_opts(self, opts))
 end
 
+-- Rollback (Table:rollback): rollback(table_path, opts) with exactly one
+-- of to_snapshot, to_tag, to_timestamp (epoch ms); as_latest (a new latest
+-- snapshot with the target's content, nothing deleted; a target given by id
+-- or timestamp gets Java's protection tag, result protection_tag), dry_run,
+-- threads → the Table:rollback result; a writer that committed meanwhile is
+-- nil, err, "conflict".
+function _M.rollback(...)
+  local self, path, opts = args(...)
+  check_path(path, "rollback")
+  if type(opts) ~= "table" then
+    error("bad argument #2 to 'rollback' (table with to_snapshot, to_tag or to_timestamp expected, got " ..
+          type(opts) .. ")", 2)
+  end
+  opts = check_opts(opts, "rollback", 2)
+  return run(pool_of(self, opts), "rollback", path, job_opts(self, opts))
+end
+
+-- Consumers (Table:consumers / reset_consumer / delete_consumer /
+-- expire_consumers, Java's ConsumerManager): consumers(table_path [, opts])
+-- → {{consumer_id, next_snapshot, mtime}, ...}; reset_consumer(table_path,
+-- id, next_snapshot [, opts]) → {id, next_snapshot, previous};
+-- delete_consumer(table_path, id [, opts]) → {id, deleted} (a missing one is
+-- nil, err, "notfound"); expire_consumers(table_path [, opts]) (expiration
+-- "7d", default the table's consumer.expiration-time; dry_run, now) →
+-- {expired, count, kept, cutoff, dry_run}. opts also take branch, pool and
+-- options.
+local function check_consumer_id(v, fname)
+  if type(v) ~= "string" then
+    error("bad argument #2 to '" .. fname .. "' (consumer id expected, got " .. type(v) .. ")", 3)
+  end
+end
+
+function _M.consumers(...)
+  local self, path, opts = args(...)
+  check_path(path, "consumers")
+  opts = check_opts(opts, "consumers", 2)
+  return run(pool_of(self, opts), "consumers", path, job_opts(self, opts))
+end
+
+function _M.reset_consumer(...)
+  local self, path, id, next_snapshot, opts = args(...)
+  check_path(path, "reset_consumer")
+  check_consumer_id(id, "reset_consumer")
+  if type(next_snapshot) ~= "number" or next_snapshot ~= floor(next_snapshot) then
+    error("bad argument #3 to 'reset_consumer' (next snapshot id (an integer) expected, got " ..
+          type(next_snapshot) .. ")", 2)
+  end
+  opts = check_opts(opts, "reset_consumer", 4)
+  return run(pool_of(self, opts), "reset_consumer", path, id, next_snapshot, job_opts(self, opts))
+end
+
+function _M.delete_consumer(...)
+  local self, path, id, opts = args(...)
+  check_path(path, "delete_consumer")
+  check_consumer_id(id, "delete_consumer")
+  opts = check_opts(opts, "delete_consumer", 3)
+  return run(pool_of(self, opts), "delete_consumer", path, id, job_opts(self, opts))
+end
+
+function _M.expire_consumers(...)
+  local self, path, opts = args(...)
+  check_path(path, "expire_consumers")
+  opts = check_opts(opts, "expire_consumers", 2)
+  return run(pool_of(self, opts), "expire_consumers", path, job_opts(self, opts))
+end
+
+-- Long-lived changelogs (Table:changelogs / expire_changelogs, Java's
+-- ExpireChangelogImpl): changelogs(table_path [, opts]) → the rows of
+-- `inspect.lua TABLE changelogs --json` (_M.COLUMNS.changelogs);
+-- expire_changelogs(table_path [, opts]) (retain_min, retain_max,
+-- older_than, max_deletes, dry_run, threads, now) → the Table method's
+-- result. opts also take branch, pool and options.
+function _M.changelogs(...)
+  local self, path, opts = args(...)
+  check_path(path, "changelogs")
+  opts = check_opts(opts, "changelogs", 2)
+  return run(pool_of(self, opts), "changelogs", path, job_opts(self, opts))
+end
+
+function _M.expire_changelogs(...)
+  local self, path, opts = args(...)
+  check_path(path, "expire_changelogs")
+  opts = check_opts(opts, "expire_changelogs", 2)
+  return run(pool_of(self, opts), "expire_changelogs", path, job_opts(self, opts))
+end
+
 -- commit_rows(table_path, rows [, opts]) → snapshot_id, { snapshot_id,
 -- rows, files, committed }, or nil, err, code. Appends the rows as one
 -- commit (new_write → write → prepare_commit → new_commit → commit) to an
@@ -563,13 +660,14 @@ local INT_COLUMNS = {
   total_record_count = true, delta_record_count = true, changelog_record_count = true,
   watermark = true, bucket = true, level = true, record_count = true,
   file_size_in_bytes = true, min_sequence_number = true, max_sequence_number = true,
-  creation_time = true, latest_snapshot_id = true,
+  creation_time = true, latest_snapshot_id = true, changelog_id = true,
 }
 
 -- keys whose value is always a JSON array, even when empty
 local ARRAY_KEYS = {
   failures = true, skipped = true, paths = true, partitions = true, partition_keys = true,
   values = true, orphans = true, range = true, missing = true, wrong_size = true, unreadable = true,
+  tags = true, snapshots = true, changelogs = true, consumers = true, expired = true, candidates = true,
 }
 
 -- to_json(value [, columns]): columns (e.g. _M.COLUMNS.snapshots) come

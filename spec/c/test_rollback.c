@@ -9,7 +9,7 @@
  *    rollback wins or fails with PAIMON_CONFLICT, the writer's snapshot (if
  *    it stays) is complete, and everything retained is complete;
  *  - rollback as latest racing a writer: PAIMON_CONFLICT, nothing
- *    published (pm_commit_opts.expect_latest). */
+ *    published (pm_commit_opts.expect_latest), its protection tag removed. */
 #define _XOPEN_SOURCE 700
 #include "test.h"
 #include "pm_fileio_fault.h"
@@ -303,6 +303,14 @@ TEST(rollback_as_latest_loses_to_a_racing_writer_cleanly) {
     CHECK_EQ_INT((int)writer_id, 6);
     t->io->ops = hook_inner;
     CHECK_EQ_INT((int)tu_latest_id(t), 6);
+    /* nothing of ours landed: the protection tag made before the commit
+     * is gone again (Java RollbackToAsLatestProcedure deletes it then) */
+    char **tags = NULL;
+    size_t n_tags = 0;
+    CHECK_EQ_INT(pm_tag_list(t->io, t->branch_root, &tags, &n_tags, &e), PAIMON_OK);
+    CHECK_EQ_INT((int)n_tags, 1);
+    if (n_tags == 1) CHECK_EQ_STR(tags[0], "fallback-base");
+    pm_strv_free(tags, n_tags);
     pm_table_free(t);
     CHECK(complete(d.table));
     tu_copy_remove(&d, prefix);

@@ -742,6 +742,7 @@ static int run_rollback(paimon_table *t, const pm_op_args *a, const pm_op_hooks 
         pm_rv_int(res, o, "removed", rr.deleted);
         pm_rv_int(res, o, "index_added", rr.index_added);
         pm_rv_int(res, o, "index_removed", rr.index_deleted);
+        if (rr.protection_tag) pm_rv_str(res, o, "protection_tag", rr.protection_tag);
         pm_rv_int(res, o, "files", 0);
     } else {
         put_clean(res, o, &rr.clean);

@@ -11,6 +11,7 @@
 #include "pm_meta.h"
 #include "pm_refs.h"
 #include "pm_set.h"
+#include "pm_tags.h"
 
 void pm_rollback_result_free(pm_rollback_result *r) {
     if (!r) return;
@@ -18,6 +19,8 @@ void pm_rollback_result_free(pm_rollback_result *r) {
     free(r->snapshots);
     pm_strv_free(r->tags, r->n_tags);
     free(r->changelogs);
+    free(r->protection_tag);
+    r->protection_tag = NULL;
     r->snapshots = NULL;
     r->tags = NULL;
     r->changelogs = NULL;
@@ -223,7 +226,73 @@ static int check_reads_as(paimon_table *t, int64_t id, int64_t target, const pm_
     return rc;
 }
 
-static int rollback_as_latest(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target,
+static int remove_named(paimon_table *t, const char *dir, const char *name, pm_err *e) {
+    pm_buf p = {0};
+    int rc = pm_buf_printf(&p, "%s/%s/%s-%s", t->branch_root, dir, dir, name) ? pm_nomem(e) : PAIMON_OK;
+    if (!rc) rc = pm_io_remove(t->io, (char *)p.data, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    if (rc) pm_err_prefix(e, "rollback: removing %s-%s", dir, name);
+    pm_buf_free(&p);
+    return rc;
+}
+
+/* Java's rollback_to_as_latest (RollbackToAsLatestProcedure) tags a target
+ * given by id before committing, without time retained: Java's expiration
+ * deletes the files named by an expired snapshot's DELETE entries unless a
+ * tag holds them, and the new snapshot re-adds files that later snapshots
+ * deleted. A writer running Java's expiration would otherwise delete them. */
+static int create_protection_tag(paimon_table *t, const pm_snapshot *target, pm_rollback_result *r, pm_err *e) {
+    char uuid[37], name[128];
+    pm_uuid4(uuid);
+    snprintf(name, sizeof name, "rollback-to-as-latest-%lld-%s", (long long)target->id, uuid);
+    pm_tag_create_opts to;
+    memset(&to, 0, sizeof to);
+    to.has_snapshot = 1;
+    to.snapshot_id = target->id;
+    pm_tag_created made;
+    int rc = pm_tag_create(t, name, &to, &made, e);
+    if (rc) {
+        pm_err_prefix(e, "rollback to snapshot %lld as latest: creating the protection tag", (long long)target->id);
+        return rc;
+    }
+    if (!(r->protection_tag = pm_strdup(name))) return pm_nomem(e);
+    return PAIMON_OK;
+}
+
+/* After a failed commit: did a snapshot of `user` land above `latest`?
+ * Anything unreadable counts as yes (the tag is then kept). */
+static int maybe_published(paimon_table *t, int64_t latest, const char *user) {
+    pm_err e;
+    int64_t now = 0;
+    int rc = pm_snapshot_latest_id(t->io, t->branch_root, &now, &e);
+    if (rc) return 1;
+    for (int64_t id = latest + 1; id <= now; id++) {
+        pm_snapshot *s = NULL;
+        if (pm_snapshot_read(t->io, t->branch_root, id, &s, &e)) return 1;
+        int ours = s->commit_user && !strcmp(s->commit_user, user);
+        pm_snapshot_free(s);
+        if (ours) return 1;
+    }
+    return 0;
+}
+
+/* The commit failed: the protection tag goes only when the failure was a
+ * conflict and no snapshot of ours landed (Java deletes it only when the
+ * commit reports it did not happen); otherwise it stays, and says so. */
+static void drop_protection_tag(paimon_table *t, int rc, int64_t latest, const char *user, pm_rollback_result *r,
+                                pm_err *e) {
+    if (!r->protection_tag) return;
+    pm_err e2;
+    if (rc == PAIMON_CONFLICT && !maybe_published(t, latest, user) &&
+        remove_named(t, "tag", r->protection_tag, &e2) == PAIMON_OK)
+        return;
+    char why[sizeof e->msg];
+    snprintf(why, sizeof why, "%s", e->msg);
+    snprintf(e->msg, sizeof e->msg, "%.700s (the protection tag '%s' is kept: delete it with tag.lua once the table "
+             "is checked)", why, r->protection_tag);
+}
+
+static int rollback_as_latest(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target, int from_tag,
                               pm_rollback_result *r, pm_err *e) {
     pm_snapshot *latest = NULL;
     int rc = pm_snapshot_read(t->io, t->branch_root, r->previous_latest, &latest, e);
@@ -261,8 +330,12 @@ static int rollback_as_latest(paimon_table *t, const pm_rollback_opts *o, const 
          * a later snapshot deleted come back by a plain ADD, which the live
          * rule only keeps when no DELETE of theirs is left in the base */
         co.full_compaction_threshold = 1;
-        rc = pm_commit_with_index(t, x.v, x.n, x.ix, x.n_ix, &co, &r->new_latest, e);
-        if (rc) pm_err_prefix(e, "rollback to snapshot %lld as latest", (long long)target->id);
+        if (!from_tag) rc = create_protection_tag(t, target, r, e);
+        if (!rc) {
+            rc = pm_commit_with_index(t, x.v, x.n, x.ix, x.n_ix, &co, &r->new_latest, e);
+            if (rc) pm_err_prefix(e, "rollback to snapshot %lld as latest", (long long)target->id);
+            if (rc) drop_protection_tag(t, rc, r->previous_latest, co.commit_user, r, e);
+        }
         if (!rc) rc = check_reads_as(t, r->new_latest, target->id, tg, e);
     }
     pm_set_free(lt);
@@ -484,15 +557,6 @@ static int remove_snapshots(paimon_table *t, const pm_rollback_result *r, int64_
     return rc;
 }
 
-static int remove_named(paimon_table *t, const char *dir, const char *name, pm_err *e) {
-    pm_buf p = {0};
-    int rc = pm_buf_printf(&p, "%s/%s/%s-%s", t->branch_root, dir, dir, name) ? pm_nomem(e) : PAIMON_OK;
-    if (!rc) rc = pm_io_remove(t->io, (char *)p.data, e);
-    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
-    if (rc) pm_err_prefix(e, "rollback: removing %s-%s", dir, name);
-    pm_buf_free(&p);
-    return rc;
-}
 
 static int act(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target, rb_plan *p,
                pm_rollback_result *r, pm_err *e) {
@@ -550,7 +614,7 @@ int pm_rollback(paimon_table *t, const pm_rollback_opts *o, pm_rollback_result *
         rc = pm_fail(e, PAIMON_MISUSE, "%s: snapshot %lld is above the latest (%lld)", t->branch_root,
                      (long long)target->id, (long long)r->previous_latest);
     if (!rc && o->as_latest) {
-        rc = rollback_as_latest(t, o, target, r, e);
+        rc = rollback_as_latest(t, o, target, o->to_tag != NULL, r, e);
     } else if (!rc) {
         (void)from_tag;
         rb_plan p;

@@ -24,7 +24,11 @@
  *
  * As latest: a new snapshot latest+1 (OVERWRITE, through pm_commit with
  * expect_latest: a writer that commits first makes it PAIMON_CONFLICT)
- * whose live files and index files are the target's; nothing is deleted. */
+ * whose live files and index files are the target's; nothing is deleted.
+ * A target given by id or timestamp is first tagged
+ * rollback-to-as-latest-<id>-<uuid> (no time retained), as Java's
+ * RollbackToAsLatestProcedure does; the tag is removed again only when the
+ * commit conflicted and no snapshot of ours landed. */
 #ifndef PM_ROLLBACK_H
 #define PM_ROLLBACK_H
 
@@ -57,6 +61,7 @@ typedef struct pm_rollback_result {
     int64_t consumers_ahead;      /* consumers whose nextSnapshot is above target + 1 (left as Java does) */
     int64_t added, deleted;       /* as latest: data-file entries of the new snapshot */
     int64_t index_added, index_deleted;
+    char *protection_tag;         /* as latest to a snapshot id or a timestamp: the tag made on the target */
 } pm_rollback_result;
 
 void pm_rollback_result_free(pm_rollback_result *r);

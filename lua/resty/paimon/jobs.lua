@@ -249,6 +249,21 @@ function jobs.branches(path, opts)
   end)
 end
 
+function jobs.rollback(path, opts)
+  return with_table(path, opts, function(t)
+    return t:rollback{ to_snapshot = opts.to_snapshot, to_tag = opts.to_tag, to_timestamp = opts.to_timestamp,
+                       as_latest = opts.as_latest, dry_run = opts.dry_run, threads = opts.threads }
+  end)
+end
+
+function jobs.consumers(path, opts)
+  return with_table(path, opts, function(t)
+    local res, err, code = t:consumers()
+    if res == nil then return nil, err, code end
+    return plain(res)
+  end)
+end
+
 function jobs.create_branch(path, name, opts)
   opts = opts or {}
   return with_table(path, opts, function(t)
@@ -266,6 +281,49 @@ end
 function jobs.fast_forward(path, name, opts)
   opts = opts or {}
   return with_table(path, opts, function(t) return t:fast_forward(name, { dry_run = opts.dry_run }) end)
+end
+
+function jobs.reset_consumer(path, id, next_snapshot, opts)
+  return with_table(path, opts, function(t) return t:reset_consumer(id, next_snapshot) end)
+end
+
+function jobs.delete_consumer(path, id, opts)
+  return with_table(path, opts, function(t) return t:delete_consumer(id) end)
+end
+
+function jobs.expire_consumers(path, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:expire_consumers{ expiration = opts.expiration, dry_run = opts.dry_run, now = opts.now }
+  end)
+end
+
+-- The rows of `inspect.lua TABLE changelogs --json`.
+function jobs.changelogs(path, opts)
+  return with_table(path, opts, function(t)
+    local res, err, code = t:changelogs()
+    if res == nil then return nil, err, code end
+    local function opt(x) if is_null(x) then return nil end return x end
+    local rows = {}
+    for i, s in ipairs(res) do
+      rows[i] = {
+        changelog_id = s.id, schema_id = s.schema_id, commit_user = s.commit_user,
+        commit_identifier = s.commit_identifier, commit_kind = s.commit_kind, commit_time = s.time_millis,
+        changelog_manifest_list = opt(s.changelog_manifest_list), delta_manifest_list = s.delta_manifest_list,
+        changelog_record_count = opt(s.changelog_record_count), delta_record_count = s.delta_record_count,
+      }
+    end
+    return rows
+  end)
+end
+
+function jobs.expire_changelogs(path, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:expire_changelogs{ retain_min = opts.retain_min, retain_max = opts.retain_max,
+                                older_than = opts.older_than, max_deletes = opts.max_deletes,
+                                dry_run = opts.dry_run, threads = opts.threads, now = opts.now }
+  end)
 end
 
 local EXPIRE_PARTITION_OPTS = { "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern",
