@@ -116,6 +116,7 @@ local KNOWN = {
   rename_tag = set{ "branch", "pool", "options" },
   expire_tags = set{ "older_than", "num_retained_max", "dry_run", "threads", "now", "branch", "pool", "policy",
                      "options" },
+  auto_tags = set{ "dry_run", "threads", "now_ms", "branch", "pool", "options" },
   new = set{ "pool", "warehouse", "options" },
 }
 
@@ -357,7 +358,10 @@ end
 -- "exists"); delete_tags(table_path, {names} [, opts]) (dry_run, threads:
 -- the files only those tags held go too); rename_tag(table_path, old, new);
 -- expire_tags(table_path [, opts]) (older_than, num_retained_max, dry_run,
--- threads, now, policy). opts also take branch, pool and options.
+-- threads, now, policy); auto_tags(table_path [, opts]) (dry_run, threads,
+-- now_ms: Java's automatic tag creation by the table's tag.* options; a
+-- table without tag.automatic-creation: mode "none", nothing done). opts
+-- also take branch, pool and options.
 local function check_name(v, fname, argn)
   if type(v) ~= "string" then
     error("bad argument #" .. argn .. " to '" .. fname .. "' (tag name expected, got " .. type(v) .. ")", 3)
@@ -405,6 +409,13 @@ function _M.expire_tags(...)
   local o = job_opts(self, opts)
   o.policy = nil
   return run(pool_of(self, opts), "expire_tags", path, o, policy_arg(opts.policy, "expire_tags"))
+end
+
+function _M.auto_tags(...)
+  local self, path, opts = args(...)
+  check_path(path, "auto_tags")
+  opts = check_opts(opts, "auto_tags", 2)
+  return run(pool_of(self, opts), "auto_tags", path, job_opts(self, opts))
 end
 
 -- commit_rows(table_path, rows [, opts]) → snapshot_id, { snapshot_id,
