@@ -418,6 +418,38 @@ TEST(test_bad_options_fail_naming_them) {
     remove_copy(&d);
 }
 
+/* Tag expiration's automatic tags are TagPeriodHandler.isAutoTag's: a
+ * two-hours period names tags yyyy-MM-dd HH whatever the formatter, and a
+ * date that does not exist is no automatic tag. */
+TEST(test_expire_tags_knows_auto_tags_as_java) {
+    tu_copy d;
+    CHECK(make_table(&d, DAILY "\\n    \"tag.creation-period\" : \"two-hours\",\\n    \"tag.period-formatter\" : \"without_dashes\",",
+                     days(), NULL, 5) == 0);
+    paimon_table *t = tu_open_table(d.table);
+    pm_err e;
+    const char *names[] = {"2024-01-01 10", "2024-01-01 12", "20240101 14", "2023-02-29 10"};
+    for (int i = 0; i < 4; i++) {
+        pm_tag_create_opts co = {1, i + 1, 0, 0, 0, 0, 0, 0};
+        pm_tag_created cr;
+        CHECK(pm_tag_create(t, names[i], &co, &cr, &e) == 0);
+    }
+    pm_tag_expire_opts xo = {utc(2024, 2, 1, 0, 0), 0, 0, 1};
+    pm_tag_state *v = NULL;
+    size_t n = 0;
+    CHECK(pm_tags_expire_states(t, &xo, &v, &n, &e) == 0);
+    pm_buf out = {0};
+    for (size_t i = 0; i < n; i++)
+        pm_buf_printf(&out, "%s%s:%d:%s", out.len ? "," : "", v[i].name, v[i].auto_tag,
+                      v[i].expire_reason ? v[i].expire_reason : "-");
+    pm_buf_cstr(&out);
+    CHECK_EQ_STR((char *)out.data, "2024-01-01 10:1:num-retained-max,2024-01-01 12:1:-,fallback-base:0:-,"
+                                   "20240101 14:0:-,2023-02-29 10:0:-");
+    pm_buf_free(&out);
+    pm_tag_states_free(v, n);
+    pm_table_free(t);
+    remove_copy(&d);
+}
+
 /* paimon.h: the operation through the public API, its JSON result. */
 TEST(test_capi_auto_tags) {
     tu_copy d;
@@ -457,6 +489,7 @@ int main(void) {
     RUN(test_num_retained_max);
     RUN(test_batch_mode);
     RUN(test_bad_options_fail_naming_them);
+    RUN(test_expire_tags_knows_auto_tags_as_java);
     RUN(test_capi_auto_tags);
     return TEST_SUMMARY();
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "pm_expire.h"
+#include "pm_tag_auto.h"
 #include "pm_meta.h"
 
 int64_t pm_tag_local_ms(int64_t epoch_ms) {
@@ -325,22 +326,14 @@ void pm_tag_states_free(pm_tag_state *v, size_t n) {
     free(v);
 }
 
-/* A name TagAutoCreation would write for the table's tag.creation-period
- * and tag.period-formatter (TagPeriodHandler.isAutoTag): digits and the
- * formatter's separators in its layout. */
+/* A name TagAutoCreation would write (TagPeriodHandler.isAutoTag, the
+ * one period handler of pm_tag_auto); options it cannot read make no tag
+ * automatic, so none expires by count. */
 static int is_auto_tag(const paimon_table *t, const char *name) {
-    const char *period = pm_schema_option(t->schema, "tag.creation-period");
-    const char *fmt = pm_schema_option(t->schema, "tag.period-formatter");
-    int hourly = period && (!strcmp(period, "hourly") || !strcmp(period, "two-hours"));
-    const char *layout;
-    if (!fmt || !strcmp(fmt, "with_dashes")) layout = hourly ? "dddd-dd-dd dd" : "dddd-dd-dd";
-    else if (!strcmp(fmt, "without_dashes")) layout = hourly ? "dddddddd dd" : "dddddddd";
-    else if (!strcmp(fmt, "without_dashes_and_spaces")) layout = hourly ? "dddddddddd" : "dddddddd";
-    else return 0;
-    size_t i = 0;
-    for (; layout[i] && name[i]; i++)
-        if (layout[i] == 'd' ? (name[i] < '0' || name[i] > '9') : name[i] != layout[i]) return 0;
-    return !layout[i] && !name[i];
+    pm_tag_period p;
+    pm_err e;
+    int64_t when;
+    return pm_tag_period_read(t, &p, &e) == PAIMON_OK && pm_tag_period_parse(&p, name, &when);
 }
 
 static int cmp_state(const void *a, const void *b) {
