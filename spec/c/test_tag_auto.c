@@ -172,6 +172,19 @@ TEST(test_process_time_daily_across_boundaries) {
     remove_copy(&d);
 }
 
+/* tag.automatic-completion: the period after the last tag, not the latest
+ * finished one (TagAutoCreation: thisTag = nextTag). */
+TEST(test_automatic_completion) {
+    tu_copy d;
+    CHECK(make_table(&d, DAILY "\\n    \"tag.automatic-completion\" : \"true\",", days(), NULL, 5) == 0);
+    int rc;
+    char *c = auto_created(d.table, &rc);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_STR(c, "2023-12-31@1,2024-01-01@3,2024-01-02@5");
+    free(c);
+    remove_copy(&d);
+}
+
 /* No tag-time-retained: the tag file is the snapshot's JSON byte for byte
  * (TagManager: "do not write the tagCreatorTime field"); with
  * tag.default-time-retained, Tag.fromSnapshotAndTagTtl. */
@@ -324,7 +337,7 @@ TEST(test_period_names_and_formatters) {
 TEST(test_watermark_mode) {
     tu_copy d;
     int64_t times[4] = {utc(2024, 1, 9, 0, 0), utc(2024, 1, 9, 1, 0), utc(2024, 1, 9, 2, 0), utc(2024, 1, 9, 3, 0)};
-    int64_t wms[4] = {NO_WM, utc(2024, 1, 1, 10, 0), INT64_MIN, utc(2024, 1, 2, 0, 0)};
+    int64_t wms[4] = {INT64_MIN, utc(2024, 1, 1, 10, 0), NO_WM, utc(2024, 1, 2, 0, 0)};
     CHECK(make_table(&d, "    \"tag.automatic-creation\" : \"watermark\",", times, wms, 4) == 0);
     int rc;
     char *c = auto_created(d.table, &rc);
@@ -480,6 +493,7 @@ int main(void) {
     setenv("TZ", "UTC", 1);
     tzset();
     RUN(test_process_time_daily_across_boundaries);
+    RUN(test_automatic_completion);
     RUN(test_tag_file_content);
     RUN(test_delay_not_yet_passed);
     RUN(test_already_tagged_period);
