@@ -85,6 +85,10 @@ cp -R examples/sample/warehouse "$TMP/warehouse"
 # a table outside the warehouse that traversal attempts would aim at
 mkdir -p "$TMP/outside.db" && cp -R examples/sample/warehouse/demo.db/orders "$TMP/outside.db/orders"
 TABLE=$TMP/warehouse/demo.db/orders
+# a copy with automatic tag creation on, for the timer's auto tags
+TAGGED=$TMP/warehouse/demo.db/tagged
+cp -R "$TABLE" "$TAGGED" &&
+  sed -i 's/"options" : {/"options" : { "tag.automatic-creation" : "process-time",/' "$TAGGED"/schema/schema-*
 # an orphan data file (no snapshot names it), two days old: /orphans lists it
 ORPHAN_REL=dt=2026-11-03/bucket-0/data-0a0a0a0a-1b1b-4c4c-8d8d-2e2e2e2e2e2e-0.avro
 printf 'orphan' >"$TABLE/$ORPHAN_REL" && touch -d '2 days ago' "$TABLE/$ORPHAN_REL"
@@ -155,7 +159,7 @@ EOF
 
 export PAIMON_WAREHOUSE="$TMP/warehouse"
 export PAIMON_MAINTENANCE_INTERVAL=1
-export PAIMON_MAINTENANCE_TABLES="demo.orders"
+export PAIMON_MAINTENANCE_TABLES="demo.orders,demo.tagged"
 
 PORT=$(free_port)
 check "examples/nginx/nginx.conf adapted to this tree (modules, port, lua paths)" make_conf "$PORT"
@@ -412,16 +416,22 @@ check "the dry runs changed nothing" test -f "$TABLE/snapshot/snapshot-1"
 check "maintenance timer ran and logged what it did" wait_log 'paimon maintenance: demo.orders'
 line=$(grep 'paimon maintenance: demo.orders' "$TMP/logs/error.log" | head -1 | sed 's/.*paimon maintenance: //; s/, context:.*//')
 echo "# timer: $line"
+auto_tags() { ls "$TAGGED/tag" 2>/dev/null | grep -E '^tag-[0-9]{4}-[0-9]{2}-[0-9]{2}$'; }
+check "the timer plans automatic tags with writes off" wait_log 'paimon maintenance: demo.tagged auto tags (dry run, writes off): would create'
+check "and creates no tag with writes off" test -z "$(auto_tags)"
 stop_and_check_log "example policy"
 
 # ---- again with a policy that expires: keep exactly 3 snapshots -----------
 # (the sample has 5; its consumer protects snapshot 3 onwards)
 sed -i -e 's/local RETAIN_MIN, RETAIN_MAX = 10, 100/local RETAIN_MIN, RETAIN_MAX = 3, 3/' \
-       -e 's/set \$paimon_allow_writes off;/set $paimon_allow_writes on;/' "$TMP/conf/nginx.conf"
+       -e 's/set \$paimon_allow_writes off;/set $paimon_allow_writes on;/' \
+       -e 's/local ALLOW_WRITES = false/local ALLOW_WRITES = true/' "$TMP/conf/nginx.conf"
 check "policy changed to retain 3 snapshots" grep -q 'RETAIN_MIN, RETAIN_MAX = 3, 3' "$TMP/conf/nginx.conf"
 check "writes enabled (set \$paimon_allow_writes on)" grep -q 'set \$paimon_allow_writes on;' "$TMP/conf/nginx.conf"
 start_nginx "retain 3, writes on"
 check "maintenance timer expired snapshots 1 and 2" wait_log 'paimon maintenance: demo.orders expired 2 snapshot'
+check "the timer created the automatic tags with writes on" wait_log 'paimon maintenance: demo.tagged auto tags: created'
+check "an automatic tag file is there" test -n "$(auto_tags)"
 status=$(get /tables/demo/orders/snapshots)
 inspect snapshots
 check "after expiry the snapshots endpoint lists 3, 4, 5" $PY -c '
@@ -647,6 +657,7 @@ check "the sample warehouse uploaded to $S3WH" s3_upload
 make_conf "$PORT"
 check "the shipped conf again (writes off)" grep -q 'set \$paimon_allow_writes off;' "$TMP/conf/nginx.conf"
 export PAIMON_WAREHOUSE="$S3WH"
+export PAIMON_MAINTENANCE_TABLES="demo.orders"   # the sample as shipped: no demo.tagged
 TABLE="$S3WH/demo.db/orders"
 start_nginx "S3 warehouse"
 for v in snapshots files; do

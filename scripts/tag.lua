@@ -1,5 +1,5 @@
 -- tag.lua TABLE create NAME [--snapshot ID | --timestamp T] [--time-retained D]
--- tag.lua TABLE delete NAME... | rename OLD NEW | list | expire
+-- tag.lua TABLE delete NAME... | rename OLD NEW | list | expire | auto
 --   [--branch B] [--dry-run] [--json] (expire: [--older-than T]
 --   [--num-retained-max N] [--policy FILE.lua])
 -- Tags as Java Paimon's TagManager manages them (docs/maintenance.md, Tags).
@@ -26,6 +26,11 @@ usage: paimon-lua tag.lua TABLE COMMAND [args] [options]
   expire             delete the tags whose time retained has passed (Java's TagTimeExpire),
                      --older-than T (tags created before T), --num-retained-max N (auto
                      tags above N, when tag.automatic-creation is on), --policy FILE.lua
+  auto               create the tags Java's automatic creation would (the table's
+                     tag.automatic-creation, tag.creation-period, tag.creation-delay,
+                     tag.period-formatter, tag.default-time-retained): one per finished
+                     period, never replacing a tag; then remove the oldest automatic tags
+                     over tag.num-retained-max
   --branch B         the tags of branch B instead of main
   --threads N        delete with N threads (default 4)
   --dry-run          print the plan, change nothing
@@ -33,16 +38,38 @@ usage: paimon-lua tag.lua TABLE COMMAND [args] [options]
 exit codes: 0 done, 1 failed, 2 usage, 3 conflict (the tag exists, or tags changed meanwhile)]],
 }
 
-local ARGS = {create = 1, delete = -1, rename = 2, list = 0, expire = 0}
+local ARGS = {create = 1, delete = -1, rename = 2, list = 0, expire = 0, auto = 0}
 
 local function print_result(opts, title, r)
   if opts.json then maint.print_json(r) else maint.print_human(title, r) end
 end
 
+local function names_of(items)
+  local v = {}
+  for i, x in ipairs(items) do v[i] = type(x) == "table" and x.tag or x end
+  return table.concat(v, ", ")
+end
+
+local function print_auto(opts, r)
+  if opts.json then return maint.print_json(r) end
+  if r.mode == "none" then
+    print("automatic tag creation is off (tag.automatic-creation is none): nothing to do")
+    return
+  end
+  local would = r.dry_run and "would " or ""
+  print(string.format("%s: %s%s %d tag(s)%s", r.mode, would, r.dry_run and "create" or "created", #r.created,
+                      #r.created > 0 and ": " .. names_of(r.created) or ""))
+  if #r.existing > 0 then print("already tagged (left alone): " .. names_of(r.existing)) end
+  if #r.expired > 0 or r.skipped_over_max > 0 then
+    maint.print_human(string.format("tag.num-retained-max: %s%s %d tag(s)%s", would, r.dry_run and "expire" or "expired",
+                                    #r.expired, #r.expired > 0 and ": " .. names_of(r.expired) or ""), r)
+  end
+end
+
 local function main(opts, pos)
   local cmd = pos[2]
   local want = ARGS[cmd]
-  if not want then cli.usage_error("unknown command '" .. cmd .. "' (create, delete, rename, list, expire)") end
+  if not want then cli.usage_error("unknown command '" .. cmd .. "' (create, delete, rename, list, expire, auto)") end
   local args = {table.unpack(pos, 3)}
   if want >= 0 and #args ~= want then cli.usage_error(cmd .. " takes " .. want .. " argument(s)") end
   if want < 0 and #args == 0 then cli.usage_error("delete needs at least one tag name") end
@@ -82,6 +109,10 @@ local function main(opts, pos)
       local cols = {"tag_name", "snapshot_id", "commit_time", "create_time", "time_retained"}
       if opts.json then cli.print_json(rows, cols) else cli.print_table(rows, cols) end
     end
+  elseif cmd == "auto" then
+    r, msg, code = maint.call(t.auto_tags, t, {dry_run = opts.dry_run, threads = opts.threads or 4,
+                                               progress = maint.progress_fn(true)})
+    if r then print_auto(opts, r) end
   else
     local o = {now = now, num_retained_max = opts.num_retained_max, dry_run = opts.dry_run,
                threads = opts.threads or 4, policy = policy, progress = maint.progress_fn(true)}

@@ -131,6 +131,7 @@ local KNOWN = {
   changelogs = set{ "branch", "pool", "options" },
   expire_changelogs = set{ "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads", "now",
                            "branch", "pool", "options" },
+  auto_tags = set{ "dry_run", "threads", "now_ms", "branch", "pool", "options" },
   new = set{ "pool", "warehouse", "options" },
 }
 
@@ -372,7 +373,10 @@ end
 -- "exists"); delete_tags(table_path, {names} [, opts]) (dry_run, threads:
 -- the files only those tags held go too); rename_tag(table_path, old, new);
 -- expire_tags(table_path [, opts]) (older_than, num_retained_max, dry_run,
--- threads, now, policy). opts also take branch, pool and options.
+-- threads, now, policy); auto_tags(table_path [, opts]) (dry_run, threads,
+-- now_ms: Java's automatic tag creation by the table's tag.* options; a
+-- table without tag.automatic-creation: mode "none", nothing done). opts
+-- also take branch, pool and options.
 local function check_name(v, fname, argn)
   if type(v) ~= "string" then
     error("bad argument #" .. argn .. " to '" .. fname .. "' (tag name expected, got " .. type(v) .. ")", 3)
@@ -552,6 +556,13 @@ function _M.expire_changelogs(...)
   check_path(path, "expire_changelogs")
   opts = check_opts(opts, "expire_changelogs", 2)
   return run(pool_of(self, opts), "expire_changelogs", path, job_opts(self, opts))
+end
+
+function _M.auto_tags(...)
+  local self, path, opts = args(...)
+  check_path(path, "auto_tags")
+  opts = check_opts(opts, "auto_tags", 2)
+  return run(pool_of(self, opts), "auto_tags", path, job_opts(self, opts))
 end
 
 -- commit_rows(table_path, rows [, opts]) → snapshot_id, { snapshot_id,

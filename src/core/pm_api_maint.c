@@ -191,6 +191,10 @@ int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result *
     return run_op(t, "expire_tags", o, out);
 }
 
+int paimon_auto_tags(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "auto_tags", o, out);
+}
+
 int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "rollback", o, out);
 }

@@ -14,6 +14,7 @@
 #include "pm_meta.h"
 #include "pm_ops.h"
 #include "pm_orphan.h"
+#include "pm_tag_auto.h"
 #include "pm_tags.h"
 #include "pm_rollback.h"
 #include "pm_verify.h"
@@ -76,6 +77,8 @@ static const opt_def defs[PM_O__N] = {
     /* the branch operated on: Lua gives it as the methods' argument (pm_op_hooks) */
     [PM_O_BRANCH_NAME] = {"branch", NULL, T_TEXT, 0, 0, 0, 0},
     [PM_O_FROM_TAG] = {"from-tag", "from_tag", T_TEXT, 0, 0, 0, 0},
+    /* t:auto_tags{now_ms = ...}: Lua's other name of `now` */
+    [PM_O_NOW_MS_ALIAS] = {NULL, "now_ms", T_INT, 1, INT64_MAX, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -219,6 +222,12 @@ int pm_op_parse(const pm_op *op, pm_face face, const pm_opt_in *in, size_t n, pm
             return pm_fail(e, PAIMON_MISUSE, "%s: keep_from and until (its old name) differ", op->name);
         a->has[PM_O_KEEP_FROM] = 1;
         a->v[PM_O_KEEP_FROM] = a->v[PM_O_UNTIL_ALIAS];
+    }
+    if (a->has[PM_O_NOW_MS_ALIAS]) {
+        if (a->has[PM_O_NOW] && a->v[PM_O_NOW] != a->v[PM_O_NOW_MS_ALIAS])
+            return pm_fail(e, PAIMON_MISUSE, "%s: now and now_ms differ", op->name);
+        a->has[PM_O_NOW] = 1;
+        a->v[PM_O_NOW] = a->v[PM_O_NOW_MS_ALIAS];
     }
     return resolve_cutoff(a, e);
 }
@@ -708,6 +717,45 @@ static int run_expire_tags(paimon_table *t, const pm_op_args *a, const pm_op_hoo
     return rc;
 }
 
+static void put_auto_items(pm_result *res, const char *key, const pm_tag_auto_item *v, size_t n) {
+    pm_rv *list = pm_rv_list(res, res->root, key);
+    for (size_t i = 0; i < n && list; i++) {
+        pm_rv *it = pm_rv_obj(res, list, NULL);
+        pm_rv_str(res, it, "tag", v[i].name);
+        pm_rv_int(res, it, "snapshot_id", v[i].snapshot_id);
+        pm_rv_int(res, it, "commit_time", v[i].commit_time);
+    }
+}
+
+/* TagAutoCreation / TagBatchCreation by the table's tag.* options: the
+ * tags created, the periods whose name was taken, the automatic tags
+ * removed over tag.num-retained-max (and their files, as delete_tags). */
+static int run_auto_tags(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_tag_auto_opts x;
+    memset(&x, 0, sizeof x);
+    x.dry_run = (int)a->v[PM_O_DRY_RUN];
+    x.threads = (int)a->v[PM_O_THREADS];
+    if (a->has[PM_O_NOW]) x.now_local_ms = pm_tag_local_ms(a->v[PM_O_NOW]);
+    x.progress = h->progress;
+    x.progress_ud = h->progress_ud;
+    pm_tag_auto_result r;
+    int rc = pm_tags_auto(t, &x, &r, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "mode", pm_tag_auto_mode_name(r.mode));
+    pm_rv_str(res, o, "branch", t->branch);
+    put_auto_items(res, "created", r.created, r.n_created);
+    put_auto_items(res, "existing", r.existing, r.n_existing);
+    pm_rv *list = pm_rv_list(res, o, "expired");
+    for (size_t i = 0; i < r.n_expired && list; i++) pm_rv_str(res, list, NULL, r.expired[i]);
+    pm_rv_int(res, o, "skipped_over_max", (int64_t)r.n_skipped);
+    pm_rv_int(res, o, "deleted_tags", (int64_t)r.deletion.n_tags);
+    r.deletion.clean.dry_run = x.dry_run;
+    put_clean(res, o, &r.deletion.clean);
+    pm_tag_auto_result_free(&r);
+    return PAIMON_OK;
+}
+
 /* ---- rollback and consumers ------------------------------------------------ */
 
 static int run_rollback(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
@@ -1014,6 +1062,8 @@ static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O__N};
 static const pm_opt_id expire_tags_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_NUM_RETAINED_MAX, PM_O_THREADS,
                                              PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O_POLICY, PM_O_EXACT,
                                              PM_O__N};
+static const pm_opt_id auto_tags_opts[] = {PM_O_DRY_RUN, PM_O_NOW, PM_O_NOW_MS_ALIAS, PM_O_THREADS, PM_O_PROGRESS,
+                                           PM_O__N};
 static const pm_opt_id rollback_opts[] = {PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_AS_LATEST,
                                           PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS, PM_O__N};
 static const pm_opt_id consumers_opts[] = {PM_O__N};
@@ -1040,6 +1090,7 @@ static const pm_op ops[] = {
     {"delete_tags", delete_tags_opts, run_delete_tags},
     {"rename_tag", rename_tag_opts, run_rename_tag},
     {"expire_tags", expire_tags_opts, run_expire_tags},
+    {"auto_tags", auto_tags_opts, run_auto_tags},
     {"rollback", rollback_opts, run_rollback},
     {"consumers", consumers_opts, run_consumers},
     {"reset_consumer", reset_consumer_opts, run_reset_consumer},

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "pm_expire.h"
+#include "pm_tag_auto.h"
 #include "pm_meta.h"
 
 int64_t pm_tag_local_ms(int64_t epoch_ms) {
@@ -38,7 +39,7 @@ static int tag_path(const paimon_table *t, const char *name, pm_buf *out, pm_err
 /* ---- local wall-clock time (Java LocalDateTime) ---------------------------- */
 
 /* Days since 1970-01-01 of a proleptic Gregorian date, and back. */
-static int64_t days_from_civil(int64_t y, int m, int d) {
+int64_t pm_days_from_civil(int64_t y, int m, int d) {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
     int64_t yoe = y - era * 400;
@@ -47,7 +48,7 @@ static int64_t days_from_civil(int64_t y, int m, int d) {
     return era * 146097 + doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
+void pm_civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
     z += 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
     int64_t doe = z - era * 146097;
@@ -66,7 +67,7 @@ static int local_time_json(int64_t local_ms, pm_buf *out) {
     int64_t days = floor_div(local_ms, 86400000), in_day = local_ms - days * 86400000;
     int64_t y;
     int m, d;
-    civil_from_days(days, &y, &m, &d);
+    pm_civil_from_days(days, &y, &m, &d);
     int h = (int)(in_day / 3600000), mi = (int)(in_day / 60000 % 60), s = (int)(in_day / 1000 % 60);
     long nano = (long)(in_day % 1000) * 1000000L;
     out->len = 0;
@@ -97,7 +98,7 @@ static int local_time_parse(const char *text, int64_t *ms) {
         p++;
     }
     if (n < 5 || v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31) return 0;
-    *ms = days_from_civil(v[0], (int)v[1], (int)v[2]) * 86400000 + v[3] * 3600000 + v[4] * 60000 + v[5] * 1000 +
+    *ms = pm_days_from_civil(v[0], (int)v[1], (int)v[2]) * 86400000 + v[3] * 3600000 + v[4] * 60000 + v[5] * 1000 +
           v[6] / 1000000;
     return 1;
 }
@@ -325,22 +326,14 @@ void pm_tag_states_free(pm_tag_state *v, size_t n) {
     free(v);
 }
 
-/* A name TagAutoCreation would write for the table's tag.creation-period
- * and tag.period-formatter (TagPeriodHandler.isAutoTag): digits and the
- * formatter's separators in its layout. */
+/* A name TagAutoCreation would write (TagPeriodHandler.isAutoTag, the
+ * one period handler of pm_tag_auto); options it cannot read make no tag
+ * automatic, so none expires by count. */
 static int is_auto_tag(const paimon_table *t, const char *name) {
-    const char *period = pm_schema_option(t->schema, "tag.creation-period");
-    const char *fmt = pm_schema_option(t->schema, "tag.period-formatter");
-    int hourly = period && (!strcmp(period, "hourly") || !strcmp(period, "two-hours"));
-    const char *layout;
-    if (!fmt || !strcmp(fmt, "with_dashes")) layout = hourly ? "dddd-dd-dd dd" : "dddd-dd-dd";
-    else if (!strcmp(fmt, "without_dashes")) layout = hourly ? "dddddddd dd" : "dddddddd";
-    else if (!strcmp(fmt, "without_dashes_and_spaces")) layout = hourly ? "dddddddddd" : "dddddddd";
-    else return 0;
-    size_t i = 0;
-    for (; layout[i] && name[i]; i++)
-        if (layout[i] == 'd' ? (name[i] < '0' || name[i] > '9') : name[i] != layout[i]) return 0;
-    return !layout[i] && !name[i];
+    pm_tag_period p;
+    pm_err e;
+    int64_t when;
+    return pm_tag_period_read(t, &p, &e) == PAIMON_OK && pm_tag_period_parse(&p, name, &when);
 }
 
 static int cmp_state(const void *a, const void *b) {

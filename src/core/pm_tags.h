@@ -14,6 +14,11 @@
  * second clock read. */
 int64_t pm_tag_local_ms(int64_t epoch_ms);
 
+/* Days since 1970-01-01 of a proleptic Gregorian date, and back (Java's
+ * LocalDate arithmetic). */
+int64_t pm_days_from_civil(int64_t y, int m, int d);
+void pm_civil_from_days(int64_t z, int64_t *y, int *m, int *d);
+
 /* Java's rule (not blank), and ours: a name that is a file name (no '/',
  * not "." or "..", no control character). PAIMON_MISUSE naming it. */
 int pm_tag_name_check(const char *what, const char *name, pm_err *e);

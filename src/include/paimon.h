@@ -126,6 +126,12 @@ PAIMON_API void paimon_free(void *p);
  *   expire_tags:         older-than / older-than-ms, num-retained-max,
  *                        threads, dry-run, now-ms: Java's rule (TagTimeExpire,
  *                        tag.num-retained-max); "candidates" lists every tag
+ *   auto_tags:           dry-run, threads, now-ms: Java's TagAutoCreation by
+ *                        the table's tag.automatic-creation (process-time,
+ *                        watermark, batch) and tag.* options: "created",
+ *                        "existing" (the period's name was taken: left
+ *                        alone), "expired" (automatic tags over
+ *                        tag.num-retained-max, deleted as delete_tags)
  *   rollback:            exactly one of to-snapshot (id), to-tag (name),
  *                        to-timestamp (epoch ms: the latest snapshot at or
  *                        before it); as-latest (a new snapshot with the
@@ -182,6 +188,7 @@ PAIMON_API int paimon_create_tag(paimon_table *t, const paimon_options *o, paimo
 PAIMON_API int paimon_delete_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_auto_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_reset_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);

@@ -8,6 +8,9 @@
  *                                   threads, dry_run, now, progress, policy
  *                                   (asked by paimon.tag_expire), exact (the
  *                                   names a policy chose)
+ *   t:auto_tags(opts)               opts: dry_run, now_ms (or now), threads,
+ *                                   progress: Java's TagAutoCreation by the
+ *                                   table's tag.* options
  * Each returns the result table, or nil, message, code; misuse raises. */
 #include "lpaimon.h"
 
@@ -110,11 +113,21 @@ static int tbl_expire_tags(lua_State *L) {
     return run_with(L, t, &args, &hooks, 2);
 }
 
+static int tbl_auto_tags(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    lua_settop(L, 2);
+    pm_op_args args;
+    lp_op_options(L, 2, "auto_tags", &args);
+    pm_op_hooks hooks = {0};
+    return run_with(L, t, &args, &hooks, 2);
+}
+
 static const luaL_Reg tag_methods[] = {
     {"create_tag", tbl_create_tag},
     {"delete_tags", tbl_delete_tags},
     {"rename_tag", tbl_rename_tag},
     {"expire_tags", tbl_expire_tags},
+    {"auto_tags", tbl_auto_tags},
     {NULL, NULL},
 };
 

@@ -326,6 +326,13 @@ function jobs.expire_changelogs(path, opts)
   end)
 end
 
+function jobs.auto_tags(path, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:auto_tags{ dry_run = opts.dry_run, threads = opts.threads, now_ms = opts.now_ms }
+  end)
+end
+
 local EXPIRE_PARTITION_OPTS = { "expiration_time", "strategy", "timestamp_formatter", "timestamp_pattern",
                                 "max_expires", "dry_run", "now", "max_attempts" }
 
