@@ -2,7 +2,6 @@
 --   [--expiration D] [--branch B] [--dry-run] [--json]
 -- Streaming consumers of a table (Java ConsumerManager; see
 -- docs/maintenance.md "Consumers").
-local paimon = require "paimon"
 local cli = require "paimon.cli"
 local maint = require "paimon.maint"
 
@@ -43,7 +42,7 @@ local function main(opts, pos)
   if opts.expiration and not maint.parse_duration(opts.expiration) then
     cli.usage_error("--expiration expects a duration (90s, 30m, 1h, 7d), got '" .. opts.expiration .. "'")
   end
-  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r
   if cmd == "list" then

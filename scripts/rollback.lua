@@ -2,7 +2,6 @@
 --   [--as-latest] [--branch B] [--threads N] [--dry-run] [--json]
 -- Roll the table back to a snapshot, a tag or a point in time (Java
 -- Paimon's rollback_to procedures; see docs/maintenance.md "Rollback").
-local paimon = require "paimon"
 local cli = require "paimon.cli"
 local maint = require "paimon.maint"
 
@@ -40,7 +39,7 @@ local function main(opts, pos)
                       .. opts.to_timestamp .. "'")
     end
   end
-  local t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r
   r, msg, code = maint.call(t.rollback, t, {to_snapshot = opts.to_snapshot, to_tag = opts.to_tag, to_timestamp = ts,

@@ -3,7 +3,6 @@
 --   [--branch B] [--dry-run] [--json] (expire: [--older-than T]
 --   [--num-retained-max N] [--policy FILE.lua])
 -- Tags as Java Paimon's TagManager manages them (docs/maintenance.md, Tags).
-local paimon = require "paimon"
 local cli = require "paimon.cli"
 local maint = require "paimon.maint"
 local loader = require "paimon.policy_loader"
@@ -80,7 +79,7 @@ local function main(opts, pos)
     if not policy then if code == "error" then cli.fail(msg, code) end cli.usage_error(msg) end
   end
   local t
-  t, msg, code = paimon.open(pos[1], {branch = opts.branch})
+  t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r
   if cmd == "create" then

@@ -124,9 +124,12 @@ end]])
 end)
 
 describe("--option KEY=VALUE on every script", function()
-  local SCRIPTS = {"compact_manifest.lua", "create_table.lua", "drop_partition.lua", "expire.lua",
-                   "expire_partitions.lua", "inspect.lua", "read.lua", "remove_orphan_files.lua", "verify.lua",
-                   "write.lua"}
+  -- every script in scripts/, listed, so a new one cannot be left out
+  local SCRIPTS = {}
+  for name in io.popen("ls " .. H.sh_quote(H.root .. "/scripts")):lines() do
+    if name:match("%.lua$") then SCRIPTS[#SCRIPTS + 1] = name end
+  end
+  table.sort(SCRIPTS)
   local dir
   before_each(function() dir = uri_copy(BRANCHED) end)
   after_each(function() H.rmdir(dir) end)
@@ -182,6 +185,13 @@ describe("--option KEY=VALUE on every script", function()
     run("expire_partitions.lua", {T, "--expiration-time", "36500d", "--dry-run", "--json"})
     run("drop_partition.lua", {T, "--partition", "pt=1", "--dry-run", "--json"})
     run("compact_manifest.lua", {T, "--dry-run", "--json"})
+    -- the lifecycle scripts (they once opened the table without --option)
+    run("tag.lua", {T, "list", "--json"})
+    run("tag.lua", {T, "create", "via-option", "--snapshot", "1", "--dry-run", "--json"})
+    run("branch.lua", {T, "list", "--json"})
+    run("consumer.lua", {T, "list", "--json"})
+    run("rollback.lua", {T, "--to-snapshot", "1", "--dry-run", "--json"})
+    run("expire_changelogs.lua", {T, "--dry-run", "--json"})
     out = run("create_table.lua", {"pmtest://bk/new", "--field", "id:BIGINT", "--option", "bucket=-1", "--json"})
     local created = json.decode(out)
     assert.equals("pmtest://bk/new", created.path)
