@@ -264,6 +264,8 @@ if kind == "latest":
     got, exp = [got], [exp]
     kind = "snapshots"
 pick = lambda rows: [{c: r.get(c) for c in cols[kind]} for r in rows]
+if kind == "files":   # inspect --json streams in scan order; files() sorts by path
+    exp = sorted(exp, key=lambda r: r["file_path"])
 if kind == "ids":
     g, e = [r["snapshot_id"] for r in got], [r["snapshot_id"] for r in exp]
     if g != e or not e:
