@@ -664,7 +664,7 @@ typedef struct plan {
     int64_t protected_files;
 } plan;
 
-typedef struct op_rec { char *path; int del; size_t n_extra; char **extra; } op_rec;
+typedef struct op_rec { char *path; int64_t size; int del; size_t n_extra; char **extra; } op_rec;
 
 static void ops_free(op_rec *v, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -721,6 +721,7 @@ static int read_delta_ops(const paimon_table *t, const pm_mfile *v, size_t n, sn
             memset(o, 0, sizeof *o);
             o->path = pm_strdup((char *)b.data);
             o->del = m->kind == PM_FILE_DELETE;
+            o->size = m->file.file_size;
             if (!o->path) { rc = pm_nomem(e); break; }
             if (o->del && m->file.extra_files.n) {
                 o->extra = calloc(m->file.extra_files.n, sizeof *o->extra);
@@ -773,7 +774,7 @@ static int plan_data_read(const pm_snapshot *s, const snap_read *d, const protec
             if (added < 0) { rc = pm_nomem(e); break; }
             if (!added || !o->del) continue;
             if (pm_set_contains(p->paths, o->path, strlen(o->path))) { pl->protected_files++; continue; }
-            if ((rc = pm_deleter_add(pl->data, o->path, PM_K_DATA, e))) break;
+            if ((rc = pm_deleter_add_sized(pl->data, o->path, PM_K_DATA, o->size, e))) break;
             for (size_t k = 0; !rc && k < o->n_extra; k++)
                 if (!pm_set_contains(p->paths, o->extra[k], strlen(o->extra[k])))
                     rc = pm_deleter_add(pl->data, o->extra[k], PM_K_DATA, e);
@@ -812,7 +813,7 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
             if (m->kind != PM_FILE_ADD) continue;
             if ((rc = pm_data_file_full_path(t, m, &b, e))) break;
             if (pm_set_contains(p->paths, b.data, b.len)) { pl->protected_files++; continue; }
-            if ((rc = pm_deleter_add(pl->data, (char *)b.data, PM_K_CHANGELOG, e))) break;
+            if ((rc = pm_deleter_add_sized(pl->data, (char *)b.data, PM_K_CHANGELOG, m->file.file_size, e))) break;
             for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
                 if ((rc = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], t->root, &x, e))) break;
                 if (!pm_set_contains(p->paths, x.data, x.len)) rc = pm_deleter_add(pl->data, (char *)x.data, PM_K_CHANGELOG, e);
@@ -827,10 +828,12 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
     return rc;
 }
 
-static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, pm_err *e) {
+/* size: what the metadata records (-1: nothing) */
+static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, int64_t size,
+                         pm_err *e) {
     pm_buf b = {0};
     int rc = pm_table_meta_path(t, sub, name, &b, e);
-    if (!rc) rc = pm_deleter_add(d, (char *)b.data, kind, e);
+    if (!rc) rc = pm_deleter_add_sized(d, (char *)b.data, kind, size, e);
     pm_buf_free(&b);
     return rc;
 }
@@ -840,11 +843,14 @@ static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const 
 static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read *d, const protect *p, plan *pl,
                           pm_err *e) {
     const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
+    const pm_opt_i64 sizes[3] = {s->base_manifest_list_size, s->delta_manifest_list_size,
+                                 s->changelog_manifest_list_size};
     int rc;
     for (int i = 0; i < 3; i++) {
         const char *l = lists[i];
         if (!l || pm_set_contains(p->names, l, strlen(l))) continue;
-        if ((rc = add_meta_file(t, pl->meta_b, "manifest", l, PM_K_MANIFEST_LIST, e))) return rc;
+        if ((rc = add_meta_file(t, pl->meta_b, "manifest", l, PM_K_MANIFEST_LIST, sizes[i].has ? sizes[i].v : -1, e)))
+            return rc;
         pm_mfile *v = NULL;
         size_t n = 0;
         int own = !d || i == 2 || d->list_rc[i] < 0;   /* not read ahead: read now */
@@ -859,13 +865,13 @@ static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; }
         for (size_t k = 0; !rc && k < n; k++)
             if (!pm_set_contains(p->names, v[k].name, strlen(v[k].name)))
-                rc = add_meta_file(t, pl->meta_a, "manifest", v[k].name, PM_K_MANIFEST, e);
+                rc = add_meta_file(t, pl->meta_a, "manifest", v[k].name, PM_K_MANIFEST, v[k].size, e);
         if (own) pm_mfiles_free(v, n);
         if (rc) return rc;
     }
     const char *im = s->index_manifest;
     if (im && !pm_set_contains(p->names, im, strlen(im))) {
-        if ((rc = add_meta_file(t, pl->meta_b, "manifest", im, PM_K_INDEX_MANIFEST, e))) return rc;
+        if ((rc = add_meta_file(t, pl->meta_b, "manifest", im, PM_K_INDEX_MANIFEST, -1, e))) return rc;
         pm_manifest_reader *r;
         rc = pm_table_open_manifest(t, im, PM_INDEX_MANIFEST, &r, e);
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; r = NULL; }
@@ -876,7 +882,7 @@ static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read
             while ((rc = pm_manifest_next_index(r, &ie, e)) == PAIMON_OK) {
                 if (!ie->file_name || pm_set_contains(p->names, ie->file_name, strlen(ie->file_name))) continue;
                 if ((rc = pm_index_file_path(t, ie, &b, e))) break;
-                if ((rc = pm_deleter_add(pl->meta_a, (char *)b.data, PM_K_INDEX, e))) break;
+                if ((rc = pm_deleter_add_sized(pl->meta_a, (char *)b.data, PM_K_INDEX, ie->file_size, e))) break;
             }
             pm_buf_free(&b);
             pm_manifest_close(r);
@@ -884,7 +890,7 @@ static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read
         }
     }
     if (s->statistics && !pm_set_contains(p->names, s->statistics, strlen(s->statistics)))
-        if ((rc = add_meta_file(t, pl->meta_a, "statistics", s->statistics, PM_K_STATISTICS, e))) return rc;
+        if ((rc = add_meta_file(t, pl->meta_a, "statistics", s->statistics, PM_K_STATISTICS, -1, e))) return rc;
     return PAIMON_OK;
 }
 
@@ -1226,7 +1232,7 @@ static int tag_data_entry(void *ud, const pm_manifest_entry *m, const char *mani
     int rc = pm_data_file_full_path(c->p->t, m, b, e);
     if (rc) return rc;
     if (pm_set_contains(c->p->paths, b->data, b->len)) { c->pl->protected_files++; return PAIMON_OK; }
-    if ((rc = pm_deleter_add(c->pl->data, (char *)b->data, PM_K_DATA, e))) return rc;
+    if ((rc = pm_deleter_add_sized(c->pl->data, (char *)b->data, PM_K_DATA, m->file.file_size, e))) return rc;
     for (size_t i = 0; i < m->file.extra_files.n; i++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], c->p->t->root, x, e))) return rc;
         if (!pm_set_contains(c->p->paths, x->data, x->len) && (rc = pm_deleter_add(c->pl->data, (char *)x->data, PM_K_DATA, e)))
@@ -1302,7 +1308,7 @@ static int drop_entry(void *ud, const pm_manifest_entry *m, const char *manifest
     int rc = pm_data_file_full_path(t, m, b, e);
     if (rc) return rc;
     if (pm_set_contains(c->x->p.paths, b->data, b->len)) { (*c->protected_files)++; return PAIMON_OK; }
-    if ((rc = pm_deleter_add(c->d, (char *)b->data, c->kind, e))) return rc;
+    if ((rc = pm_deleter_add_sized(c->d, (char *)b->data, c->kind, m->file.file_size, e))) return rc;
     for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[k], t->root, x, e))) break;
         if (!pm_set_contains(c->x->p.paths, x->data, x->len)) rc = pm_deleter_add(c->d, (char *)x->data, c->kind, e);
