@@ -13,8 +13,10 @@
 #include "pm_expire.h"
 #include "pm_fileio_fault.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PK "cpp-parquet-pk_table_scan_and_read_dv/pk_table_scan_and_read_dv.db/pk_table_scan_and_read_dv"
@@ -485,6 +487,111 @@ TEST(tag_created_while_planning_aborts) {
     tdir_remove(&d);
 }
 
+/* ---- reads in parallel, each once ---------------------------------------------------- */
+
+/* Snapshot and manifest-list reads are slowed down (a round trip, as on an
+ * object store); with 4 threads expiration must have several in flight: one
+ * request at a time made expiring 1000 snapshots on S3 take thousands of
+ * round trips in a row. Snapshot existence checks and reads are counted. */
+static pthread_mutex_t slow_mu = PTHREAD_MUTEX_INITIALIZER;
+/* [0] snapshot files, [1] manifest lists */
+static int slow_in_flight[2], slow_max_in_flight[2], snap_reads, snap_exists_calls;
+
+static int snapshot_kind(const char *p) {
+    return strstr(p, "/snapshot/snapshot-") ? 0 : strstr(p, "/manifest/manifest-list-") ? 1 : -1;
+}
+
+static int slow_read(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) {
+    int kind = snapshot_kind(p);
+    if (kind >= 0) {
+        pthread_mutex_lock(&slow_mu);
+        if (kind == 0) snap_reads++;
+        if (++slow_in_flight[kind] > slow_max_in_flight[kind]) slow_max_in_flight[kind] = slow_in_flight[kind];
+        pthread_mutex_unlock(&slow_mu);
+        struct timespec d = {0, 20 * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    int rc = pm_io_read_all(((hook_io *)io)->inner, p, o, e);
+    if (kind >= 0) {
+        pthread_mutex_lock(&slow_mu);
+        slow_in_flight[kind]--;
+        pthread_mutex_unlock(&slow_mu);
+    }
+    return rc;
+}
+
+static int counting_exists(pm_fileio *io, const char *p, int *x, pm_err *e) {
+    if (snapshot_kind(p) == 0) {
+        pthread_mutex_lock(&slow_mu);
+        snap_exists_calls++;
+        pthread_mutex_unlock(&slow_mu);
+    }
+    return pm_io_exists(((hook_io *)io)->inner, p, x, e);
+}
+
+static void slow_hook(paimon_table *t) {
+    hook_ops = (pm_fileio_ops){"file", slow_read, hook_list, hook_stat, counting_exists, hook_write, hook_create,
+                               hook_remove, hook_remove_within, hook_mkdirs, hook_destroy, PM_IO_LOCAL, NULL, NULL};
+    hook_io *h = calloc(1, sizeof *h);
+    h->io.ops = &hook_ops;
+    h->inner = t->io;
+    h->tag_lists = 100;   /* hook_list's tag creation never fires */
+    t->io = &h->io;
+}
+
+TEST(expiration_reads_snapshots_and_lists_in_parallel) {
+    tdir d;
+    CHECK(tdir_make(&d, PK) == 0);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    slow_hook(t);
+    slow_max_in_flight[0] = slow_max_in_flight[1] = 0;
+    pm_expire_result dry;
+    CHECK_EQ_INT(expire_all(t, 4, 1, &dry, &e), PAIMON_OK);
+    CHECK_EQ_INT(dry.expired, 5);
+    CHECK(slow_max_in_flight[0] >= 2);   /* the snapshots (time rule) */
+    CHECK(slow_max_in_flight[1] >= 2);   /* the expiring snapshots' lists */
+    /* the same plan as one read at a time */
+    slow_max_in_flight[0] = slow_max_in_flight[1] = 0;
+    pm_expire_result one;
+    CHECK_EQ_INT(expire_all(t, 1, 1, &one, &e), PAIMON_OK);
+    CHECK_EQ_INT(slow_max_in_flight[0], 1);
+    CHECK_EQ_INT(slow_max_in_flight[1], 1);
+    CHECK_EQ_INT(one.clean.n_paths, dry.clean.n_paths);
+    for (size_t i = 0; i < dry.clean.n_paths && i < one.clean.n_paths; i++) {
+        CHECK_EQ_STR(dry.clean.paths[i].path, one.clean.paths[i].path);
+        CHECK_EQ_INT(dry.clean.paths[i].kind, one.clean.paths[i].kind);
+    }
+    pm_clean_result_free(&dry.clean);
+    pm_clean_result_free(&one.clean);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
+/* The time rule reads each snapshot once, without an existence check
+ * before it (a HEAD then a GET per snapshot on an object store), and the
+ * plan reuses what it read: 6 snapshots, 5 expiring. */
+TEST(expiration_reads_each_snapshot_once_without_existence_checks) {
+    tdir d;
+    CHECK(tdir_make(&d, PK) == 0);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    slow_hook(t);
+    snap_exists_calls = snap_reads = 0;
+    pm_expire_result dry;
+    CHECK_EQ_INT(expire_all(t, 1, 1, &dry, &e), PAIMON_OK);
+    CHECK_EQ_INT(dry.expired, 5);
+    /* the hints' checks and the end's gap check, not one per snapshot */
+    CHECK(snap_exists_calls < 5);
+    /* each of the 6 once (the latest for its protection) */
+    CHECK_EQ_INT(snap_reads, 6);
+    pm_clean_result_free(&dry.clean);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
 /* ---- fault injection -------------------------------------------------------------- */
 
 /* The expiration under fault injection: frees its result. */
@@ -505,6 +612,8 @@ TEST(crash_at_every_operation_pk) { fault_sweep(PK, 1); }
 TEST(crash_at_every_operation_tag_and_branch) { fault_sweep(TAGGED, 1); }
 
 int main(void) {
+    RUN(expiration_reads_snapshots_and_lists_in_parallel);
+    RUN(expiration_reads_each_snapshot_once_without_existence_checks);
     RUN(crafted_dotdot_name_is_refused);
     RUN(crafted_absolute_name_is_refused);
     RUN(crafted_extra_file_is_refused);

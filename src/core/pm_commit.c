@@ -226,13 +226,30 @@ static int find_landed_attempt(pm_attempt *a, int64_t lid, const char *kind, int
 /* The latest snapshot (none on an empty table) and the newest schema id. */
 static int read_latest(pm_attempt *a, attempt_state *st, pm_err *e) {
     paimon_table *t = a->t;
-    int rc;
-    if (st->lid > 0 && (rc = pm_snapshot_read(t->io, t->branch_root, st->lid, &st->latest, e))) return rc;
     int64_t *sids = NULL;
     size_t n_sids = 0;
-    if ((rc = pm_schema_list_ids(t->io, t->branch_root, &sids, &n_sids, e))) return rc;
+    int rc = pm_schema_list_ids(t->io, t->branch_root, &sids, &n_sids, e);
+    if (rc) return rc;
     st->schema_id = n_sids ? sids[n_sids - 1] : (t->schema ? t->schema->id : 0);
+    /* the latest's schema must exist: the listing just read says which
+     * do, so reading it needs no request for its schema file */
+    for (size_t i = 0; t->schemas_known && i < n_sids; i++) pm_schema_known_note(t->schemas_known, sids[i]);
     free(sids);
+    if (st->lid > 0) rc = pm_snapshot_read_known(t->io, t->branch_root, t->schemas_known, st->lid, &st->latest, e);
+    return rc;
+}
+
+/* The latest's base and delta manifests, read once for the conflict check
+ * and the new base list. */
+static int read_latest_manifests(pm_attempt *a, attempt_state *st, pm_err *e) {
+    const pm_snapshot *l = st->latest;
+    int rc;
+    if (l && l->base_manifest_list &&
+        (rc = pm_own_metas_read(a->t, l->base_manifest_list, &st->before, &st->n_before, &st->cap_before, e)))
+        return rc;
+    if (l && l->delta_manifest_list &&
+        (rc = pm_own_metas_read(a->t, l->delta_manifest_list, &st->before, &st->n_before, &st->cap_before, e)))
+        return rc;
     return PAIMON_OK;
 }
 
@@ -249,14 +266,7 @@ static int write_index_changes(pm_attempt *a, attempt_state *st, const pm_index_
 
 /* Base manifest list = merged manifests of latest (base + delta). */
 static int write_base_list(pm_attempt *a, attempt_state *st, pm_err *e) {
-    const pm_snapshot *l = st->latest;
     int rc;
-    if (l && l->base_manifest_list &&
-        (rc = pm_own_metas_read(a->t, l->base_manifest_list, &st->before, &st->n_before, &st->cap_before, e)))
-        return rc;
-    if (l && l->delta_manifest_list &&
-        (rc = pm_own_metas_read(a->t, l->delta_manifest_list, &st->before, &st->n_before, &st->cap_before, e)))
-        return rc;
     if ((rc = pm_merge_manifests(a, st->before, st->n_before, &st->after, &st->n_after, e))) return rc;
     return pm_write_manifest_list(a, st->after, st->n_after, &st->base_name, &st->base_size, e);
 }
@@ -422,8 +432,10 @@ static int base_expired_is_lost_race(pm_attempt *a, const attempt_state *st, int
 static int build_and_publish(pm_attempt *a, attempt_state *st, const pm_manifest_entry *ents, size_t n,
                              const pm_index_entry *ix, size_t n_ix, const char *kind, int need_check, pm_err *e) {
     int rc;
-    if ((rc = read_latest(a, st, e))) return rc;
-    if (need_check && (rc = pm_check_conflicts(a->t, st->latest, ents, n, !strcmp(kind, "OVERWRITE"), e))) return rc;
+    if ((rc = read_latest(a, st, e)) || (rc = read_latest_manifests(a, st, e))) return rc;
+    if (need_check && (rc = pm_check_conflicts(a->t, st->latest, st->before, st->n_before, ents, n,
+                                               !strcmp(kind, "OVERWRITE"), e)))
+        return rc;
     if ((rc = write_index_changes(a, st, ix, n_ix, e))) return rc;
     if ((rc = write_base_list(a, st, e))) return rc;
     if ((rc = write_delta_list(a, st, ents, n, e))) return rc;

@@ -114,8 +114,20 @@ static int check_buckets(paimon_table *t, pm_idmap *tb, const pm_manifest_entry 
  * must merge leaving no DELETE (every deleted file live in latest, no added
  * file already live), and (unless overwriting) total buckets agree within
  * each changed partition. */
-int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_manifest_entry *ents, size_t n,
-                           int overwrite, pm_err *e) {
+/* The scan of latest's live files over the manifests read already. */
+static int scan_latest(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, size_t n_metas,
+                       pm_scan **sc, pm_err *e) {
+    pm_mfile *files = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < n_metas; i++) {
+        int rc = pm_mfile_append(&files, &n, &cap, &metas[i].m, e);
+        if (rc) { pm_mfiles_free(files, n); return rc; }
+    }
+    return pm_scan_open_files(t, latest, files, n, sc, e);
+}
+
+int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, size_t n_metas,
+                       const pm_manifest_entry *ents, size_t n, int overwrite, pm_err *e) {
     pm_idmap map = {0}, tb = {0};
     pm_set *touched = NULL;
     pm_buf key = {0};
@@ -147,7 +159,7 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_mani
     for (size_t o = 0; o < pm_idmap_ordinals(&map); o++) if (map.live[o] && map.kind[o] == PM_FILE_DELETE) deletes++;
     if (!rc && latest && (map.n || buckets)) {
         pm_scan *sc;
-        if (!(rc = pm_scan_open(t, latest, NULL, &sc, e))) {
+        if (!(rc = scan_latest(t, latest, metas, n_metas, &sc, e))) {
             const pm_manifest_entry *m;
             while ((rc = pm_scan_next(sc, &m, e)) == PAIMON_OK) {
                 if (pm_file_identifier(m, &key)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }

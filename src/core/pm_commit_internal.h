@@ -128,9 +128,10 @@ void pm_idmap_free(pm_idmap *m);
 void pm_commit_describe_file(paimon_table *t, const pm_manifest_entry *m, pm_buf *out);
 
 /* Java ConflictDetection of the entries against the latest snapshot
- * (NULL: none); PAIMON_CONFLICT names the first offending file. */
-int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_manifest_entry *ents, size_t n,
-                       int overwrite, pm_err *e);
+ * (NULL: none), whose base + delta manifests are metas[0..n_metas) (read
+ * already); PAIMON_CONFLICT names the first offending file. */
+int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, size_t n_metas,
+                       const pm_manifest_entry *ents, size_t n, int overwrite, pm_err *e);
 
 /* ---- manifest merge (pm_manifest_merge.c) ---------------------------------- */
 

@@ -93,6 +93,7 @@ typedef struct del_item {
     int kind;
     int status;          /* 0 deleted/planned, 1 missing, 2 failed, 3 skipped (outside) */
     int64_t size;
+    int64_t known_size;  /* from the metadata; -1 unknown */
     char *msg;
 } del_item;
 
@@ -130,6 +131,10 @@ int pm_deleter_contains(const pm_deleter *d, const char *path) {
 }
 
 int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
+    return pm_deleter_add_sized(d, path, kind, -1, e);
+}
+
+int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e) {
     int added = pm_set_add(d->seen, path, strlen(path));
     if (added < 0) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     if (added == 0) return PAIMON_OK;
@@ -144,6 +149,7 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
     memset(it, 0, sizeof *it);
     it->path = pm_strdup(path);
     it->kind = kind;
+    it->known_size = size;
     if (!it->path) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     d->n++;
     return PAIMON_OK;
@@ -157,7 +163,8 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
 
 /* The outcome remove_within (or its batch) gave one item. */
 static void item_outcome(pm_deleter *d, del_item *it, int rc, const pm_stat *st, char *msg) {
-    if (rc == PAIMON_OK) { it->size = st->size; free(msg); return; }
+    /* a store that does not say (size -1) counts the size the metadata recorded */
+    if (rc == PAIMON_OK) { it->size = st->size >= 0 ? st->size : it->known_size; free(msg); return; }
     if (rc == PAIMON_NOTFOUND) { it->status = 1; free(msg); return; }
     it->status = rc == PM_IO_OUTSIDE ? 3 : 2;
     it->msg = msg;

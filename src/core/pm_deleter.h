@@ -59,6 +59,10 @@ int pm_path_inside(pm_fileio *io, const char *root, const char *path, char *why,
 typedef struct pm_deleter pm_deleter;
 pm_deleter *pm_deleter_new(void);
 int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e);
+/* The same with the size the metadata records (a manifest entry's
+ * file_size, a list's size; -1: unknown): what a deletion counts in bytes
+ * when the FileIO cannot say (S3's DeleteObjects returns no sizes). */
+int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e);
 int pm_deleter_contains(const pm_deleter *d, const char *path);
 size_t pm_deleter_count(const pm_deleter *d);
 /* Check, stat and delete (or only list, in a dry run) every path, through

@@ -11,6 +11,7 @@
 
 #include "pm_avro.h"
 #include "pm_consumers.h"
+#include "pm_exec.h"
 #include "pm_changelog.h"
 #include "pm_refs.h"
 
@@ -204,21 +205,56 @@ static int cap_hard_end(paimon_table *t, pm_expire_range *r, pm_err *e) {
     return PAIMON_OK;
 }
 
+/* Snapshots read while computing the range, kept for the plan (snapshot
+ * files never change): v[i] is id from + i, NULL where none exists. */
+typedef struct snap_cache { int64_t from; size_t n; pm_snapshot **v; } snap_cache;
+
+static void snap_cache_free(snap_cache *c) {
+    for (size_t i = 0; i < c->n; i++) pm_snapshot_free(c->v[i]);
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+/* Snapshots [from, to] appended to c (contiguous with what it holds), read
+ * on the thread pool. A read error other than "missing" re-reads them one
+ * by one up to the first failure, so only the snapshot the time rule
+ * really reaches can fail the run. */
+static int snap_cache_read(paimon_table *t, snap_cache *c, int64_t from, int64_t to, int threads, pm_err *e) {
+    size_t k = (size_t)(to - from + 1);
+    pm_snapshot **nv = realloc(c->v, (c->n + k) * sizeof *nv);
+    if (!nv) return pm_nomem(e);
+    if (c->n == 0) c->from = from;
+    c->v = nv;
+    int rc = pm_refs_read_ids(t, from, to, threads, c->v + c->n, e);
+    if (rc == PAIMON_NOMEM) return rc;
+    if (rc) {
+        pm_err_clear(e);
+        rc = pm_refs_read_ids(t, from, from, 1, c->v + c->n, e);
+        if (rc) return rc;
+        k = 1;
+    }
+    c->n += k;
+    return PAIMON_OK;
+}
+
 /* Java's time rule above retain-max: the end stops at the first snapshot
  * (from the retain-max bound on) whose successor is not older than the
- * cut-off. */
-static int time_end(paimon_table *t, pm_expire_range *r, int64_t *end, pm_err *e) {
+ * cut-off. Each successor is read once, without an existence check first
+ * (a HEAD and a GET per snapshot on an object store), several at a time;
+ * a missing one (a gap) is skipped. */
+static int time_end(paimon_table *t, pm_expire_range *r, int threads, snap_cache *c, int64_t *end, pm_err *e) {
     int64_t min = r->latest - r->retain_max + 1;
     if (min < r->earliest) min = r->earliest;
+    int64_t window = threads > 1 ? 16 * (int64_t)threads : 1;
     for (int64_t id = min; id < r->hard_end; id++) {
-        int ex, rc;
-        if ((rc = snap_exists(t, id + 1, &ex, e))) return rc;
-        if (!ex) continue;
-        pm_snapshot *s;
-        if ((rc = pm_snapshot_read_known(t->io, t->branch_root, t->schemas_known, id + 1, &s, e))) return rc;
-        int64_t tm = s->time_millis;
-        pm_snapshot_free(s);
-        if (tm >= r->older_than_ms) { *end = id; r->capped_by = "time-retained"; break; }
+        int64_t next = id + 1;
+        if (c->n == 0 || next >= c->from + (int64_t)c->n) {
+            int64_t to = next + window - 1 < r->hard_end ? next + window - 1 : r->hard_end;
+            int rc = snap_cache_read(t, c, next, to, threads, e);
+            if (rc) return rc;
+        }
+        const pm_snapshot *s = c->v[next - c->from];
+        if (s && s->time_millis >= r->older_than_ms) { *end = id; r->capped_by = "time-retained"; break; }
     }
     return PAIMON_OK;
 }
@@ -238,7 +274,7 @@ static int step_over_gap_at_end(paimon_table *t, pm_expire_range *r, pm_err *e) 
     }
 }
 
-int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e) {
+static int compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, snap_cache *c, pm_err *e) {
     memset(r, 0, sizeof *r);
     r->capped_by = "none";
     r->now_ms = o->now_ms > 0 ? o->now_ms : pm_now_millis();
@@ -262,11 +298,18 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
     int64_t end = r->hard_end;
     if (o->until > 0) {
         if (o->until < end) { end = o->until; r->capped_by = "policy"; }
-    } else if ((rc = time_end(t, r, &end, e))) {
+    } else if ((rc = time_end(t, r, o->threads, c, &end, e))) {
         return rc;
     }
     r->end = end < r->earliest ? r->earliest : end;
     return step_over_gap_at_end(t, r, e);
+}
+
+int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_range *r, pm_err *e) {
+    snap_cache c = {0};
+    int rc = compute_range(t, o, r, &c, e);
+    snap_cache_free(&c);
+    return rc;
 }
 
 /* ---- protection sets (the walk is pm_refs's) ---------------------------------- */
@@ -621,7 +664,7 @@ typedef struct plan {
     int64_t protected_files;
 } plan;
 
-typedef struct op_rec { char *path; int del; size_t n_extra; char **extra; } op_rec;
+typedef struct op_rec { char *path; int64_t size; int del; size_t n_extra; char **extra; } op_rec;
 
 static void ops_free(op_rec *v, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -632,37 +675,53 @@ static void ops_free(op_rec *v, size_t n) {
     free(v);
 }
 
-/* Data files deleted by snapshot s's delta (last operation on a path wins:
- * ADD then DELETE deletes, DELETE then ADD keeps). A delta that is already
- * gone (an earlier run deleted it) contributes nothing. */
-static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, plan *pl, pm_err *e) {
-    pm_mfile *v = NULL;
-    size_t n = 0;
-    int rc = pm_read_manifest_list(t, s->delta_manifest_list, &v, &n, e);
-    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
-    if (rc) return rc;
-    op_rec *ops = NULL;
-    size_t nops = 0, cap = 0;
+/* What one snapshot's plan reads, read on the thread pool (each list and
+ * manifest is a request on an object store), planned afterwards in
+ * snapshot order. lists[0], lists[1]: its base and delta manifest lists
+ * with their read results (rc -1: not read); ops: its delta's entries. */
+typedef struct snap_read {
+    pm_mfile *lists[2];
+    size_t nlist[2];
+    int list_rc[2];
+    pm_err list_err[2];
+    op_rec *ops;
+    size_t nops;
+    int delta_gone;      /* the delta list or one of its manifests is gone (an earlier run deleted it) */
+    int rc;              /* reading the delta's manifests failed */
+    pm_err err;
+} snap_read;
+
+static void snap_read_clear(snap_read *d) {
+    for (int i = 0; i < 2; i++) pm_mfiles_free(d->lists[i], d->nlist[i]);
+    ops_free(d->ops, d->nops);
+    memset(d, 0, sizeof *d);
+    d->list_rc[0] = d->list_rc[1] = -1;
+}
+
+/* The entries of the manifests of a delta list (v, n), in order, into d. */
+static int read_delta_ops(const paimon_table *t, const pm_mfile *v, size_t n, snap_read *d, pm_err *e) {
+    size_t cap = 0;
+    int rc = PAIMON_OK;
     pm_buf b = {0}, x = {0};
-    int gone = 0;
-    for (size_t i = 0; !rc && i < n && !gone; i++) {
+    for (size_t i = 0; !rc && i < n; i++) {
         pm_manifest_reader *r;
         rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e);
-        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; gone = 1; break; }
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; d->delta_gone = 1; break; }
         if (rc) break;
         const pm_manifest_entry *m;
         while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK) {
             if ((rc = pm_data_file_full_path(t, m, &b, e))) break;
-            if (nops == cap) {
+            if (d->nops == cap) {
                 cap = cap ? cap * 2 : 64;
-                op_rec *nv = realloc(ops, cap * sizeof *nv);
+                op_rec *nv = realloc(d->ops, cap * sizeof *nv);
                 if (!nv) { rc = pm_nomem(e); break; }
-                ops = nv;
+                d->ops = nv;
             }
-            op_rec *o = &ops[nops++];
+            op_rec *o = &d->ops[d->nops++];
             memset(o, 0, sizeof *o);
             o->path = pm_strdup((char *)b.data);
             o->del = m->kind == PM_FILE_DELETE;
+            o->size = m->file.file_size;
             if (!o->path) { rc = pm_nomem(e); break; }
             if (o->del && m->file.extra_files.n) {
                 o->extra = calloc(m->file.extra_files.n, sizeof *o->extra);
@@ -678,16 +737,44 @@ static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, pl
         pm_manifest_close(r);
         if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
-    if (!rc && !gone) {
+    pm_buf_free(&b);
+    pm_buf_free(&x);
+    return rc;
+}
+
+static void read_list(const paimon_table *t, const char *name, snap_read *d, int i) {
+    d->list_rc[i] = pm_read_manifest_list(t, name, &d->lists[i], &d->nlist[i], &d->list_err[i]);
+}
+
+/* Reads for snapshot s: with `data`, its delta (plan_data); with `meta`,
+ * the lists plan_meta reads (those nothing retained names). */
+static void read_for_plan(const paimon_table *t, const pm_snapshot *s, const protect *p, int data, int meta,
+                          snap_read *d) {
+    const char *base = s->base_manifest_list, *delta = s->delta_manifest_list;
+    if (meta && base && !pm_set_contains(p->names, base, strlen(base))) read_list(t, base, d, 0);
+    if (delta && (data || (meta && !pm_set_contains(p->names, delta, strlen(delta))))) read_list(t, delta, d, 1);
+    if (!data) return;
+    if (!delta || d->list_rc[1] == PAIMON_NOTFOUND) { d->delta_gone = 1; return; }
+    if (d->list_rc[1] == PAIMON_OK) d->rc = read_delta_ops(t, d->lists[1], d->nlist[1], d, &d->err);
+}
+
+/* Data files deleted by a snapshot's delta, read into d (last operation on
+ * a path wins: ADD then DELETE deletes, DELETE then ADD keeps). A delta
+ * that is already gone (an earlier run deleted it) contributes nothing. */
+static int plan_data_read(const pm_snapshot *s, const snap_read *d, const protect *p, plan *pl, pm_err *e) {
+    int rc = PAIMON_OK;
+    if (d->list_rc[1] > 0 && d->list_rc[1] != PAIMON_NOTFOUND) { *e = d->list_err[1]; rc = d->list_rc[1]; }
+    else if (d->rc) { *e = d->err; rc = d->rc; }
+    if (!rc && !d->delta_gone) {
         pm_set *seen = pm_set_new();
         if (!seen) rc = pm_nomem(e);
-        for (size_t i = nops; !rc && i-- > 0;) {
-            op_rec *o = &ops[i];
+        for (size_t i = d->nops; !rc && i-- > 0;) {
+            const op_rec *o = &d->ops[i];
             int added = pm_set_add(seen, o->path, strlen(o->path));
             if (added < 0) { rc = pm_nomem(e); break; }
             if (!added || !o->del) continue;
             if (pm_set_contains(p->paths, o->path, strlen(o->path))) { pl->protected_files++; continue; }
-            if ((rc = pm_deleter_add(pl->data, o->path, PM_K_DATA, e))) break;
+            if ((rc = pm_deleter_add_sized(pl->data, o->path, PM_K_DATA, o->size, e))) break;
             for (size_t k = 0; !rc && k < o->n_extra; k++)
                 if (!pm_set_contains(p->paths, o->extra[k], strlen(o->extra[k])))
                     rc = pm_deleter_add(pl->data, o->extra[k], PM_K_DATA, e);
@@ -695,10 +782,17 @@ static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, pl
         pm_set_free(seen);
     }
     if (rc) pm_err_prefix(e, "snapshot %lld, delta manifest list %s", (long long)s->id, s->delta_manifest_list);
-    ops_free(ops, nops);
-    pm_buf_free(&b);
-    pm_buf_free(&x);
-    pm_mfiles_free(v, n);
+    return rc;
+}
+
+/* The same, reading on the calling thread (changelog deletion). */
+static int plan_data(paimon_table *t, const pm_snapshot *s, const protect *p, plan *pl, pm_err *e) {
+    snap_read d;
+    memset(&d, 0, sizeof d);
+    d.list_rc[0] = d.list_rc[1] = -1;
+    read_for_plan(t, s, p, 1, 0, &d);
+    int rc = plan_data_read(s, &d, p, pl, e);
+    snap_read_clear(&d);
     return rc;
 }
 
@@ -719,7 +813,7 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
             if (m->kind != PM_FILE_ADD) continue;
             if ((rc = pm_data_file_full_path(t, m, &b, e))) break;
             if (pm_set_contains(p->paths, b.data, b.len)) { pl->protected_files++; continue; }
-            if ((rc = pm_deleter_add(pl->data, (char *)b.data, PM_K_CHANGELOG, e))) break;
+            if ((rc = pm_deleter_add_sized(pl->data, (char *)b.data, PM_K_CHANGELOG, m->file.file_size, e))) break;
             for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
                 if ((rc = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], t->root, &x, e))) break;
                 if (!pm_set_contains(p->paths, x.data, x.len)) rc = pm_deleter_add(pl->data, (char *)x.data, PM_K_CHANGELOG, e);
@@ -734,36 +828,50 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
     return rc;
 }
 
-static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, pm_err *e) {
+/* size: what the metadata records (-1: nothing) */
+static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, int64_t size,
+                         pm_err *e) {
     pm_buf b = {0};
     int rc = pm_table_meta_path(t, sub, name, &b, e);
-    if (!rc) rc = pm_deleter_add(d, (char *)b.data, kind, e);
+    if (!rc) rc = pm_deleter_add_sized(d, (char *)b.data, kind, size, e);
     pm_buf_free(&b);
     return rc;
 }
 
 /* Manifest lists, manifests, index manifest, index files and statistics
  * of an expiring snapshot that nothing retained uses. */
-static int plan_meta(paimon_table *t, const pm_snapshot *s, const protect *p, plan *pl, pm_err *e) {
+static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read *d, const protect *p, plan *pl,
+                          pm_err *e) {
     const char *lists[3] = {s->base_manifest_list, s->delta_manifest_list, s->changelog_manifest_list};
+    const pm_opt_i64 sizes[3] = {s->base_manifest_list_size, s->delta_manifest_list_size,
+                                 s->changelog_manifest_list_size};
     int rc;
     for (int i = 0; i < 3; i++) {
         const char *l = lists[i];
         if (!l || pm_set_contains(p->names, l, strlen(l))) continue;
-        if ((rc = add_meta_file(t, pl->meta_b, "manifest", l, PM_K_MANIFEST_LIST, e))) return rc;
+        if ((rc = add_meta_file(t, pl->meta_b, "manifest", l, PM_K_MANIFEST_LIST, sizes[i].has ? sizes[i].v : -1, e)))
+            return rc;
         pm_mfile *v = NULL;
         size_t n = 0;
-        rc = pm_read_manifest_list(t, l, &v, &n, e);
+        int own = !d || i == 2 || d->list_rc[i] < 0;   /* not read ahead: read now */
+        if (own) {
+            rc = pm_read_manifest_list(t, l, &v, &n, e);
+        } else {
+            rc = d->list_rc[i];
+            if (rc) *e = d->list_err[i];
+            v = d->lists[i];
+            n = d->nlist[i];
+        }
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; }
         for (size_t k = 0; !rc && k < n; k++)
             if (!pm_set_contains(p->names, v[k].name, strlen(v[k].name)))
-                rc = add_meta_file(t, pl->meta_a, "manifest", v[k].name, PM_K_MANIFEST, e);
-        pm_mfiles_free(v, n);
+                rc = add_meta_file(t, pl->meta_a, "manifest", v[k].name, PM_K_MANIFEST, v[k].size, e);
+        if (own) pm_mfiles_free(v, n);
         if (rc) return rc;
     }
     const char *im = s->index_manifest;
     if (im && !pm_set_contains(p->names, im, strlen(im))) {
-        if ((rc = add_meta_file(t, pl->meta_b, "manifest", im, PM_K_INDEX_MANIFEST, e))) return rc;
+        if ((rc = add_meta_file(t, pl->meta_b, "manifest", im, PM_K_INDEX_MANIFEST, -1, e))) return rc;
         pm_manifest_reader *r;
         rc = pm_table_open_manifest(t, im, PM_INDEX_MANIFEST, &r, e);
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; r = NULL; }
@@ -774,7 +882,7 @@ static int plan_meta(paimon_table *t, const pm_snapshot *s, const protect *p, pl
             while ((rc = pm_manifest_next_index(r, &ie, e)) == PAIMON_OK) {
                 if (!ie->file_name || pm_set_contains(p->names, ie->file_name, strlen(ie->file_name))) continue;
                 if ((rc = pm_index_file_path(t, ie, &b, e))) break;
-                if ((rc = pm_deleter_add(pl->meta_a, (char *)b.data, PM_K_INDEX, e))) break;
+                if ((rc = pm_deleter_add_sized(pl->meta_a, (char *)b.data, PM_K_INDEX, ie->file_size, e))) break;
             }
             pm_buf_free(&b);
             pm_manifest_close(r);
@@ -782,8 +890,12 @@ static int plan_meta(paimon_table *t, const pm_snapshot *s, const protect *p, pl
         }
     }
     if (s->statistics && !pm_set_contains(p->names, s->statistics, strlen(s->statistics)))
-        if ((rc = add_meta_file(t, pl->meta_a, "statistics", s->statistics, PM_K_STATISTICS, e))) return rc;
+        if ((rc = add_meta_file(t, pl->meta_a, "statistics", s->statistics, PM_K_STATISTICS, -1, e))) return rc;
     return PAIMON_OK;
+}
+
+static int plan_meta(paimon_table *t, const pm_snapshot *s, const protect *p, plan *pl, pm_err *e) {
+    return plan_meta_read(t, s, NULL, p, pl, e);
 }
 
 /* Names of the tags, branches and consumers that exist now: compared right
@@ -911,6 +1023,53 @@ static int delete_in_order(paimon_table *t, const pm_expire_opts *o, plan *pl, p
     return PAIMON_OK;
 }
 
+/* Snapshots are read for the plan PLAN_WINDOW at a time on the thread
+ * pool, then planned in snapshot order: the plan is the sequential one,
+ * and memory holds one window's entries. */
+#define PLAN_WINDOW 64
+
+typedef struct plan_batch {
+    const paimon_table *t;
+    pm_snapshot **s;
+    size_t first_exp_end;      /* s[i] with i < this expires (plan_meta) */
+    int64_t begin;             /* deltas of ids above it are planned (plan_data) */
+    const protect *p;
+    snap_read *d;
+    pm_avro_schema_cache *sc;  /* the caller's, bound on the workers too */
+} plan_batch;
+
+static void read_for_plan_task(void *ctx, size_t i) {
+    plan_batch *b = ctx;
+    pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
+    if (b->sc) pm_avro_schema_cache_bind(b->sc);
+    read_for_plan(b->t, b->s[i], b->p, b->s[i]->id > b->begin, i < b->first_exp_end, &b->d[i]);
+    if (b->sc) pm_avro_schema_cache_bind(prev);
+}
+
+/* The data files deleted in (begin, end] (plan_data) and the metadata
+ * files of the n_exp expiring snapshots (plan_meta; other deleters, so
+ * interleaving the two keeps each deleter's order). */
+static int plan_range(paimon_table *t, pm_snapshot **all, size_t n_all, size_t n_exp, int64_t begin,
+                      const protect *p, plan *pl, pm_err *e) {
+    snap_read *d = calloc(PLAN_WINDOW, sizeof *d);
+    if (!d) return pm_nomem(e);
+    int rc = PAIMON_OK;
+    for (size_t at = 0; !rc && at < n_all; at += PLAN_WINDOW) {
+        size_t k = n_all - at < PLAN_WINDOW ? n_all - at : PLAN_WINDOW;
+        for (size_t i = 0; i < k; i++) snap_read_clear(&d[i]);
+        plan_batch b = {t, all + at, n_exp > at ? n_exp - at : 0, begin, p, d, pm_avro_schema_cache_bound()};
+        rc = pm_exec_run(p->threads, k, read_for_plan_task, &b, "read snapshots' manifests", NULL, NULL, e);
+        for (size_t i = 0; !rc && i < k; i++) {
+            const pm_snapshot *s = all[at + i];
+            if (s->id > begin) rc = plan_data_read(s, &d[i], p, pl, e);
+            if (!rc && at + i < n_exp) rc = plan_meta_read(t, s, &d[i], p, pl, e);
+        }
+        for (size_t i = 0; i < k; i++) snap_read_clear(&d[i]);
+    }
+    free(d);
+    return rc;
+}
+
 /* What retained snapshots, tags, changelogs and other branches need, then
  * what the expired range frees: data files deleted in (begin, end], the
  * expired changelogs, metadata and snapshot files. all: the existing
@@ -926,13 +1085,40 @@ static int protect_and_plan(paimon_table *t, pm_snapshot **all, size_t n_all, si
     if ((rc = protect_ends(all[n_exp], last, p, e)) || (rc = protect_tags_changelogs(p, e)) ||
         (rc = protect_other_branches(t, p, e)) || (decoupled && (rc = protect_moved_changelogs(exp, n_exp, p, e))))
         return rc;
-    for (size_t i = 0; i < n_all; i++)
-        if (all[i]->id > begin && (rc = plan_data(t, all[i], p, pl, e))) return rc;
+    if ((rc = plan_range(t, all, n_all, n_exp, begin, p, pl, e))) return rc;
     for (size_t i = 0; !decoupled && i < n_exp; i++)   /* decoupled: they stay with changelog-<id> */
         if (exp[i]->changelog_manifest_list && (rc = plan_changelog(t, exp[i], p, pl, e))) return rc;
-    for (size_t i = 0; i < n_exp; i++)
-        if ((rc = plan_meta(t, exp[i], p, pl, e))) return rc;
     return plan_snapshot_files(t, exp, n_exp, snaps_del, e);
+}
+
+/* The existing snapshots of [begin, end], ascending: those the time rule
+ * read come from its cache (moved out of it), the rest are read on the
+ * thread pool. */
+static int read_range(paimon_table *t, int64_t begin, int64_t end, int threads, snap_cache *c, pm_snapshot ***out,
+                      size_t *nout, pm_err *e) {
+    size_t n = (size_t)(end - begin + 1), k = 0;
+    pm_snapshot **v = calloc(n, sizeof *v);
+    if (!v) return pm_nomem(e);
+    int64_t lo = c->n ? c->from : end + 1, hi = c->n ? c->from + (int64_t)c->n - 1 : end;   /* cached ids */
+    if (lo < begin) lo = begin;
+    if (hi > end) hi = end;
+    int rc = PAIMON_OK;
+    if (lo > hi) {
+        rc = pm_refs_read_ids(t, begin, end, threads, v, e);
+    } else {
+        for (int64_t id = lo; id <= hi; id++) { v[id - begin] = c->v[id - c->from]; c->v[id - c->from] = NULL; }
+        if (begin < lo) rc = pm_refs_read_ids(t, begin, lo - 1, threads, v, e);
+        if (!rc && hi < end) rc = pm_refs_read_ids(t, hi + 1, end, threads, v + (hi + 1 - begin), e);
+    }
+    if (rc) {
+        pm_refs_snapshots_free(v, n);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)   /* a gap (or expired meanwhile) is left out */
+        if (v[i]) v[k++] = v[i];
+    *out = v;
+    *nout = k;
+    return PAIMON_OK;
 }
 
 static int expire_consumers_first(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e) {
@@ -966,9 +1152,11 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     /* consumers first, as Java's TableCommitImpl: a dead job stops blocking
      * retention (a dry run only leaves them out of the range) */
     if (!o->dry_run && (rc = expire_consumers_first(t, o, res, e))) return rc;
-    if ((rc = pm_expire_compute_range(t, o, r, e))) return rc;
+    snap_cache cache = {0};
+    if ((rc = compute_range(t, o, r, &cache, e))) { snap_cache_free(&cache); return rc; }
     int64_t begin = r->begin, end = r->end;
     if (r->latest == 0 || end <= begin) {
+        snap_cache_free(&cache);
         if (r->latest && !o->dry_run) repair_earliest_hint(t, r);
         res->clean.duration_ms = pm_now_millis() - t0;
         return PAIMON_OK;
@@ -988,7 +1176,9 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     rc = protect_init(&p, t, o->threads, 0, NULL, INT64_MAX, e);
     if (!rc && (!pl.data || !pl.meta_a || !pl.meta_b || !snaps_del)) rc = pm_nomem(e);
     if (!rc) rc = pm_expire_refs_fingerprint(t, &fp0, e);
-    if (!rc && (rc = pm_refs_snapshots_between(t, begin, end, &all, &n_all, e))) pm_err_prefix(e, "refusing to expire");
+    if (!rc && (rc = read_range(t, begin, end, o->threads, &cache, &all, &n_all, e)))
+        pm_err_prefix(e, "refusing to expire");
+    snap_cache_free(&cache);
     if (!rc && r->latest != end &&
         (rc = pm_snapshot_read_known(t->io, t->branch_root, t->schemas_known, r->latest, &last, e)))
         pm_err_prefix(e, "refusing to expire: cannot read the latest snapshot");
@@ -1042,7 +1232,7 @@ static int tag_data_entry(void *ud, const pm_manifest_entry *m, const char *mani
     int rc = pm_data_file_full_path(c->p->t, m, b, e);
     if (rc) return rc;
     if (pm_set_contains(c->p->paths, b->data, b->len)) { c->pl->protected_files++; return PAIMON_OK; }
-    if ((rc = pm_deleter_add(c->pl->data, (char *)b->data, PM_K_DATA, e))) return rc;
+    if ((rc = pm_deleter_add_sized(c->pl->data, (char *)b->data, PM_K_DATA, m->file.file_size, e))) return rc;
     for (size_t i = 0; i < m->file.extra_files.n; i++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], c->p->t->root, x, e))) return rc;
         if (!pm_set_contains(c->p->paths, x->data, x->len) && (rc = pm_deleter_add(c->pl->data, (char *)x->data, PM_K_DATA, e)))
@@ -1118,7 +1308,7 @@ static int drop_entry(void *ud, const pm_manifest_entry *m, const char *manifest
     int rc = pm_data_file_full_path(t, m, b, e);
     if (rc) return rc;
     if (pm_set_contains(c->x->p.paths, b->data, b->len)) { (*c->protected_files)++; return PAIMON_OK; }
-    if ((rc = pm_deleter_add(c->d, (char *)b->data, c->kind, e))) return rc;
+    if ((rc = pm_deleter_add_sized(c->d, (char *)b->data, c->kind, m->file.file_size, e))) return rc;
     for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[k], t->root, x, e))) break;
         if (!pm_set_contains(c->x->p.paths, x->data, x->len)) rc = pm_deleter_add(c->d, (char *)x->data, c->kind, e);

@@ -161,6 +161,8 @@ int pm_snapshot_read(pm_fileio *io, const char *branch_root, int64_t id, pm_snap
 typedef struct pm_schema_known pm_schema_known;
 pm_schema_known *pm_schema_known_new(void);
 void pm_schema_known_free(pm_schema_known *k);   /* NULL-safe */
+/* Schema id `id` exists (a listing just found it). */
+void pm_schema_known_note(pm_schema_known *k, int64_t id);
 int pm_snapshot_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, int64_t id,
                            pm_snapshot **out, pm_err *e);
 int pm_changelog_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *known, int64_t id,

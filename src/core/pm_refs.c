@@ -2,11 +2,13 @@
  * a snapshot names, and the live set, defined once. */
 #include "pm_refs.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pm_avro.h"
+#include "pm_exec.h"
 
 
 /* ---- branches ---------------------------------------------------------------- */
@@ -71,29 +73,60 @@ int pm_refs_snapshots(paimon_table *bt, int64_t from, pm_snapshot ***out, size_t
     return PAIMON_OK;
 }
 
-int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, pm_snapshot ***out, size_t *nout,
-                              pm_err *e) {
+/* Snapshot reads on the thread pool: one request each on an object store,
+ * so a thousand are a thousand round trips unless several are in flight. */
+typedef struct id_reads {
+    paimon_table *bt;
+    int64_t from;
+    pm_snapshot **v;
+    pthread_mutex_t mu;
+    int64_t bad_id;              /* lowest id failing other than NOTFOUND */
+    int bad_rc;
+    pm_err bad;                  /* its error */
+} id_reads;
+
+static void read_one_id(void *ctx, size_t i) {
+    id_reads *r = ctx;
+    pm_err e;
+    int64_t id = r->from + (int64_t)i;
+    int rc = pm_snapshot_read_known(r->bt->io, r->bt->branch_root, r->bt->schemas_known, id, &r->v[i], &e);
+    if (rc == PAIMON_OK) return;
+    r->v[i] = NULL;
+    if (rc == PAIMON_NOTFOUND) return;
+    pthread_mutex_lock(&r->mu);
+    if (!r->bad_rc || id < r->bad_id) { r->bad_id = id; r->bad_rc = rc; r->bad = e; }
+    pthread_mutex_unlock(&r->mu);
+}
+
+int pm_refs_read_ids(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot **v, pm_err *e) {
+    if (to < from) return PAIMON_OK;
+    size_t n = (size_t)(to - from + 1);
+    memset(v, 0, n * sizeof *v);
+    id_reads r = {bt, from, v, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}};
+    int rc = pm_exec_run(threads, n, read_one_id, &r, "read snapshots", NULL, NULL, e);
+    pthread_mutex_destroy(&r.mu);
+    if (!rc && r.bad_rc) {
+        *e = r.bad;
+        rc = r.bad_rc;
+        pm_err_prefix(e, "cannot read snapshot %lld of branch %s", (long long)r.bad_id, bt->branch);
+    }
+    if (rc)
+        for (size_t i = 0; i < n; i++) { pm_snapshot_free(v[i]); v[i] = NULL; }
+    return rc;
+}
+
+int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot ***out,
+                              size_t *nout, pm_err *e) {
     *out = NULL;
     *nout = 0;
     if (to < from) return PAIMON_OK;
-    size_t k = 0, cap = 0;
-    pm_snapshot **v = NULL;
-    int rc = PAIMON_OK;
-    for (int64_t id = from; id <= to; id++) {
-        if (k == cap) {   /* grown as read: the ids may hold gaps */
-            pm_snapshot **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *nv);
-            if (!nv) { rc = pm_nomem(e); break; }
-            v = nv;
-        }
-        rc = pm_snapshot_read_known(bt->io, bt->branch_root, bt->schemas_known, id, &v[k], e);
-        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; continue; }   /* a gap, or expired meanwhile */
-        if (rc) {
-            pm_err_prefix(e, "cannot read snapshot %lld of branch %s", (long long)id, bt->branch);
-            break;
-        }
-        k++;
-    }
-    if (rc) { pm_refs_snapshots_free(v, k); return rc; }
+    size_t n = (size_t)(to - from + 1), k = 0;
+    pm_snapshot **v = calloc(n, sizeof *v);
+    if (!v) return pm_nomem(e);
+    int rc = pm_refs_read_ids(bt, from, to, threads, v, e);
+    if (rc) { free(v); return rc; }
+    for (size_t i = 0; i < n; i++)   /* in order; a gap (or expired meanwhile) is left out */
+        if (v[i]) v[k++] = v[i];
     *out = v;
     *nout = k;
     return PAIMON_OK;

@@ -40,8 +40,15 @@ void pm_refs_snapshots_free(pm_snapshot **v, size_t n);
 
 /* The same for the ids [from, to] only, read by id without listing the
  * snapshot directory (a missing id is a gap, left out): what expiration
- * reads, whatever the length of the history. */
-int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, pm_snapshot ***out, size_t *n, pm_err *e);
+ * reads, whatever the length of the history. Read `threads` at a time
+ * (each is a request on an object store); any error other than a missing
+ * id fails, the lowest id's. */
+int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot ***out, size_t *n,
+                              pm_err *e);
+/* The snapshots [from, to] into v[0 .. to - from] (NULL: missing), read
+ * `threads` at a time; errors as pm_refs_snapshots_between (then every
+ * slot is NULL). */
+int pm_refs_read_ids(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot **v, pm_err *e);
 
 /* ---- tags and long-lived changelogs ---------------------------------------- */
 

@@ -287,7 +287,7 @@ static int schema_known(pm_schema_known *k, int64_t id) {
 }
 
 /* Out of memory only forgets: the next read checks again. */
-static void schema_note(pm_schema_known *k, int64_t id) {
+void pm_schema_known_note(pm_schema_known *k, int64_t id) {
     pthread_mutex_lock(&k->mu);
     int found = 0;
     for (size_t i = 0; i < k->n && !found; i++) found = k->ids[i] == id;
@@ -312,7 +312,7 @@ static int check_schema_exists(pm_fileio *io, const char *branch_root, pm_schema
     if (rc == PAIMON_OK && !ex)
         rc = pm_fail(e, PAIMON_CORRUPT, "%s: field 'schemaId' names schema %lld, which does not exist (%s)", path,
                      (long long)s->schema_id, sp);
-    if (rc == PAIMON_OK && known) schema_note(known, s->schema_id);
+    if (rc == PAIMON_OK && known) pm_schema_known_note(known, s->schema_id);
     free(sp);
     return rc;
 }

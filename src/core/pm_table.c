@@ -330,38 +330,41 @@ static uint8_t *dup_bytes(pm_bytes b) {
     return p;
 }
 
+int pm_mfile_append(pm_mfile **v, size_t *n, size_t *cap, const pm_manifest_meta *m, pm_err *e) {
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        pm_mfile *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        *v = nv;
+        *cap = nc;
+    }
+    pm_mfile *x = &(*v)[*n];
+    memset(x, 0, sizeof *x);
+    x->name = pm_strdup(m->file_name);
+    x->size = m->file_size;
+    x->added = m->num_added_files;
+    x->deleted = m->num_deleted_files;
+    x->schema_id = m->schema_id;
+    if (m->partition_stats.min_values.ptr) {
+        x->pmin = dup_bytes(m->partition_stats.min_values);
+        x->pmin_len = m->partition_stats.min_values.len;
+        x->pmax = dup_bytes(m->partition_stats.max_values);
+        x->pmax_len = m->partition_stats.max_values.len;
+    }
+    (*n)++;
+    if (!x->name || (m->partition_stats.min_values.ptr && (!x->pmin || !x->pmax)))
+        return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    return PAIMON_OK;
+}
+
 int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile **v, size_t *n, pm_err *e) {
     pm_manifest_reader *r;
     int rc = pm_table_open_manifest(t, list_name, PM_MANIFEST_LIST, &r, e);
     if (rc) return rc;
     size_t cap = *n;
     const pm_manifest_meta *m;
-    while ((rc = pm_manifest_next_meta(r, &m, e)) == PAIMON_OK) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            pm_mfile *nv = realloc(*v, cap * sizeof *nv);
-            if (!nv) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
-            *v = nv;
-        }
-        pm_mfile *x = &(*v)[*n];
-        memset(x, 0, sizeof *x);
-        x->name = pm_strdup(m->file_name);
-        x->size = m->file_size;
-        x->added = m->num_added_files;
-        x->deleted = m->num_deleted_files;
-        x->schema_id = m->schema_id;
-        if (m->partition_stats.min_values.ptr) {
-            x->pmin = dup_bytes(m->partition_stats.min_values);
-            x->pmin_len = m->partition_stats.min_values.len;
-            x->pmax = dup_bytes(m->partition_stats.max_values);
-            x->pmax_len = m->partition_stats.max_values.len;
-        }
-        (*n)++;
-        if (!x->name || (m->partition_stats.min_values.ptr && (!x->pmin || !x->pmax))) {
-            rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
-            break;
-        }
-    }
+    while ((rc = pm_manifest_next_meta(r, &m, e)) == PAIMON_OK)
+        if ((rc = pm_mfile_append(v, n, &cap, m, e))) break;
     pm_manifest_close(r);
     return rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
@@ -477,20 +480,28 @@ void pm_scan_close(pm_scan *sc) {
 
 size_t pm_scan_manifests_pruned(const pm_scan *sc) { return sc->pruned; }
 
-int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filter *f,
-                 pm_scan **out, pm_err *e) {
+/* files (owned; NULL: read s's lists): the snapshot's manifests. */
+static int scan_open(paimon_table *t, const pm_snapshot *s, pm_mfile *files, size_t n_files,
+                     const pm_partition_filter *f, pm_scan **out, pm_err *e) {
     *out = NULL;
     int rc = pm_partition_filter_check(t, f, e);
-    if (rc) return rc;
+    if (rc) { pm_mfiles_free(files, n_files); return rc; }
     pm_scan *sc = calloc(1, sizeof *sc);
-    if (!sc) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    if (!sc) { pm_mfiles_free(files, n_files); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
     sc->t = t;
     if (f && f->n) { sc->filter = *f; sc->has_filter = 1; }
     sc->deleted = pm_set_new();
     if (!sc->deleted) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
-    if (s->base_manifest_list &&
+    int read_lists = files == NULL;
+    if (!read_lists) {   /* the caller's lists, read already */
+        sc->files = files;
+        sc->n_files = n_files;
+        files = NULL;
+        n_files = 0;
+    }
+    if (read_lists && s->base_manifest_list &&
         (rc = pm_read_manifest_list(t, s->base_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
-    if (s->delta_manifest_list &&
+    if (read_lists && s->delta_manifest_list &&
         (rc = pm_read_manifest_list(t, s->delta_manifest_list, &sc->files, &sc->n_files, e))) goto fail;
     /* Prune, then collect deletions. Unlike pm_refs_live (maintenance,
      * where a wrong count could delete a file in use), the read path
@@ -521,8 +532,17 @@ int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filte
     *out = sc;
     return PAIMON_OK;
 fail:
+    pm_mfiles_free(files, n_files);   /* not handed over yet */
     pm_scan_close(sc);
     return rc;
+}
+
+int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filter *f, pm_scan **out, pm_err *e) {
+    return scan_open(t, s, NULL, 0, f, out, e);
+}
+
+int pm_scan_open_files(paimon_table *t, const pm_snapshot *s, pm_mfile *files, size_t n, pm_scan **out, pm_err *e) {
+    return scan_open(t, s, files, n, NULL, out, e);
 }
 
 int pm_scan_next(pm_scan *sc, const pm_manifest_entry **out, pm_err *e) {

@@ -100,6 +100,8 @@ typedef struct pm_mfile {
 int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile **v, size_t *n,
                           pm_err *e);
 void pm_mfiles_free(pm_mfile *v, size_t n);
+/* Append a copy of one ManifestFileMeta to *v (*cap: its room). */
+int pm_mfile_append(pm_mfile **v, size_t *n, size_t *cap, const pm_manifest_meta *m, pm_err *e);
 
 /* Live data files of a snapshot: DELETE identifiers first (from manifests
  * with deletions), then ADD entries not deleted, streamed manifest by
@@ -107,6 +109,9 @@ void pm_mfiles_free(pm_mfile *v, size_t n);
 typedef struct pm_scan pm_scan;
 int pm_scan_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filter *f,
                  pm_scan **out, pm_err *e);
+/* The same over s's manifests read already (files: base then delta list,
+ * taken over, freed also on failure): no request for the lists. */
+int pm_scan_open_files(paimon_table *t, const pm_snapshot *s, pm_mfile *files, size_t n, pm_scan **out, pm_err *e);
 int pm_scan_next(pm_scan *sc, const pm_manifest_entry **out, pm_err *e);
 size_t pm_scan_manifests_pruned(const pm_scan *sc);
 void pm_scan_close(pm_scan *sc);

@@ -1,0 +1,81 @@
+-- Requests a commit sends to S3, counted by the S3 FileIO's own trace
+-- (PAIMON_S3_TRACE, docs/s3.md): a commit reads the latest snapshot's
+-- manifest lists and manifests once each (the conflict check and the new
+-- base list share them) and checks no schema file per commit (the schema
+-- listing it reads anyway says which exist). issue 14, requests per commit.
+local H = require "helper"
+local describe_s3 = H.s3_describe(describe, pending)
+
+local PK_TAG_BRANCH = "cpp-parquet-pk_btree_partitioned_e2e"
+local AVRO = "cpp-avro-append_with_multiple_map"
+
+-- Runs SCRIPT ARGS on the S3 copy with the trace on: exit code, the
+-- trace's lines as { method, key } (query strings kept in key).
+local function traced(dir, script, args)
+  local trace = dir .. "/trace-" .. tostring(math.random(1e9))
+  local parts = {"PAIMON_S3_TRACE=" .. H.sh_quote(trace), H.sh_quote(H.cli), H.sh_quote(script)}
+  for _, a in ipairs(args) do parts[#parts + 1] = H.sh_quote(a) end
+  local out, err, code = H.run(table.concat(parts, " "))
+  assert.equals(0, code, script .. ": " .. err .. out)
+  local lines = {}
+  for line in io.lines(trace) do
+    local method, key = line:match("^(%u+) (%S+) ")
+    lines[#lines + 1] = { method = method, key = key }
+  end
+  return lines
+end
+
+-- The commit's requests: from the last read of the LATEST hint on.
+local function commit_part(lines)
+  local from = 1
+  for i, l in ipairs(lines) do
+    if l.method == "GET" and l.key:match("/snapshot/LATEST$") then from = i end
+  end
+  return {table.unpack(lines, from)}
+end
+
+-- Each file under manifest/ whose key matches `pattern` GET at most once,
+-- no schema HEAD.
+local function reads_once(lines, what, pattern)
+  local seen = {}
+  for _, l in ipairs(commit_part(lines)) do
+    if l.method == "GET" and l.key:match(pattern) then
+      assert.is_nil(seen[l.key], what .. ": read twice: " .. l.key)
+      seen[l.key] = true
+    end
+    assert.is_false(l.method == "HEAD" and l.key:match("/schema/schema%-") ~= nil, what .. ": " .. l.key)
+  end
+  return seen
+end
+
+describe_s3("S3 requests per commit", function()
+  it("write.lua: the latest's lists read once, no schema HEAD, within the request budget", function()
+    local loc, dir = H.copy_table(H.fixture(AVRO))
+    local uri = H.s3_put_table(loc)
+    local rows = (H.script("read.lua", {loc, "--limit", "1"}))
+    H.write_file(dir .. "/rows.jsonl", rows)
+    local lines = traced(dir, "write.lua", {uri, "--input", dir .. "/rows.jsonl"})
+    local seen = reads_once(lines, "write.lua", "/manifest/")
+    local lists = 0
+    for k in pairs(seen) do if k:match("/manifest%-list%-") then lists = lists + 1 end end
+    assert.equals(2, lists)   -- the latest's base and delta lists
+    -- the commit: LATEST with its two checks (4), the schema listing, the
+    -- latest snapshot, its 2 lists, 3 PUTs of the new manifest and lists,
+    -- 4 HEADs of the new files, the snapshot, the base check, LATEST (19
+    -- before: a HEAD of the latest's schema file)
+    local n = #commit_part(lines)
+    assert.is_true(n <= 18, tostring(n))
+    H.rmdir(dir)
+  end)
+
+  -- (its manifests are read again by the full merge an OVERWRITE may run)
+  it("drop_partition.lua (an OVERWRITE with the conflict check): the latest's lists read once", function()
+    local loc, dir = H.copy_table(H.fixture(PK_TAG_BRANCH))
+    local uri = H.s3_put_table(loc)
+    local lines = traced(dir, "drop_partition.lua", {uri, "--partition", "pt=1", "--json"})
+    local seen, n = reads_once(lines, "drop_partition.lua", "/manifest%-list%-"), 0
+    for _ in pairs(seen) do n = n + 1 end
+    assert.equals(2, n)   -- the latest's base and delta lists
+    H.rmdir(dir)
+  end)
+end)
