@@ -383,15 +383,19 @@ check "consumers lists dashboard at next snapshot 3" \
   json_check "[(x['consumer_id'], x['next_snapshot']) for x in b] == [('dashboard', 3)]"
 expect_status 200 "$(get /tables/demo/orders/changelogs)" "GET changelogs"
 check "changelogs is an empty list (none decoupled)" json_check "b == []"
+expect_status 200 "$(get /tables/demo/orders/branches)" "GET branches"
+check "branches lists none (the sample has no branch)" json_check "b == []"
 for a in 'tags/create?name=x' 'tags/create?name=x&dry_run=true' 'tags/delete?name=nightly' \
          'tags/rename?from=nightly&to=x' 'tags/expire?older_than=1d' 'rollback?to_snapshot=2' \
          'rollback?to_snapshot=2&as_latest=true' 'rollback?to_tag=nightly&dry_run=true' \
          'consumers/reset?id=dashboard&next_snapshot=5' 'consumers/delete?id=dashboard' \
-         'consumers/expire?expiration=1s' 'changelogs/expire?retain_min=1'; do
+         'consumers/expire?expiration=1s' 'changelogs/expire?retain_min=1' \
+         'branches/create?name=b1' 'branches/create?name=b1&dry_run=true' 'branches/delete?name=b1' \
+         'branches/fast_forward?name=b1&dry_run=true'; do
   expect_status 403 "$(post "/tables/demo/orders/$a")" "POST $a with \$paimon_allow_writes off"
 done
 for a in tags/create tags/delete tags/rename tags/expire rollback consumers/reset consumers/delete \
-         consumers/expire changelogs/expire; do
+         consumers/expire changelogs/expire branches/create branches/delete branches/fast_forward; do
   expect_status 405 "$(get "/tables/demo/orders/$a")" "GET $a"
 done
 expect_status 405 "$(post /tables/demo/orders/tags)" "POST tags (the list)"
@@ -587,6 +591,26 @@ expect_status 404 "$(post '/tables/demo/orders/tags/delete?name=nosuch')" "POST 
 expect_status 200 "$(post '/tables/demo/orders/tags/expire?older_than=3650d&dry_run=true')" "POST tags/expire (dry run)"
 check "tags/expire answers the chosen tags (none this old)" json_check "b['tags'] == []"
 expect_status 400 "$(post '/tables/demo/orders/tags/expire?older_than=soon')" "POST tags/expire?older_than=soon"
+
+# branches (Java's FileSystemBranchManager): create from a tag, list,
+# a dry-run fast-forward (a real one would take main back), delete
+expect_status 200 "$(post '/tables/demo/orders/branches/create?name=b1&from_tag=t1')" "POST branches/create?name=b1&from_tag=t1"
+check "branch b1 has t1's snapshot and the schemas" sh -c "test -f '$TABLE/branch/branch-b1/snapshot/snapshot-$L' && test -f '$TABLE/branch/branch-b1/schema/schema-0'"
+expect_status 409 "$(post '/tables/demo/orders/branches/create?name=b1')" "POST branches/create of an existing branch"
+expect_status 400 "$(post '/tables/demo/orders/branches/create')" "POST branches/create without a name"
+expect_status 400 "$(post '/tables/demo/orders/branches/create?name=b2&dryrun=true')" "POST branches/create with a misspelt dry_run"
+check "no branch b2 was created" test ! -e "$TABLE/branch/branch-b2"
+expect_status 200 "$(get /tables/demo/orders/branches)" "GET branches after the create"
+check "branches lists b1 with its latest snapshot" \
+  json_check "[(x['name'], x['latest_snapshot']) for x in b] == [('b1', $L)]"
+TREE_FF=$(table_tree)
+expect_status 200 "$(post '/tables/demo/orders/branches/fast_forward?name=b1&dry_run=true')" "POST branches/fast_forward (dry run)"
+check "the dry-run fast-forward changes nothing" sh -c "test \"\$(cd '$TABLE' && find . -type f | sort | xargs cksum)\" = '$TREE_FF'"
+expect_status 200 "$(post '/tables/demo/orders/branches/delete?name=b1&dry_run=true')" "POST branches/delete (dry run)"
+check "and the branch stays" test -d "$TABLE/branch/branch-b1"
+expect_status 200 "$(post '/tables/demo/orders/branches/delete?name=b1')" "POST branches/delete?name=b1"
+check "branch b1 is gone" test ! -e "$TABLE/branch/branch-b1"
+expect_status 404 "$(post '/tables/demo/orders/branches/delete?name=nosuch')" "POST branches/delete of a missing branch"
 
 expect_status 200 "$(post "/tables/demo/orders/consumers/reset?id=job1&next_snapshot=$L")" "POST consumers/reset"
 consumer_json() { # consumer_json ID N: the file is Java's JSON for next snapshot N
