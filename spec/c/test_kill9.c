@@ -790,6 +790,7 @@ TEST(tag_delete_with_a_writer_loses_nothing) { writer_loop_test(&ops[0], 0); }
 TEST(rollback_with_a_writer_loses_only_what_it_rolls_back) { writer_loop_test(&ops[1], 1); }
 TEST(branch_delete_with_a_writer_loses_nothing) { writer_loop_test(&ops[3], 0); }
 TEST(snapshot_expiration_with_a_writer_loses_nothing) { writer_loop_test(&ops[6], 0); }
+TEST(changelog_expiration_with_a_writer_loses_nothing) { writer_loop_test(&ops[5], 0); }
 
 /* PAIMON_KILL9_ONLY=substring runs only the tests whose name holds it (long runs). */
 static int selected(const char *name) {
@@ -816,5 +817,6 @@ int main(void) {
     RUN_IF(rollback_with_a_writer_loses_only_what_it_rolls_back);
     RUN_IF(branch_delete_with_a_writer_loses_nothing);
     RUN_IF(snapshot_expiration_with_a_writer_loses_nothing);
+    RUN_IF(changelog_expiration_with_a_writer_loses_nothing);
     return TEST_SUMMARY();
 }
