@@ -336,7 +336,10 @@ static int delete_b1_retry(paimon_table *t, pm_err *e) {
 
 static int fast_forward(paimon_table *t, pm_err *e) {
     pm_branch_ff_result r;
-    return pm_branch_fast_forward(t, "fallback", 0, &r, e);
+    memset(&r, 0, sizeof r);
+    int rc = pm_branch_fast_forward(t, "fallback", 0, &r, e);
+    pm_branch_ff_result_free(&r);   /* the plan's paths */
+    return rc;
 }
 
 /* Consumer c1 at snapshot 3: expiration keeps 3..5 (and what the tag and
