@@ -241,19 +241,23 @@ static int orphan_clean(paimon_table *t, pm_err *e) {
     return PAIMON_OK;
 }
 
-static int expire_all_but_latest(paimon_table *t, pm_err *e) {
-    pm_expire_opts xo;
-    memset(&xo, 0, sizeof xo);
-    xo.retain_min = 1;
-    xo.has_older_than = 1;
-    xo.older_than_ms = pm_now_millis();
-    xo.max_deletes = 100;
-    xo.threads = 2;
-    pm_expire_result xr;
-    int rc = pm_expire_snapshots(t, &xo, &xr, e);
-    if (!rc) pm_clean_result_free(&xr.clean);
+/* Snapshot expiration with everything older than now expirable, keeping
+ * the retain_min latest (and whatever is protected). */
+static int expire_keeping(paimon_table *t, int retain_min, pm_err *e) {
+    pm_expire_opts o;
+    memset(&o, 0, sizeof o);
+    o.retain_min = retain_min;
+    o.has_older_than = 1;
+    o.older_than_ms = pm_now_millis();
+    o.max_deletes = 100;
+    o.threads = 2;
+    pm_expire_result r;
+    int rc = pm_expire_snapshots(t, &o, &r, e);
+    if (!rc) pm_clean_result_free(&r.clean);
     return rc;
 }
+
+static int expire_all_but_latest(paimon_table *t, pm_err *e) { return expire_keeping(t, 1, e); }
 
 static int tag_create_on_1(paimon_table *t, pm_err *e) {
     pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0};
@@ -346,19 +350,7 @@ static int fast_forward(paimon_table *t, pm_err *e) {
  * the branch need). */
 static int make_consumer(paimon_table *t, pm_err *e) { return pm_consumer_reset(t, "c1", 3, e); }
 
-static int expire_snaps(paimon_table *t, pm_err *e) {
-    pm_expire_opts o;
-    memset(&o, 0, sizeof o);
-    o.retain_min = 2;
-    o.has_older_than = 1;
-    o.older_than_ms = pm_now_millis();
-    o.max_deletes = 100;
-    o.threads = 2;
-    pm_expire_result r;
-    int rc = pm_expire_snapshots(t, &o, &r, e);
-    if (!rc) pm_clean_result_free(&r.clean);
-    return rc;
-}
+static int expire_snaps(paimon_table *t, pm_err *e) { return expire_keeping(t, 2, e); }
 
 static int expire_cls(paimon_table *t, pm_err *e) {
     pm_changelog_expire_opts o;
