@@ -19,11 +19,12 @@
  *    never metadata. Rollback as latest: the retry runs only when the
  *    killed run did not publish; then exactly one new snapshot reads as
  *    the target and no file of the template changed.
- * Concurrent writers (rollback, tag delete): a writer process commits in a
- * loop during the (killed) operation; every commit it reported is then in
- * the latest snapshot, except, for rollback, a prefix of its commits that
- * the rollback legitimately removed (it removes snapshots above the target
- * by design; a commit after a rolled-back one is never lost).
+ * Concurrent writers (every operation but rollback as latest): a writer
+ * process commits in a loop during the (killed) operation; every commit it
+ * reported is then in the latest snapshot, except, for rollback and
+ * fast-forward, a prefix of its commits that the operation legitimately
+ * replaced (both remove snapshots by design; a commit after a replaced one
+ * is never lost).
  * Rounds per operation: PAIMON_KILL9_ITERS (default 6); seed:
  * PAIMON_KILL9_SEED; PAIMON_KILL9_ONLY=substring picks tests by name. */
 #include "test.h"
@@ -784,6 +785,7 @@ TEST(decoupled_snapshot_expiration_survives_kill9) { kill_loop(&ops[7]); }
 TEST(tag_delete_with_a_writer_loses_nothing) { writer_loop_test(&ops[0], 0); }
 TEST(rollback_with_a_writer_loses_only_what_it_rolls_back) { writer_loop_test(&ops[1], 1); }
 TEST(branch_delete_with_a_writer_loses_nothing) { writer_loop_test(&ops[3], 0); }
+TEST(fast_forward_with_a_writer_loses_only_what_it_replaces) { writer_loop_test(&ops[4], 1); }
 TEST(snapshot_expiration_with_a_writer_loses_nothing) { writer_loop_test(&ops[6], 0); }
 TEST(changelog_expiration_with_a_writer_loses_nothing) { writer_loop_test(&ops[5], 0); }
 
@@ -811,6 +813,7 @@ int main(void) {
     RUN_IF(tag_delete_with_a_writer_loses_nothing);
     RUN_IF(rollback_with_a_writer_loses_only_what_it_rolls_back);
     RUN_IF(branch_delete_with_a_writer_loses_nothing);
+    RUN_IF(fast_forward_with_a_writer_loses_only_what_it_replaces);
     RUN_IF(snapshot_expiration_with_a_writer_loses_nothing);
     RUN_IF(changelog_expiration_with_a_writer_loses_nothing);
     return TEST_SUMMARY();

@@ -429,6 +429,16 @@ TEST(test_bad_options_fail_naming_them) {
     CHECK_EQ_INT(r.n_created, 0);
     pm_tag_auto_result_free(&r);
     remove_copy(&d);
+    /* none: the period options are not read (Java builds no period handler) */
+    CHECK(make_table(&d, "    \"tag.automatic-creation\" : \"none\",\\n    \"tag.creation-period\" : \"weekly\",\\n    "
+                         "\"tag.creation-delay\" : \"soon\",", days(), NULL, 5) == 0);
+    char *before = tree_of(d.table);
+    CHECK_EQ_INT(run_auto(d.table, 0, &r, &e), 0);
+    CHECK_EQ_INT(r.mode, PM_TAG_AUTO_NONE);
+    CHECK_EQ_INT(r.n_created, 0);
+    tu_check_tree_same(tree_of, d.table, before);
+    pm_tag_auto_result_free(&r);
+    remove_copy(&d);
 }
 
 /* Tag expiration's automatic tags are TagPeriodHandler.isAutoTag's: a

@@ -469,6 +469,38 @@ static int remove_all(paimon_table *t, const pm_strv *v, const char *what, pm_er
     return PAIMON_OK;
 }
 
+/* t's snapshots >= earliest, oldest first, listed again until none is
+ * left. Oldest first: until the last one goes, t's latest stays what it
+ * was, so a writer keeps committing on top of all its own commits (a
+ * killed run leaves no later commit on a base without an earlier one). A
+ * writer that committed after a listing, its base still there, goes with
+ * the next round (its commit is one of those the fast-forward replaces);
+ * one whose base went first takes its snapshot back (pm_commit). */
+static int remove_snapshots_from(paimon_table *t, int64_t earliest, pm_err *e) {
+    pm_buf path = {0};
+    int rc = PAIMON_OK;
+    for (int round = 0; !rc; round++) {
+        int64_t *ids = NULL;
+        size_t n = 0, gone = 0;
+        if ((rc = pm_snapshot_list_ids(t->io, t->branch_root, &ids, &n, e))) break;
+        for (size_t i = 0; !rc && i < n; i++) {
+            if (ids[i] < earliest) continue;
+            gone++;
+            rc = meta_file_id(t->branch_root, "snapshot", ids[i], &path, e);
+            if (!rc) rc = pm_io_remove(t->io, (char *)path.data, e);
+            if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+            else if (rc) pm_err_prefix(e, "fast-forward: removing snapshots (run it again to finish)");
+        }
+        free(ids);
+        if (!rc && !gone) break;
+        if (!rc && round == 100)
+            rc = pm_fail(e, PAIMON_CONFLICT, "%s: snapshots keep appearing on %s while fast-forwarding (a writer "
+                         "meanwhile); stop it and run again", t->branch_root, t->branch);
+    }
+    pm_buf_free(&path);
+    return rc;
+}
+
 /* Write the branch's files over t's (schemas and tags replace: Java's
  * copyFiles with overwrite; identical bytes are left alone). */
 static int write_all(paimon_table *t, const wfile *v, size_t n, int no_replace, size_t *count, pm_err *e) {
@@ -564,7 +596,7 @@ int pm_branch_fast_forward(paimon_table *t, const char *name, int dry_run, pm_br
          * branch's snapshots are in, t reads as its snapshots before `earliest` */
         rc = remove_hint(t, "LATEST", e);
         if (!rc) rc = remove_all(t, &p.del_tags, "tags", e);
-        if (!rc) rc = remove_all(t, &p.del_snaps, "snapshots", e);
+        if (!rc) rc = remove_snapshots_from(t, earliest, e);
         if (!rc) rc = remove_all(t, &p.del_schemas, "schemas", e);
         if (!rc) rc = write_all(t, p.schemas, p.n_schemas, 0, &r->copied_schemas, e);
         if (!rc) rc = write_all(t, p.tags, p.n_tags, 0, &r->copied_tags, e);

@@ -336,36 +336,51 @@ static int snapshot_below_exists(paimon_table *t, int64_t id) {
     return below;
 }
 
-/* After our create: the snapshot we built on must still exist. If an
- * expiration deleted it before our create, it also deleted this id
+/* 1 when `now` is not the snapshot we built on: a fast-forward deleted
+ * ours and wrote the branch's under the same id. Snapshot files are
+ * otherwise never rewritten, so their manifest lists (uuid-named) tell. */
+static int snapshot_replaced(const pm_snapshot *built_on, const pm_snapshot *now) {
+    const char *a[2] = {built_on->base_manifest_list, built_on->delta_manifest_list};
+    const char *b[2] = {now->base_manifest_list, now->delta_manifest_list};
+    for (int i = 0; i < 2; i++)
+        if ((a[i] == NULL) != (b[i] == NULL) || (a[i] && strcmp(a[i], b[i]))) return 1;
+    return 0;
+}
+
+/* After our create: the snapshot we built on must still exist, as it was.
+ * If an expiration deleted it before our create, it also deleted this id
  * (committed by someone else; snapshot files go in ascending order) and
  * kept newer ones: we re-created an expired id below EARLIEST, a lost
  * commit, and our LATEST hint would send readers back to it. Then a newer
  * snapshot exists; take ours back and retry on the real latest. If an
  * older snapshot is still there, expiration (ascending) did not remove
- * the base: a rollback did (newest first), and it deletes the files of
- * the snapshots it removed, which ours names; take ours back too and
- * retry on the rollback's target. (Otherwise we are the latest and an
- * expiration removed our base after we committed: keep it.) Returns rc
- * unchanged when the base is there. */
+ * the base: a rollback or a fast-forward did (newest first), and a
+ * rollback deletes the files of the snapshots it removed, which ours
+ * names; take ours back too and retry on the new latest. A base that is
+ * there but another snapshot (a fast-forward wrote the branch's) is the
+ * same lost race. (Otherwise we are the latest and an expiration removed
+ * our base after we committed: keep it.) The base is read, not HEADed:
+ * one request either way. Returns rc unchanged when the base is there. */
 static int check_base_survived(pm_attempt *a, attempt_state *st, int rc, pm_err *e) {
     paimon_table *t = a->t;
-    char *base_path = snapshot_path(t, st->lid);
-    int ex = 1;
+    pm_snapshot *now = NULL;
     int64_t now_latest = 0;
     pm_err e2;
-    if (base_path && pm_io_exists(t->io, base_path, &ex, &e2) == PAIMON_OK && !ex &&
-        pm_snapshot_latest_id(t->io, t->branch_root, &now_latest, &e2) == PAIMON_OK &&
-        (now_latest > st->lid + 1 || snapshot_below_exists(t, st->lid))) {
+    int r = pm_snapshot_read(t->io, t->branch_root, st->lid, &now, &e2);
+    int take_back = r == PAIMON_OK && st->latest && snapshot_replaced(st->latest, now);
+    if (r == PAIMON_NOTFOUND)
+        take_back = pm_snapshot_latest_id(t->io, t->branch_root, &now_latest, &e2) == PAIMON_OK &&
+                    (now_latest > st->lid + 1 || snapshot_below_exists(t, st->lid));
+    pm_snapshot_free(now);
+    if (take_back) {
         if (pm_io_remove(t->io, st->path, &e2) == PAIMON_OK)
-            rc = pm_fail(e, PAIMON_EXISTS, "%s: snapshot %lld was expired or rolled back while committing on top "
-                         "of it", t->root, (long long)st->lid);
+            rc = pm_fail(e, PAIMON_EXISTS, "%s: snapshot %lld was expired, rolled back or replaced while committing "
+                         "on top of it", t->root, (long long)st->lid);
         else   /* our snapshot file stays: keep what it names */
-            st->published = 1, rc = pm_fail(e, PAIMON_IO, "%s: snapshot %lld was expired or rolled back while "
-                                            "committing on top of it and %s cannot be removed: %s", t->root,
+            st->published = 1, rc = pm_fail(e, PAIMON_IO, "%s: snapshot %lld was expired, rolled back or replaced "
+                                            "while committing on top of it and %s cannot be removed: %s", t->root,
                                             (long long)st->lid, st->path, e2.msg);
     }
-    free(base_path);
     return rc;
 }
 

@@ -150,13 +150,16 @@ int pm_tag_auto_conf_read(const paimon_table *t, pm_tag_auto_conf *c, pm_err *e)
     memset(c, 0, sizeof *c);
     int mode, has_delay;
     int rc = enum_option(t, "tag.automatic-creation", mode_names, 0, &mode, e);
-    if (!rc) rc = pm_tag_period_read(t, &c->period, e);
+    c->mode = (pm_tag_auto_mode)mode;
+    /* Java reads the period options only to create tags: with none, a
+     * table whose other tag.* options are junk is still maintained */
+    if (rc || c->mode == PM_TAG_AUTO_NONE) return rc;
+    rc = pm_tag_period_read(t, &c->period, e);
     if (!rc) rc = duration_option(t, "tag.creation-delay", &has_delay, &c->delay_ms, e);
     if (!rc) rc = int_option(t, "tag.num-retained-max", &c->has_num_retained_max, &c->num_retained_max, e);
     if (!rc) rc = duration_option(t, "tag.default-time-retained", &c->has_time_retained, &c->time_retained_ms, e);
     if (!rc) rc = bool_option(t, "tag.automatic-completion", &c->automatic_completion, e);
     if (rc) return rc;
-    c->mode = (pm_tag_auto_mode)mode;
     if (c->has_time_retained && c->time_retained_ms <= 0)
         return pm_fail(e, PAIMON_CORRUPT, "%s: table option tag.default-time-retained must be positive", t->root);
     /* BaseTagPeriodHandler.validateDelay */
