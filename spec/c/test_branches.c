@@ -326,6 +326,7 @@ static void delete_sweep(int crash) {
     if (!want || !plan) return;
     int bad = 0;
     for (long k = 1; k <= ops && bad < 3; k++) {
+        if (!tu_sweep_point(k, ops)) continue;
         tu_copy d;
         if (make_b1(&d, FIX)) { CHECK(0); break; }
         paimon_table *t;
@@ -434,6 +435,7 @@ static void ff_sweep(int crash) {
     if (!want) return;
     int bad = 0;
     for (long k = 1; k <= ops && bad < 3; k++) {
+        if (!tu_sweep_point(k, ops)) continue;
         tu_copy d;
         if (plain_copy(&d, FIX)) { CHECK(0); break; }
         paimon_table *t;

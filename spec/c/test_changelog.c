@@ -406,6 +406,7 @@ static void sweep(int (*make)(tu_copy *, const char *), int (*op)(paimon_table *
     if (!want) return;
     int bad = 0;
     for (long k = 1; k <= ops && bad < 3; k++) {
+        if (!tu_sweep_point(k, ops)) continue;
         tu_copy d;
         if (make(&d, FIX)) { CHECK(0); break; }
         paimon_table *t;

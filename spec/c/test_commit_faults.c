@@ -507,15 +507,23 @@ static int run_one(tdir *d, const scenario *sc, int mode, long k, long *ops_out)
     return !r.hit;
 }
 
-/* k = 1, 2, ... until a run does not hit the fault. Returns the runs. */
+/* k = 1, 2, ... until a run does not hit the fault (sampled: geometric
+ * steps, then the last 16 operations of the run that no fault hit).
+ * Returns the runs. */
 static long run_all(tdir *d, const scenario *sc, int mode) {
-    long k;
-    for (k = 1; k < 10000; k++) {
+    long runs = 0, last = 0;
+    for (long k = 1; k < 10000; k = tu_sweep_next(k)) {
         long ops = 0;
-        if (run_one(d, sc, mode, k, &ops)) break;
+        runs++;
+        if (run_one(d, sc, mode, k, &ops)) {
+            for (long j = ops - 15 > last + 1 ? ops - 15 : last + 1; j <= ops && !t_cur_failed; j++, runs++)
+                run_one(d, sc, mode, j, NULL);
+            break;
+        }
+        last = k;
         if (t_cur_failed) break;   /* one report is enough */
     }
-    return k;
+    return runs;
 }
 
 /* ---- tests -------------------------------------------------------------- */

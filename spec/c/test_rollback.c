@@ -239,6 +239,7 @@ TEST(rollback_racing_a_writer_wins_or_conflicts) {
     tu_copy_remove(&d, prefix);
     int bad = 0, conflicts = 0, wins = 0;
     for (long k = 1; k <= ops && bad < 3; k++) {
+        if (!tu_sweep_point(k, ops)) continue;
         if (tu_copy_make(&d, prefix, FIXTURE)) { CHECK(0); break; }
         hook_table = d.table;
         t = tu_open_table(d.table);

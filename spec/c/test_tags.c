@@ -153,6 +153,7 @@ static void sweep(int crash) {
     if (!want || !plan) return;
     int bad = 0;
     for (long k = 1; k <= ops && bad < 3; k++) {
+        if (!tu_sweep_point(k, ops)) continue;
         tu_copy d;
         if (make_tagged(&d, FIX)) { CHECK(0); break; }
         paimon_table *t;

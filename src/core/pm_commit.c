@@ -366,7 +366,7 @@ static int check_base_survived(pm_attempt *a, attempt_state *st, int rc, pm_err 
     pm_snapshot *now = NULL;
     int64_t now_latest = 0;
     pm_err e2;
-    int r = pm_snapshot_read(t->io, t->branch_root, st->lid, &now, &e2);
+    int r = pm_snapshot_read_known(t->io, t->branch_root, t->schemas_known, st->lid, &now, &e2);
     int take_back = r == PAIMON_OK && st->latest && snapshot_replaced(st->latest, now);
     if (r == PAIMON_NOTFOUND)
         take_back = pm_snapshot_latest_id(t->io, t->branch_root, &now_latest, &e2) == PAIMON_OK &&
