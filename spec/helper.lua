@@ -114,7 +114,8 @@ end
 function H.with_lock(name, fn)
   local dir = "/tmp/paimon-test-lock." .. name
   for _ = 1, 6000 do
-    if os.execute("mkdir " .. H.sh_quote(dir) .. " 2>/dev/null") == true then break end
+    local r = os.execute("mkdir " .. H.sh_quote(dir) .. " 2>/dev/null")
+    if r == true or r == 0 then break end   -- (true under Lua 5.4, 0 under LuaJIT)
     os.execute("find " .. H.sh_quote(dir) .. " -maxdepth 0 -mmin +10 -exec rmdir {} + 2>/dev/null; sleep 0.1")
   end
   local ok, err = pcall(fn)
