@@ -461,7 +461,8 @@ static int write_closing(lua_State *L) {
 
 static int l_json_write(lua_State *L) {
     lua_settop(L, 4);
-    if (lua_isnoneornil(L, 1)) luaL_argerror(L, 1, "a file (an object with a write method) expected");
+    if (lua_type(L, 1) != LUA_TUSERDATA && lua_type(L, 1) != LUA_TTABLE)
+        luaL_argerror(L, 1, "a file (an object with a write method) expected");
     if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
     if (!lua_isnil(L, 4)) luaL_checktype(L, 4, LUA_TTABLE);
     enc x;
