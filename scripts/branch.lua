@@ -52,9 +52,11 @@ end
 local function delete(t, names, opts)
   local total, done = nil, {}
   for _, name in ipairs(names) do
+    -- one branch's plan can stay in C for --json; several are merged here
     local r, msg, code = maint.call(t.delete_branch, t, name, {dry_run = opts.dry_run or false,
                                                               threads = opts.threads or 4,
-                                                              progress = maint.progress_fn(true)})
+                                                              progress = maint.progress_fn(true),
+                                                              paths_handle = (opts.json and #names == 1) or nil})
     if not r then
       if #done > 0 then msg = (opts.dry_run and "planned" or "deleted") .. " branch(es) " ..
                               table.concat(done, ", ") .. " before this failure: " .. msg end

@@ -52,7 +52,7 @@ local function main(opts, pos)
   if not t then cli.fail(msg, code) end
   local run = {retain_min = opts.retain_min, retain_max = opts.retain_max, max_deletes = opts.max_deletes,
                older_than = older_than, now = now, threads = opts.threads or 4, dry_run = opts.dry_run,
-               progress = maint.progress_fn(true)}
+               progress = maint.progress_fn(true), paths_handle = opts.json or nil}
   if opts.clean_empty_directories then run.clean_empty_directories = true end
   -- without --policy the core applies Java's rule; with one, the runner
   -- asks it first (paimon.expire)

@@ -36,7 +36,7 @@ local function main(opts, pos)
   r, msg, code = maint.call(t.expire_changelogs, t, {
     retain_min = opts.retain_min, retain_max = opts.retain_max, max_deletes = opts.max_deletes,
     older_than = older_than, now = now, threads = opts.threads or 4, dry_run = opts.dry_run,
-    progress = maint.progress_fn(true)})
+    progress = maint.progress_fn(true), paths_handle = opts.json or nil})
   t:close()
   if not r then cli.fail(msg, code) end
   if opts.json then

@@ -37,7 +37,7 @@ local function main(opts, pos)
   r, msg, code = maint.call(t.remove_orphan_files, t, {older_than = older_than, now = now,
                            threads = opts.threads or 4, dry_run = opts.dry_run,
                            allow_young_cutoff = opts.allow_young_cutoff,
-                           progress = maint.progress_fn(true)})
+                           progress = maint.progress_fn(true), paths_handle = opts.json or nil})
   t:close()
   if not r then cli.fail(msg, code) end
   if r.floor_overridden then

@@ -44,7 +44,8 @@ local function main(opts, pos)
   local r
   r, msg, code = maint.call(t.rollback, t, {to_snapshot = opts.to_snapshot, to_tag = opts.to_tag, to_timestamp = ts,
                                             as_latest = opts.as_latest or false, dry_run = opts.dry_run or false,
-                                            threads = opts.threads or 4, progress = maint.progress_fn(true)})
+                                            threads = opts.threads or 4, progress = maint.progress_fn(true),
+                                            paths_handle = opts.json or nil})
   t:close()
   if not r then cli.fail(msg, code) end
   if opts.json then

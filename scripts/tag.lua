@@ -91,7 +91,8 @@ local function main(opts, pos)
                                       r.snapshot_id)) end
   elseif cmd == "delete" then
     r, msg, code = maint.call(t.delete_tags, t, args, {dry_run = opts.dry_run, threads = opts.threads or 4,
-                                                        progress = maint.progress_fn(true)})
+                                                        progress = maint.progress_fn(true),
+                                                        paths_handle = opts.json or nil})
     if r then print_result(opts, string.format("%s %d tag(s)", opts.dry_run and "would delete" or "deleted", #r.tags), r) end
   elseif cmd == "rename" then
     if opts.dry_run then cli.usage_error("rename has no --dry-run") end
@@ -110,11 +111,12 @@ local function main(opts, pos)
     end
   elseif cmd == "auto" then
     r, msg, code = maint.call(t.auto_tags, t, {dry_run = opts.dry_run, threads = opts.threads or 4,
-                                               progress = maint.progress_fn(true)})
+                                               progress = maint.progress_fn(true), paths_handle = opts.json or nil})
     if r then print_auto(opts, r) end
   else
     local o = {now = now, num_retained_max = opts.num_retained_max, dry_run = opts.dry_run,
-               threads = opts.threads or 4, policy = policy, progress = maint.progress_fn(true)}
+               threads = opts.threads or 4, policy = policy, progress = maint.progress_fn(true),
+               paths_handle = opts.json or nil}
     if opts.older_than then o.older_than = maint.parse_cutoff(opts.older_than, now) end
     r, msg, code = maint.call(t.expire_tags, t, o)
     if r then print_result(opts, string.format("%s %d tag(s)%s", opts.dry_run and "would expire" or "expired",

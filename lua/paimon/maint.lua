@@ -149,14 +149,26 @@ M.exit_code = cli.exit_code
 -- cut-off in the future): that is a usage error (exit code 2).
 M.call = cli.usage_call
 
-function M.print_json(obj)
+local JSON_ORDER = {"expired", "range", "dry_run", "deleted", "bytes", "files", "total_bytes", "directories", "missing",
+                    "protected", "skipped", "failures", "paths", "duration_ms"}
+
+-- One JSON object on stdout (out: another file, for tests), keys in
+-- JSON_ORDER first. A dry run's paths may be a paimon.PathList (option
+-- paths_handle): the C writer (paimon.core.json_write) streams them from
+-- the core's result, so the plan is never a Lua table; a Lua list gives
+-- the same bytes. If writing fails midway, the object is closed where it
+-- stopped and the error goes on to cli.run, which adds {"error", "code"}.
+function M.print_json(obj, out)
+  out = out or io.stdout
   local function arr(t) return json.array(t or {}) end
   obj.failures = arr(obj.failures)
   obj.skipped = arr(obj.skipped)
-  if obj.paths then obj.paths = arr(obj.paths) end
-  io.stdout:write(json.encode(obj, {"expired", "range", "dry_run", "deleted", "bytes", "files",
-                                    "total_bytes", "directories", "missing", "protected", "skipped", "failures",
-                                    "paths", "duration_ms"}), "\n")
+  if type(obj.paths) == "table" then obj.paths = arr(obj.paths) end
+  if out == io.stdout then out:setvbuf("full") end
+  local ok, msg, code = core.json_write(out, obj, JSON_ORDER, json.array_mt)
+  if not ok then cli.fail(msg, code) end
+  out:write("\n")
+  out:flush()
 end
 
 -- Human output of a cleanup result.

@@ -79,6 +79,9 @@ static const opt_def defs[PM_O__N] = {
     [PM_O_FROM_TAG] = {"from-tag", "from_tag", T_TEXT, 0, 0, 0, 0},
     /* t:auto_tags{now_ms = ...}: Lua's other name of `now` */
     [PM_O_NOW_MS_ALIAS] = {NULL, "now_ms", T_INT, 1, INT64_MAX, 0, 0},
+    /* Lua: a dry run's `paths` stay in the C result (a paimon.PathList the
+     * JSON writer streams) instead of one Lua table per planned file */
+    [PM_O_PATHS_HANDLE] = {NULL, "paths_handle", T_BOOL, 0, 0, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -1044,28 +1047,31 @@ static int run_fast_forward(paimon_table *t, const pm_op_args *a, const pm_op_ho
 
 static const pm_opt_id expire_range_opts[] = {
     PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_KEEP_FROM,
-    PM_O_UNTIL_ALIAS, PM_O_THREADS, PM_O_DRY_RUN, PM_O_CLEAN_EMPTY_DIRS, PM_O_NOW, PM_O_PROGRESS, PM_O__N};
+    PM_O_UNTIL_ALIAS, PM_O_THREADS, PM_O_DRY_RUN, PM_O_CLEAN_EMPTY_DIRS, PM_O_NOW, PM_O_PROGRESS,
+    PM_O_PATHS_HANDLE, PM_O__N};   /* the policy runner hands expire_snapshots' options to both */
 static const pm_opt_id expire_opts[] = {
     PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_KEEP_FROM,
     PM_O_UNTIL_ALIAS, PM_O_THREADS, PM_O_DRY_RUN, PM_O_CLEAN_EMPTY_DIRS, PM_O_NOW, PM_O_PROGRESS, PM_O_POLICY,
-    PM_O__N};
+    PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id orphan_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_THREADS, PM_O_DRY_RUN, PM_O_NOW,
-                                        PM_O_ALLOW_YOUNG_CUTOFF, PM_O_PROGRESS, PM_O__N};
+                                        PM_O_ALLOW_YOUNG_CUTOFF, PM_O_PROGRESS, PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id verify_opts[] = {PM_O_ALL_SNAPSHOTS, PM_O_THREADS, PM_O_PROGRESS, PM_O__N};
 static const pm_opt_id drop_opts[] = {PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O_DRY_RUN,
                                       PM_O_EXACT, PM_O_ON_RETRY, PM_O__N};
 
 static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_TIME_RETAINED,
                                             PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
-static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O_PATHS_HANDLE,
+                                             PM_O__N};
 static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O__N};
 static const pm_opt_id expire_tags_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_NUM_RETAINED_MAX, PM_O_THREADS,
                                              PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O_POLICY, PM_O_EXACT,
-                                             PM_O__N};
+                                             PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id auto_tags_opts[] = {PM_O_DRY_RUN, PM_O_NOW, PM_O_NOW_MS_ALIAS, PM_O_THREADS, PM_O_PROGRESS,
-                                           PM_O__N};
+                                           PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id rollback_opts[] = {PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_AS_LATEST,
-                                          PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS, PM_O__N};
+                                          PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS,
+                                          PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id consumers_opts[] = {PM_O__N};
 static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O__N};
 static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
@@ -1073,11 +1079,12 @@ static const pm_opt_id expire_consumers_opts[] = {PM_O_EXPIRATION, PM_O_DRY_RUN,
 
 static const pm_opt_id expire_changelogs_opts[] = {
     PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_THREADS,
-    PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O__N};
+    PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O_PATHS_HANDLE, PM_O__N};
 
 static const pm_opt_id branches_opts[] = {PM_O__N};
 static const pm_opt_id create_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_FROM_TAG, PM_O_DRY_RUN, PM_O__N};
-static const pm_opt_id delete_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O__N};
+static const pm_opt_id delete_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS,
+                                               PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id fast_forward_opts[] = {PM_O_BRANCH_NAME, PM_O_DRY_RUN, PM_O__N};
 
 static const pm_op ops[] = {

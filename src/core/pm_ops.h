@@ -46,6 +46,7 @@ typedef enum pm_opt_id {
     PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O_EXPIRATION,                     /* consumers */
     PM_O_BRANCH_NAME, PM_O_FROM_TAG,                                           /* branches */
     PM_O_NOW_MS_ALIAS,                                                         /* auto_tags (Lua) */
+    PM_O_PATHS_HANDLE,                                                         /* dry-run plans (Lua) */
     PM_O__N
 } pm_opt_id;
 

@@ -80,6 +80,10 @@ void lp_op_options(lua_State *L, int idx, const char *what, pm_op_args *args);
 int lp_op_run(lua_State *L, paimon_table *t, const pm_op_args *args, const pm_op_hooks *hooks, lp_progress *pr);
 /* A result tree as Lua values (objects, lists as tables). */
 void lp_push_result(lua_State *L, const pm_rv *v);
+/* The same for an operation's result, but its "paths" list (a dry run's
+ * plan) stays in C: a paimon.PathList (lpaimon_json.c) that owns res and
+ * paimon.core.json_write streams. Takes res. */
+void lp_push_result_keeping_paths(lua_State *L, pm_result *res);
 void lp_progress_cb(void *ud, const char *phase, size_t done, size_t total);
 /* Option `progress` (a function, or absent) of the options table at idx:
  * *fn / *ud call it through pr; lp_progress_release(pr) afterwards. */

@@ -5,7 +5,8 @@
  * "1h": now minus it), max_deletes, keep_from (exclusive end chosen by a
  * policy; `until` is its old name), threads, dry_run, now (epoch ms),
  * clean_empty_directories (default: the table option, false),
- * progress = function(phase, done, total), and for expire_snapshots
+ * progress = function(phase, done, total), paths_handle (a dry run's paths
+ * stay in C: a paimon.PathList, lpaimon_json.c), and for expire_snapshots
  * policy = function(snapshots, ctx), {expire = function} or a policy file
  * (as expire.lua --policy). Unknown options raise. */
 #include <stdlib.h>
@@ -144,6 +145,10 @@ int lp_op_run(lua_State *L, paimon_table *t, const pm_op_args *args, const pm_op
     int rc = pm_op_run(t, args, hooks, &res, &e);
     if (pr) lp_progress_release(pr);   /* before a misuse raises */
     if (rc) return lp_push_fail(L, rc, &e);
+    if (args->has[PM_O_PATHS_HANDLE] && args->v[PM_O_PATHS_HANDLE]) {
+        lp_push_result_keeping_paths(L, res);
+        return 1;
+    }
     lp_push_result(L, res->root);
     pm_result_free(res);
     return 1;
@@ -194,15 +199,7 @@ static int tbl_expire_snapshots(lua_State *L) {
     }
     lp_progress pr;
     lp_opt_progress(L, 2, &pr, &hooks.progress, &hooks.progress_ud);
-    pm_result *res = NULL;
-    pm_err e;
-    pm_err_clear(&e);
-    int rc = pm_op_run(t, &args, &hooks, &res, &e);
-    lp_progress_release(&pr);
-    if (rc) return lp_push_fail(L, rc, &e);
-    lp_push_result(L, res->root);
-    pm_result_free(res);
-    return 1;
+    return lp_op_run(L, t, &args, &hooks, &pr);
 }
 
 /* paimon.core.now_ms(): the clock in epoch milliseconds (os.time has seconds). */
