@@ -114,6 +114,8 @@ static int run_own_threads(exec_ctx *x, int threads) {
     }
     pthread_mutex_unlock(&r.lock);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_cond_destroy(&r.done);
+    pthread_mutex_destroy(&r.lock);
     free(th);
     return started > 0;
 }
