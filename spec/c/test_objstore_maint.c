@@ -5,7 +5,9 @@
  * with no stat; the deleter sends batches of at most 1000, reports failed
  * items and whole failed batches, and stops after a failure when asked;
  * expiration deletes through batches with the local results; reading many
- * snapshots checks each schema file once. The request counts of each run
+ * snapshots checks each schema file once; the orphan scan's reads run as
+ * many at once as the store serves, and one failing among them refuses
+ * the run. The request counts of each run
  * are printed (the issue's requests-per-operation table). */
 #include "test.h"
 #include "pm_orphan.h"
@@ -35,12 +37,34 @@ typedef struct os_io {
     long max_batch;        /* __atomic */
     const char *fail_item; /* remove_batch: an item whose name ends so fails */
     int fail_batch;        /* remove_batch: the whole request fails */
+    long read_delay_us;    /* each read waits this long (a round trip) */
+    long in_flight, max_in_flight;   /* __atomic: reads under way, and their most at once */
+    const char *fail_read; /* reads of paths holding this fail ... */
+    long fail_read_at;     /* ... from the fail_read_at-th on (1-based) */
+    long fail_read_seen;   /* __atomic */
 } os_io;
 
 #define OS(io) ((os_io *)(io))
 static void count(pm_fileio *io, int k) { __atomic_add_fetch(&OS(io)->n[k], 1, __ATOMIC_RELAXED); }
 
-static int os_read_all(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) { count(io, N_READ); return pm_io_read_all(OS(io)->inner, p, o, e); }
+/* A read: counted, its overlap with other reads measured, delayed and
+ * failed as the test asks. */
+static int os_read_all(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) {
+    os_io *s = OS(io);
+    count(io, N_READ);
+    long now = __atomic_add_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+    long prev = __atomic_load_n(&s->max_in_flight, __ATOMIC_RELAXED);
+    while (now > prev && !__atomic_compare_exchange_n(&s->max_in_flight, &prev, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    if (s->read_delay_us) usleep((useconds_t)s->read_delay_us);
+    int rc;
+    if (s->fail_read && strstr(p, s->fail_read) &&
+        __atomic_add_fetch(&s->fail_read_seen, 1, __ATOMIC_ACQ_REL) >= s->fail_read_at)
+        rc = pm_fail(e, PAIMON_IO, "%s: GET failed: HTTP 500 InternalError", p);
+    else
+        rc = pm_io_read_all(s->inner, p, o, e);
+    __atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+    return rc;
+}
 static int os_list(pm_fileio *io, const char *p, pm_dirent **o, size_t *n, pm_err *e) { count(io, N_LIST); return pm_io_list(OS(io)->inner, p, o, n, e); }
 /* Counts stats of files only: a table or branch handle checks its root
  * directory once on open (branch handles share the table's FileIO); what
@@ -285,6 +309,75 @@ TEST(orphan_listing_failure_refuses) {
     tu_copy_remove(&a, TMP_PREFIX);
 }
 
+/* An object store's reads wait on round trips: the orphan scan runs as many
+ * at once as the store says it serves (parallel_requests, S3's
+ * s3.max-connections), not just its 2 threads; a store that says nothing
+ * (the local file system) keeps the threads' bound. */
+TEST(orphan_reads_use_the_store_parallelism) {
+    tu_copy a;
+    CHECK(make_copy(&a, ALTERED) == 0);
+    paimon_table *t = tu_open_table(a.table);
+    CHECK(t != NULL);
+    if (!t) return;
+    os_io o;
+    os_install(&o, t);
+    o.read_delay_us = 20000;
+    pm_err e;
+    int want[2] = {16, 0};
+    for (int i = 0; i < 2; i++) {
+        o.io.parallel_requests = want[i];
+        o.max_in_flight = 0;
+        pm_orphan_opts oo = orphan_opts(1);   /* 2 threads */
+        pm_orphan_result r;
+        int rc = pm_remove_orphan_files(t, &oo, &r, &e);
+        CHECK_EQ_INT(rc, PAIMON_OK);
+        if (rc) { fprintf(stderr, "  %s\n", e.msg); break; }
+        printf("# parallel_requests %d: at most %ld reads at once\n", want[i], o.max_in_flight);
+        if (want[i]) CHECK(o.max_in_flight > 4);
+        else CHECK(o.max_in_flight <= oo.threads);
+        pm_clean_result_free(&r.clean);
+    }
+    os_uninstall(&o, t);
+    pm_table_free(t);
+    tu_copy_remove(&a, TMP_PREFIX);
+}
+
+/* With 16 reads in flight, one that fails (a snapshot, a manifest list or a
+ * manifest: the 2nd of its kind, others still under way) refuses the run
+ * before anything is deleted: the planted orphans are all still there. */
+TEST(orphan_read_error_in_flight_refuses) {
+    static const char *const kinds[] = {"/snapshot/snapshot-", "/manifest/manifest-list-", "/manifest/manifest-"};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        tu_copy a;
+        CHECK(make_copy(&a, ALTERED) == 0);
+        CHECK(plant_orphans(a.table, 0) == 0);
+        paimon_table *t = tu_open_table(a.table);
+        CHECK(t != NULL);
+        if (!t) return;
+        char *before = tu_tree(a.table, 0);
+        os_io o;
+        os_install(&o, t);
+        o.io.parallel_requests = 16;
+        o.read_delay_us = 5000;
+        o.fail_read = kinds[k];
+        o.fail_read_at = 2;
+        pm_orphan_opts oo = orphan_opts(0);
+        pm_orphan_result r;
+        pm_err e;
+        int rc = pm_remove_orphan_files(t, &oo, &r, &e);
+        CHECK_EQ_INT(rc, PAIMON_IO);
+        if (rc == PAIMON_OK) pm_clean_result_free(&r.clean);
+        else CHECK(strstr(e.msg, "refusing to clean") && strstr(e.msg, "InternalError"));
+        CHECK(o.max_in_flight > 4);
+        CHECK_EQ_INT(o.n[N_BATCH], 0);
+        CHECK_EQ_INT(o.n[N_REMOVE], 0);
+        tu_check_tree_same(tree_files, a.table, before);
+        os_uninstall(&o, t);
+        pm_table_free(t);
+        tu_copy_remove(&a, TMP_PREFIX);
+    }
+}
+
 /* ---- the deleter ------------------------------------------------------------------- */
 
 /* n files f-0000.. in dir/t/bucket-0, added to a deleter (and one path outside). */
@@ -513,6 +606,8 @@ int main(void) {
     RUN(orphan_one_listing_same_plan_unpartitioned);
     RUN(orphan_one_listing_same_plan_partitioned);
     RUN(orphan_listing_failure_refuses);
+    RUN(orphan_reads_use_the_store_parallelism);
+    RUN(orphan_read_error_in_flight_refuses);
     RUN(deleter_batches_of_at_most_1000);
     RUN(deleter_reports_failed_items_and_batches);
     RUN(expire_deletes_through_batches_as_locally);

@@ -142,7 +142,24 @@ TEST(test_addressing_rule_and_bad_options) {
     CHECK_EQ_INT(c.request_timeout_ms, 30000);
     CHECK_EQ_INT(c.connect_timeout_ms, 500);
     CHECK_EQ_INT(c.max_retries, 2);
+    CHECK_EQ_INT(c.max_connections, PM_S3_MAX_CONNECTIONS_DEFAULT);
     pm_s3_config_free(&c);
+    /* requests at once: Paimon's spelling and Hadoop's (fs.s3a.connection.maximum) */
+    const char *conns[] = {"s3.max-connections", "8", NULL};
+    CHECK_EQ_INT(pm_s3_config_load(&c, "lake", conns, &e), PAIMON_OK);
+    CHECK_EQ_INT(c.max_connections, 8);
+    pm_s3_config_free(&c);
+    const char *hconns[] = {"fs.s3a.connection.maximum", "64", NULL};
+    CHECK(pm_s3_option_known(hconns[0]));
+    CHECK_EQ_INT(pm_s3_config_load(&c, "lake", hconns, &e), PAIMON_OK);
+    CHECK_EQ_INT(c.max_connections, 64);
+    pm_s3_config_free(&c);
+    const char *bad_conns[][3] = {{"s3.max-connections", "0", NULL}, {"s3.max-connections", "257", NULL},
+                                  {"s3.max-connections", "many", NULL}};
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(pm_s3_config_load(&c, "lake", bad_conns[i], &e), PAIMON_MISUSE);
+        CHECK(strstr(e.msg, "s3.max-connections") != NULL);
+    }
     /* a key without its secret: refused, and the key is not echoed */
     const char *half[] = {"s3.access-key", "HALFKEY123", NULL};
     CHECK_EQ_INT(pm_s3_config_load(&c, "lake", half, &e), PAIMON_MISUSE);

@@ -581,6 +581,7 @@ pm_fileio *pm_fileio_local(void) {
     if (!io) return NULL;
     io->ops = &local_ops;
     io->ctx = NULL;
+    io->parallel_requests = 0;   /* CPU-bound reads: the caller's threads */
     return io;
 }
 

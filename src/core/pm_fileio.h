@@ -87,6 +87,10 @@ typedef struct pm_fileio_ops {
 struct pm_fileio {
     const pm_fileio_ops *ops;
     void *ctx;
+    /* Requests the store serves well at once (object stores: the wait is
+     * the network's, not a CPU's; S3: s3.max-connections); 0: no more than
+     * the caller's threads (the local file system). */
+    int parallel_requests;
 };
 
 /* Chooses the implementation for the URI's scheme (none or file:// = local;
@@ -161,6 +165,11 @@ int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx,
 int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
                        pm_stat *sts, int *rcs, char **msgs, pm_err *e);
 static inline int pm_io_has(const pm_fileio *io, unsigned cap) { return (io->ops->caps & cap) != 0; }
+/* Workers for a run of independent reads: the caller's threads, or the
+ * store's parallel_requests where that is more. */
+static inline int pm_io_read_threads(const pm_fileio *io, int threads) {
+    return io->parallel_requests > threads ? io->parallel_requests : threads;
+}
 static inline int pm_io_mkdirs(pm_fileio *io, const char *p, pm_err *e) { return io->ops->mkdirs(io, p, e); }
 
 #endif

@@ -98,6 +98,7 @@ pm_fileio *pm_fileio_fault_new(pm_fileio *inner, unsigned kinds, long fail_at, i
                              inner->ops->caps & ~PM_IO_LOCAL, NULL, NULL};   /* generic walk/batch: every call faults */
     io->ops = &c->ops;
     io->ctx = c;
+    io->parallel_requests = inner->parallel_requests;   /* the wrapped store's concurrency */
     return io;
 }
 

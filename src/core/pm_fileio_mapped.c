@@ -97,5 +97,6 @@ pm_fileio *pm_fileio_mapped_new(const char *prefix, const char *local_dir) {
     }
     io->ops = &mapped_ops;
     io->ctx = c;
+    io->parallel_requests = 0;
     return io;
 }

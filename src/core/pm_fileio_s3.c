@@ -795,6 +795,7 @@ int pm_fileio_s3_open(const char *uri, const char *const *options, pm_fileio **o
     if (!io) { pm_s3_free(s3); return pm_nomem(e); }
     io->io.ops = &s3_ops;
     io->io.ctx = io;
+    io->io.parallel_requests = pm_s3_cfg(s3)->max_connections;
     io->s3 = s3;
     *out = &io->io;
     return PAIMON_OK;

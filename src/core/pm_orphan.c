@@ -662,8 +662,9 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
     if (!rc) {
         for (size_t i = 0; i < n; i++) sr[i].id = ids[i];
         snap_read_ctx sx = {bt, sr, side};
-        rc = pm_exec_run(o->threads, n + (side ? 1 : 0), read_snapshot_one, &sx, "reading snapshots", o->progress,
-                         o->progress_ud, e);
+        /* an object store's reads wait on round trips: more at once than threads */
+        rc = pm_exec_run(pm_io_read_threads(bt->io, o->threads), n + (side ? 1 : 0), read_snapshot_one, &sx,
+                         "reading snapshots", o->progress, o->progress_ud, e);
     }
     if (!rc && side && side->rc) rc = pm_nomem(e);
     /* in id order: the first unreadable snapshot fails the run */
@@ -992,8 +993,8 @@ static int read_lists(orphan_run *r, manifest_set *ms, pm_err *e) {
     if (!lr) return pm_nomem(e);
     for (size_t i = 0; i < u->list_v.n; i++) lr[i].name = u->list_v.v[i];
     list_read_ctx lrx = {r->bts[0], lr, r->sc};
-    rc = pm_exec_run(r->o->threads, u->list_v.n, read_list_one, &lrx, "reading manifest lists", r->o->progress,
-                     r->o->progress_ud, e);
+    rc = pm_exec_run(pm_io_read_threads(r->t->io, r->o->threads), u->list_v.n, read_list_one, &lrx,
+                     "reading manifest lists", r->o->progress, r->o->progress_ud, e);
     if (!rc) rc = merge_lists(r, lr, ms, e);
     for (size_t i = 0; i < u->list_v.n; i++) { pm_strv_clear(&lr[i].v); free(lr[i].size); }
     free(lr);
@@ -1042,8 +1043,9 @@ static int read_manifests(orphan_run *r, const manifest_set *ms, pm_err *e) {
     size_t n_reads = 0, n_first = 0;
     read_task *reads = plan_reads(r, ms, &n_reads, &n_first, e);
     if (!reads) return PAIMON_NOMEM;
+    int reader_threads = pm_io_read_threads(r->t->io, o->threads);
     read_ctx rx = {r->bts[0], reads, r->sc, &r->m, NULL};
-    int rc = pm_exec_run(o->threads, n_first, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
+    int rc = pm_exec_run(reader_threads, n_first, read_one, &rx, "reading manifests", o->progress, o->progress_ud, e);
     if (!rc) rc = merge_reads(reads, 0, n_first, &r->m, e);
     size_t n_done = n_first;
     int needed = 0;
@@ -1054,7 +1056,7 @@ static int read_manifests(orphan_run *r, const manifest_set *ms, pm_err *e) {
         r->ages_final = 0;
         needles nd;
         read_ctx rx2 = {r->bts[0], reads + n_first, r->sc, &r->m, few_unknown(r->tasks, r->n_tasks, &r->m, &nd)};
-        rc = pm_exec_run(o->threads, n_reads - n_first, read_one, &rx2, "reading manifests", o->progress,
+        rc = pm_exec_run(reader_threads, n_reads - n_first, read_one, &rx2, "reading manifests", o->progress,
                          o->progress_ud, e);
         if (!rc) rc = merge_reads(reads, n_first, n_reads, &r->m, e);
         n_done = n_reads;

@@ -6,6 +6,11 @@
 
 #include "pm_common.h"
 
+/* s3.max-connections by default: reads of many small metadata files wait
+ * on round trips, not on a CPU, so more run at once than there are
+ * threads (measured in bench/RESULTS.md, "Object store"). */
+#define PM_S3_MAX_CONNECTIONS_DEFAULT 32
+
 typedef struct pm_s3_config {
     char *endpoint;        /* "http(s)://host[:port]", no trailing '/' */
     char *region;
@@ -14,6 +19,7 @@ typedef struct pm_s3_config {
     int verify_tls;
     long connect_timeout_ms, request_timeout_ms;
     int max_retries;       /* retries after the first attempt */
+    int max_connections;   /* requests at once, each with its kept-alive connection */
     long retry_base_ms;
 } pm_s3_config;
 

@@ -147,9 +147,10 @@ static const char *const N_CTO[] = {"connect-timeout", "connection.establish.tim
 static const char *const N_RTO[] = {"request-timeout", "connection.request.timeout", NULL};
 static const char *const N_RETRIES[] = {"max-retries", "attempts.maximum", NULL};
 static const char *const N_RBASE[] = {"retry-base", NULL};
+static const char *const N_CONNS[] = {"max-connections", "connection.maximum", NULL};
 
 static const char *const *const ALL_NAMES[] = {N_ENDPOINT, N_REGION, N_AK, N_SK, N_TOKEN, N_PATH, N_SSL,
-                                              N_VERIFY, N_CTO, N_RTO, N_RETRIES, N_RBASE};
+                                              N_VERIFY, N_CTO, N_RTO, N_RETRIES, N_RBASE, N_CONNS};
 
 int pm_s3_option_known(const char *key) {
     static const char *const prefixes[] = {"s3.", "s3a.", "fs.s3a."};
@@ -199,6 +200,7 @@ int pm_s3_config_load(pm_s3_config *c, const char *bucket, const char *const *op
     c->request_timeout_ms = 120000;
     c->max_retries = 4;
     c->retry_base_ms = 100;
+    c->max_connections = PM_S3_MAX_CONNECTIONS_DEFAULT;
     profile_files p = {0};
     p.creds = home_file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials");
     p.config = home_file("AWS_CONFIG_FILE", ".aws/config");
@@ -270,6 +272,15 @@ int pm_s3_config_load(pm_s3_config *c, const char *bucket, const char *const *op
             goto done;
         }
         c->max_retries = (int)r;
+    }
+    if ((v = opt_get(options, N_CONNS)) != NULL) {
+        int64_t n;
+        if (pm_decimal_int64(v, &n) || n < 1 || n > 256) {
+            rc = pm_fail(e, PAIMON_MISUSE, "option s3.%s: '%s' is not a number of connections from 1 to 256",
+                         N_CONNS[0], v);
+            goto done;
+        }
+        c->max_connections = (int)n;
     }
 done:
     free(p.creds);

@@ -17,15 +17,13 @@
 #include <string.h>
 #include <time.h>
 
-#define POOL_MAX 16
-
 struct pm_s3 {
     pm_s3_config cfg;
     char *bucket;
     char *base_url;              /* ".../bucket" (path style) or "scheme://bucket.host" */
     char *sigv4;                 /* "aws:amz:REGION:s3" */
     pthread_mutex_t lock;
-    CURL *pool[POOL_MAX];
+    CURL **pool;                 /* cfg.max_connections idle handles at most */
     int pooled;
     int trace_fd;                /* PAIMON_S3_TRACE: one line per attempt; -1 off */
 };
@@ -65,6 +63,7 @@ int pm_s3_new(const pm_s3_config *c, const char *bucket, pm_s3 **out, pm_err *e)
     s3->base_url = (char *)b.data;
     s3->sigv4 = (char *)sv.data;
     pthread_mutex_init(&s3->lock, NULL);
+    bad = bad || !(s3->pool = calloc((size_t)(c->max_connections > 0 ? c->max_connections : 1), sizeof *s3->pool));
     if (bad) {
         memset(&s3->cfg, 0, sizeof s3->cfg);   /* the caller still owns c */
         pm_s3_free(s3);
@@ -87,6 +86,7 @@ int pm_s3_new(const pm_s3_config *c, const char *bucket, pm_s3 **out, pm_err *e)
 void pm_s3_free(pm_s3 *s3) {
     if (!s3) return;
     for (int i = 0; i < s3->pooled; i++) curl_easy_cleanup(s3->pool[i]);
+    free(s3->pool);
     if (s3->trace_fd >= 0) close(s3->trace_fd);
     pthread_mutex_destroy(&s3->lock);
     pm_s3_config_free(&s3->cfg);
@@ -109,7 +109,7 @@ static CURL *handle_get(pm_s3 *s3) {
 
 static void handle_put(pm_s3 *s3, CURL *h) {
     pthread_mutex_lock(&s3->lock);
-    if (s3->pooled < POOL_MAX) { s3->pool[s3->pooled++] = h; h = NULL; }
+    if (s3->pooled < s3->cfg.max_connections) { s3->pool[s3->pooled++] = h; h = NULL; }
     pthread_mutex_unlock(&s3->lock);
     if (h) curl_easy_cleanup(h);
 }
