@@ -4,6 +4,7 @@
 #include "pm_manifest.h"
 #include "pm_avro.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +196,28 @@ void pm_manifest_close(pm_manifest_reader *r) {
 
 const char *pm_manifest_codec(const pm_manifest_reader *r) {
     return pm_avro_reader_codec(r->avro);
+}
+
+uint64_t pm_manifest_block(const pm_manifest_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len) {
+    return pm_avro_reader_block(r->avro, count, raw, raw_len);
+}
+
+/* Our manifest writer schema, parsed once (kept for the process). */
+static pm_avro_schema *entry_schema;
+static pthread_once_t entry_schema_once = PTHREAD_ONCE_INIT;
+
+static void parse_entry_schema(void) {
+    pm_err e;
+    if (pm_avro_schema_parse(PM_SCHEMA_MANIFEST_FILE, strlen(PM_SCHEMA_MANIFEST_FILE), &entry_schema, &e))
+        entry_schema = NULL;   /* out of memory: nothing is copied */
+}
+
+int pm_manifest_blocks_copyable(const pm_manifest_reader *r, const char *codec) {
+    if (r->kind != PM_MANIFEST_FILE || r->names_only || !codec) return 0;
+    const char *mine = pm_avro_reader_codec(r->avro);
+    if (!mine || strcmp(mine, codec)) return 0;
+    pthread_once(&entry_schema_once, parse_entry_schema);
+    return pm_avro_schema_same_layout(pm_avro_reader_schema(r->avro), entry_schema);
 }
 
 /* ---- value access ----------------------------------------------------- */
