@@ -121,6 +121,12 @@ const char *pm_manifest_codec(const pm_manifest_reader *r);
  * The other fields are still walked and checked, not built. For orphan
  * cleaning's used set. 0, or -1 (another kind, or records already read). */
 int pm_manifest_names_only(pm_manifest_reader *r);
+/* Decode only what a manifest's metadata needs, before the first record:
+ * entries carry _VERSION, _KIND, _PARTITION, _BUCKET, _FILE_NAME,
+ * _ROW_COUNT, _SCHEMA_ID, _LEVEL and _FIRST_ROW_ID (every other field zero),
+ * the others walked and checked, not built. For a merge copying the blocks
+ * (pm_manifest_blocks_copyable first: it says no afterwards). 0, or -1. */
+int pm_manifest_stats_only(pm_manifest_reader *r);
 /* pm_avro_reader_block_filter on the manifest's blocks: records of a block
  * fn refuses are passed over (see pm_avro.h). */
 void pm_manifest_block_filter(pm_manifest_reader *r, int (*fn)(void *ud, const uint8_t *data, size_t len), void *ud);

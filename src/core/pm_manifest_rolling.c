@@ -373,6 +373,8 @@ int pm_mroll_copy(pm_mroll *r, pm_manifest_reader *in, const char *display, int 
     *n_entries = 0;
     if (!pm_manifest_blocks_copyable(in, r->a->o->codec))
         return pm_fail(e, PAIMON_MISUSE, "%s: blocks cannot be copied (schema or codec differs)", display);
+    /* the other fields (stats, keys) are walked with every check, not built */
+    if (pm_manifest_stats_only(in)) return pm_fail(e, PAIMON_MISUSE, "%s: cannot project for a copy", display);
     uint64_t cur_no = 0;
     int64_t cur_count = 0, seen = 0;
     const uint8_t *cur_raw = NULL;
