@@ -16,7 +16,9 @@
  *    commit with manifest.full-compaction-threshold-size = 1 byte rewrites
  *    them (full compaction, 8 MB rolling target). Timed --reps times (the
  *    result snapshot is removed between reps). Floor: POSIX read of the input
- *    manifests + writing the produced files as above.
+ *    manifests + writing the produced files as above. --merge-decode-only 1:
+ *    the merge decodes and encodes every entry (manifest.merge-optimize.enabled
+ *    = false) instead of copying the Avro blocks of the manifests it keeps whole.
  *    Output: "RESULT merge_entries=.. merge_best_s=.. ..." */
 #define _GNU_SOURCE
 #include "pm_commit.h"
@@ -335,7 +337,7 @@ static double read_all_posix(const char *path, size_t *len) {
     return now_s() - t0;
 }
 
-static void bench_merge(const char *work, const char *schema, int m, int per, int reps) {
+static void bench_merge(const char *work, const char *schema, int m, int per, int reps, int decode_only) {
     char dir[1024], phys[1024];
     snprintf(dir, sizeof dir, "%s/merge", work);
     snprintf(phys, sizeof phys, "%s/merge-phys", work);
@@ -381,6 +383,7 @@ static void bench_merge(const char *work, const char *schema, int m, int per, in
     capture_install(t);
     o.full_compaction_threshold = 1;
     o.merge_min_count = 30;
+    o.merge_decode_only = decode_only;
     double *times = calloc((size_t)reps, sizeof *times), *floors = calloc((size_t)reps, sizeof *floors);
     size_t out_files = 0, out_bytes = 0;
     int64_t out_entries = 0;
@@ -447,7 +450,7 @@ static void bench_merge(const char *work, const char *schema, int m, int per, in
 
 int main(int argc, char **argv) {
     const char *schema = NULL, *work = NULL;
-    int snaps = 1000, mm = 200, me = 500, reps = 5;
+    int snaps = 1000, mm = 200, me = 500, reps = 5, decode_only = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) { fprintf(stderr, "bench_commit: %s needs a value\n", a); return 2; }
@@ -457,16 +460,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--merge-manifests")) mm = atoi(v);
         else if (!strcmp(a, "--merge-entries")) me = atoi(v);
         else if (!strcmp(a, "--reps")) reps = atoi(v);
+        else if (!strcmp(a, "--merge-decode-only")) decode_only = atoi(v);
         else { fprintf(stderr, "bench_commit: unknown option %s\n", a); return 2; }
         i++;
     }
     if (!schema || !work || snaps < 1 || mm < 2 || me < 1 || reps < 1) {
         fprintf(stderr, "usage: bench_commit --schema FILE --workdir DIR [--snapshots N] [--merge-manifests M] "
-                        "[--merge-entries E] [--reps R]\n");
+                        "[--merge-entries E] [--reps R] [--merge-decode-only 0|1]\n");
         return 2;
     }
     mkdir_p(work);
     if (snaps > 0) bench_growth(work, schema, snaps);
-    bench_merge(work, schema, mm, me, reps);
+    bench_merge(work, schema, mm, me, reps, decode_only);
     return 0;
 }

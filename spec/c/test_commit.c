@@ -1448,6 +1448,7 @@ TEST(commit_rolls_manifests) {
     pm_manifest_entry *ents = many_entries(&part, "roll", N, &store);
     pm_commit_opts o;
     opts_for(t, &o, "roller");
+    o.merge_decode_only = 1;   /* the decode path's rule: rolls every 1000 records */
     pm_err e = {0};
     int64_t id = 0;
     /* default target: one delta manifest */
@@ -1545,6 +1546,7 @@ TEST(commit_full_compaction_rolls) {
     pm_manifest_entry *ents = many_entries(&part, "fullroll", B * PER, &store);
     pm_commit_opts o;
     opts_for(t, &o, "fullroll");
+    o.merge_decode_only = 1;   /* the decode path's rule: rolls every 1000 records */
     o.codec = "null";
     o.merge_min_count = 1000;   /* no merging while the manifests pile up */
     pm_err e = {0};

@@ -46,6 +46,11 @@ const pm_avro_schema *pm_avro_unwrap_nullable(const pm_avro_schema *s);
 size_t pm_avro_min_size(const pm_avro_schema *s);
 /* Index of a record field by name (after unwrap_nullable), or -1. */
 int pm_avro_field_index(const pm_avro_schema *record, const char *name);
+/* 1 if data written with schema a is read field for field by schema b
+ * and back: same types, record field names and order, union branches,
+ * enum symbols, fixed sizes (names, docs, defaults and logical types
+ * aside). Blocks may then be copied between files of a and b. */
+int pm_avro_schema_same_layout(const pm_avro_schema *a, const pm_avro_schema *b);
 
 /* A decoded value. Unions are resolved: `type` is the branch's type (NULL
  * for the null branch) and `branch` its index. Bytes/strings/fixed point
@@ -132,6 +137,13 @@ void pm_avro_reader_compile_walks(pm_avro_reader *r, int when);
  * them. parts <= 1: every block. */
 void pm_avro_reader_block_share(pm_avro_reader *r, unsigned part, unsigned parts);
 
+/* The block the last record came from, as stored in the file (still
+ * compressed): its 1-based number (0 before the first record), record
+ * count, and bytes (into the caller's file data). Once the reader has
+ * returned the record after that block's last (or PAIMON_DONE), the whole
+ * block was decoded with every check, trailing bytes included. */
+uint64_t pm_avro_reader_block(const pm_avro_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len);
+
 /* Writer producing a complete container file in memory. */
 typedef struct pm_avro_writer pm_avro_writer;
 
@@ -149,6 +161,13 @@ int pm_avro_writer_end_datum(pm_avro_writer *w, pm_err *e);
  * pm_buf_free). The writer is freed whatever the result. */
 int pm_avro_writer_finish(pm_avro_writer *w, pm_buf *file_out, pm_err *e);
 void pm_avro_writer_abort(pm_avro_writer *w);  /* NULL-safe */
+/* Append a block of `count` records compressed with `codec` as it is
+ * (Java AvroBlockWriter.addEncodedBlock): the records buffered so far are
+ * flushed as their own block first, and the copy gets this file's sync
+ * marker. PAIMON_MISUSE when codec is not the writer's; the caller vouches
+ * that the block was written with a schema of the same layout and decodes. */
+int pm_avro_writer_append_block(pm_avro_writer *w, const char *codec, int64_t count, const uint8_t *raw,
+                                size_t raw_len, pm_err *e);
 /* Bytes of the file so far: header + flushed blocks (the records of the
  * current block are not counted until it is flushed), like the position of
  * Java's output stream that RollingFileWriter checks. */

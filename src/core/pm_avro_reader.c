@@ -61,6 +61,10 @@ struct pm_avro_reader {
     pm_avro_block_filter filter;
     void *filter_ud;
     unsigned part, parts;       /* pm_avro_reader_block_share */
+    const uint8_t *raw;         /* the current block as stored (pm_avro_reader_block) */
+    size_t raw_len;
+    uint64_t raw_no;            /* its number and records (a shared reader passes others over) */
+    int64_t raw_count;
 };
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -1085,6 +1089,10 @@ static int next_block(pm_avro_reader *r, pm_err *e) {
     r->block_no = no;
     r->block_left = r->block_count = count;
     r->in_block = 1;
+    r->raw = blk;
+    r->raw_len = (size_t)size;
+    r->raw_no = no;
+    r->raw_count = count;
     return PAIMON_OK;
 }
 
@@ -1188,6 +1196,13 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
 void pm_avro_reader_block_share(pm_avro_reader *r, unsigned part, unsigned parts) {
     r->part = parts > 1 ? part % parts : 0;
     r->parts = parts > 1 ? parts : 0;
+}
+
+uint64_t pm_avro_reader_block(const pm_avro_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len) {
+    *count = r->raw ? r->raw_count : 0;
+    *raw = r->raw;
+    *raw_len = r->raw ? r->raw_len : 0;
+    return r->raw ? r->raw_no : 0;
 }
 
 void pm_avro_reader_compile_walks(pm_avro_reader *r, int when) {

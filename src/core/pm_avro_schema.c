@@ -379,3 +379,41 @@ int pm_avro_field_index(const pm_avro_schema *record, const char *name) {
         if (!strcmp(s->fields[i].name, name)) return (int)i;
     return -1;
 }
+
+/* Named types may refer to themselves: past this depth two schemas are
+ * called different (no copy), never looped over. */
+#define SAME_LAYOUT_MAX_DEPTH 64
+
+static int same_layout(const pm_avro_schema *a, const pm_avro_schema *b, int depth) {
+    if (depth > SAME_LAYOUT_MAX_DEPTH || a->type != b->type) return 0;
+    switch (a->type) {
+    case PM_AVRO_RECORD:
+        if (a->n_fields != b->n_fields) return 0;
+        for (size_t i = 0; i < a->n_fields; i++)
+            if (strcmp(a->fields[i].name, b->fields[i].name) ||
+                !same_layout(a->fields[i].type, b->fields[i].type, depth + 1))
+                return 0;
+        return 1;
+    case PM_AVRO_UNION:
+        if (a->n_branches != b->n_branches) return 0;
+        for (size_t i = 0; i < a->n_branches; i++)
+            if (!same_layout(a->branches[i], b->branches[i], depth + 1)) return 0;
+        return 1;
+    case PM_AVRO_ARRAY:
+    case PM_AVRO_MAP:
+        return same_layout(a->items, b->items, depth + 1);
+    case PM_AVRO_ENUM:
+        if (a->n_symbols != b->n_symbols) return 0;
+        for (size_t i = 0; i < a->n_symbols; i++)
+            if (strcmp(a->symbols[i], b->symbols[i])) return 0;
+        return 1;
+    case PM_AVRO_FIXED:
+        return a->fixed_size == b->fixed_size;
+    default:
+        return 1;   /* primitives: a logical type does not change the bytes */
+    }
+}
+
+int pm_avro_schema_same_layout(const pm_avro_schema *a, const pm_avro_schema *b) {
+    return a && b && same_layout(a, b, 0);
+}

@@ -252,6 +252,22 @@ int pm_avro_writer_finish(pm_avro_writer *w, pm_buf *file_out, pm_err *e) {
     return rc;
 }
 
+int pm_avro_writer_append_block(pm_avro_writer *w, const char *codec, int64_t count, const uint8_t *raw,
+                                size_t raw_len, pm_err *e) {
+    if (!codec || pm_avro_codec_lookup(codec, strlen(codec)) != w->codec)
+        return pm_fail(e, PAIMON_MISUSE, "avro writer: cannot copy a block compressed with '%s' into a %s file",
+                       codec ? codec : "?", pm_avro_codec_name(w->codec));
+    if (count <= 0 || raw_len > INT64_MAX || (!raw && raw_len))
+        return pm_fail(e, PAIMON_MISUSE, "avro writer: bad block to copy (%lld records, %zu bytes)",
+                       (long long)count, raw_len);
+    int rc = flush_block(w, e);   /* records before the copy stay before it */
+    if (rc) return rc;
+    if (pm_avro_put_long(&w->file, count) || pm_avro_put_long(&w->file, (int64_t)raw_len) ||
+        pm_buf_append(&w->file, raw, raw_len) || pm_buf_append(&w->file, w->sync, 16))
+        return pm_fail(e, PAIMON_NOMEM, "avro writer: out of memory");
+    return PAIMON_OK;
+}
+
 int64_t pm_avro_writer_bytes(const pm_avro_writer *w) { return w ? (int64_t)w->file.len : 0; }
 
 void pm_avro_writer_abort(pm_avro_writer *w) {

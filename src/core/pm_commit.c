@@ -54,6 +54,8 @@ void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o) {
     o->full_compaction_threshold = opt_value(t, "manifest.full-compaction-threshold-size", OPT_SIZE);
     o->merge_min_count = (int)opt_value(t, "manifest.merge-min-count", OPT_INT);
     if (!t || !t->schema) return;
+    const char *optimize = pm_schema_option(t->schema, "manifest.merge-optimize.enabled");
+    o->merge_decode_only = optimize && !strcasecmp(optimize, "false");
     o->codec = pm_manifest_codec_for(pm_schema_option(t->schema, "manifest.compression"),
                                      pm_schema_option(t->schema, "avro.codec"));
 }

@@ -21,6 +21,9 @@ typedef struct pm_commit_opts {
     int64_t manifest_target_size;      /* manifest.target-file-size (8 MB) */
     int64_t full_compaction_threshold; /* manifest.full-compaction-threshold-size (16 MB) */
     int merge_min_count;               /* manifest.merge-min-count (30) */
+    int merge_decode_only;             /* manifest.merge-optimize.enabled = false: merging decodes and
+                                          encodes every entry (Java's legacy merger) instead of
+                                          copying the Avro blocks of manifests it keeps whole */
     int64_t expect_latest;             /* > 0: commit only on top of this snapshot; any other
                                           latest is PAIMON_CONFLICT, never retried (a commit
                                           computed against that snapshot, e.g. rollback as latest) */
@@ -40,7 +43,8 @@ void pm_commit_opts_from_table(const paimon_table *t, pm_commit_opts *o);
  * kind) and then reports that one (a commit never happens twice). Files
  * written by a failed attempt are removed, except after an uncertain
  * snapshot write. New and merged manifests roll at manifest_target_size
- * (checked every 1000 entries, like Java's RollingFileWriter). */
+ * (checked every 1000 entries, like Java's RollingFileWriter, and after
+ * every Avro block a merge copies as it is, like Java's ManifestAvroWriter). */
 int pm_commit(paimon_table *t, const pm_manifest_entry *entries, size_t n, const pm_commit_opts *o,
               int64_t *snapshot_id, pm_err *e);
 

@@ -95,6 +95,15 @@ typedef struct pm_mroll {
 void pm_mroll_init(pm_mroll *r, pm_attempt *a, pm_own_meta **out, size_t *n_out, size_t *cap);
 /* Add an entry; rolls to a new file at manifest.target-file-size. */
 int pm_mroll_add(pm_mroll *r, const pm_manifest_entry *m, pm_err *e);
+/* Add every entry of manifest `in` (opened, nothing read yet) by copying
+ * its blocks as they are: each block is decoded with every check first and
+ * its entries fold into the file's stats exactly as pm_mroll_add would;
+ * after each block the size is checked (Java's rule for copied blocks).
+ * Only for a file pm_manifest_blocks_copyable accepts with the commit's
+ * codec. refuse_deletes: a DELETE entry is PAIMON_CORRUPT (the caller
+ * copies on the list's word that there is none). *n_entries: entries read. */
+int pm_mroll_copy(pm_mroll *r, pm_manifest_reader *in, const char *display, int refuse_deletes, int64_t *n_entries,
+                  pm_err *e);
 int pm_mroll_finish(pm_mroll *r, pm_err *e);
 void pm_mroll_abort(pm_mroll *r);
 
@@ -137,6 +146,9 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_
 
 /* ManifestFileMerger.merge: full compaction if triggered, else minor. */
 int pm_merge_manifests(pm_attempt *a, const pm_own_meta *in, size_t n, pm_own_meta **out, size_t *n_out, pm_err *e);
+/* Since the process started: manifests merged by copying their blocks,
+ * and manifests merged by decoding and encoding their entries (tests). */
+void pm_merge_copy_counts(int64_t *copied, int64_t *decoded);
 
 /* ---- index manifest (pm_commit_index.c) ------------------------------------ */
 

@@ -4,6 +4,7 @@
 #include "pm_manifest.h"
 #include "pm_avro.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,7 @@ struct pm_manifest_reader {
     pm_arena *arena;              /* per-record allocations */
     int64_t record_no;
     int names_only;               /* pm_manifest_names_only */
+    int stats_only;               /* pm_manifest_stats_only */
     int top[16];                  /* top-level field map (any record kind) */
     int file[F_N];
     int key_stats[S_N], value_stats[S_N], part_stats[S_N];
@@ -195,6 +197,28 @@ void pm_manifest_close(pm_manifest_reader *r) {
 
 const char *pm_manifest_codec(const pm_manifest_reader *r) {
     return pm_avro_reader_codec(r->avro);
+}
+
+uint64_t pm_manifest_block(const pm_manifest_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len) {
+    return pm_avro_reader_block(r->avro, count, raw, raw_len);
+}
+
+/* Our manifest writer schema, parsed once (kept for the process). */
+static pm_avro_schema *entry_schema;
+static pthread_once_t entry_schema_once = PTHREAD_ONCE_INIT;
+
+static void parse_entry_schema(void) {
+    pm_err e;
+    if (pm_avro_schema_parse(PM_SCHEMA_MANIFEST_FILE, strlen(PM_SCHEMA_MANIFEST_FILE), &entry_schema, &e))
+        entry_schema = NULL;   /* out of memory: nothing is copied */
+}
+
+int pm_manifest_blocks_copyable(const pm_manifest_reader *r, const char *codec) {
+    if (r->kind != PM_MANIFEST_FILE || r->names_only || r->stats_only || !codec) return 0;
+    const char *mine = pm_avro_reader_codec(r->avro);
+    if (!mine || strcmp(mine, codec)) return 0;
+    pthread_once(&entry_schema_once, parse_entry_schema);
+    return pm_avro_schema_same_layout(pm_avro_reader_schema(r->avro), entry_schema);
 }
 
 /* ---- value access ----------------------------------------------------- */
@@ -431,6 +455,20 @@ int pm_manifest_names_only(pm_manifest_reader *r) {
     return 0;
 }
 
+int pm_manifest_stats_only(pm_manifest_reader *r) {
+    const pm_avro_schema *top = record_of(pm_avro_reader_schema(r->avro));
+    if (!top || r->record_no || r->kind != PM_MANIFEST_FILE || r->names_only) return -1;
+    const pm_avro_schema *f = record_of(field_schema(top, r->top[E_FILE]));
+    int keep_top[] = {r->top[E_VERSION], r->top[E_KIND], r->top[E_PARTITION], r->top[E_BUCKET], r->top[E_FILE]};
+    int keep_file[] = {r->file[F_FILE_NAME], r->file[F_ROW_COUNT], r->file[F_SCHEMA_ID], r->file[F_LEVEL],
+                       r->file[F_FIRST_ROW_ID]};
+    if (!f || pm_avro_reader_skip_fields(r->avro, top, skip_all_but(top, keep_top, 5)) ||
+        pm_avro_reader_skip_fields(r->avro, f, skip_all_but(f, keep_file, 5)))
+        return -1;
+    r->stats_only = 1;
+    return 0;
+}
+
 int pm_manifest_next_entry(pm_manifest_reader *r, const pm_manifest_entry **out, pm_err *e) {
     const pm_avro_value *v;
     int rc = next_value(r, PM_MANIFEST_FILE, &v, e);
@@ -453,6 +491,19 @@ int pm_manifest_next_entry(pm_manifest_reader *r, const pm_manifest_entry **out,
     }
     if ((rc = want_bytes(&c, v, r->top[E_PARTITION], "_PARTITION", &m->partition))) return rc;
     if ((rc = want_int(&c, v, r->top[E_BUCKET], "_BUCKET", &m->bucket))) return rc;
+    if (r->stats_only) {
+        const pm_avro_value *f = get(v, r->top[E_FILE]);
+        if (!f || f->type != PM_AVRO_RECORD) return bad(&c, "_FILE", "is missing or not a record");
+        pm_data_file *d = &m->file;
+        const int *x = r->file;
+        if ((rc = want_str(&c, f, x[F_FILE_NAME], "_FILE_NAME", &d->file_name))) return rc;
+        if ((rc = want_long(&c, f, x[F_ROW_COUNT], "_ROW_COUNT", &d->row_count))) return rc;
+        if ((rc = want_long(&c, f, x[F_SCHEMA_ID], "_SCHEMA_ID", &d->schema_id))) return rc;
+        if ((rc = want_int(&c, f, x[F_LEVEL], "_LEVEL", &d->level))) return rc;
+        if ((rc = opt_long(&c, f, x[F_FIRST_ROW_ID], "_FIRST_ROW_ID", &d->first_row_id))) return rc;
+        *out = m;
+        return PAIMON_OK;
+    }
     m->total_buckets = -1;
     if (r->top[E_TOTAL_BUCKETS] >= 0 &&
         (rc = want_int(&c, v, r->top[E_TOTAL_BUCKETS], "_TOTAL_BUCKETS", &m->total_buckets))) return rc;

@@ -121,6 +121,12 @@ const char *pm_manifest_codec(const pm_manifest_reader *r);
  * The other fields are still walked and checked, not built. For orphan
  * cleaning's used set. 0, or -1 (another kind, or records already read). */
 int pm_manifest_names_only(pm_manifest_reader *r);
+/* Decode only what a manifest's metadata needs, before the first record:
+ * entries carry _VERSION, _KIND, _PARTITION, _BUCKET, _FILE_NAME,
+ * _ROW_COUNT, _SCHEMA_ID, _LEVEL and _FIRST_ROW_ID (every other field zero),
+ * the others walked and checked, not built. For a merge copying the blocks
+ * (pm_manifest_blocks_copyable first: it says no afterwards). 0, or -1. */
+int pm_manifest_stats_only(pm_manifest_reader *r);
 /* pm_avro_reader_block_filter on the manifest's blocks: records of a block
  * fn refuses are passed over (see pm_avro.h). */
 void pm_manifest_block_filter(pm_manifest_reader *r, int (*fn)(void *ud, const uint8_t *data, size_t len), void *ud);
@@ -128,6 +134,13 @@ void pm_manifest_block_filter(pm_manifest_reader *r, int (*fn)(void *ud, const u
  * blocks i with i % parts == part (several workers share one big file). */
 void pm_manifest_block_share(pm_manifest_reader *r, unsigned part, unsigned parts);
 void pm_manifest_close(pm_manifest_reader *r);              /* NULL-safe */
+/* For copying a manifest's blocks verbatim into a new manifest (merging):
+ * 1 when its blocks read as ours would, i.e. its writer schema has the
+ * layout of PM_SCHEMA_MANIFEST_FILE and its codec is `codec` (an Avro
+ * codec name); then pm_manifest_block gives the block of the last entry
+ * returned (see pm_avro_reader_block). */
+int pm_manifest_blocks_copyable(const pm_manifest_reader *r, const char *codec);
+uint64_t pm_manifest_block(const pm_manifest_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len);
 
 /* Deep copies into an arena (every string, byte string and array), so a
  * record outlives the reader it came from. 0, or -1 when out of memory. */

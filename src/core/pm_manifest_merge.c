@@ -72,6 +72,78 @@ static int keep_meta(pm_own_meta **out, size_t *n_out, size_t *cap, const pm_own
     return PAIMON_OK;
 }
 
+/* Counts the test suite reads: manifests whose blocks were copied as they
+ * are, and manifests a merge decoded and encoded again. */
+static int64_t blocks_copied_manifests, decoded_manifests;
+void pm_merge_copy_counts(int64_t *copied, int64_t *decoded) {
+    *copied = blocks_copied_manifests;
+    *decoded = decoded_manifests;
+}
+
+/* Copy the blocks of manifest f when they read as ours (else *copied = 0
+ * and nothing happened); *n: its entries. */
+static int try_copy(paimon_table *t, pm_mroll *mr, const pm_own_meta *f, int refuse_deletes, int *copied,
+                    int64_t *n, pm_err *e) {
+    *copied = 0;
+    if (mr->a->o->merge_decode_only) return PAIMON_OK;
+    pm_manifest_reader *r;
+    int rc = pm_table_open_manifest(t, f->m.file_name, PM_MANIFEST_FILE, &r, e);
+    if (rc) return rc;
+    if (pm_manifest_blocks_copyable(r, mr->a->o->codec)) {
+        *copied = 1;
+        rc = pm_mroll_copy(mr, r, f->m.file_name, refuse_deletes, n, e);
+        if (!rc) __atomic_add_fetch(&blocks_copied_manifests, 1, __ATOMIC_RELAXED);
+    }
+    pm_manifest_close(r);
+    return rc;
+}
+
+/* Manifest i of a group covers entries [first[i], first[i + 1]) in the
+ * order of pass 1; whole[i] = 1 when all of them survive the merge. */
+static int mark_whole(const merge_ctx *c, const int64_t *first, size_t n, uint8_t *whole) {
+    int64_t *left = malloc((n ? n : 1) * sizeof *left);
+    if (!left) return PAIMON_NOMEM;
+    for (size_t i = 0; i < n; i++) left[i] = first[i + 1] - first[i];
+    for (size_t o = 0; o < pm_idmap_ordinals(&c->map); o++) {
+        if (!c->map.live[o]) continue;
+        size_t lo = 0, hi = n;          /* last i with first[i] <= val */
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (first[mid] <= c->map.val[o]) lo = mid; else hi = mid;
+        }
+        left[lo]--;
+    }
+    for (size_t i = 0; i < n; i++) whole[i] = first[i + 1] > first[i] && left[i] == 0;
+    free(left);
+    return PAIMON_OK;
+}
+
+/* Pass 2: the survivors in input order; a manifest all of whose entries
+ * survive has its blocks copied when they read as ours (Java's
+ * ManifestFileBlockMerger), the others are decoded and encoded again. */
+static int merge_write(pm_attempt *a, merge_ctx *c, const pm_own_meta *g, size_t n, const int64_t *first,
+                       const uint8_t *whole, pm_err *e) {
+    int rc = PAIMON_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        int copied = 0;
+        int64_t got = 0;
+        c->seq = first[i];
+        if (whole[i] && (rc = try_copy(a->t, c->mr, &g[i], 0, &copied, &got, e))) break;
+        if (copied) {
+            if (got != first[i + 1] - first[i])
+                rc = pm_fail(e, PAIMON_CORRUPT, "%s: %lld entries, %lld when read before", g[i].m.file_name,
+                             (long long)got, (long long)(first[i + 1] - first[i]));
+            continue;
+        }
+        __atomic_add_fetch(&decoded_manifests, 1, __ATOMIC_RELAXED);
+        rc = for_each_entry(a->t, &g[i], 1, merge_pass2, c, e);
+        if (!rc && c->seq != first[i + 1])
+            rc = pm_fail(e, PAIMON_CORRUPT, "%s: %lld entries, %lld when read before", g[i].m.file_name,
+                         (long long)(c->seq - first[i]), (long long)(first[i + 1] - first[i]));
+    }
+    return rc;
+}
+
 /* Merge a group of manifests into new file(s) appended to out. */
 static int merge_group(pm_attempt *a, const pm_own_meta *g, size_t n, pm_own_meta **out, size_t *n_out, size_t *cap,
                        pm_err *e) {
@@ -79,18 +151,29 @@ static int merge_group(pm_attempt *a, const pm_own_meta *g, size_t n, pm_own_met
     merge_ctx c;
     memset(&c, 0, sizeof c);
     c.t = a->t;
-    int rc = for_each_entry(a->t, g, n, merge_pass1, &c, e);
+    int64_t *first = malloc((n + 1) * sizeof *first);
+    uint8_t *whole = malloc(n);
+    int rc = first && whole ? PAIMON_OK : pm_nomem(e);
+    for (size_t i = 0; i < n && !rc; i++) {
+        first[i] = c.seq;
+        rc = for_each_entry(a->t, &g[i], 1, merge_pass1, &c, e);
+    }
+    if (!rc) {
+        first[n] = c.seq;
+        if (mark_whole(&c, first, n, whole)) rc = pm_nomem(e);
+    }
     if (!rc && c.map.n) {
         pm_mroll r;
         pm_mroll_init(&r, a, out, n_out, cap);
         c.mr = &r;
-        c.seq = 0;
-        rc = for_each_entry(a->t, g, n, merge_pass2, &c, e);
+        rc = merge_write(a, &c, g, n, first, whole, e);
         if (!rc) rc = pm_mroll_finish(&r, e);
         else pm_mroll_abort(&r);
     }
     pm_idmap_free(&c.map);
     pm_buf_free(&c.key);
+    free(first);
+    free(whole);
     return rc;
 }
 
@@ -253,18 +336,28 @@ static int mark_untouched(full_ctx *c, pm_attempt *a, const pm_own_meta *in, siz
 }
 
 /* One manifest that may change: rewritten without the deleted files if it
- * must change or holds one of them, else kept as it is. */
+ * must change or holds one of them, else kept as it is. Rewritten with
+ * nothing to drop (no DELETE entry, none of the deleted files), its blocks
+ * are copied when they read as ours. */
 static int rewrite_or_keep(full_ctx *c, pm_attempt *a, const pm_own_meta *f, pm_own_meta **out, size_t *n_out,
                            size_t *cap, pm_err *e) {
     int rc = PAIMON_OK;
-    c->require = must_change(a, f);
-    if (!c->require) {
+    int must = must_change(a, f), adds_only = f->m.num_deleted_files == 0;
+    c->require = 0;   /* set by full_check: f holds a deleted file */
+    if (!must || (adds_only && pm_set_size(c->dels) > 0)) {
         rc = for_each_entry(c->t, f, 1, full_check, c, e);
         if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
     if (rc) return rc;
-    if (c->require) return for_each_entry(c->t, f, 1, full_write, c, e);
-    return keep_meta(out, n_out, cap, f, e);
+    if (!must && !c->require) return keep_meta(out, n_out, cap, f, e);
+    if (adds_only && !c->require) {
+        int copied = 0;
+        int64_t got = 0;
+        rc = try_copy(c->t, c->mr, f, 1, &copied, &got, e);
+        if (rc || copied) return rc;
+    }
+    __atomic_add_fetch(&decoded_manifests, 1, __ATOMIC_RELAXED);
+    return for_each_entry(c->t, f, 1, full_write, c, e);
 }
 
 /* Kept manifests first, then the rewritten ones (Java's order). */

@@ -216,10 +216,12 @@ int pm_mbuild_partition(pm_mbuild *b, const pm_manifest_entry *m, pm_err *e) {
     return PAIMON_OK;
 }
 
-static int mb_add(pm_mbuild *b, const pm_manifest_entry *m, pm_err *e) {
+/* Fold an entry into the file's stats; `write`: encode it too (else its
+ * bytes come in a block copied as it is). */
+static int mb_add(pm_mbuild *b, const pm_manifest_entry *m, int write, pm_err *e) {
     int rc = pm_mbuild_partition(b, m, e);
     if (rc) return rc;
-    if ((rc = pm_manifest_write_entry(b->w, m, e))) return rc;
+    if (write && (rc = pm_manifest_write_entry(b->w, m, e))) return rc;
     if (m->kind == PM_FILE_ADD) b->added++;
     else b->deleted++;
     const pm_data_file *d = &m->file;
@@ -342,11 +344,65 @@ int pm_mroll_add(pm_mroll *r, const pm_manifest_entry *m, pm_err *e) {
         if ((rc = pm_mbuild_open(&r->mb, r->a, e))) return rc;
         r->open = 1;
     }
-    if ((rc = mb_add(&r->mb, m, e))) return rc;
+    if ((rc = mb_add(&r->mb, m, 1, e))) return rc;
     r->records++;
     if (r->records % ROLL_CHECK_RECORDS == 0 && pm_avro_writer_bytes(r->mb.w) >= r->a->o->manifest_target_size)
         return mr_close_current(r, e);
     return PAIMON_OK;
+}
+
+/* Append a block whose `seen` entries were folded into the current file
+ * already; Java checks the size after every copied block. */
+static int mr_copy_block(pm_mroll *r, const char *display, uint64_t no, int64_t count, const uint8_t *raw,
+                         size_t raw_len, int64_t seen, pm_err *e) {
+    if (seen != count)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: block %llu: %lld records read of %lld", display,
+                       (unsigned long long)no, (long long)seen, (long long)count);
+    int rc = pm_avro_writer_append_block(r->mb.w, r->a->o->codec, count, raw, raw_len, e);
+    if (rc) {
+        pm_err_prefix(e, "%s: block %llu", display, (unsigned long long)no);
+        return rc;
+    }
+    r->records += count;
+    if (pm_avro_writer_bytes(r->mb.w) >= r->a->o->manifest_target_size) return mr_close_current(r, e);
+    return PAIMON_OK;
+}
+
+int pm_mroll_copy(pm_mroll *r, pm_manifest_reader *in, const char *display, int refuse_deletes, int64_t *n_entries,
+                  pm_err *e) {
+    *n_entries = 0;
+    if (!pm_manifest_blocks_copyable(in, r->a->o->codec))
+        return pm_fail(e, PAIMON_MISUSE, "%s: blocks cannot be copied (schema or codec differs)", display);
+    /* the other fields (stats, keys) are walked with every check, not built */
+    if (pm_manifest_stats_only(in)) return pm_fail(e, PAIMON_MISUSE, "%s: cannot project for a copy", display);
+    uint64_t cur_no = 0;
+    int64_t cur_count = 0, seen = 0;
+    const uint8_t *cur_raw = NULL;
+    size_t cur_len = 0;
+    const pm_manifest_entry *m;
+    int rc;
+    while ((rc = pm_manifest_next_entry(in, &m, e)) == PAIMON_OK) {
+        int64_t count;
+        const uint8_t *raw;
+        size_t len;
+        uint64_t no = pm_manifest_block(in, &count, &raw, &len);
+        if (no != cur_no) {   /* the block before was read to its end with every check */
+            if (cur_no && (rc = mr_copy_block(r, display, cur_no, cur_count, cur_raw, cur_len, seen, e))) return rc;
+            cur_no = no, cur_count = count, cur_raw = raw, cur_len = len, seen = 0;
+        }
+        if (refuse_deletes && m->kind != PM_FILE_ADD)
+            return pm_fail(e, PAIMON_CORRUPT, "%s: entry %lld deletes %s, but its manifest list record counts no "
+                           "deleted files", display, (long long)*n_entries, m->file.file_name);
+        if (!r->open) {
+            if ((rc = pm_mbuild_open(&r->mb, r->a, e))) return rc;
+            r->open = 1;
+        }
+        if ((rc = mb_add(&r->mb, m, 0, e))) return rc;
+        seen++;
+        (*n_entries)++;
+    }
+    if (rc != PAIMON_DONE) return rc;
+    return cur_no ? mr_copy_block(r, display, cur_no, cur_count, cur_raw, cur_len, seen, e) : PAIMON_OK;
 }
 
 int pm_mroll_finish(pm_mroll *r, pm_err *e) { return mr_close_current(r, e); }
