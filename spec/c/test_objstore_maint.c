@@ -58,10 +58,15 @@ static int os_read_all(pm_fileio *io, const char *p, pm_buf *o, pm_err *e) {
     if (s->read_delay_us) usleep((useconds_t)s->read_delay_us);
     int rc;
     if (s->fail_read && strstr(p, s->fail_read) &&
-        __atomic_add_fetch(&s->fail_read_seen, 1, __ATOMIC_ACQ_REL) >= s->fail_read_at)
+        __atomic_add_fetch(&s->fail_read_seen, 1, __ATOMIC_ACQ_REL) >= s->fail_read_at) {
+        /* fail while others are under way: wait (at most 2 s) until more
+         * than 4 reads overlap, whatever the machine's scheduling */
+        for (int waited = 0; waited < 2000 && __atomic_load_n(&s->in_flight, __ATOMIC_ACQUIRE) <= 4; waited++)
+            usleep(1000);
         rc = pm_fail(e, PAIMON_IO, "%s: GET failed: HTTP 500 InternalError", p);
-    else
+    } else {
         rc = pm_io_read_all(s->inner, p, o, e);
+    }
     __atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
     return rc;
 }
@@ -358,7 +363,7 @@ TEST(orphan_read_error_in_flight_refuses) {
         os_io o;
         os_install(&o, t);
         o.io.parallel_requests = 16;
-        o.read_delay_us = 5000;
+        o.read_delay_us = 20000;
         o.fail_read = kinds[k];
         o.fail_read_at = 2;
         pm_orphan_opts oo = orphan_opts(0);
