@@ -137,16 +137,17 @@ int pm_exec_run(int threads, size_t n, pm_task_fn fn, void *ctx, const char *pha
         if (progress) progress(progress_ud, phase, n, n);
         return PAIMON_OK;
     }
+    exec_ctx x;
+    memset(&x, 0, sizeof x);
+    x.n = n;
+    x.fn = fn;
+    x.ctx = ctx;
+    x.phase = phase;
+    x.progress = progress;
+    x.progress_ud = progress_ud;
     int pool = size_pool(threads);
     if (threads > pool) {
-        exec_ctx x;
-        memset(&x, 0, sizeof x);
-        x.n = n;
-        x.fn = fn;
-        x.ctx = ctx;
-        x.phase = phase;
-        x.progress = progress;
-        x.progress_ud = progress_ud;
+        /* (no thread started: x is untouched for the pool's workers) */
         if (run_own_threads(&x, threads)) {
             if (progress) progress(progress_ud, phase, n, n);
             return PAIMON_OK;
@@ -156,14 +157,6 @@ int pm_exec_run(int threads, size_t n, pm_task_fn fn, void *ctx, const char *pha
     uv_loop_t loop;
     int rc = uv_loop_init(&loop);
     if (rc) return pm_fail(e, PAIMON_IO, "cannot start the thread pool: %s", uv_strerror(rc));
-    exec_ctx x;
-    memset(&x, 0, sizeof x);
-    x.n = n;
-    x.fn = fn;
-    x.ctx = ctx;
-    x.phase = phase;
-    x.progress = progress;
-    x.progress_ud = progress_ud;
     exec_worker *w = calloc((size_t)threads, sizeof *w);
     if (!w) { uv_loop_close(&loop); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
     uv_timer_init(&loop, &x.timer);
