@@ -832,10 +832,6 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
 static int add_meta_file(paimon_table *t, pm_deleter *d, const char *sub, const char *name, int kind, int64_t size,
                          pm_err *e) {
     pm_buf b = {0};
-    /* a manifest list's recorded size was seen to differ from the file
-     * (s3_parity: 4 bytes over a partition drop); until that is understood
-     * its bytes count only where the store says (locally) */
-    if (kind == PM_K_MANIFEST_LIST) size = -1;
     int rc = pm_table_meta_path(t, sub, name, &b, e);
     if (!rc) rc = pm_deleter_add_sized(d, (char *)b.data, kind, size, e);
     pm_buf_free(&b);
