@@ -1,6 +1,7 @@
 /* Commit side: pm_commit on temp copies of a Java-written append table. */
 #include "test.h"
 #include "pm_commit.h"
+#include "pm_commit_internal.h"
 
 #include <stdint.h>
 #include <errno.h>
@@ -964,6 +965,102 @@ TEST(commit_partition_stats_span) {
     remove_copy(&c);
 }
 
+/* Partition bytes of f1 = v (COMPLEX is partitioned by the INT f1). */
+static int int_partition(paimon_table *t, int64_t v, pm_buf *out) {
+    pm_datum d;
+    memset(&d, 0, sizeof d);
+    d.v.i = v;
+    pm_err e;
+    out->len = 0;
+    return pm_binrow_encode(t->part_types, 1, &d, out, &e);
+}
+
+/* The conflict check reads only the manifests whose partition stats may
+ * hold a partition the commit changes (Java's
+ * readAllEntriesFromChangedPartitions), once each, and still finds every
+ * conflict there; a partition whose files disagree on the total buckets
+ * (a rescale by overwrite) takes the exact scan. */
+TEST(commit_conflict_check_reads_changed_partitions_only) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    pm_commit_opts o;
+    opts_for(t, &o, "pruner");
+    o.merge_min_count = 1000;          /* one manifest per commit stays */
+    pm_err e = {0};
+    int64_t id = 0;
+    pm_buf part = {0};
+    tentry x[12];
+    for (int i = 0; i < 12; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "data-prune-%d.parquet", i);
+        CHECK(int_partition(t, 100 + i, &part) == 0);
+        tentry_init(&x[i], part.data, part.len, 0, name, 1);
+        CHECK_EQ_INT(tu_commit(t, &x[i].m, 1, &o, &id, &e), PAIMON_OK);
+    }
+    pm_snapshot *s = tu_read_snap(t, id);
+    size_t n_manifests = 0;
+    if (s) {
+        pm_mfile *v = NULL;
+        size_t n = 0;
+        CHECK_EQ_INT(pm_read_manifest_list(t, s->base_manifest_list, &v, &n, &e), PAIMON_OK);
+        n_manifests = n;
+        pm_mfiles_free(v, n);
+    }
+    pm_snapshot_free(s);
+    CHECK(n_manifests >= 12);
+    /* deleting the file of f1=105 reads its manifest and the fixture's
+     * (whose stats span f1 10..20 cannot hold 105: pruned too) */
+    pm_manifest_entry del = x[5].m;
+    del.kind = PM_FILE_DELETE;
+    int64_t before = pm_conflict_manifests_read();
+    int rc = tu_commit(t, &del, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    int64_t read = pm_conflict_manifests_read() - before;
+    if (read != 1) fprintf(stderr, "  conflict check read %lld of %zu manifests\n", (long long)read, n_manifests);
+    CHECK_EQ_INT(read, 1);
+    /* conflicts inside the changed partition are still found */
+    CHECK_EQ_INT(tu_commit(t, &del, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "data-prune-5.parquet") && strstr(e.msg, "not live in snapshot"));
+    pm_manifest_entry again = x[7].m;
+    o.kind = "COMPACT";
+    CHECK_EQ_INT(tu_commit(t, &again, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "data-prune-7.parquet") && strstr(e.msg, "already live"));
+    tentry z;
+    tentry_init(&z, x[7].m.partition.ptr, x[7].m.partition.len, 3, "data-prune-4b.parquet", 1);
+    z.m.total_buckets = 4;
+    CHECK_EQ_INT(tu_commit(t, &z.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "total buckets") && strstr(e.msg, "from 2 to 4"));
+    /* rescale f1=107 to 4 buckets by overwrite: its manifests now carry
+     * both 2 and 4; a 4-bucket commit there passes, a 2-bucket one not,
+     * and the exact scan decided it */
+    o.kind = "OVERWRITE";
+    pm_manifest_entry ow[2] = {x[7].m, z.m};
+    ow[0].kind = PM_FILE_DELETE;
+    rc = tu_commit(t, ow, 2, &o, &id, &e);
+    if (rc) fprintf(stderr, "  overwrite: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    o.kind = "COMPACT";                 /* APPEND of adds only checks nothing (Java) */
+    tentry w4, w2;
+    tentry_init(&w4, z.m.partition.ptr, z.m.partition.len, 1, "data-prune-4c.parquet", 1);
+    w4.m.total_buckets = 4;
+    rc = tu_commit(t, &w4.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  4-bucket append: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    tentry_init(&w2, z.m.partition.ptr, z.m.partition.len, 1, "data-prune-2c.parquet", 1);
+    CHECK_EQ_INT(tu_commit(t, &w2.m, 1, &o, &id, &e), PAIMON_CONFLICT);
+    CHECK(strstr(e.msg, "total buckets") && strstr(e.msg, "from 4 to 2"));
+    CHECK(pm_conflict_exact_scans() >= 2);
+    tentry_free(&w4);
+    tentry_free(&w2);
+    tentry_free(&z);
+    for (int i = 0; i < 12; i++) tentry_free(&x[i]);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 TEST(commit_merges_small_manifests) {
     tcopy c;
     paimon_table *t = open_fixture_copy(&c, COMPLEX);
@@ -1878,6 +1975,7 @@ int main(void) {
     RUN(commit_concurrent_deletes_conflict);
     RUN(commit_last_identifier);
     RUN(commit_partition_stats_span);
+    RUN(commit_conflict_check_reads_changed_partitions_only);
     RUN(commit_merges_small_manifests);
     RUN(commit_full_compaction);
     RUN(commit_unpartitioned_table);

@@ -110,20 +110,160 @@ static int check_buckets(paimon_table *t, pm_idmap *tb, const pm_manifest_entry 
     return rc;
 }
 
+/* ---- which of latest's manifests can hold a changed partition ------------- */
+
+/* Per partition field over the commit's partitions: whether a null and
+ * whether a value occur, and the values' min/max (pointing into the
+ * entries' partition bytes). usable = 0: every manifest may hold one. */
+typedef struct part_span {
+    int usable;
+    uint8_t has_null[16], has_value[16];
+    pm_datum min[16], max[16];
+} part_span;
+
+static void span_build(paimon_table *t, const pm_manifest_entry *ents, size_t n, part_span *sp) {
+    memset(sp, 0, sizeof *sp);
+    size_t np = t->n_part;
+    if (np == 0 || np > 16 || n == 0) return;
+    pm_datum v[16];
+    pm_err ignored;
+    for (size_t i = 0; i < n; i++) {
+        if (pm_table_partition_decode(t, ents[i].partition, v, &ignored)) return;
+        for (size_t k = 0; k < np; k++) {
+            const pm_type *ty = t->part_types[k];
+            if (v[k].is_null) { sp->has_null[k] = 1; continue; }
+            if (!sp->has_value[k] || pm_stats_cmp_datum(ty, &v[k], &sp->min[k]) < 0) sp->min[k] = v[k];
+            if (!sp->has_value[k] || pm_stats_cmp_datum(ty, &v[k], &sp->max[k]) > 0) sp->max[k] = v[k];
+            sp->has_value[k] = 1;
+        }
+    }
+    sp->usable = 1;
+}
+
+/* 0 only when the manifest's partition stats (the list's record) rule out
+ * every changed partition, field by field (Java reads the changed
+ * partitions only: readAllEntriesFromChangedPartitions). Stats that do not
+ * decode, or say nothing, keep the manifest. */
+static int may_hold_changed(paimon_table *t, const part_span *sp, const pm_manifest_meta *m) {
+    if (!sp->usable) return 1;
+    size_t np = t->n_part;
+    const pm_stats *st = &m->partition_stats;
+    pm_datum fmin[16], fmax[16];
+    pm_err ignored;
+    if (pm_binrow_decode(st->min_values.ptr, st->min_values.len, t->part_types, np, fmin, &ignored) ||
+        pm_binrow_decode(st->max_values.ptr, st->max_values.len, t->part_types, np, fmax, &ignored))
+        return 1;
+    int64_t rows = m->num_added_files + m->num_deleted_files;
+    for (size_t k = 0; k < np; k++) {
+        const pm_type *ty = t->part_types[k];
+        int known = st->has_null_counts && k < st->n_null_counts &&
+                    !(st->null_count_is_null && st->null_count_is_null[k]) && rows > 0;
+        int64_t nulls = known ? st->null_counts[k] : 0;
+        int may_null = !known || nulls > 0, may_value = !known || nulls < rows;
+        int hit = sp->has_null[k] && may_null;
+        if (!hit && sp->has_value[k] && may_value)
+            hit = fmin[k].is_null || fmax[k].is_null ||
+                  (pm_stats_cmp_datum(ty, &fmax[k], &sp->min[k]) >= 0 && pm_stats_cmp_datum(ty, &fmin[k], &sp->max[k]) <= 0);
+        if (!hit) return 0;
+    }
+    return 1;
+}
+
 /* Java ConflictDetection: the delta must merge on its own, base + delta
  * must merge leaving no DELETE (every deleted file live in latest, no added
  * file already live), and (unless overwriting) total buckets agree within
  * each changed partition. */
-/* The scan of latest's live files over the manifests read already. */
-static int scan_latest(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, size_t n_metas,
-                       pm_scan **sc, pm_err *e) {
+/* The scan of latest's live files over the manifests that may hold a
+ * changed partition (keep[i]). */
+static int scan_latest(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, const uint8_t *keep,
+                       size_t n_metas, pm_scan **sc, pm_err *e) {
     pm_mfile *files = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < n_metas; i++) {
+        if (!keep[i]) continue;
         int rc = pm_mfile_append(&files, &n, &cap, &metas[i].m, e);
         if (rc) { pm_mfiles_free(files, n); return rc; }
     }
     return pm_scan_open_files(t, latest, files, n, sc, e);
+}
+
+/* Manifests read by conflict checks (the test suite counts them). */
+static int64_t conflict_manifests_read, conflict_exact_scans;
+int64_t pm_conflict_manifests_read(void) { return conflict_manifests_read; }
+int64_t pm_conflict_exact_scans(void) { return conflict_exact_scans; }
+
+/* The common case in one pass over the kept manifests, entries of the
+ * changed partitions only: each commit identifier's count in latest (ADDs
+ * minus DELETEs, Java's merge of entries in order) and, per changed
+ * partition, the live files' total buckets. Sets *mixed (and decides
+ * nothing) when a partition's entries carry more than one total-bucket
+ * value: the exact scan below sorts that out. Else marks matched DELETEs
+ * in `map` as the scan would, seeds `tb` with each partition's live total
+ * buckets, or fails on a file already live. */
+static int one_pass(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, const uint8_t *keep,
+                    size_t n_metas, pm_idmap *map, const pm_set *touched, int buckets, pm_idmap *tb,
+                    const pm_manifest_entry *ents, size_t n_ents, size_t *deletes, int *mixed, pm_err *e) {
+    size_t nord = pm_idmap_ordinals(map);
+    int64_t *count = calloc(nord ? nord : 1, sizeof *count);
+    pm_idmap parts = {0};        /* partition -> val: live count, kind: total buckets */
+    pm_buf key = {0};
+    int rc = count ? PAIMON_OK : pm_nomem(e);
+    *mixed = 0;
+    for (size_t i = 0; i < n_metas && !rc && !*mixed; i++) {
+        if (!keep[i]) continue;
+        pm_manifest_reader *r;
+        if ((rc = pm_table_open_manifest(t, metas[i].m.file_name, PM_MANIFEST_FILE, &r, e))) break;
+        __atomic_add_fetch(&conflict_manifests_read, 1, __ATOMIC_RELAXED);
+        const pm_manifest_entry *m;
+        while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK) {
+            if (t->n_part && !pm_set_contains(touched, m->partition.ptr, m->partition.len)) continue;
+            int d = m->kind == PM_FILE_ADD ? 1 : -1;
+            if (map->n) {
+                if (pm_file_identifier(m, &key)) { rc = pm_nomem(e); break; }
+                long s = pm_idmap_find(map, key.data, key.len);
+                if (s >= 0) count[s] += d;
+            }
+            if (!buckets || m->total_buckets <= 0) continue;
+            long ps = pm_idmap_find(&parts, m->partition.ptr, m->partition.len);
+            if (ps < 0) {
+                if (pm_idmap_put(&parts, m->partition.ptr, m->partition.len, d, m->total_buckets)) { rc = pm_nomem(e); break; }
+            } else if (parts.kind[ps] != m->total_buckets) {
+                *mixed = 1;
+                break;
+            } else {
+                parts.val[ps] += d;
+            }
+        }
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    if (!rc && !*mixed) {
+        size_t first_live = SIZE_MAX;      /* in commit order */
+        for (size_t o = 0; o < nord; o++) {
+            if (!map->live[o] || count[o] <= 0) continue;
+            if (map->kind[o] == PM_FILE_ADD && (size_t)map->val[o] < first_live) first_live = (size_t)map->val[o];
+        }
+        if (first_live != SIZE_MAX) {
+            rc = conflict_at(t, &ents[first_live], e, "is already live in snapshot", (long long)latest->id);
+        } else {
+            for (size_t o = 0; o < nord; o++)
+                if (map->live[o] && map->kind[o] == PM_FILE_DELETE && count[o] > 0) {
+                    map->kind[o] = -1;   /* matched */
+                    (*deletes)--;
+                }
+            /* every changed partition is some commit entry's */
+            for (size_t i = 0; i < n_ents && buckets && !rc; i++) {
+                pm_bytes pb = ents[i].partition;
+                long ps = pm_idmap_find(&parts, pb.ptr, pb.len);
+                if (ps < 0 || parts.val[ps] <= 0 || pm_idmap_find(tb, pb.ptr, pb.len) >= 0) continue;
+                if (pm_idmap_put(tb, pb.ptr, pb.len, parts.kind[ps], 0)) rc = pm_nomem(e);
+            }
+        }
+    }
+    free(count);
+    pm_idmap_free(&parts);
+    pm_buf_free(&key);
+    return rc;
 }
 
 int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, size_t n_metas,
@@ -131,6 +271,7 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_
     pm_idmap map = {0}, tb = {0};
     pm_set *touched = NULL;
     pm_buf key = {0};
+    uint8_t *keep = NULL;
     int rc = PAIMON_OK;
     for (size_t i = 0; i < n && !rc; i++) {
         if (pm_file_identifier(&ents[i], &key)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
@@ -148,7 +289,7 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_
         if (pm_idmap_put(&map, key.data, key.len, (int64_t)i, ents[i].kind)) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
     }
     int buckets = !overwrite && n > 0;
-    if (!rc && buckets) {
+    if (!rc) {
         touched = pm_set_new();
         if (!touched) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
         for (size_t i = 0; i < n && !rc; i++)
@@ -158,10 +299,21 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_
     size_t deletes = 0;
     for (size_t o = 0; o < pm_idmap_ordinals(&map); o++) if (map.live[o] && map.kind[o] == PM_FILE_DELETE) deletes++;
     if (!rc && latest && (map.n || buckets)) {
+        /* only the manifests that may hold a changed partition matter:
+         * every identifier and bucket check is within one partition */
+        part_span span;
+        span_build(t, ents, n, &span);
+        keep = malloc(n_metas ? n_metas : 1);
+        if (!keep) rc = pm_nomem(e);
+        for (size_t i = 0; i < n_metas && !rc; i++) keep[i] = (uint8_t)may_hold_changed(t, &span, &metas[i].m);
+        int mixed = 0;
+        if (!rc) rc = one_pass(t, latest, metas, keep, n_metas, &map, touched, buckets, &tb, ents, n, &deletes, &mixed, e);
         pm_scan *sc;
-        if (!(rc = scan_latest(t, latest, metas, n_metas, &sc, e))) {
+        if (!rc && mixed && !(rc = scan_latest(t, latest, metas, keep, n_metas, &sc, e))) {
+            __atomic_add_fetch(&conflict_exact_scans, 1, __ATOMIC_RELAXED);
             const pm_manifest_entry *m;
             while ((rc = pm_scan_next(sc, &m, e)) == PAIMON_OK) {
+                if (t->n_part && !pm_set_contains(touched, m->partition.ptr, m->partition.len)) continue;
                 if (pm_file_identifier(m, &key)) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); break; }
                 long s = pm_idmap_find(&map, key.data, key.len);
                 if (s >= 0 && map.kind[s] == PM_FILE_ADD) {
@@ -173,9 +325,7 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_
                     deletes--;
                     continue;       /* removed by this commit */
                 }
-                if (buckets && pm_set_contains(touched, m->partition.ptr, m->partition.len) &&
-                    (rc = check_buckets(t, &tb, m, e)))
-                    break;
+                if (buckets && (rc = check_buckets(t, &tb, m, e))) break;
             }
             pm_scan_close(sc);
             if (rc == PAIMON_DONE) rc = PAIMON_OK;
@@ -196,6 +346,6 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_
     pm_idmap_free(&tb);
     pm_set_free(touched);
     pm_buf_free(&key);
+    free(keep);
     return rc;
 }
-

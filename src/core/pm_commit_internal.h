@@ -141,6 +141,10 @@ void pm_commit_describe_file(paimon_table *t, const pm_manifest_entry *m, pm_buf
  * already); PAIMON_CONFLICT names the first offending file. */
 int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_meta *metas, size_t n_metas,
                        const pm_manifest_entry *ents, size_t n, int overwrite, pm_err *e);
+/* Manifests read by conflict checks so far in this process (tests). */
+int64_t pm_conflict_manifests_read(void);
+/* Conflict checks that took the exact scan (mixed total buckets; tests). */
+int64_t pm_conflict_exact_scans(void);
 
 /* ---- manifest merge (pm_manifest_merge.c) ---------------------------------- */
 
