@@ -148,6 +148,7 @@ typedef struct run {
     paimon_table *t;
     int64_t id;
     int64_t copied, decoded;   /* manifests the merge commit copied / decoded */
+    int64_t decode_free;       /* of the copied: on their list record's word */
 } run;
 
 /* Commit `batches` batches of `per` entries (no merging), then one entry
@@ -190,10 +191,13 @@ static int build(run *r, const char *rel, const char *codec, int decode_only, in
     else o.merge_min_count = 2;
     pm_manifest_entry *v;
     tentry *store = make_entries(&part, "last", 1, &v);
-    int64_t c0, d0, c1, d1;
+    int64_t c0, d0, c1, d1, f0, f1;
     pm_merge_copy_counts(&c0, &d0);
+    pm_merge_decode_free_count(&f0);
     if (!rc) rc = tu_commit(r->t, v, 1, &o, &r->id, &e);
     pm_merge_copy_counts(&c1, &d1);
+    pm_merge_decode_free_count(&f1);
+    r->decode_free = f1 - f0;
     r->copied = c1 - c0;
     r->decoded = d1 - d0;
     if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
@@ -209,16 +213,20 @@ static void unbuild(run *r) {
 
 /* The merge with block copies and the decode-only merge of the same
  * history produce the same base list and entries. */
+static int64_t last_decode_free;   /* of the last same_as_decode */
+
 static void same_as_decode(const char *rel, const char *codec, int batches, int per, int full, int64_t target,
                            int64_t *copied, int64_t *decoded) {
     run a, b;
-    *copied = *decoded = -1;
+    *copied = *decoded = last_decode_free = -1;
     int ra = build(&a, rel, codec, 1, batches, per, full, target);
     int rb = build(&b, rel, codec, 0, batches, per, full, target);
     CHECK_EQ_INT(ra, 0);
     CHECK_EQ_INT(rb, 0);
     if (!ra && !rb) {
         CHECK_EQ_INT(a.copied, 0);
+        CHECK_EQ_INT(a.decode_free, 0);   /* merge-optimize off: everything decoded */
+        last_decode_free = b.decode_free;
         *copied = b.copied;
         *decoded = b.decoded;
         pm_buf da = {0}, db = {0}, na = {0}, nb = {0};
@@ -245,6 +253,8 @@ TEST(minor_merge_copies_our_manifests) {
         same_as_decode(COMPLEX, codecs[i], 5, 300, 0, 0, &copied, &decoded);
         CHECK_EQ_INT(copied, 5);
         CHECK_EQ_INT(decoded, 4);   /* the fixture's Java-written manifests */
+        /* the fixture's manifests count deleted files: the group takes pass 1 */
+        CHECK_EQ_INT(last_decode_free, 0);
     }
 }
 
@@ -254,6 +264,7 @@ TEST(full_compaction_copies_our_manifests) {
     same_as_decode(COMPLEX, "zstandard", 4, 200, 1, 0, &copied, &decoded);
     CHECK_EQ_INT(copied, 4);
     CHECK_EQ_INT(decoded, 4);
+    CHECK_EQ_INT(last_decode_free, 4);
 }
 
 /* A Java-written table whose manifests have our layout. As of its first
@@ -266,9 +277,11 @@ TEST(java_manifests_copied_or_decoded) {
     same_as_decode(PKDV1, NULL, 2, 20, 0, 0, &copied, &decoded);
     CHECK_EQ_INT(copied, 1 + 2);
     CHECK_EQ_INT(decoded, 0);
+    CHECK_EQ_INT(last_decode_free, 1 + 2);   /* the Java manifest's list record folded like ours */
     same_as_decode(PKDV, NULL, 2, 20, 0, 0, &copied, &decoded);
     CHECK_EQ_INT(copied, 2);
     CHECK_EQ_INT(decoded, 4);
+    CHECK_EQ_INT(last_decode_free, 0);   /* a group with DELETEs: pass 1 and walked copies */
     same_as_decode(PKDV, NULL, 2, 20, 1, 0, &copied, &decoded);
     CHECK_EQ_INT(copied, 2);
     CHECK_EQ_INT(decoded, 4);
@@ -596,6 +609,103 @@ TEST(avro_block_append_round_trip) {
     pm_buf_free(&out);
 }
 
+/* A table partitioned by STRING (short, long and null values), INT (a
+ * batch all null), DOUBLE and DATE; `batches` commits of 30 entries over
+ * many partitions, then a full compaction, decode-only or not. */
+static int typed_history(const char *dir, int decode_only, int64_t *id, int64_t *decode_free, paimon_table **out) {
+    static const paimon_column cols[] = {{"s", "STRING", NULL}, {"i", "INT", NULL}, {"d", "DOUBLE", NULL},
+                                         {"dt", "DATE", NULL}, {"v", "INT", NULL}};
+    static const char *const keys[] = {"s", "i", "d", "dt"};
+    paimon_table_spec spec = {cols, 5, keys, 4, NULL, 0, NULL, 0, NULL};
+    char *msg = NULL;
+    paimon_table *t = NULL;
+    if (paimon_table_create(dir, &spec, &t, &msg)) { fprintf(stderr, "  create: %s\n", msg); free(msg); return -1; }
+    pm_commit_opts o;
+    opts_for(t, &o, "zstandard", decode_only);
+    pm_err e = {0};
+    int rc = 0;
+    static const char *const words[] = {"a", "zz", "a-partition-value-longer-than-seven", "m", ""};
+    for (int b = 0; b < 4 && !rc; b++) {
+        enum { N = 30 };
+        tentry st[N];
+        pm_manifest_entry v[N];
+        for (int k = 0; k < N; k++) {
+            pm_datum p[4];
+            memset(p, 0, sizeof p);
+            const char *w = words[(k + b) % 5];
+            p[0].is_null = k % 7 == 3;
+            p[0].v.bin.ptr = (const uint8_t *)w;
+            p[0].v.bin.len = strlen(w);
+            p[1].is_null = b == 2 || k % 5 == 0;
+            p[1].v.i = (k * 13 + b) % 11 - 5;
+            p[2].v.d = k * 0.5 - b * 3;
+            p[3].is_null = k % 4 == 1;
+            p[3].v.i = 19000 + (k * 7 + b) % 50;
+            pm_buf part = {0};
+            char name[64];
+            snprintf(name, sizeof name, "data-t%d-%03d.parquet", b, k);
+            pm_binrow_encode(t->part_types, 4, p, &part, &e);
+            tentry_init_at(&st[k], part.data, part.len, 0, name, 1 + k % 3, FIXED_TIME);
+            v[k] = st[k].m;
+            pm_buf_free(&part);
+        }
+        rc = tu_commit(t, v, N, &o, id, &e);
+        for (int k = 0; k < N; k++) tentry_free(&st[k]);
+    }
+    o.full_compaction_threshold = 1;
+    tentry one;
+    pm_datum p[4];
+    memset(p, 0, sizeof p);
+    p[0].is_null = p[1].is_null = p[2].is_null = p[3].is_null = 1;
+    pm_buf part = {0};
+    pm_binrow_encode(t->part_types, 4, p, &part, &e);
+    tentry_init_at(&one, part.data, part.len, 0, "data-last.parquet", 1, FIXED_TIME);
+    pm_buf_free(&part);
+    int64_t f0, f1;
+    pm_merge_decode_free_count(&f0);
+    if (!rc) rc = tu_commit(t, &one.m, 1, &o, id, &e);
+    pm_merge_decode_free_count(&f1);
+    tentry_free(&one);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    *decode_free = f1 - f0;
+    *out = t;
+    return rc;
+}
+
+/* The decode-free merge's ManifestFileMeta (counts, schema id, buckets,
+ * levels, row ids, null counts, partition stats bytes) and entries equal
+ * the decode path's for typed partitions with strings and nulls; no
+ * record was decoded for the copied manifests. */
+TEST(decode_free_stats_match_decode_path) {
+    char da[300], db[300];
+    snprintf(da, sizeof da, "%s/pm_test_merge_typed_a.%d", tu_tmp_base(), (int)getpid());
+    snprintf(db, sizeof db, "%s/pm_test_merge_typed_b.%d", tu_tmp_base(), (int)getpid());
+    paimon_table *ta = NULL, *tb = NULL;
+    int64_t ida = 0, idb = 0, fa = -1, fb = -1;
+    CHECK_EQ_INT(typed_history(da, 1, &ida, &fa, &ta), 0);
+    CHECK_EQ_INT(typed_history(db, 0, &idb, &fb, &tb), 0);
+    CHECK_EQ_INT(fa, 0);
+    CHECK_EQ_INT(fb, 4);
+    if (ta && tb) {
+        pm_buf xa = {0}, xb = {0}, na = {0}, nb = {0};
+        CHECK_EQ_INT(base_digest(ta, ida, &xa, &na), 0);
+        CHECK_EQ_INT(base_digest(tb, idb, &xb, &nb), 0);
+        CHECK(xa.len > 0 && xa.len == xb.len && !memcmp(xa.data, xb.data, xa.len));
+        if (xa.len != xb.len || memcmp(xa.data, xb.data, xa.len))
+            fprintf(stderr, "  decode path:\n%.2000s\n  decode-free:\n%.2000s\n", (char *)xa.data, (char *)xb.data);
+        CHECK_EQ_INT(py_same_lists(da, &na, db, &nb), 0);
+        pm_buf_free(&xa);
+        pm_buf_free(&xb);
+        pm_buf_free(&na);
+        pm_buf_free(&nb);
+    }
+    paimon_table_close(ta);
+    paimon_table_close(tb);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", da, db);
+    tu_sh(cmd);
+}
+
 int main(void) {
     RUN(avro_block_append_round_trip);
     RUN(minor_merge_copies_our_manifests);
@@ -604,5 +714,6 @@ int main(void) {
     RUN(cancelled_entries_fall_back_to_decoding);
     RUN(damaged_block_is_never_copied);
     RUN(copied_blocks_roll_after_the_block);
+    RUN(decode_free_stats_match_decode_path);
     return TEST_SUMMARY();
 }

@@ -144,6 +144,15 @@ void pm_avro_reader_block_share(pm_avro_reader *r, unsigned part, unsigned parts
  * block was decoded with every check, trailing bytes included. */
 uint64_t pm_avro_reader_block(const pm_avro_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len);
 
+/* The next block as stored, without decompressing or decoding it, for a
+ * copy whose records are described elsewhere: its framing is checked
+ * (header, byte size within the file, the sync marker after it) and its
+ * compressed bytes as far as that is cheap (pm_avro_check_stored; the
+ * record count against the uncompressed size where that is known).
+ * PAIMON_OK with the block, PAIMON_DONE at the end, PAIMON_CORRUPT naming
+ * the file and block. Not mixed with pm_avro_reader_next on one reader. */
+int pm_avro_reader_next_stored(pm_avro_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len, pm_err *e);
+
 /* Writer producing a complete container file in memory. */
 typedef struct pm_avro_writer pm_avro_writer;
 
@@ -168,6 +177,9 @@ void pm_avro_writer_abort(pm_avro_writer *w);  /* NULL-safe */
  * that the block was written with a schema of the same layout and decodes. */
 int pm_avro_writer_append_block(pm_avro_writer *w, const char *codec, int64_t count, const uint8_t *raw,
                                 size_t raw_len, pm_err *e);
+/* Flush the records buffered so far as their own block (as
+ * pm_avro_writer_append_block does first). */
+int pm_avro_writer_flush(pm_avro_writer *w, pm_err *e);
 /* Bytes of the file so far: header + flushed blocks (the records of the
  * current block are not counted until it is flushed), like the position of
  * Java's output stream that RollingFileWriter checks. */

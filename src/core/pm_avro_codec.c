@@ -246,6 +246,54 @@ int pm_avro_decompress(pm_avro_codec_ctx *c, int codec, const uint8_t *src, size
     }
 }
 
+int pm_avro_check_stored(int codec, const uint8_t *src, size_t n, size_t max_out, uint64_t *ulen, int *known,
+                         pm_err *e) {
+    *ulen = 0;
+    *known = 0;
+    switch (codec) {
+    case PM_AVRO_CODEC_NULL:
+        if (n > max_out) return pm_fail(e, PAIMON_CORRUPT, "block larger than %zu bytes", max_out);
+        *ulen = n;
+        *known = 1;
+        return PAIMON_OK;
+    case PM_AVRO_CODEC_SNAPPY: {
+        if (n < 4) return pm_fail(e, PAIMON_CORRUPT, "snappy block shorter than its CRC (%zu bytes)", n);
+        size_t u = 0;
+        if (snappy_uncompressed_length((const char *)src, n - 4, &u) != SNAPPY_OK)
+            return pm_fail(e, PAIMON_CORRUPT, "bad snappy data (invalid length header)");
+        if (u > max_out || u / 32 > n - 4)
+            return pm_fail(e, PAIMON_CORRUPT, "snappy block claims %zu uncompressed bytes from %zu (limit %zu)", u,
+                           n - 4, max_out);
+        *ulen = u;
+        *known = 1;
+        return PAIMON_OK;
+    }
+    case PM_AVRO_CODEC_ZSTD: {
+        if (n == 0) return pm_fail(e, PAIMON_CORRUPT, "empty zstandard data");
+        /* a block may hold several frames; each must end inside it */
+        uint64_t total = 0;
+        int all_known = 1;
+        for (size_t at = 0; at < n;) {
+            size_t fs = ZSTD_findFrameCompressedSize(src + at, n - at);
+            if (ZSTD_isError(fs))
+                return pm_fail(e, PAIMON_CORRUPT, "bad zstandard frame at byte %zu: %s", at, ZSTD_getErrorName(fs));
+            unsigned long long cs = ZSTD_getFrameContentSize(src + at, fs);
+            if (cs == ZSTD_CONTENTSIZE_ERROR)
+                return pm_fail(e, PAIMON_CORRUPT, "bad zstandard frame header at byte %zu", at);
+            if (cs == ZSTD_CONTENTSIZE_UNKNOWN) all_known = 0;
+            else if ((total += cs) > max_out)
+                return pm_fail(e, PAIMON_CORRUPT, "zstandard block claims more than %zu uncompressed bytes", max_out);
+            at += fs;
+        }
+        *ulen = total;
+        *known = all_known;
+        return PAIMON_OK;
+    }
+    case PM_AVRO_CODEC_DEFLATE: return PAIMON_OK;
+    default: return pm_fail(e, PAIMON_UNSUPPORTED, "unknown codec id %d", codec);
+    }
+}
+
 static int deflate_block(int level, const uint8_t *src, size_t n, pm_buf *out, pm_err *e) {
     if (level < 0 || level > 9) level = level < 0 ? Z_DEFAULT_COMPRESSION : 9;
     z_stream zs;

@@ -50,4 +50,12 @@ int pm_avro_decompress(pm_avro_codec_ctx *c, int codec, const uint8_t *src, size
 int pm_avro_compress(pm_avro_codec_ctx *c, int codec, int level, const uint8_t *src, size_t n,
                      pm_buf *out, pm_err *e);
 
+/* What can be checked of a compressed block without decompressing it.
+ * zstandard: its frames fill exactly n bytes (ZSTD_findFrameCompressedSize)
+ * and none has a broken header (ZSTD_getFrameContentSize); snappy: the
+ * length header and the CRC's room; null: the size. *ulen (when *known):
+ * the uncompressed size, within max_out. Deflate has no such check. */
+int pm_avro_check_stored(int codec, const uint8_t *src, size_t n, size_t max_out, uint64_t *ulen, int *known,
+                         pm_err *e);
+
 #endif

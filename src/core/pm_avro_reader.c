@@ -1033,9 +1033,10 @@ const uint8_t *pm_avro_reader_meta(const pm_avro_reader *r, const char *key, siz
     return NULL;
 }
 
-/* Load the next block; returns PAIMON_OK, PAIMON_DONE or an error. */
-static int next_block(pm_avro_reader *r, pm_err *e) {
-    uint64_t no = r->block_no + 1;
+/* The framing of the block at r->pos (header, byte size within the file,
+ * the sync marker after it), nothing consumed; PAIMON_DONE at the end. */
+static int frame_block(pm_avro_reader *r, uint64_t no, int64_t *count_out, const uint8_t **blk_out, int64_t *size_out,
+                       pm_err *e) {
     if (r->pos == r->len) return PAIMON_DONE;
     dec d;
     d.p = r->data + r->pos;
@@ -1053,9 +1054,22 @@ static int next_block(pm_avro_reader *r, pm_err *e) {
                      (unsigned long long)no, (long long)size, r->len);
     if (r->len - at - (size_t)size < 16)
         return rfail(r, e, PAIMON_CORRUPT, "block %llu: truncated sync marker", (unsigned long long)no);
-    const uint8_t *blk = d.p, *sync = d.p + size;
-    if (memcmp(sync, r->sync, 16))
+    if (memcmp(d.p + size, r->sync, 16))
         return rfail(r, e, PAIMON_CORRUPT, "sync marker mismatch after block %llu", (unsigned long long)no);
+    *count_out = count;
+    *blk_out = d.p;
+    *size_out = size;
+    return PAIMON_OK;
+}
+
+/* Load the next block; returns PAIMON_OK, PAIMON_DONE or an error. */
+static int next_block(pm_avro_reader *r, pm_err *e) {
+    uint64_t no = r->block_no + 1;
+    int64_t count, size;
+    const uint8_t *blk;
+    int rc = frame_block(r, no, &count, &blk, &size, e);
+    if (rc) return rc;
+    const uint8_t *sync = blk + size;
     if (r->parts > 1 && (no - 1) % r->parts != r->part) {   /* another reader's block */
         r->pos = (size_t)(sync + 16 - r->data);
         r->block_no = no;
@@ -1067,7 +1081,7 @@ static int next_block(pm_avro_reader *r, pm_err *e) {
         r->cur = blk;
         r->end = blk + size;
     } else {
-        int rc = pm_avro_decompress(&r->cctx, r->codec, blk, (size_t)size, PM_AVRO_MAX_BLOCK, &r->block_buf, e);
+        rc = pm_avro_decompress(&r->cctx, r->codec, blk, (size_t)size, PM_AVRO_MAX_BLOCK, &r->block_buf, e);
         if (rc) {
             pm_err_prefix(e, "%s: block %llu (%s)", r->file_name, (unsigned long long)no, pm_avro_codec_name(r->codec));
             r->failed = 1;
@@ -1190,6 +1204,39 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
     r->cur = d.p;
     r->block_left--;
     *out = &r->root;
+    return PAIMON_OK;
+}
+
+int pm_avro_reader_next_stored(pm_avro_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len, pm_err *e) {
+    *count = 0;
+    *raw = NULL;
+    *raw_len = 0;
+    if (r->failed) return pm_fail(e, PAIMON_MISUSE, "%s: reader already failed", r->file_name);
+    if (r->in_block) return pm_fail(e, PAIMON_MISUSE, "%s: records already read", r->file_name);
+    uint64_t no = r->block_no + 1;
+    int64_t n, size;
+    const uint8_t *blk;
+    int rc = frame_block(r, no, &n, &blk, &size, e);
+    if (rc) return rc;
+    uint64_t ulen = 0;
+    int known = 0;
+    if ((rc = pm_avro_check_stored(r->codec, blk, (size_t)size, PM_AVRO_MAX_BLOCK, &ulen, &known, e))) {
+        pm_err_prefix(e, "%s: block %llu (%s)", r->file_name, (unsigned long long)no, pm_avro_codec_name(r->codec));
+        r->failed = 1;
+        return rc;
+    }
+    if (known && r->min_record_size && (uint64_t)n > ulen / r->min_record_size)
+        return rfail(r, e, PAIMON_CORRUPT, "block %llu: object count %lld exceeds block size %llu",
+                     (unsigned long long)no, (long long)n, (unsigned long long)ulen);
+    r->pos = (size_t)(blk + size + 16 - r->data);
+    r->block_no = no;
+    r->raw = blk;
+    r->raw_len = (size_t)size;
+    r->raw_no = no;
+    r->raw_count = n;
+    *count = n;
+    *raw = blk;
+    *raw_len = (size_t)size;
     return PAIMON_OK;
 }
 

@@ -268,6 +268,8 @@ int pm_avro_writer_append_block(pm_avro_writer *w, const char *codec, int64_t co
     return PAIMON_OK;
 }
 
+int pm_avro_writer_flush(pm_avro_writer *w, pm_err *e) { return flush_block(w, e); }
+
 int64_t pm_avro_writer_bytes(const pm_avro_writer *w) { return w ? (int64_t)w->file.len : 0; }
 
 void pm_avro_writer_abort(pm_avro_writer *w) {

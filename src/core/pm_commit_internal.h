@@ -104,6 +104,17 @@ int pm_mroll_add(pm_mroll *r, const pm_manifest_entry *m, pm_err *e);
  * copies on the list's word that there is none). *n_entries: entries read. */
 int pm_mroll_copy(pm_mroll *r, pm_manifest_reader *in, const char *display, int refuse_deletes, int64_t *n_entries,
                   pm_err *e);
+/* Copy manifest `in` (opened, nothing read yet) block by block without
+ * decoding a record: `meta`, its manifest list record, stands for its
+ * entries in the file's stats (the same values pm_mroll_add would fold).
+ * Each block's framing is checked (pm_manifest_next_stored) and the blocks'
+ * record counts must add up to the record's added + deleted files, else
+ * PAIMON_CORRUPT naming the manifest, nothing copied. *copied = 0 with
+ * nothing copied (the caller walks the manifest instead) when the record's
+ * stats have a shape we do not fold, or the file would roll to a new one
+ * inside this manifest. The caller vouches for the DELETE count. */
+int pm_mroll_copy_stored(pm_mroll *r, pm_manifest_reader *in, const pm_manifest_meta *meta, const char *display,
+                         int *copied, pm_err *e);
 int pm_mroll_finish(pm_mroll *r, pm_err *e);
 void pm_mroll_abort(pm_mroll *r);
 
@@ -153,6 +164,9 @@ int pm_merge_manifests(pm_attempt *a, const pm_own_meta *in, size_t n, pm_own_me
 /* Since the process started: manifests merged by copying their blocks,
  * and manifests merged by decoding and encoding their entries (tests). */
 void pm_merge_copy_counts(int64_t *copied, int64_t *decoded);
+/* Since the process started: manifests copied decode-free, on their
+ * manifest list record's word (counted among the copied ones too). */
+void pm_merge_decode_free_count(int64_t *decode_free);
 
 /* ---- index manifest (pm_commit_index.c) ------------------------------------ */
 

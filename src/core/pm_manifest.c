@@ -203,6 +203,12 @@ uint64_t pm_manifest_block(const pm_manifest_reader *r, int64_t *count, const ui
     return pm_avro_reader_block(r->avro, count, raw, raw_len);
 }
 
+int pm_manifest_next_stored(pm_manifest_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len, pm_err *e) {
+    if (r->kind != PM_MANIFEST_FILE || r->record_no)
+        return pm_fail(e, PAIMON_MISUSE, "%s: not a manifest read block by block", r->display);
+    return pm_avro_reader_next_stored(r->avro, count, raw, raw_len, e);
+}
+
 /* Our manifest writer schema, parsed once (kept for the process). */
 static pm_avro_schema *entry_schema;
 static pthread_once_t entry_schema_once = PTHREAD_ONCE_INIT;
@@ -560,6 +566,7 @@ int pm_manifest_next_meta(pm_manifest_reader *r, const pm_manifest_meta **out, p
     if ((rc = opt_int(&c, v, x[M_MAX_LEVEL], "_MAX_LEVEL", &m->max_level))) return rc;
     if ((rc = opt_long(&c, v, x[M_MIN_ROW_ID], "_MIN_ROW_ID", &m->min_row_id))) return rc;
     if ((rc = opt_long(&c, v, x[M_MAX_ROW_ID], "_MAX_ROW_ID", &m->max_row_id))) return rc;
+    m->row_ids_known = x[M_MIN_ROW_ID] >= 0 && x[M_MAX_ROW_ID] >= 0;
     if (m->num_added_files < 0 || m->num_deleted_files < 0 || m->file_size < 0)
         return bad(&c, "_NUM_ADDED_FILES/_NUM_DELETED_FILES/_FILE_SIZE", "is negative");
     *out = m;

@@ -63,6 +63,9 @@ typedef struct pm_manifest_meta {
     int64_t schema_id;
     pm_opt_i32 min_bucket, max_bucket, min_level, max_level;
     pm_opt_i64 min_row_id, max_row_id;
+    /* Not stored: the list's schema has _MIN_ROW_ID/_MAX_ROW_ID (1.4+), so
+     * their absence means an entry without _FIRST_ROW_ID. */
+    int row_ids_known;
 } pm_manifest_meta;
 
 typedef struct pm_dv_range {
@@ -141,6 +144,10 @@ void pm_manifest_close(pm_manifest_reader *r);              /* NULL-safe */
  * returned (see pm_avro_reader_block). */
 int pm_manifest_blocks_copyable(const pm_manifest_reader *r, const char *codec);
 uint64_t pm_manifest_block(const pm_manifest_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len);
+/* The next block of a manifest file as stored, nothing decoded (see
+ * pm_avro_reader_next_stored); before any record is read, never mixed
+ * with pm_manifest_next_entry. */
+int pm_manifest_next_stored(pm_manifest_reader *r, int64_t *count, const uint8_t **raw, size_t *raw_len, pm_err *e);
 
 /* Deep copies into an arena (every string, byte string and array), so a
  * record outlives the reader it came from. 0, or -1 when out of memory. */

@@ -73,22 +73,48 @@ static int keep_meta(pm_own_meta **out, size_t *n_out, size_t *cap, const pm_own
 }
 
 /* Counts the test suite reads: manifests whose blocks were copied as they
- * are, and manifests a merge decoded and encoded again. */
-static int64_t blocks_copied_manifests, decoded_manifests;
+ * are (decode-free ones among them), and manifests a merge decoded and
+ * encoded again. */
+static int64_t blocks_copied_manifests, decoded_manifests, decode_free_manifests;
 void pm_merge_copy_counts(int64_t *copied, int64_t *decoded) {
     *copied = blocks_copied_manifests;
     *decoded = decoded_manifests;
 }
+void pm_merge_decode_free_count(int64_t *decode_free) { *decode_free = decode_free_manifests; }
 
 /* Copy the blocks of manifest f when they read as ours (else *copied = 0
- * and nothing happened); *n: its entries. */
-static int try_copy(paimon_table *t, pm_mroll *mr, const pm_own_meta *f, int refuse_deletes, int *copied,
-                    int64_t *n, pm_err *e) {
+ * and nothing happened); *n: its entries. decode_free: nothing can cancel
+ * or drop an entry of f, so its list record may stand for its entries
+ * (pm_mroll_copy_stored); else, or when the record cannot, every record
+ * is walked for the output's stats. */
+static int try_copy(paimon_table *t, pm_mroll *mr, const pm_own_meta *f, int refuse_deletes, int decode_free,
+                    int *copied, int64_t *n, pm_err *e) {
     *copied = 0;
     if (mr->a->o->merge_decode_only) return PAIMON_OK;
     pm_manifest_reader *r;
     int rc = pm_table_open_manifest(t, f->m.file_name, PM_MANIFEST_FILE, &r, e);
     if (rc) return rc;
+    if (decode_free && pm_manifest_blocks_copyable(r, mr->a->o->codec)) {
+        int stored = 0;
+        rc = pm_mroll_copy_stored(mr, r, &f->m, f->m.file_name, &stored, e);
+        int64_t cnt;
+        const uint8_t *raw;
+        size_t len;
+        if (rc || stored) {
+            if (!rc) {
+                *copied = 1;
+                *n = f->m.num_added_files + f->m.num_deleted_files;
+                __atomic_add_fetch(&blocks_copied_manifests, 1, __ATOMIC_RELAXED);
+                __atomic_add_fetch(&decode_free_manifests, 1, __ATOMIC_RELAXED);
+            }
+            pm_manifest_close(r);
+            return rc;
+        }
+        if (pm_manifest_block(r, &cnt, &raw, &len)) {   /* blocks passed: read it again to walk it */
+            pm_manifest_close(r);
+            if ((rc = pm_table_open_manifest(t, f->m.file_name, PM_MANIFEST_FILE, &r, e))) return rc;
+        }
+    }
     if (pm_manifest_blocks_copyable(r, mr->a->o->codec)) {
         *copied = 1;
         rc = pm_mroll_copy(mr, r, f->m.file_name, refuse_deletes, n, e);
@@ -128,7 +154,7 @@ static int merge_write(pm_attempt *a, merge_ctx *c, const pm_own_meta *g, size_t
         int copied = 0;
         int64_t got = 0;
         c->seq = first[i];
-        if (whole[i] && (rc = try_copy(a->t, c->mr, &g[i], 0, &copied, &got, e))) break;
+        if (whole[i] && (rc = try_copy(a->t, c->mr, &g[i], 0, 0, &copied, &got, e))) break;
         if (copied) {
             if (got != first[i + 1] - first[i])
                 rc = pm_fail(e, PAIMON_CORRUPT, "%s: %lld entries, %lld when read before", g[i].m.file_name,
@@ -144,10 +170,44 @@ static int merge_write(pm_attempt *a, merge_ctx *c, const pm_own_meta *g, size_t
     return rc;
 }
 
+static int add_counted_add(void *p, const pm_manifest_entry *m, pm_err *e) {
+    pm_mroll *mr = p;
+    if (m->kind != PM_FILE_ADD)
+        return pm_fail(e, PAIMON_CORRUPT, "entry deletes %s, but its manifest list record counts no deleted files",
+                       m->file.file_name);
+    return pm_mroll_add(mr, m, e);
+}
+
+/* A group none of whose list records counts a deleted file: nothing can
+ * cancel, every entry survives in input order, so pass 1 is skipped and
+ * each manifest is copied decode-free where its record allows (walked or
+ * decoded otherwise). A DELETE entry found on the way is refused: the
+ * list said there was none. */
+static int merge_adds_only(pm_attempt *a, const pm_own_meta *g, size_t n, pm_own_meta **out, size_t *n_out,
+                           size_t *cap, pm_err *e) {
+    pm_mroll r;
+    pm_mroll_init(&r, a, out, n_out, cap);
+    int rc = PAIMON_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        int copied = 0;
+        int64_t got = 0;
+        if ((rc = try_copy(a->t, &r, &g[i], 1, 1, &copied, &got, e)) || copied) continue;
+        __atomic_add_fetch(&decoded_manifests, 1, __ATOMIC_RELAXED);
+        rc = for_each_entry(a->t, &g[i], 1, add_counted_add, &r, e);
+        if (rc) pm_err_prefix(e, "%s", g[i].m.file_name);
+    }
+    if (!rc) rc = pm_mroll_finish(&r, e);
+    else pm_mroll_abort(&r);
+    return rc;
+}
+
 /* Merge a group of manifests into new file(s) appended to out. */
 static int merge_group(pm_attempt *a, const pm_own_meta *g, size_t n, pm_own_meta **out, size_t *n_out, size_t *cap,
                        pm_err *e) {
     if (n == 1) return keep_meta(out, n_out, cap, &g[0], e);
+    int any_deleted = 0;
+    for (size_t i = 0; i < n; i++) any_deleted |= g[i].m.num_deleted_files > 0;
+    if (!any_deleted && !a->o->merge_decode_only) return merge_adds_only(a, g, n, out, n_out, cap, e);
     merge_ctx c;
     memset(&c, 0, sizeof c);
     c.t = a->t;
@@ -221,6 +281,9 @@ typedef struct full_ctx {
     pm_mroll *mr;               /* output */
     pm_buf key;
     int require;
+    /* the deleted partitions' bounds (mark_untouched) */
+    int pred_false, pred_true;          /* no deleted file / may be anywhere */
+    pm_datum dmin[16], dmax[16];
 } full_ctx;
 
 static int full_collect_deletes(void *p, const pm_manifest_entry *m, pm_err *e) {
@@ -316,9 +379,9 @@ static int mark_untouched(full_ctx *c, pm_attempt *a, const pm_own_meta *in, siz
                           size_t *to_merge, pm_err *e) {
     paimon_table *t = c->t;
     size_t np = t->n_part;
-    pm_datum dmin[16], dmax[16];
-    int pred_false = pm_set_size(c->dels) == 0;
-    int pred_true = !pred_false && (np == 0 || np > 16);
+    pm_datum *dmin = c->dmin, *dmax = c->dmax;
+    int pred_false = c->pred_false = pm_set_size(c->dels) == 0;
+    int pred_true = c->pred_true = !pred_false && (np == 0 || np > 16);
     int rc;
     if (!pred_false && !pred_true) {
         if ((rc = pm_binrow_decode(c->pstats->pmin.data, c->pstats->pmin.len, t->part_types, np, dmin, e)) ||
@@ -338,13 +401,16 @@ static int mark_untouched(full_ctx *c, pm_attempt *a, const pm_own_meta *in, siz
 /* One manifest that may change: rewritten without the deleted files if it
  * must change or holds one of them, else kept as it is. Rewritten with
  * nothing to drop (no DELETE entry, none of the deleted files), its blocks
- * are copied when they read as ours. */
+ * are copied when they read as ours; decode-free when its list record
+ * alone shows that: no DELETE counted and no deleted file (none at all, or
+ * its partition stats exclude every deleted partition). */
 static int rewrite_or_keep(full_ctx *c, pm_attempt *a, const pm_own_meta *f, pm_own_meta **out, size_t *n_out,
                            size_t *cap, pm_err *e) {
     int rc = PAIMON_OK;
     int must = must_change(a, f), adds_only = f->m.num_deleted_files == 0;
+    int clear = adds_only && (c->pred_false || (!c->pred_true && !may_contain_deleted(c, f, c->dmin, c->dmax)));
     c->require = 0;   /* set by full_check: f holds a deleted file */
-    if (!must || (adds_only && pm_set_size(c->dels) > 0)) {
+    if (!clear && (!must || (adds_only && pm_set_size(c->dels) > 0))) {
         rc = for_each_entry(c->t, f, 1, full_check, c, e);
         if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
@@ -353,7 +419,7 @@ static int rewrite_or_keep(full_ctx *c, pm_attempt *a, const pm_own_meta *f, pm_
     if (adds_only && !c->require) {
         int copied = 0;
         int64_t got = 0;
-        rc = try_copy(c->t, c->mr, f, 1, &copied, &got, e);
+        rc = try_copy(c->t, c->mr, f, 1, clear, &copied, &got, e);
         if (rc || copied) return rc;
     }
     __atomic_add_fetch(&decoded_manifests, 1, __ATOMIC_RELAXED);

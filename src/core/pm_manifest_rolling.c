@@ -240,6 +240,87 @@ static int mb_add(pm_mbuild *b, const pm_manifest_entry *m, int write, pm_err *e
     return PAIMON_OK;
 }
 
+/* Partition stats fold for up to this many fields (more: walk). */
+#define FOLD_MAX_FIELDS 16
+
+/* 1 when manifest list record m describes its entries completely enough to
+ * stand for them in the builder (what mb_add would fold from each). */
+static int mb_meta_usable(const pm_mbuild *b, const pm_manifest_meta *m) {
+    if (m->num_added_files + m->num_deleted_files == 0) return 1;
+    if (!m->min_bucket.has || !m->max_bucket.has || !m->min_level.has || !m->max_level.has) return 0;   /* <= 1.0 */
+    if (m->min_row_id.has != m->max_row_id.has || (!m->min_row_id.has && !m->row_ids_known)) return 0;
+    if (b->np == 0) return 1;
+    const pm_stats *st = &m->partition_stats;
+    if (b->np > FOLD_MAX_FIELDS || !st->has_null_counts || st->n_null_counts != b->np || !st->null_counts) return 0;
+    for (size_t i = 0; i < b->np; i++)
+        if (st->null_count_is_null && st->null_count_is_null[i]) return 0;
+    pm_datum v[FOLD_MAX_FIELDS];
+    pm_err e;
+    pm_type *const *ty = b->a->t->part_types;
+    return !pm_binrow_decode(st->min_values.ptr, st->min_values.len, ty, b->np, v, &e) &&
+           !pm_binrow_decode(st->max_values.ptr, st->max_values.len, ty, b->np, v, &e);
+}
+
+/* The partition part of mb_fold_meta: per field the typed min/max (nulls
+ * aside) and the null counts summed, as pm_mbuild_partition per entry. */
+static int mb_fold_partitions(pm_mbuild *b, const pm_stats *st, pm_err *e) {
+    size_t np = b->np;
+    pm_type *const *ty = b->a->t->part_types;
+    pm_datum fmin[FOLD_MAX_FIELDS], fmax[FOLD_MAX_FIELDS];
+    int rc;
+    if ((rc = pm_binrow_decode(st->min_values.ptr, st->min_values.len, ty, np, fmin, e)) ||
+        (rc = pm_binrow_decode(st->max_values.ptr, st->max_values.len, ty, np, fmax, e)))
+        return rc;
+    int chmin = 0, chmax = 0;
+    if (b->n == 0) {
+        for (size_t i = 0; i < np; i++) b->mins[i] = fmin[i], b->maxs[i] = fmax[i];
+        chmin = chmax = 1;
+    } else {
+        if ((rc = pm_binrow_decode(b->pmin.data, b->pmin.len, ty, np, b->mins, e)) ||
+            (rc = pm_binrow_decode(b->pmax.data, b->pmax.len, ty, np, b->maxs, e)))
+            return rc;
+        for (size_t i = 0; i < np; i++) {
+            if (!fmin[i].is_null && (b->mins[i].is_null || pm_stats_cmp_datum(ty[i], &fmin[i], &b->mins[i]) < 0)) {
+                b->mins[i] = fmin[i];
+                chmin = 1;
+            }
+            if (!fmax[i].is_null && (b->maxs[i].is_null || pm_stats_cmp_datum(ty[i], &fmax[i], &b->maxs[i]) > 0)) {
+                b->maxs[i] = fmax[i];
+                chmax = 1;
+            }
+        }
+    }
+    for (size_t i = 0; i < np; i++) b->nulls[i] += st->null_counts[i];
+    if (chmin && (rc = encode_row(b, b->mins, &b->pmin, e))) return rc;
+    if (chmax && (rc = encode_row(b, b->maxs, &b->pmax, e))) return rc;
+    b->lastp_valid = 0;   /* the next entry compares against the folded stats */
+    return PAIMON_OK;
+}
+
+/* Fold a whole manifest's entries into the file's stats from its manifest
+ * list record alone (mb_meta_usable said yes): the same sums, minima and
+ * maxima mb_add computes entry by entry. */
+static int mb_fold_meta(pm_mbuild *b, const pm_manifest_meta *m, pm_err *e) {
+    int64_t n = m->num_added_files + m->num_deleted_files;
+    if (n == 0) return PAIMON_OK;
+    int rc;
+    if (b->np && (rc = mb_fold_partitions(b, &m->partition_stats, e))) return rc;
+    b->added += m->num_added_files;
+    b->deleted += m->num_deleted_files;
+    if (b->n == 0 || m->schema_id > b->schema_id) b->schema_id = m->schema_id;
+    if (b->n == 0 || m->min_bucket.v < b->min_b) b->min_b = m->min_bucket.v;
+    if (b->n == 0 || m->max_bucket.v > b->max_b) b->max_b = m->max_bucket.v;
+    if (b->n == 0 || m->min_level.v < b->min_l) b->min_l = m->min_level.v;
+    if (b->n == 0 || m->max_level.v > b->max_l) b->max_l = m->max_level.v;
+    if (!m->min_row_id.has) b->row_ok = 0;
+    else if (b->row_ok) {
+        if (b->n == 0 || m->min_row_id.v < b->min_row) b->min_row = m->min_row_id.v;
+        if (b->n == 0 || m->max_row_id.v > b->max_row) b->max_row = m->max_row_id.v;
+    }
+    b->n += (size_t)n;
+    return PAIMON_OK;
+}
+
 /* Write the file and describe it in *out. Frees the builder. */
 static int mb_finish(pm_mbuild *b, pm_own_meta *out, pm_err *e) {
     memset(out, 0, sizeof *out);
@@ -273,6 +354,7 @@ static int mb_finish(pm_mbuild *b, pm_own_meta *out, pm_err *e) {
     m->num_deleted_files = b->deleted;
     m->partition_stats.has_null_counts = 1;
     m->partition_stats.n_null_counts = b->np;
+    m->row_ids_known = 1;
     m->schema_id = b->n ? b->schema_id : (b->a->t->schema ? b->a->t->schema->id : 0);
     if (b->n) {
         m->min_bucket = (pm_opt_i32){1, b->min_b};
@@ -403,6 +485,93 @@ int pm_mroll_copy(pm_mroll *r, pm_manifest_reader *in, const char *display, int 
     }
     if (rc != PAIMON_DONE) return rc;
     return cur_no ? mr_copy_block(r, display, cur_no, cur_count, cur_raw, cur_len, seen, e) : PAIMON_OK;
+}
+
+/* Bytes a copied block adds to the file: its header, itself, the sync. */
+static int64_t framed_size(int64_t count, size_t len) {
+    int64_t n = (int64_t)len + 16;
+    uint64_t z[2] = {(uint64_t)count << 1, (uint64_t)len << 1};   /* zigzag of non-negative values */
+    for (int k = 0; k < 2; k++) {
+        do { n++; z[k] >>= 7; } while (z[k]);
+    }
+    return n;
+}
+
+typedef struct stored_block { int64_t count; const uint8_t *raw; size_t len; } stored_block;
+
+/* Every block of `in` as stored, its framing checked; their record counts
+ * must add up to what the manifest list record says. */
+static int read_stored_blocks(pm_manifest_reader *in, const pm_manifest_meta *meta, const char *display,
+                              stored_block **out, size_t *n_out, pm_err *e) {
+    stored_block *v = NULL;
+    size_t n = 0, cap = 0;
+    int64_t total = 0, want = meta->num_added_files + meta->num_deleted_files;
+    int rc;
+    stored_block b;
+    while ((rc = pm_manifest_next_stored(in, &b.count, &b.raw, &b.len, e)) == PAIMON_OK) {
+        if (b.count == 0) continue;   /* an empty block: nothing to copy */
+        total += b.count;
+        if (total > want) break;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            stored_block *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) { free(v); return pm_nomem(e); }
+            v = nv;
+            cap = nc;
+        }
+        v[n++] = b;
+    }
+    if (rc != PAIMON_DONE && rc != PAIMON_OK) { free(v); return rc; }
+    if (total != want) {
+        free(v);
+        return pm_fail(e, PAIMON_CORRUPT, "%s: its blocks hold %s%lld records, its manifest list record counts %lld "
+                       "(%lld added + %lld deleted)", display, rc == PAIMON_OK ? "more than " : "", (long long)total,
+                       (long long)want, (long long)meta->num_added_files, (long long)meta->num_deleted_files);
+    }
+    *out = v;
+    *n_out = n;
+    return PAIMON_OK;
+}
+
+int pm_mroll_copy_stored(pm_mroll *r, pm_manifest_reader *in, const pm_manifest_meta *meta, const char *display,
+                         int *copied, pm_err *e) {
+    *copied = 0;
+    if (!pm_manifest_blocks_copyable(in, r->a->o->codec))
+        return pm_fail(e, PAIMON_MISUSE, "%s: blocks cannot be copied (schema or codec differs)", display);
+    /* only codecs whose stored blocks can be checked without inflating
+     * them (zstandard frames, snappy's length header); null and deflate
+     * blocks are walked, so garbled records are still refused there */
+    const char *codec = r->a->o->codec;
+    if (strcmp(codec, "zstandard") && strcmp(codec, "snappy")) return PAIMON_OK;
+    int rc;
+    if (!r->open) {
+        if ((rc = pm_mbuild_open(&r->mb, r->a, e))) return rc;
+        r->open = 1;
+    }
+    if (!mb_meta_usable(&r->mb, meta)) return PAIMON_OK;
+    stored_block *v = NULL;
+    size_t n = 0;
+    if ((rc = read_stored_blocks(in, meta, display, &v, &n, e))) return rc;
+    /* the records buffered before stay before the copy (as
+     * pm_avro_writer_append_block would flush them) */
+    if ((rc = pm_avro_writer_flush(r->mb.w, e))) { free(v); return rc; }
+    /* Java checks the size after every copied block: a file rolling before
+     * the last one would split this manifest's entries over two files,
+     * whose stats the list record cannot give: walk it instead */
+    int64_t bytes = pm_avro_writer_bytes(r->mb.w);
+    for (size_t i = 0; i + 1 < n; i++)
+        if ((bytes += framed_size(v[i].count, v[i].len)) >= r->a->o->manifest_target_size) { free(v); return PAIMON_OK; }
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = pm_avro_writer_append_block(r->mb.w, r->a->o->codec, v[i].count, v[i].raw, v[i].len, e);
+        if (rc) pm_err_prefix(e, "%s: block %zu", display, i + 1);
+        else r->records += v[i].count;
+    }
+    free(v);
+    if (!rc) rc = mb_fold_meta(&r->mb, meta, e);
+    if (rc) return rc;
+    *copied = 1;
+    if (n && pm_avro_writer_bytes(r->mb.w) >= r->a->o->manifest_target_size) return mr_close_current(r, e);
+    return PAIMON_OK;
 }
 
 int pm_mroll_finish(pm_mroll *r, pm_err *e) { return mr_close_current(r, e); }
