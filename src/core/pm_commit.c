@@ -557,6 +557,10 @@ int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size
     if (has_delete && !strcmp(kind, "APPEND")) kind = "OVERWRITE";
     int need_check = has_delete || strcmp(kind, "APPEND") != 0;
 
+    /* conflict checks and merges open many manifests written with one
+     * schema: parse it once (a merge of 200 parsed it 200 times) */
+    pm_avro_schema_cache *sc = pm_avro_schema_cache_bound() ? NULL : pm_avro_schema_cache_new();
+    if (sc) pm_avro_schema_cache_bind(sc);
     pm_attempt a;
     memset(&a, 0, sizeof a);
     a.t = t;
@@ -581,6 +585,10 @@ int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size
         retry_sleep(o, retry);
     }
     attempt_forget(&a);
+    if (sc) {
+        pm_avro_schema_cache_bind(NULL);
+        pm_avro_schema_cache_free(sc);
+    }
     if (rc && a.uncertain && !a.last_uncertain)
         pm_err_prefix(e, "commit to %s: an earlier snapshot write failed with an unknown outcome (its manifests "
                       "are kept) and the retry failed", t->root);
