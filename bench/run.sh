@@ -314,6 +314,17 @@ bench_expire() {
     [ "$na" = "$nb" ] || { log "expire: trees differ after our expire and xargs rm"; exit 1; }
     r=$((r + 1))
   done
+  # system calls per deleted file: one more fresh copy each, under strace -c
+  sc_ours="" sc_rmp=""
+  if command -v strace > /dev/null 2>&1; then
+    rm -rf "$a" "$c"; cp -a "$src" "$a"; cp -a "$src" "$c"
+    "$OUT/bench_expire" expire "$a" --list "$list" > /dev/null
+    sed "s|^$a/|$c/|" "$list" > "$list.c"
+    log "expire: counting system calls (strace -f -c) of ours and of xargs -P4 rm"
+    strace -f -c -o "$OUT/expire_strace_ours.txt" "$OUT/bench_expire" expire "$a" > /dev/null
+    strace -f -c -o "$OUT/expire_strace_rmp.txt" sh -c 'xargs -P4 -n 1000 rm -f < "$1"' sh "$list.c"
+    sc_ours=$OUT/expire_strace_ours.txt sc_rmp=$OUT/expire_strace_rmp.txt
+  fi
   rm -rf "$a" "$b" "$c" "$list" "$list.b" "$list.c"
   d=$OUT/expire_dry.txt
   expired=$(result_field "$d" expired)
@@ -331,10 +342,26 @@ bench_expire() {
   set -- $(stats "$OUT/expire_rmp.txt"); p_best=$1 p_med=$2
   ratio=$(awk -v a="$o_best" -v b="$r_best" 'BEGIN { printf "%.2f", a / b }')
   ratio_med=$(awk -v a="$o_med" -v b="$r_med" 'BEGIN { printf "%.2f", a / b }')
-  verdict="meets the <= 1.5x target"
-  if awk -v r="$ratio" 'BEGIN { exit !(r > 1.5) }'; then
-    verdict="MISSES the <= 1.5x target"
-    below_target "expire: ${ratio}x of xargs rm"
+  # the fair peer deletes with the parallelism ours uses (issue 16: <= 1.2x)
+  pratio=$(awk -v a="$o_best" -v b="$p_best" 'BEGIN { printf "%.2f", a / b }')
+  pratio_med=$(awk -v a="$o_med" -v b="$p_med" 'BEGIN { printf "%.2f", a / b }')
+  verdict="meets the <= 1.2x target"
+  if awk -v r="$pratio" 'BEGIN { exit !(r > 1.2) }'; then
+    verdict="MISSES the <= 1.2x target"
+    below_target "expire: ${pratio}x of xargs -P4 rm"
+  fi
+  # syscalls <strace -c file> <name or total>: calls
+  syscalls() { awk -v w="$2" '$NF == w { print $4; f = 1 } END { if (!f) print 0 }' "$1" |
+               awk '{ print ($1 ~ /^[0-9]+$/) ? $1 : 0 }'; }
+  per_file() { awk -v n="$1" -v f="$files" 'BEGIN { printf "%.2f", n / f }'; }
+  sys_rows=""
+  if [ -n "$sc_ours" ]; then
+    for who in ours rmp; do
+      fsc=$OUT/expire_strace_$who.txt
+      label="paimon-lua (plan + delete)"; [ "$who" = rmp ] && label="xargs -P4 -n 1000 rm -f"
+      sys_rows="$sys_rows| $label | $(syscalls "$fsc" total) | $(per_file "$(syscalls "$fsc" total)") | $(per_file "$(syscalls "$fsc" unlinkat)") | $(per_file "$(syscalls "$fsc" newfstatat)") | $(per_file "$(syscalls "$fsc" openat)") | $(per_file "$(syscalls "$fsc" close)") |
+"
+    done
   fi
   row() {  # label best median
     printf '| %s | %s | %s | %s | %s |\n' "$1" "$(fmt %.3f "$2")" "$(fmt %.3f "$3")" \
@@ -357,7 +384,7 @@ available), then copied with \`cp -a\` to three copies under \`$OUT\` (the local
   lists and manifests it needs, builds the protection set, checks every path (lexically and by realpath), then
   deletes; timed around the call.
 - \`xargs rm -f\`: the same paths (rewritten to copy b), deletion only, no reading.
-- \`xargs -P4 -n 1000 rm -f\`: the same with 4 parallel \`rm\` (copy c; the parallelism ours uses), for reference.
+- \`xargs -P4 -n 1000 rm -f\`: the same with 4 parallel \`rm\` (copy c; the parallelism ours uses): the fair peer.
 - $BENCH_EXPIRE_REPS repetitions on fresh copies, alternating which runs first, \`sync\` between runs; afterwards
   copies a and b hold exactly the same files (checked).
 
@@ -367,8 +394,15 @@ $(row "paimon-lua pm_expire_snapshots (plan + delete)" "$o_best" "$o_med")
 $(row "xargs rm -f (delete only)" "$r_best" "$r_med")
 $(row "xargs -P4 -n 1000 rm -f (delete only)" "$p_best" "$p_med")
 
-Our expiration takes **${ratio}x** the time of \`xargs rm -f\` (best; ${ratio_med}x on medians) — $verdict.
+Our expiration takes **${pratio}x** the time of \`xargs -P4 -n 1000 rm -f\` (best; ${pratio_med}x on medians) — $verdict;
+${ratio}x of a single \`xargs rm -f\` (${ratio_med}x on medians).
 
+System calls (\`strace -f -c\`, one more fresh copy each; ours counts every read of the plan too):
+
+| program | system calls | per deleted file | unlinkat / file | newfstatat / file | openat / file | close / file |
+|---|---|---|---|---|---|---|
+${sys_rows:-| (strace not installed) | | | | | | |
+}
 EOF
 }
 

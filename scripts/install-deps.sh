@@ -13,7 +13,8 @@
 #    the test helpers). The S3 FileIO: libcurl4-openssl-dev + libssl-dev
 #    (libcrypto's SHA-256/MD5; libcurl4-openssl-dev only suggests libssl-dev).
 #  - --bench (make bench) also installs the baselines used there only: awscli,
-#    and Java Avro + zstd-jni + a JDK (the decode peer, what Java Paimon uses).
+#    Java Avro + zstd-jni + a JDK (the decode peer, what Java Paimon uses), and
+#    strace (system calls per deleted file).
 # Usage: install-deps.sh [--bench]
 set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev lua-busted \
@@ -23,7 +24,7 @@ clang libclang-rt-14-dev \
 luajit2 libluajit2-5.1-dev nginx libnginx-mod-http-lua curl luarocks \
 ceph-mon ceph-osd radosgw ceph-common rclone"
 case ${1:-} in
-  --bench) PKGS="$PKGS awscli libavro-java libzstd-jni-java default-jdk-headless" ;;
+  --bench) PKGS="$PKGS awscli libavro-java libzstd-jni-java default-jdk-headless strace" ;;
   "") ;;
   *) echo "usage: install-deps.sh [--bench]" >&2; exit 2 ;;
 esac
