@@ -2,6 +2,7 @@
  * table for bench_orphan).
  *
  *   bench_expire build TABLE [--snapshots 1000] [--files 20] [--partitions 10] [--append] [--earliest-hint]
+ *                            [--manifests-only]
  *       An append table (dt STRING, bucket -1) of --snapshots snapshots made
  *       with pm_commit: commit 1 adds --files data files; every later commit
  *       deletes the files the previous one added and adds --files new ones
@@ -15,6 +16,13 @@
  *       snapshot/EARLIEST after the first commit (as a table that was
  *       expired once has): without it every commit lists snapshot/ to find
  *       the earliest, and building 100,000 snapshots is quadratic.
+ *       --manifests-only keeps the metadata (schema, manifests, lists,
+ *       snapshots) but no data files: each commit's files exist only while
+ *       pm_commit checks them before publishing and are removed right
+ *       after. For tables only read through their metadata (inspect's files
+ *       view and pyref never open a data file), where a million real files
+ *       would cost gigabytes of /dev/shm. Expiration and orphan cleaning
+ *       need the data files: never run them on such a table. Local only.
  *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4] [--limit N]
  *       pm_expire_snapshots with retain-min 1, cut-off now, no expire limit:
  *       everything but the latest snapshot expires (--limit N: the N
@@ -55,6 +63,8 @@ static const char *SCHEMA =
 /* Local trees are written with stdio (fast on /dev/shm); other URIs through
  * the FileIO (one PUT per file on S3). */
 static pm_fileio *build_io;
+/* 0 with --manifests-only: data files are removed once committed */
+static int keep_data_files = 1;
 
 static void write_file(const char *path, const void *p, size_t n) {
     if (build_io) {
@@ -66,13 +76,14 @@ static void write_file(const char *path, const void *p, size_t n) {
     if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) die(path, NULL);
 }
 
-typedef struct bfile { pm_manifest_entry m; pm_buf part; char name[96]; } bfile;
+typedef struct bfile { pm_manifest_entry m; pm_buf part; char name[96]; int part_no; } bfile;
 
 static void make_file(paimon_table *t, const char *table, bfile *x, int p, long seq, const pm_buf *empty) {
     memset(x, 0, sizeof *x);
     pm_err e;
     char dt[16], path[700], body[256];
     snprintf(dt, sizeof dt, "d%02d", p);
+    x->part_no = p;
     pm_datum v;
     memset(&v, 0, sizeof v);
     v.v.bin.ptr = (const uint8_t *)dt;
@@ -105,10 +116,23 @@ static void make_file(paimon_table *t, const char *table, bfile *x, int p, long 
     f->file_source = (pm_opt_i32){1, 0};
 }
 
+/* --manifests-only: the committed files go again (the manifests keep them) */
+static void remove_data_files(const char *table, const bfile *x, int n) {
+    char path[700];
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/dt=d%02d/bucket-0/%s", table, x[i].part_no, x[i].name);
+        if (unlink(path)) die(path, NULL);
+    }
+}
+
 static int cmd_build(const char *table, int snapshots, int files, int parts, int append, int hint,
                      const char *latency) {
     char p[600];
     pm_err e;
+    if (!keep_data_files && strstr(table, "://")) {
+        fprintf(stderr, "bench_expire: --manifests-only builds local tables only\n");
+        return 2;
+    }
     if (strstr(table, "://")) {
         if (pm_fileio_open(table, NULL, &build_io, &e)) die(table, &e);
         if (pm_io_has(build_io, PM_IO_LOCAL)) { pm_fileio_destroy(build_io); build_io = NULL; }
@@ -155,6 +179,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
         if (pm_commit(t, v, n, &o, &id, &e)) die("commit", &e);
         if (s == 1 && hint && pm_hint_write(t->io, t->branch_root, "EARLIEST", 1, &e)) die("EARLIEST", &e);
         if (lat) fprintf(lat, "%d %.3f\n", s, (now_s() - c0) * 1e3);
+        if (!keep_data_files) remove_data_files(table, cur, files);
         for (int i = 0; i < files; i++) pm_buf_free(&prev[i].part);
         bfile *tmp = prev;
         prev = cur;
@@ -229,6 +254,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "--append")) append = 1;
         else if (!strcmp(argv[i], "--earliest-hint")) hint = 1;
+        else if (!strcmp(argv[i], "--manifests-only")) keep_data_files = 0;
         else { fprintf(stderr, "bench_expire: unknown option %s\n", argv[i]); return 2; }
     }
     if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
