@@ -602,8 +602,7 @@ bench_scale() {
   dir=${BENCH_SCALE_DIR:-$MAINT_BASE/scale}
   mkdir -p "$dir"
   scale_fs=$(df -P "$dir" | awk 'NR == 2 { print $1 }')
-  pl=$PWD/$BUILD/paimon-lua
-  [ -x "$pl" ] || pl=$BUILD/paimon-lua
+  pl=$BUILD/paimon-lua
   : > "$OUT/scale_build.md"; : > "$OUT/scale_e10.md"; : > "$OUT/scale_all.md"; : > "$OUT/scale_orphan.md"
   : > "$OUT/scale_snap.md"; : > "$OUT/scale_files.md"
   e10_small="" e10_large="" e10_n=""
