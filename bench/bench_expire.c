@@ -2,6 +2,7 @@
  * table for bench_orphan).
  *
  *   bench_expire build TABLE [--snapshots 1000] [--files 20] [--partitions 10] [--append] [--earliest-hint]
+ *                            [--manifests-only] [--resume]
  *       An append table (dt STRING, bucket -1) of --snapshots snapshots made
  *       with pm_commit: commit 1 adds --files data files; every later commit
  *       deletes the files the previous one added and adds --files new ones
@@ -15,6 +16,15 @@
  *       snapshot/EARLIEST after the first commit (as a table that was
  *       expired once has): without it every commit lists snapshot/ to find
  *       the earliest, and building 100,000 snapshots is quadratic.
+ *       --manifests-only keeps the metadata (schema, manifests, lists,
+ *       snapshots) but no data files: each commit's files exist only while
+ *       pm_commit checks them before publishing and are removed right
+ *       after. For tables only read through their metadata (inspect's files
+ *       view and pyref never open a data file), where a million real files
+ *       would cost gigabytes of /dev/shm. Expiration and orphan cleaning
+ *       need the data files: never run them on such a table. Local only.
+ *       --resume continues a compaction-like table this command built (and
+ *       was stopped) from its latest snapshot up to --snapshots.
  *   bench_expire expire TABLE [--dry-run] [--list FILE] [--threads 4] [--limit N]
  *       pm_expire_snapshots with retain-min 1, cut-off now, no expire limit:
  *       everything but the latest snapshot expires (--limit N: the N
@@ -55,6 +65,8 @@ static const char *SCHEMA =
 /* Local trees are written with stdio (fast on /dev/shm); other URIs through
  * the FileIO (one PUT per file on S3). */
 static pm_fileio *build_io;
+/* 0 with --manifests-only: data files are removed once committed */
+static int keep_data_files = 1;
 
 static void write_file(const char *path, const void *p, size_t n) {
     if (build_io) {
@@ -66,24 +78,21 @@ static void write_file(const char *path, const void *p, size_t n) {
     if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) die(path, NULL);
 }
 
-typedef struct bfile { pm_manifest_entry m; pm_buf part; char name[96]; } bfile;
+typedef struct bfile { pm_manifest_entry m; pm_buf part; char name[96]; int part_no; } bfile;
 
-static void make_file(paimon_table *t, const char *table, bfile *x, int p, long seq, const pm_buf *empty) {
+/* The ADD entry of data file `name` in partition d<p> (what make_file wrote) */
+static void describe_file(paimon_table *t, bfile *x, int p, const char *name, int64_t len, const pm_buf *empty) {
     memset(x, 0, sizeof *x);
     pm_err e;
-    char dt[16], path[700], body[256];
+    char dt[16];
     snprintf(dt, sizeof dt, "d%02d", p);
+    x->part_no = p;
     pm_datum v;
     memset(&v, 0, sizeof v);
     v.v.bin.ptr = (const uint8_t *)dt;
     v.v.bin.len = strlen(dt);
     if (pm_binrow_encode(t->part_types, 1, &v, &x->part, &e)) die("binrow", &e);
-    char uuid[37];
-    pm_uuid4(uuid);
-    snprintf(x->name, sizeof x->name, "data-%s-%ld.parquet", uuid, seq);
-    snprintf(path, sizeof path, "%s/dt=%s/bucket-0/%s", table, dt, x->name);
-    int len = snprintf(body, sizeof body, "PAR1 %s PAR1\n", x->name);
-    write_file(path, body, (size_t)len);
+    snprintf(x->name, sizeof x->name, "%s", name);
     pm_bytes em = {empty->data, empty->len};
     x->m.version = 2;
     x->m.kind = PM_FILE_ADD;
@@ -105,10 +114,60 @@ static void make_file(paimon_table *t, const char *table, bfile *x, int p, long 
     f->file_source = (pm_opt_i32){1, 0};
 }
 
+static void make_file(paimon_table *t, const char *table, bfile *x, int p, long seq, const pm_buf *empty) {
+    char name[96], path[700], body[256], uuid[37];
+    pm_uuid4(uuid);
+    snprintf(name, sizeof name, "data-%s-%ld.parquet", uuid, seq);
+    snprintf(path, sizeof path, "%s/dt=d%02d/bucket-0/%s", table, p, name);
+    int len = snprintf(body, sizeof body, "PAR1 %s PAR1\n", name);
+    write_file(path, body, (size_t)len);
+    describe_file(t, x, p, name, len, empty);
+}
+
+/* --resume: the files the latest snapshot's commit added (the live set of a
+ * compaction-like table), as that commit described them; returns its id */
+static int64_t resume_from_latest(paimon_table *t, bfile *prev, int files, int parts, const pm_buf *empty) {
+    pm_err e;
+    int64_t latest;
+    pm_snapshot *snap;
+    pm_scan *sc;
+    const pm_manifest_entry *en;
+    int n = 0;
+    if (pm_snapshot_latest_id(t->io, t->branch_root, &latest, &e)) die("latest snapshot", &e);
+    if (pm_snapshot_read(t->io, t->branch_root, latest, &snap, &e)) die("latest snapshot", &e);
+    if (pm_scan_open(t, snap, NULL, &sc, &e)) die("scan", &e);
+    int rc, extra = 0;
+    while ((rc = pm_scan_next(sc, &en, &e)) == PAIMON_OK) {
+        if (n == files) { extra = 1; break; }
+        describe_file(t, &prev[n++], (int)(latest % parts), en->file.file_name, en->file.file_size, empty);
+    }
+    if (rc != PAIMON_OK && rc != PAIMON_DONE) die("scan", &e);
+    pm_scan_close(sc);
+    pm_snapshot_free(snap);
+    if (n != files || extra) {
+        fprintf(stderr, "bench_expire: --resume: the latest snapshot is not one of a --files %d compaction-like table\n", files);
+        exit(1);
+    }
+    return latest;
+}
+
+/* --manifests-only: the committed files go again (the manifests keep them) */
+static void remove_data_files(const char *table, const bfile *x, int n) {
+    char path[700];
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/dt=d%02d/bucket-0/%s", table, x[i].part_no, x[i].name);
+        if (unlink(path)) die(path, NULL);
+    }
+}
+
 static int cmd_build(const char *table, int snapshots, int files, int parts, int append, int hint,
-                     const char *latency) {
+                     const char *latency, int resume) {
     char p[600];
     pm_err e;
+    if (!keep_data_files && strstr(table, "://")) {
+        fprintf(stderr, "bench_expire: --manifests-only builds local tables only\n");
+        return 2;
+    }
     if (strstr(table, "://")) {
         if (pm_fileio_open(table, NULL, &build_io, &e)) die(table, &e);
         if (pm_io_has(build_io, PM_IO_LOCAL)) { pm_fileio_destroy(build_io); build_io = NULL; }
@@ -121,7 +180,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
     snprintf(p, sizeof p, "%s/schema", table);
     if (!build_io && mkdir(p, 0755) && errno != EEXIST) die(p, NULL);
     snprintf(p, sizeof p, "%s/schema/schema-0", table);
-    write_file(p, SCHEMA, strlen(SCHEMA));
+    if (!resume) write_file(p, SCHEMA, strlen(SCHEMA));
     for (int i = 0; i < parts; i++) {
         if (build_io) break;
         snprintf(p, sizeof p, "%s/dt=d%02d", table, i);
@@ -136,8 +195,14 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
     bfile *prev = calloc((size_t)files, sizeof *prev), *cur = calloc((size_t)files, sizeof *cur);
     pm_manifest_entry *v = calloc((size_t)files * 2, sizeof *v);
     long seq = 0;
+    int first = 1;
+    if (resume) {
+        if (append || build_io) { fprintf(stderr, "bench_expire: --resume: local compaction-like tables only\n"); return 2; }
+        first = (int)resume_from_latest(t, prev, files, parts, &empty) + 1;
+        seq = (long)(first - 1) * files;
+    }
     double t0 = now_s();
-    for (int s = 1; s <= snapshots; s++) {
+    for (int s = first; s <= snapshots; s++) {
         size_t n = 0;
         if (s > 1 && !append)
             for (int i = 0; i < files; i++) { v[n] = prev[i].m; v[n++].kind = PM_FILE_DELETE; }
@@ -155,6 +220,7 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
         if (pm_commit(t, v, n, &o, &id, &e)) die("commit", &e);
         if (s == 1 && hint && pm_hint_write(t->io, t->branch_root, "EARLIEST", 1, &e)) die("EARLIEST", &e);
         if (lat) fprintf(lat, "%d %.3f\n", s, (now_s() - c0) * 1e3);
+        if (!keep_data_files) remove_data_files(table, cur, files);
         for (int i = 0; i < files; i++) pm_buf_free(&prev[i].part);
         bfile *tmp = prev;
         prev = cur;
@@ -216,7 +282,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_expire build|expire TABLE [options]\n");
         return 2;
     }
-    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0, limit = 0, hint = 0;
+    int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0, limit = 0, hint = 0, resume = 0;
     const char *list = NULL, *latency = NULL;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--snapshots") && i + 1 < argc) snapshots = atoi(argv[++i]);
@@ -229,10 +295,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "--append")) append = 1;
         else if (!strcmp(argv[i], "--earliest-hint")) hint = 1;
+        else if (!strcmp(argv[i], "--manifests-only")) keep_data_files = 0;
+        else if (!strcmp(argv[i], "--resume")) resume = 1;
         else { fprintf(stderr, "bench_expire: unknown option %s\n", argv[i]); return 2; }
     }
     if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
-    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append, hint, latency);
+    if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append, hint, latency, resume);
     if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads, limit);
     fprintf(stderr, "bench_expire: unknown command %s\n", argv[1]);
     return 2;
