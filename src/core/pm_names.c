@@ -181,7 +181,8 @@ static const uint8_t *path_key(const char *name, size_t nl, long ord, uint8_t *s
     return out;
 }
 
-int pm_pathset_add(pm_pathset *s, const char *path, size_t len) {
+int pm_pathset_add(pm_pathset *s, const void *pathv, size_t len) {
+    const char *path = pathv;
     size_t off, dl;
     const char *dir = dir_key(path, len, &dl, &off);
     long ord = pm_set_add_ordinal(s->dirs, dir, dl, NULL);
@@ -196,7 +197,8 @@ int pm_pathset_add(pm_pathset *s, const char *path, size_t len) {
 }
 
 /* -1 on OOM: callers that protect what a set holds keep the file. */
-int pm_pathset_contains(const pm_pathset *s, const char *path, size_t len) {
+int pm_pathset_contains(const pm_pathset *s, const void *pathv, size_t len) {
+    const char *path = pathv;
     size_t off, dl;
     const char *dir = dir_key(path, len, &dl, &off);
     long ord = pm_set_ordinal(s->dirs, dir, dl);

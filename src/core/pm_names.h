@@ -30,8 +30,8 @@ typedef struct pm_pathset pm_pathset;
 pm_pathset *pm_pathset_new(void);
 void pm_pathset_free(pm_pathset *s);                                   /* NULL-safe */
 /* 1 added, 0 already present, -1 on OOM. */
-int pm_pathset_add(pm_pathset *s, const char *path, size_t len);
+int pm_pathset_add(pm_pathset *s, const void *path, size_t len);
 /* 1 present, 0 absent, -1 on OOM (treat as present: keep the file). */
-int pm_pathset_contains(const pm_pathset *s, const char *path, size_t len);
+int pm_pathset_contains(const pm_pathset *s, const void *path, size_t len);
 size_t pm_pathset_size(const pm_pathset *s);
 #endif
