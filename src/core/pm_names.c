@@ -15,23 +15,28 @@ static const shape exts[] = {SHAPE(""), SHAPE(".parquet"), SHAPE(".orc"), SHAPE(
 #define N_PREFIXES (sizeof prefixes / sizeof *prefixes)
 #define N_EXTS (sizeof exts / sizeof *exts)
 
-/* 1 + the value of a lowercase hex digit; 0 for anything else (a table:
- * this runs for every name orphan cleaning lists or reads) */
+/* The value of a lowercase hex digit; 0x10 for anything else (a table:
+ * this runs for every name orphan cleaning lists or reads). */
+#define BAD 0x10
+#define ROW16 BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD
 static const uint8_t hexval[256] = {
-    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-    ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16};
+    ROW16, ROW16, ROW16,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, BAD, BAD, BAD, BAD, BAD, BAD,                /* '0'-'9' */
+    ROW16, ROW16,
+    BAD, 10, 11, 12, 13, 14, 15, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD,  /* 'a'-'f' */
+    ROW16, ROW16, ROW16, ROW16, ROW16, ROW16, ROW16, ROW16, ROW16};   /* 0x70-0xff */
 
-/* 36 chars of a canonical lowercase UUID into 16 bytes; 0, or -1. */
-static int parse_uuid(const char *s, uint8_t out[16]) {
+/* 36 chars of a canonical lowercase UUID into 16 bytes; 0, or -1.
+ * Unrolled: the offsets of the digit pairs are fixed. */
+static int parse_uuid(const char *str, uint8_t out[16]) {
+    const unsigned char *s = (const unsigned char *)str;
     if (s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') return -1;
-    static const uint8_t at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
-    unsigned bad = 0;
-    for (size_t i = 0; i < 16; i++) {
-        unsigned hi = hexval[(uint8_t)s[at[i]]], lo = hexval[(uint8_t)s[at[i] + 1]];
-        bad |= !hi | !lo;
-        out[i] = (uint8_t)((hi - 1) << 4 | ((lo - 1) & 15));
-    }
-    return bad ? -1 : 0;
+    unsigned bad = 0, hi, lo;
+#define PAIR(i, at) (hi = hexval[s[at]], lo = hexval[s[(at) + 1]], bad |= hi | lo, out[i] = (uint8_t)(hi << 4 | lo))
+    PAIR(0, 0); PAIR(1, 2); PAIR(2, 4); PAIR(3, 6); PAIR(4, 9); PAIR(5, 11); PAIR(6, 14); PAIR(7, 16);
+    PAIR(8, 19); PAIR(9, 21); PAIR(10, 24); PAIR(11, 26); PAIR(12, 28); PAIR(13, 30); PAIR(14, 32); PAIR(15, 34);
+#undef PAIR
+    return bad & BAD ? -1 : 0;
 }
 
 static size_t put_varint(uint8_t *p, uint64_t v) {
@@ -57,25 +62,40 @@ static int get_varint(const uint8_t *p, size_t n, uint64_t *v) {
     return -1;
 }
 
-/* The prefix name starts with, by its first letter: -1 none. */
-static int prefix_of(const char *name, size_t len) {
-    int p;
-    switch (name[0]) {
-    case 'd': p = 0; break;
-    case 'c': p = 1; break;
-    case 'm': p = len > 14 && name[9] == 'l' ? 3 : 2; break;
-    case 'i': p = len > 15 && name[6] == 'm' ? 4 : 5; break;
-    case 's': p = 6; break;
+/* The prefix name starts with (name has at least 43 bytes): -1 none.
+ * Fixed-size compares, by the first letter. */
+static int prefix_of(const char *n) {
+    switch (n[0]) {
+    case 'd': return !memcmp(n, "data-", 5) ? 0 : -1;
+    case 'c': return !memcmp(n, "changelog-", 10) ? 1 : -1;
+    case 'm':
+        if (memcmp(n, "manifest-", 9)) return -1;
+        return !memcmp(n + 9, "list-", 5) ? 3 : 2;
+    case 'i':
+        if (memcmp(n, "index-", 6)) return -1;
+        return !memcmp(n + 6, "manifest-", 9) ? 4 : 5;
+    case 's': return !memcmp(n, "stat-", 5) ? 6 : -1;
     default: return -1;
     }
-    return memcmp(name, prefixes[p].s, prefixes[p].len) ? -1 : p;
+}
+
+/* The extension x[0, xl): its index in exts, or -1. */
+static int ext_of(const char *x, size_t xl) {
+    switch (xl) {
+    case 0: return 0;
+    case 4: return !memcmp(x, ".orc", 4) ? 2 : !memcmp(x, ".csv", 4) ? 4 : -1;
+    case 5: return !memcmp(x, ".avro", 5) ? 3 : !memcmp(x, ".json", 5) ? 5 : !memcmp(x, ".blob", 5) ? 7 : -1;
+    case 6: return !memcmp(x, ".lance", 6) ? 6 : -1;
+    case 8: return !memcmp(x, ".parquet", 8) ? 1 : -1;
+    default: return -1;
+    }
 }
 
 const void *pm_name_key(const char *name, size_t len, uint8_t buf[PM_NAME_KEY_MAX], size_t *key_len) {
     *key_len = len;
     /* shortest canonical name: "data-" + 36 + "-0" */
     if (len < 5 + 36 + 2) return name;
-    int p = prefix_of(name, len);
+    int p = prefix_of(name);
     if (p < 0) return name;
     size_t pl = prefixes[p].len;
     if (len < pl + 38) return name;
@@ -85,21 +105,17 @@ const void *pm_name_key(const char *name, size_t len, uint8_t buf[PM_NAME_KEY_MA
     const char *d = u + 37;
     size_t nd = 0;
     uint64_t counter = 0;
-    while (d + nd < end && d[nd] >= '0' && d[nd] <= '9') {
+    while (d + nd < end && (unsigned)(d[nd] - '0') < 10) {
         counter = counter * 10 + (uint64_t)(d[nd] - '0');
         if (++nd > 19) return name;
     }
     if (!nd || (nd > 1 && d[0] == '0')) return name;
-    const char *x = d + nd;
-    size_t xl = (size_t)(end - x);
-    for (size_t k = 0; k < N_EXTS; k++) {
-        if (exts[k].len != xl || memcmp(x, exts[k].s, xl)) continue;
-        buf[0] = 0;
-        buf[1] = (uint8_t)(1 + (size_t)p * N_EXTS + k);
-        *key_len = 18 + put_varint(buf + 18, counter);
-        return buf;
-    }
-    return name;
+    int x = ext_of(d + nd, (size_t)(end - d - nd));
+    if (x < 0) return name;
+    buf[0] = 0;
+    buf[1] = (uint8_t)(1 + (size_t)p * N_EXTS + (size_t)x);
+    *key_len = 18 + put_varint(buf + 18, counter);
+    return buf;
 }
 
 int pm_name_unkey(const void *key, size_t len, pm_buf *out) {
