@@ -239,6 +239,58 @@ TEST(dry_run_changes_nothing) {
     tdir_remove(&d);
 }
 
+/* Candidate names are kept packed (pm_names.h): the plan and the deletes
+ * name every orphan with its exact bytes, canonical or a near miss of the
+ * canonical shape (uppercase hex, leading zero, long counter, extra
+ * suffix), and a near miss of a used file's name never protects it nor
+ * gets the used file deleted. */
+TEST(near_miss_names_round_trip) {
+    tdir d;
+    CHECK(tdir_make(&d, BITMAP) == 0);
+    static const char *const planted[] = {
+        "bucket-0/data-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-7.parquet",
+        "bucket-0/data-0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0-7.parquet",
+        "bucket-0/data-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-07.parquet",
+        "bucket-0/data-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-123456789012345678901.parquet",
+        "bucket-0/data-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-7.parquet.crc",
+        "bucket-0/data-54B396B6-DF2D-4C6A-A0AE-B6A5AFB612D7-0.parquet",   /* the used file, uppercase */
+        "bucket-0/data-54b396b6-df2d-4c6a-a0ae-b6a5afb612d7-00.parquet",  /* the used file, leading zero */
+        "manifest/manifest-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-0",
+        "manifest/manifest-list-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-18446744073709551615",
+    };
+    enum { N = sizeof planted / sizeof *planted };
+    char p[600];
+    for (size_t i = 0; i < N; i++) {
+        snprintf(p, sizeof p, "%s/%s", d.table, planted[i]);
+        CHECK(tu_write_file(p, "x", 1) == 0);
+        backdate(p, 7200);
+    }
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    pm_orphan_result r;
+    CHECK_EQ_INT(clean_older(t, 3600 * 1000, 4, 1, &r, &e), PAIMON_OK);
+    /* every planted path appears in the plan, byte for byte */
+    for (size_t i = 0; i < N; i++) {
+        snprintf(p, sizeof p, "%s/%s", d.table, planted[i]);
+        int found = 0;
+        for (size_t k = 0; k < r.clean.n_paths; k++) found += !strcmp(r.clean.paths[k].path, p);
+        if (found != 1) fprintf(stderr, "# planned %d times: %s\n", found, p);
+        CHECK_EQ_INT(found, 1);
+    }
+    pm_clean_result_free(&r.clean);
+    CHECK_EQ_INT(clean_older(t, 3600 * 1000, 4, 0, &r, &e), PAIMON_OK);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(p, sizeof p, "%s/%s", d.table, planted[i]);
+        CHECK(!tu_file_exists(p));
+    }
+    snprintf(p, sizeof p, "%s/bucket-0/data-54b396b6-df2d-4c6a-a0ae-b6a5afb612d7-0.parquet", d.table);
+    CHECK(tu_file_exists(p));
+    pm_clean_result_free(&r.clean);
+    pm_table_free(t);
+    tdir_remove(&d);
+}
+
 /* Manifests shared out by blocks among tasks (every manifest split as far
  * as the threads allow) plan exactly what one task per manifest plans; a
  * damaged manifest still refuses the run, whichever part meets the damage. */
@@ -317,6 +369,7 @@ int main(void) {
     RUN(empty_used_set_aborts);
     RUN(dry_run_changes_nothing);
     RUN(manifests_shared_by_parts_plan_the_same);
+    RUN(near_miss_names_round_trip);
     RUN(fault_at_every_operation);
     RUN(crash_at_every_operation);
     return TEST_SUMMARY();

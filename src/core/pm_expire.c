@@ -13,6 +13,7 @@
 #include "pm_consumers.h"
 #include "pm_exec.h"
 #include "pm_changelog.h"
+#include "pm_names.h"
 #include "pm_refs.h"
 
 
@@ -316,8 +317,9 @@ int pm_expire_compute_range(paimon_table *t, const pm_expire_opts *o, pm_expire_
 
 typedef struct protect {
     paimon_table *t;      /* the branch being walked */
-    pm_set *paths;        /* full paths of data / changelog / extra files still used */
-    pm_set *names;        /* names of manifest lists, manifests, index manifests, index files, statistics */
+    pm_pathset *paths;    /* full paths of data / changelog / extra files still used (compact: pm_names.h) */
+    pm_set *names;        /* keys (pm_name_key) of the names of manifest lists, manifests, index
+                             manifests, index files, statistics: name_add / name_has */
     pm_set *lists_done;   /* manifest lists already read into names */
     pm_set *live_done;    /* "base\0delta" pairs whose live set is in paths */
     int threads;          /* manifest reads in parallel */
@@ -325,6 +327,22 @@ typedef struct protect {
     const char *own;      /* the branch being cleaned */
     int64_t drop_above;   /* its tags and changelogs above this id go too: they protect nothing */
 } protect;
+
+/* The compact key of a file name in p->names (NULL-safe). */
+static int name_add(pm_set *s, const char *name, pm_err *e) {
+    if (!name) return PAIMON_OK;
+    uint8_t kb[PM_NAME_KEY_MAX];
+    size_t kl;
+    const void *k = pm_name_key(name, strlen(name), kb, &kl);
+    return pm_set_add(s, k, kl) < 0 ? pm_nomem(e) : PAIMON_OK;
+}
+
+static int name_has(const pm_set *s, const char *name) {
+    uint8_t kb[PM_NAME_KEY_MAX];
+    size_t kl;
+    const void *k = pm_name_key(name, strlen(name), kb, &kl);
+    return pm_set_contains(s, k, kl);
+}
 
 static int set_add_str(pm_set *s, const char *v, pm_err *e) {
     if (v && pm_set_add(s, v, strlen(v)) < 0) return pm_nomem(e);
@@ -334,14 +352,14 @@ static int set_add_str(pm_set *s, const char *v, pm_err *e) {
 /* Empty sets; `skip` only for tag and changelog deletion. */
 static int protect_init(protect *p, paimon_table *t, int threads, int with_skip, const char *own, int64_t drop_above,
                         pm_err *e) {
-    *p = (protect){t, pm_set_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads,
+    *p = (protect){t, pm_pathset_new(), pm_set_new(), pm_set_new(), pm_set_new(), threads,
                    with_skip ? pm_set_new() : NULL, own, drop_above};
     if (!p->paths || !p->names || !p->lists_done || !p->live_done || (with_skip && !p->skip)) return pm_nomem(e);
     return PAIMON_OK;
 }
 
 static void protect_clear(protect *p) {
-    pm_set_free(p->paths);
+    pm_pathset_free(p->paths);
     pm_set_free(p->names);
     pm_set_free(p->lists_done);
     pm_set_free(p->live_done);
@@ -357,24 +375,24 @@ static int protect_entry(void *ud, const pm_manifest_entry *m, const char *manif
     (void)manifest;
     int rc = pm_data_file_full_path(p->t, m, b, e);
     if (rc) return rc;
-    if (out ? pm_refs_record(out, b->data, b->len) : pm_set_add(p->paths, b->data, b->len) < 0) return pm_nomem(e);
+    if (out ? pm_refs_record(out, b->data, b->len) : pm_pathset_add(p->paths, b->data, b->len) < 0) return pm_nomem(e);
     for (size_t i = 0; i < m->file.extra_files.n; i++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], p->t->root, x, e))) return rc;
-        if (out ? pm_refs_record(out, x->data, x->len) : pm_set_add(p->paths, x->data, x->len) < 0) return pm_nomem(e);
+        if (out ? pm_refs_record(out, x->data, x->len) : pm_pathset_add(p->paths, x->data, x->len) < 0) return pm_nomem(e);
     }
     return PAIMON_OK;
 }
 
 static int protect_record(void *ud, const void *rec, size_t len, pm_err *e) {
-    return pm_set_add(((protect *)ud)->paths, rec, len) < 0 ? pm_nomem(e) : PAIMON_OK;
+    return pm_pathset_add(((protect *)ud)->paths, rec, len) < 0 ? pm_nomem(e) : PAIMON_OK;
 }
 
 /* A retained manifest list just read: its name and its manifests' names are
  * protected, and protect_meta need not read it again. */
 static int note_list(protect *p, const char *list, const pm_mfile *v, size_t n, pm_err *e) {
     if (!list || pm_set_contains(p->lists_done, list, strlen(list))) return PAIMON_OK;
-    int rc = set_add_str(p->names, list, e);
-    for (size_t k = 0; !rc && k < n; k++) rc = set_add_str(p->names, v[k].name, e);
+    int rc = name_add(p->names, list, e);
+    for (size_t k = 0; !rc && k < n; k++) rc = name_add(p->names, v[k].name, e);
     return rc ? rc : set_add_str(p->lists_done, list, e);
 }
 
@@ -386,7 +404,7 @@ static const char **mfile_names(const pm_mfile *v, size_t n) {
 }
 
 static int protect_index_file(void *ud, const pm_index_entry *ie, pm_err *e) {
-    return set_add_str(((protect *)ud)->names, ie->file_name, e);
+    return name_add(((protect *)ud)->names, ie->file_name, e);
 }
 
 /* One metadata file a snapshot names: its name, and a list's manifests or
@@ -394,7 +412,7 @@ static int protect_index_file(void *ud, const pm_index_entry *ie, pm_err *e) {
 static int protect_name(void *ud, pm_refs_name_kind kind, const char *name, int64_t size, pm_err *e) {
     protect *p = ud;
     (void)size;
-    int rc = set_add_str(p->names, name, e);
+    int rc = name_add(p->names, name, e);
     if (rc || kind == PM_REFS_STATISTICS || pm_set_contains(p->lists_done, name, strlen(name))) return rc;
     if (kind == PM_REFS_INDEX_MANIFEST) {
         rc = pm_refs_index_files(p->t, name, protect_index_file, p, e);
@@ -402,7 +420,7 @@ static int protect_name(void *ud, pm_refs_name_kind kind, const char *name, int6
         pm_mfile *v = NULL;
         size_t n = 0;
         rc = pm_read_manifest_list(p->t, name, &v, &n, e);
-        for (size_t k = 0; !rc && k < n; k++) rc = set_add_str(p->names, v[k].name, e);
+        for (size_t k = 0; !rc && k < n; k++) rc = name_add(p->names, v[k].name, e);
         pm_mfiles_free(v, n);
     }
     return rc ? rc : set_add_str(p->lists_done, name, e);
@@ -489,7 +507,7 @@ static int protect_latest(const pm_snapshot *s, protect *p, pm_err *e) {
     if (!rc && !fresh) rc = pm_nomem(e);
     size_t n_fresh = 0;
     for (size_t i = 0; !rc && i < n; i++)
-        if (!pm_set_contains(p->names, v[i].name, strlen(v[i].name))) fresh[n_fresh++] = v[i].name;
+        if (!name_has(p->names, v[i].name)) fresh[n_fresh++] = v[i].name;
     if (!rc) rc = note_list(p, s->base_manifest_list, v, n_base, e);
     if (!rc) rc = note_list(p, s->delta_manifest_list, v + n_base, n - n_base, e);
     pm_refs_entry_visitor ev = {protect_entry, protect_record, NULL, p};
@@ -541,7 +559,7 @@ static int protect_chain(pm_snapshot **s, size_t n, protect *p, pm_err *e) {
 static int protect_base_of_changelog(const char *list, protect *p, pm_err *e) {
     if (!list) return PAIMON_OK;
     int rc = protect_name(p, PM_REFS_BASE_LIST, list, -1, e);
-    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = set_add_str(p->names, list, e); }
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = name_add(p->names, list, e); }
     return rc;
 }
 
@@ -562,8 +580,8 @@ static int protect_source(void *ud, paimon_table *bt, pm_refs_source src, const 
         return rc ? rc : protect_meta(s, p, e);
     }
     rc = protect_base_of_changelog(s->base_manifest_list, p, e);
-    if (!rc) rc = set_add_str(p->names, s->index_manifest, e);
-    if (!rc) rc = set_add_str(p->names, s->statistics, e);
+    if (!rc) rc = name_add(p->names, s->index_manifest, e);
+    if (!rc) rc = name_add(p->names, s->statistics, e);
     if (!rc && s->delta_manifest_list) rc = protect_list_adds(s->delta_manifest_list, 1, p, e);
     if (!rc && s->changelog_manifest_list) rc = protect_list_adds(s->changelog_manifest_list, 1, p, e);
     return rc;
@@ -751,8 +769,8 @@ static void read_list(const paimon_table *t, const char *name, snap_read *d, int
 static void read_for_plan(const paimon_table *t, const pm_snapshot *s, const protect *p, int data, int meta,
                           snap_read *d) {
     const char *base = s->base_manifest_list, *delta = s->delta_manifest_list;
-    if (meta && base && !pm_set_contains(p->names, base, strlen(base))) read_list(t, base, d, 0);
-    if (delta && (data || (meta && !pm_set_contains(p->names, delta, strlen(delta))))) read_list(t, delta, d, 1);
+    if (meta && base && !name_has(p->names, base)) read_list(t, base, d, 0);
+    if (delta && (data || (meta && !name_has(p->names, delta)))) read_list(t, delta, d, 1);
     if (!data) return;
     if (!delta || d->list_rc[1] == PAIMON_NOTFOUND) { d->delta_gone = 1; return; }
     if (d->list_rc[1] == PAIMON_OK) d->rc = read_delta_ops(t, d->lists[1], d->nlist[1], d, &d->err);
@@ -773,10 +791,10 @@ static int plan_data_read(const pm_snapshot *s, const snap_read *d, const protec
             int added = pm_set_add(seen, o->path, strlen(o->path));
             if (added < 0) { rc = pm_nomem(e); break; }
             if (!added || !o->del) continue;
-            if (pm_set_contains(p->paths, o->path, strlen(o->path))) { pl->protected_files++; continue; }
+            if (pm_pathset_contains(p->paths, o->path, strlen(o->path))) { pl->protected_files++; continue; }
             if ((rc = pm_deleter_add_sized(pl->data, o->path, PM_K_DATA, o->size, e))) break;
             for (size_t k = 0; !rc && k < o->n_extra; k++)
-                if (!pm_set_contains(p->paths, o->extra[k], strlen(o->extra[k])))
+                if (!pm_pathset_contains(p->paths, o->extra[k], strlen(o->extra[k])))
                     rc = pm_deleter_add(pl->data, o->extra[k], PM_K_DATA, e);
         }
         pm_set_free(seen);
@@ -812,11 +830,11 @@ static int plan_changelog(paimon_table *t, const pm_snapshot *s, const protect *
         while ((rc = pm_manifest_next_entry(r, &m, e)) == PAIMON_OK) {
             if (m->kind != PM_FILE_ADD) continue;
             if ((rc = pm_data_file_full_path(t, m, &b, e))) break;
-            if (pm_set_contains(p->paths, b.data, b.len)) { pl->protected_files++; continue; }
+            if (pm_pathset_contains(p->paths, b.data, b.len)) { pl->protected_files++; continue; }
             if ((rc = pm_deleter_add_sized(pl->data, (char *)b.data, PM_K_CHANGELOG, m->file.file_size, e))) break;
             for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
                 if ((rc = pm_extra_file_path((char *)b.data, m->file.extra_files.v[k], t->root, &x, e))) break;
-                if (!pm_set_contains(p->paths, x.data, x.len)) rc = pm_deleter_add(pl->data, (char *)x.data, PM_K_CHANGELOG, e);
+                if (!pm_pathset_contains(p->paths, x.data, x.len)) rc = pm_deleter_add(pl->data, (char *)x.data, PM_K_CHANGELOG, e);
             }
         }
         pm_manifest_close(r);
@@ -848,7 +866,7 @@ static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read
     int rc;
     for (int i = 0; i < 3; i++) {
         const char *l = lists[i];
-        if (!l || pm_set_contains(p->names, l, strlen(l))) continue;
+        if (!l || name_has(p->names, l)) continue;
         if ((rc = add_meta_file(t, pl->meta_b, "manifest", l, PM_K_MANIFEST_LIST, sizes[i].has ? sizes[i].v : -1, e)))
             return rc;
         pm_mfile *v = NULL;
@@ -864,13 +882,13 @@ static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read
         }
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; }
         for (size_t k = 0; !rc && k < n; k++)
-            if (!pm_set_contains(p->names, v[k].name, strlen(v[k].name)))
+            if (!name_has(p->names, v[k].name))
                 rc = add_meta_file(t, pl->meta_a, "manifest", v[k].name, PM_K_MANIFEST, v[k].size, e);
         if (own) pm_mfiles_free(v, n);
         if (rc) return rc;
     }
     const char *im = s->index_manifest;
-    if (im && !pm_set_contains(p->names, im, strlen(im))) {
+    if (im && !name_has(p->names, im)) {
         if ((rc = add_meta_file(t, pl->meta_b, "manifest", im, PM_K_INDEX_MANIFEST, -1, e))) return rc;
         pm_manifest_reader *r;
         rc = pm_table_open_manifest(t, im, PM_INDEX_MANIFEST, &r, e);
@@ -880,7 +898,7 @@ static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read
             const pm_index_entry *ie;
             pm_buf b = {0};
             while ((rc = pm_manifest_next_index(r, &ie, e)) == PAIMON_OK) {
-                if (!ie->file_name || pm_set_contains(p->names, ie->file_name, strlen(ie->file_name))) continue;
+                if (!ie->file_name || name_has(p->names, ie->file_name)) continue;
                 if ((rc = pm_index_file_path(t, ie, &b, e))) break;
                 if ((rc = pm_deleter_add_sized(pl->meta_a, (char *)b.data, PM_K_INDEX, ie->file_size, e))) break;
             }
@@ -889,7 +907,7 @@ static int plan_meta_read(paimon_table *t, const pm_snapshot *s, const snap_read
             if (rc != PAIMON_DONE) return rc;
         }
     }
-    if (s->statistics && !pm_set_contains(p->names, s->statistics, strlen(s->statistics)))
+    if (s->statistics && !name_has(p->names, s->statistics))
         if ((rc = add_meta_file(t, pl->meta_a, "statistics", s->statistics, PM_K_STATISTICS, -1, e))) return rc;
     return PAIMON_OK;
 }
@@ -1231,11 +1249,11 @@ static int tag_data_entry(void *ud, const pm_manifest_entry *m, const char *mani
     (void)out;
     int rc = pm_data_file_full_path(c->p->t, m, b, e);
     if (rc) return rc;
-    if (pm_set_contains(c->p->paths, b->data, b->len)) { c->pl->protected_files++; return PAIMON_OK; }
+    if (pm_pathset_contains(c->p->paths, b->data, b->len)) { c->pl->protected_files++; return PAIMON_OK; }
     if ((rc = pm_deleter_add_sized(c->pl->data, (char *)b->data, PM_K_DATA, m->file.file_size, e))) return rc;
     for (size_t i = 0; i < m->file.extra_files.n; i++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], c->p->t->root, x, e))) return rc;
-        if (!pm_set_contains(c->p->paths, x->data, x->len) && (rc = pm_deleter_add(c->pl->data, (char *)x->data, PM_K_DATA, e)))
+        if (!pm_pathset_contains(c->p->paths, x->data, x->len) && (rc = pm_deleter_add(c->pl->data, (char *)x->data, PM_K_DATA, e)))
             return rc;
     }
     return PAIMON_OK;
@@ -1286,7 +1304,7 @@ int pm_protect_build(paimon_table *t, pm_snapshot **kept, size_t n_kept, int64_t
 }
 
 int pm_protect_has_path(const pm_protect *x, const char *path) {
-    return pm_set_contains(x->p.paths, path, strlen(path));
+    return pm_pathset_contains(x->p.paths, path, strlen(path));
 }
 
 /* A dropped source's data file: into the deleter unless protected. */
@@ -1307,11 +1325,11 @@ static int drop_entry(void *ud, const pm_manifest_entry *m, const char *manifest
     paimon_table *t = c->x->p.t;
     int rc = pm_data_file_full_path(t, m, b, e);
     if (rc) return rc;
-    if (pm_set_contains(c->x->p.paths, b->data, b->len)) { (*c->protected_files)++; return PAIMON_OK; }
+    if (pm_pathset_contains(c->x->p.paths, b->data, b->len)) { (*c->protected_files)++; return PAIMON_OK; }
     if ((rc = pm_deleter_add_sized(c->d, (char *)b->data, c->kind, m->file.file_size, e))) return rc;
     for (size_t k = 0; !rc && k < m->file.extra_files.n; k++) {
         if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[k], t->root, x, e))) break;
-        if (!pm_set_contains(c->x->p.paths, x->data, x->len)) rc = pm_deleter_add(c->d, (char *)x->data, c->kind, e);
+        if (!pm_pathset_contains(c->x->p.paths, x->data, x->len)) rc = pm_deleter_add(c->d, (char *)x->data, c->kind, e);
     }
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "pm_avro.h"
+#include "pm_names.h"
 #include "pm_refs.h"
 
 
@@ -29,7 +30,7 @@ typedef enum { DIR_MANIFEST, DIR_INDEX, DIR_STATS, DIR_BUCKET, DIR_META } dir_ki
 /* A Paimon file found by the listing. Its age is looked up only if nothing
  * uses it (most files of a healthy table are used: no stat for them). */
 typedef struct cand {
-    size_t name;         /* offset into the task's names */
+    size_t name;         /* offset into the task's names: its key (pm_names.h) */
     long slot;           /* of the name in the listed-name set; -1 for temp files */
     int8_t kind;
     uint8_t used;
@@ -39,7 +40,8 @@ typedef struct cand {
 typedef struct list_task {
     char *dir;
     dir_kind kind;
-    pm_buf names;        /* NUL-terminated names, back to back */
+    pm_buf names;        /* the names' keys (pm_name_key: 19-28 bytes for Paimon's own shapes),
+                            each after its length as a varint, back to back */
     cand *c;
     size_t n, cap;
     int64_t *mtime;      /* per candidate, from the one listing (NULL: stat for the age) */
@@ -58,7 +60,27 @@ typedef struct list_ctx {
     const char *data_prefix, *changelog_prefix;
 } list_ctx;
 
-static const char *cand_name(const list_task *tk, const cand *c) { return (const char *)tk->names.data + c->name; }
+/* The key of a candidate's name (*len bytes). */
+static const uint8_t *cand_key(const list_task *tk, const cand *c, size_t *len) {
+    const uint8_t *p = tk->names.data + c->name;
+    size_t n = 0;
+    for (unsigned sh = 0;; sh += 7) {
+        n |= (size_t)(*p & 0x7f) << sh;
+        if (!(*p++ & 0x80)) break;
+    }
+    *len = n;
+    return p;
+}
+
+/* The candidate's exact name, NUL-terminated in out (reused): NULL on OOM. */
+static const char *cand_name(const list_task *tk, const cand *c, pm_buf *out) {
+    size_t kl;
+    const uint8_t *k = cand_key(tk, c, &kl);
+    out->len = 0;
+    /* every key here was made by pm_name_key: only OOM fails */
+    if (pm_name_unkey(k, kl, out) || pm_buf_cstr(out)) return NULL;
+    return (const char *)out->data;
+}
 
 /* Kind of a file found in a directory of kind dk, or -1: not ours. */
 static int classify(const list_ctx *x, dir_kind dk, const char *name) {
@@ -92,8 +114,14 @@ static int task_add(list_task *tk, const char *name, int kind) {
         tk->c = nv;
         tk->cap = cap;
     }
-    size_t off = tk->names.len;
-    if (pm_buf_append(&tk->names, name, strlen(name) + 1)) return PAIMON_NOMEM;
+    size_t off = tk->names.len, kl;
+    uint8_t kb[PM_NAME_KEY_MAX], lb[10], nl = 0;
+    const void *k = pm_name_key(name, strlen(name), kb, &kl);
+    for (size_t v = kl; ; v >>= 7) {
+        lb[nl++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        if (v <= 0x7f) break;
+    }
+    if (pm_buf_append(&tk->names, lb, nl) || pm_buf_append(&tk->names, k, kl)) return PAIMON_NOMEM;
     tk->c[tk->n++] = (cand){off, -1, (int8_t)kind, 0, 0};
     return PAIMON_OK;
 }
@@ -180,10 +208,12 @@ static void age_one(void *ctx, size_t i) {
             return;   /* gone: nothing in it to remove */
         }
     }
+    pm_buf nb = {0};
     for (size_t k = 0; k < tk->n && !tk->rc; k++) {
         cand *c = &tk->c[k];
         if (c->used) continue;
-        const char *nm = cand_name(tk, c);
+        const char *nm = cand_name(tk, c, &nb);
+        if (!nm) { tk->rc = pm_nomem(&tk->err); break; }
         int64_t mtime_ms;
         int is_dir;
         if (x->local) {
@@ -209,6 +239,7 @@ static void age_one(void *ctx, size_t i) {
         }
         c->remove = !is_dir && mtime_ms < x->cutoff;
     }
+    pm_buf_free(&nb);
     if (dfd >= 0) close(dfd);
 }
 
@@ -396,11 +427,13 @@ static int slotv_push(slotv *s, long x) {
  * the name itself always is, and a hash collision can only keep a file. */
 static int note_used(const marks *m, slotv *out, const char *name) {
     if (!name) return PAIMON_OK;
-    size_t len = strlen(name);
+    uint8_t kb[PM_NAME_KEY_MAX];
+    size_t len;
+    const void *key = pm_name_key(name, strlen(name), kb, &len);
     long sl[8];
-    size_t n = pm_set_slots_like(m->names, name, len, sl, 8);
+    size_t n = pm_set_slots_like(m->names, key, len, sl, 8);
     if (n > 8) {   /* more collisions than room: the exact slot */
-        sl[0] = pm_set_slot(m->names, name, len);
+        sl[0] = pm_set_slot(m->names, key, len);
         n = sl[0] >= 0;
     }
     for (size_t k = 0; k < n; k++)
@@ -410,7 +443,10 @@ static int note_used(const marks *m, slotv *out, const char *name) {
 
 static void mark(marks *m, const char *name) {
     if (!name) return;
-    long sl = pm_set_slot(m->names, name, strlen(name));
+    uint8_t kb[PM_NAME_KEY_MAX];
+    size_t len;
+    const void *key = pm_name_key(name, strlen(name), kb, &len);
+    long sl = pm_set_slot(m->names, key, len);
     if (sl >= 0) m->flag[sl] = 1;
 }
 
@@ -444,7 +480,12 @@ static int cmp_read_size(const void *a, const void *b) {
 static int64_t part_bytes(const pm_orphan_opts *o) {
     return o->manifest_part_bytes > 0 ? o->manifest_part_bytes : MANIFEST_PART_BYTES;
 }
-typedef struct needles { const char *v[UNKNOWN_NEEDLES_MAX]; size_t len[UNKNOWN_NEEDLES_MAX]; size_t n; } needles;
+typedef struct needles {
+    const char *v[UNKNOWN_NEEDLES_MAX];
+    size_t len[UNKNOWN_NEEDLES_MAX];
+    size_t n;
+    pm_buf text;         /* the names, unpacked (v points into it) */
+} needles;
 
 static int contains(const uint8_t *data, size_t len, const char *needle, size_t n) {
     if (n == 0) return 1;
@@ -632,8 +673,9 @@ static void build_name_set(name_set_job *j) {
             cand *c = &j->tasks[i].c[k];
             if (c->kind == PM_K_DATA || c->kind == PM_K_CHANGELOG) j->data_cands++;
             if (c->kind == PM_K_TEMP) continue;
-            const char *nm = cand_name(&j->tasks[i], c);
-            if ((c->slot = pm_set_add_slot(j->m->names, nm, strlen(nm))) < 0) { j->rc = PAIMON_NOMEM; return; }
+            size_t kl;
+            const uint8_t *key = cand_key(&j->tasks[i], c, &kl);
+            if ((c->slot = pm_set_add_slot(j->m->names, key, kl)) < 0) { j->rc = PAIMON_NOMEM; return; }
         }
     if (!(j->m->flag = calloc(pm_set_slots(j->m->names), 1))) j->rc = PAIMON_NOMEM;
 }
@@ -768,8 +810,12 @@ static int second_round_needed(list_ctx *lx, list_task *tasks, size_t n_tasks, c
             }
     }
     if (data_cands > 0 && m->data_names == 0) *needed = 1;
-    for (size_t i = 0; i < n_later && !*needed; i++)
-        *needed = pm_set_slot(m->names, later[i].name, strlen(later[i].name)) < 0;
+    for (size_t i = 0; i < n_later && !*needed; i++) {
+        uint8_t kb[PM_NAME_KEY_MAX];
+        size_t len;
+        const void *key = pm_name_key(later[i].name, strlen(later[i].name), kb, &len);
+        *needed = pm_set_slot(m->names, key, len) < 0;
+    }
     return PAIMON_OK;
 }
 
@@ -777,17 +823,23 @@ static int second_round_needed(list_ctx *lx, list_task *tasks, size_t n_tasks, c
  * were seen (the empty-used-set check did not force the round): NULL
  * otherwise (every block's names are looked up). */
 static needles *few_unknown(list_task *tasks, size_t n_tasks, const marks *m, needles *nd) {
-    if (m->data_names == 0) return NULL;
     nd->n = 0;
+    if (m->data_names == 0) return NULL;
+    size_t off[UNKNOWN_NEEDLES_MAX];
     for (size_t i = 0; i < n_tasks; i++)
         for (size_t k = 0; k < tasks[i].n; k++) {
             const cand *c = &tasks[i].c[k];
             if (!unknown_cand(c, m)) continue;
             if (nd->n == UNKNOWN_NEEDLES_MAX) return NULL;
-            nd->v[nd->n] = cand_name(&tasks[i], c);
-            nd->len[nd->n] = strlen(nd->v[nd->n]);
+            size_t kl, at = nd->text.len;
+            const uint8_t *key = cand_key(&tasks[i], c, &kl);
+            /* out of memory: no needles, every block is looked up (slower, as safe) */
+            if (pm_name_unkey(key, kl, &nd->text)) return NULL;
+            off[nd->n] = at;
+            nd->len[nd->n] = nd->text.len - at;
             nd->n++;
         }
+    for (size_t i = 0; i < nd->n; i++) nd->v[i] = (const char *)nd->text.data + off[i];
     return nd->n ? nd : NULL;
 }
 
@@ -1054,10 +1106,11 @@ static int read_manifests(orphan_run *r, const manifest_set *ms, pm_err *e) {
                                  n_reads - n_first, o, r->res, &needed, &r->ages_final, e);
     if (!rc && needed) {
         r->ages_final = 0;
-        needles nd;
+        needles nd = {{0}, {0}, 0, {0}};
         read_ctx rx2 = {r->bts[0], reads + n_first, r->sc, &r->m, few_unknown(r->tasks, r->n_tasks, &r->m, &nd)};
         rc = pm_exec_run(reader_threads, n_reads - n_first, read_one, &rx2, "reading manifests", o->progress,
                          o->progress_ud, e);
+        pm_buf_free(&nd.text);
         if (!rc) rc = merge_reads(reads, n_first, n_reads, &r->m, e);
         n_done = n_reads;
     }
@@ -1112,14 +1165,22 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
     for (size_t i = 0; !rc && i < r->n_tasks; i++) {
         list_task *tk = &r->tasks[i];
         if (!tk->n_unused) continue;
+        /* the names unpacked to their exact bytes, NUL-terminated, back to back */
         const char **names = malloc(tk->n_unused * sizeof *names);
+        size_t *at = malloc(tk->n_unused * sizeof *at);
+        pm_buf text = {0};
         size_t nr = 0;
-        if (!names) return pm_nomem(e);
-        for (size_t k = 0; k < tk->n; k++) {
+        if (!names || !at) { free(names); free(at); return pm_nomem(e); }
+        for (size_t k = 0; k < tk->n && !rc; k++) {
             if (tk->c[k].used) continue;
             if (!tk->c[k].remove) { r->res->recent++; continue; }
-            names[nr++] = cand_name(tk, &tk->c[k]);
+            size_t kl;
+            const uint8_t *key = cand_key(tk, &tk->c[k], &kl);
+            at[nr++] = text.len;
+            if (pm_name_unkey(key, kl, &text) || pm_buf_putc(&text, 0)) rc = pm_nomem(e);
         }
+        for (size_t k = 0; k < nr; k++) names[k] = (const char *)text.data + at[k];
+        free(at);
         if (nr > 1) qsort(names, nr, sizeof *names, cmp_cand_name);
         for (size_t k = 0; k < nr && !rc; k++) {
             char *path = pm_path_join(tk->dir, names[k]);
@@ -1127,6 +1188,7 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
             free(path);
         }
         free(names);
+        pm_buf_free(&text);
     }
     if (rc) return rc;
     const pm_orphan_opts *o = r->o;
