@@ -26,7 +26,7 @@ static int round_trips(const char *name, int *packed) {
     size_t kl = key_of(name, k);
     pm_buf out = {0};
     int rc = pm_name_unkey(k, kl, &out);
-    int ok = !rc && out.len == strlen(name) && !memcmp(out.data, name, out.len);
+    int ok = !rc && out.len == strlen(name) && (!out.len || !memcmp(out.data, name, out.len));
     if (!ok) fprintf(stderr, "# no round trip: %s\n", name);
     *packed = kl > 0 && k[0] == 0;
     pm_buf_free(&out);
