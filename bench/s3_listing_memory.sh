@@ -11,6 +11,8 @@
 #   S3MEM_NS      synthetic keys per young run (default "0 100000 1000000")
 #   S3MEM_OLD_N   synthetic keys of the one run where they are 2 days old
 #                 and so planned as orphans (default 1000000; 0: no such run)
+#   S3MEM_WRAP    a command prefix for bench_orphan, e.g. "valgrind --tool=massif
+#                 --massif-out-file=/tmp/m.out" for a heap breakdown (RSS is then valgrind's)
 #
 # Each run: bench_orphan s3://BUCKET/t --reps 1 --older-than 86400 (a dry
 # run, cut-off one day ago) with s3.endpoint at the proxy, under
@@ -24,6 +26,8 @@ BUILD=${1:-build}
 OUT=$BUILD/bench
 NS=${S3MEM_NS:-0 100000 1000000}
 OLD_N=${S3MEM_OLD_N:-1000000}
+WRAP=${S3MEM_WRAP:-}
+[ -n "$NS" ] || { echo "s3mem: S3MEM_NS is empty" >&2; exit 2; }
 PY=/usr/bin/python3
 LIB=$BUILD/libpaimon.a
 log() { printf 's3mem: %s\n' "$*" >&2; }
@@ -105,7 +109,8 @@ field() { sed -n "s/^RESULT.* $2=\([^ ]*\).*/\1/p" "$1" | tail -1; }
 run() {
   curl -sf -X POST "$PROXY/__s3listing/config?prefix=t%2F&n=$1&age=$2" > /dev/null || die "cannot configure the proxy"
   rm -f "$OUT/s3mem.trace"
-  PAIMON_S3_TRACE=$OUT/s3mem.trace /usr/bin/time -f '%M %e' -o "$OUT/s3mem.time" "$OUT/bench_orphan" "$T" \
+  # shellcheck disable=SC2086
+  PAIMON_S3_TRACE=$OUT/s3mem.trace /usr/bin/time -f '%M %e' -o "$OUT/s3mem.time" $WRAP "$OUT/bench_orphan" "$T" \
     --reps 1 --older-than 86400 --option "s3.endpoint=$PROXY" > "$OUT/s3mem.txt" || die "bench_orphan failed (N=$1)"
   listed=$(field "$OUT/s3mem.txt" listed)
   planned=$(field "$OUT/s3mem.txt" planned)
@@ -134,7 +139,9 @@ for n in $NS; do
     "$(awk -v k="$rss_kib" 'BEGIN { printf "%.1f", k / 1024 }')" "$wall" >> "$rows"
   last_n=$n last_rss=$rss_kib
 done
-slope=$(awk -v a="$base_rss" -v b="$last_rss" -v n="$last_n" 'BEGIN { if (n > 0) printf "%.0f", (b - a) * 1024 / n; else print "-" }')
+first_n=${NS%% *}
+slope=$(awk -v a="$base_rss" -v b="$last_rss" -v n="$((last_n - first_n))" \
+  'BEGIN { if (n > 0) printf "%.0f", (b - a) * 1024 / n; else print "-" }')
 old_slope=-
 if [ "$OLD_N" -gt 0 ]; then
   log "orphan dry run, $OLD_N synthetic keys 2 days old (planned, not deleted)"
@@ -144,7 +151,8 @@ if [ "$OLD_N" -gt 0 ]; then
   [ "$heads" = "$OLD_N" ] || die "old: $heads HEADs of synthetic keys, expected $OLD_N (one per planned file)"
   printf '| %s old (2 days) | %s | %s | %s | %s | %s | %s |\n' "$OLD_N" "$listed" "$planned" "$lists" "$reqs" \
     "$(awk -v k="$rss_kib" 'BEGIN { printf "%.1f", k / 1024 }')" "$wall" >> "$rows"
-  old_slope=$(awk -v a="$base_rss" -v b="$rss_kib" -v n="$OLD_N" 'BEGIN { printf "%.0f", (b - a) * 1024 / n }')
+  old_slope=$(awk -v a="$base_rss" -v b="$rss_kib" -v n="$((OLD_N - first_n))" \
+    'BEGIN { if (n > 0) printf "%.0f", (b - a) * 1024 / n; else print "-" }')
 fi
 
 cat <<EOM
@@ -157,6 +165,6 @@ s3://BUCKET/t --snapshots 20 --files 2\` on a throwaway RGW ($base_listed real c
 |---|---|---|---|---|---|---|
 $(cat "$rows")
 
-Slope: $slope B of peak RSS per listed young key (0 -> $last_n); $old_slope B per listed key that is also
-planned (old run vs 0).
+Slope: $slope B of peak RSS per listed young key ($first_n -> $last_n); $old_slope B per listed key that is
+also planned (the old run vs the first).
 EOM
