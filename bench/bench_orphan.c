@@ -1,8 +1,9 @@
 /* Orphan-scan benchmark (bench/run.sh bench_orphan).
  *
- *   bench_orphan TABLE [--threads 4] [--reps 5] [--option KEY=VALUE]...
+ *   bench_orphan TABLE [--threads 4] [--reps 5] [--older-than SECONDS] [--option KEY=VALUE]...
  *
- * pm_remove_orphan_files as a dry run with the cut-off "now": lists every
+ * pm_remove_orphan_files as a dry run with the cut-off "now" (--older-than:
+ * now minus SECONDS, so younger files are kept): lists every
  * candidate directory (names only), reads the used set of every snapshot,
  * stats the files nobody uses (none on a clean table), plans nothing.
  * --option: FileIO options for the table (s3.max-connections=16, ...).
@@ -207,10 +208,12 @@ static int run_floor(const char *table, int threads, int reps) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_orphan TABLE [--threads N] [--reps N] [--option KEY=VALUE]...\n");
+        fprintf(stderr, "usage: bench_orphan TABLE [--threads N] [--reps N] [--older-than SECONDS] "
+                        "[--option KEY=VALUE]...\n");
         return 2;
     }
     int threads = 4, reps = 5, floor = 0;
+    int64_t older_than_s = 0;   /* the cut-off's age: 0 = now */
     const char *opts[2 * 16 + 1] = {NULL};   /* FileIO options: key, value, ..., NULL */
     char optbuf[16][256];
     int n_opts = 0;
@@ -225,11 +228,12 @@ int main(int argc, char **argv) {
             n_opts++;
         } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--older-than") && i + 1 < argc) older_than_s = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--floor")) floor = 1;
         else if (!strcmp(argv[i], "--floor-parse")) floor = parse_too = 1;
         else { fprintf(stderr, "bench_orphan: unknown option %s\n", argv[i]); return 2; }
     }
-    if (reps < 1 || reps > 100) return 2;
+    if (reps < 1 || reps > 100 || older_than_s < 0) return 2;
     if (floor) return run_floor(argv[1], threads, reps);
     double *tv = calloc((size_t)reps, sizeof *tv);
     int64_t listed = 0, used = 0, planned = 0, mread = 0, mskipped = 0;
@@ -246,7 +250,7 @@ int main(int argc, char **argv) {
         pm_orphan_opts o;
         memset(&o, 0, sizeof o);
         o.has_older_than = 1;
-        o.older_than_ms = pm_now_millis();
+        o.older_than_ms = pm_now_millis() - older_than_s * 1000;
         o.allow_young_cutoff = 1;   /* below the 1 h floor on purpose */
         o.threads = threads;
         o.dry_run = 1;
