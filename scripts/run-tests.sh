@@ -75,9 +75,23 @@ if [ "${PAIMON_S3_TESTS:-1}" = 0 ]; then
   export PAIMON_S3_TESTS
 else
   unset PAIMON_S3_TESTS
-  S3_DIR=$(mktemp -d /tmp/paimon-s3.XXXXXX)
-  t0=$(date +%s.%N)
-  if sh scripts/s3-server.sh start "$S3_DIR" >"$log" 2>&1 && . "$S3_DIR/env"; then
+  # The server is the tests' infrastructure, not what they test: a start
+  # that fails (seen once in a loaded CI run: the monitor never came up)
+  # is tried again in a fresh directory on fresh ports, up to 3 times; the
+  # attempts that failed are reported with their logs kept.
+  attempt=1
+  while :; do
+    S3_DIR=$(mktemp -d /tmp/paimon-s3.XXXXXX)
+    t0=$(date +%s.%N)
+    if sh scripts/s3-server.sh start "$S3_DIR" >"$log" 2>&1 && . "$S3_DIR/env"; then s3_up=1; break; fi
+    s3_up=0
+    [ "$attempt" -ge 3 ] && break
+    echo "# S3 test server start $attempt failed ($(grep -m1 'start failed' "$log" | sed 's/^ *//'); logs kept in $S3_DIR/log); trying again"
+    sh scripts/s3-server.sh stop "$S3_DIR" >/dev/null 2>&1
+    attempt=$((attempt + 1))
+    sleep 1
+  done
+  if [ "$s3_up" = 1 ]; then
     echo "# S3 test server (Ceph RGW) $AWS_ENDPOINT_URL started in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
   else
     sed 's/^/  /' "$log"
