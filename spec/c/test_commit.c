@@ -1061,6 +1061,73 @@ TEST(commit_conflict_check_reads_changed_partitions_only) {
     remove_copy(&c);
 }
 
+/* Full compaction leaves a manifest untouched only when its partition
+ * stats rule out every deleted partition. Deleting files of f1 = NULL and
+ * f1 = 5 together: a manifest holding only f1 = NULL files may hold one of
+ * them, so it is rewritten and the deleted file stays deleted. */
+TEST(commit_full_compaction_null_and_value_partitions) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    pm_buf pnull = {0}, p5 = {0}, p7 = {0}, names = {0};
+    pm_datum d;
+    memset(&d, 0, sizeof d);
+    pm_err e = {0};
+    d.is_null = 1;
+    CHECK(pm_binrow_encode(t->part_types, 1, &d, &pnull, &e) == PAIMON_OK);
+    CHECK(int_partition(t, 5, &p5) == 0);
+    CHECK(int_partition(t, 7, &p7) == 0);
+    tentry x, y, z;
+    tentry_init(&x, pnull.data, pnull.len, 0, "data-null-x.parquet", 1);
+    tentry_init(&y, p5.data, p5.len, 0, "data-five-y.parquet", 1);
+    tentry_init(&z, p7.data, p7.len, 0, "data-seven-z.parquet", 1);
+    pm_commit_opts o;
+    opts_for(t, &o, "nulls");
+    o.merge_min_count = 1000;
+    int64_t id = 0;
+    CHECK_EQ_INT(tu_commit(t, &x.m, 1, &o, &id, &e), PAIMON_OK);
+    pm_snapshot *sx = tu_read_snap(t, id);
+    pm_mfile *v = NULL;
+    size_t n = 0;
+    CHECK(sx && pm_read_manifest_list(t, sx->delta_manifest_list, &v, &n, &e) == PAIMON_OK && n == 1);
+    int64_t x_manifest_size = n == 1 ? v[0].size : 1;
+    pm_mfiles_free(v, n);
+    pm_snapshot_free(sx);
+    CHECK_EQ_INT(tu_commit(t, &y.m, 1, &o, &id, &e), PAIMON_OK);
+    pm_manifest_entry dels[2] = {x.m, y.m};
+    dels[0].kind = dels[1].kind = PM_FILE_DELETE;
+    int rc = tu_commit(t, dels, 2, &o, &id, &e);
+    if (rc) fprintf(stderr, "  delete: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    /* full compaction; the f1 = NULL manifest is not "must change" */
+    o.manifest_target_size = x_manifest_size;
+    o.full_compaction_threshold = 1;
+    rc = tu_commit(t, &z.m, 1, &o, &id, &e);
+    if (rc) fprintf(stderr, "  compaction: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK(live_names(t, id, &names, NULL) > 0);
+    CHECK(has_line(&names, "data-seven-z.parquet"));
+    CHECK(!has_line(&names, "data-null-x.parquet"));
+    CHECK(!has_line(&names, "data-five-y.parquet"));
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 spec/support/pyref.py '%s' files --snapshot %lld 2>&1", c.table,
+             (long long)id);
+    int st = -1;
+    char *out = tu_sh_out(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK(out && strstr(out, "data-seven-z.parquet") && !strstr(out, "data-null-x.parquet"));
+    free(out);
+    tentry_free(&x);
+    tentry_free(&y);
+    tentry_free(&z);
+    pm_buf_free(&pnull);
+    pm_buf_free(&p5);
+    pm_buf_free(&p7);
+    pm_buf_free(&names);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 TEST(commit_merges_small_manifests) {
     tcopy c;
     paimon_table *t = open_fixture_copy(&c, COMPLEX);
@@ -1978,6 +2045,7 @@ int main(void) {
     RUN(commit_conflict_check_reads_changed_partitions_only);
     RUN(commit_merges_small_manifests);
     RUN(commit_full_compaction);
+    RUN(commit_full_compaction_null_and_value_partitions);
     RUN(commit_unpartitioned_table);
     RUN(commit_on_branch);
     RUN(commit_copies_snapshot_fields);

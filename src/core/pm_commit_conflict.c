@@ -110,22 +110,13 @@ static int check_buckets(paimon_table *t, pm_idmap *tb, const pm_manifest_entry 
     return rc;
 }
 
-/* ---- which of latest's manifests can hold a changed partition ------------- */
+/* ---- partition spans: which manifests can hold one of a set of partitions -- */
 
-/* Per partition field over the commit's partitions: whether a null and
- * whether a value occur, and the values' min/max (pointing into the
- * entries' partition bytes). usable = 0: every manifest may hold one. */
-typedef struct part_span {
-    int usable;
-    uint8_t has_null[16], has_value[16];
-    pm_datum min[16], max[16];
-} part_span;
-
-static void span_build(paimon_table *t, const pm_manifest_entry *ents, size_t n, part_span *sp) {
+void pm_part_span_of_entries(paimon_table *t, const pm_manifest_entry *ents, size_t n, pm_part_span *sp) {
     memset(sp, 0, sizeof *sp);
     size_t np = t->n_part;
-    if (np == 0 || np > 16 || n == 0) return;
-    pm_datum v[16];
+    if (np == 0 || np > PM_SPAN_MAX_FIELDS || n == 0) return;
+    pm_datum v[PM_SPAN_MAX_FIELDS];
     pm_err ignored;
     for (size_t i = 0; i < n; i++) {
         if (pm_table_partition_decode(t, ents[i].partition, v, &ignored)) return;
@@ -140,15 +131,32 @@ static void span_build(paimon_table *t, const pm_manifest_entry *ents, size_t n,
     sp->usable = 1;
 }
 
-/* 0 only when the manifest's partition stats (the list's record) rule out
- * every changed partition, field by field (Java reads the changed
- * partitions only: readAllEntriesFromChangedPartitions). Stats that do not
- * decode, or say nothing, keep the manifest. */
-static int may_hold_changed(paimon_table *t, const part_span *sp, const pm_manifest_meta *m) {
+int pm_part_span_of_builder(const pm_mbuild *b, pm_part_span *sp, pm_err *e) {
+    memset(sp, 0, sizeof *sp);
+    size_t np = b->np;
+    if (np == 0 || np > PM_SPAN_MAX_FIELDS || b->n == 0) return PAIMON_OK;
+    pm_type *const *ty = b->a->t->part_types;
+    int rc;
+    if ((rc = pm_binrow_decode(b->pmin.data, b->pmin.len, ty, np, sp->min, e)) ||
+        (rc = pm_binrow_decode(b->pmax.data, b->pmax.len, ty, np, sp->max, e)))
+        return rc;
+    for (size_t k = 0; k < np; k++) {
+        sp->has_null[k] = b->nulls[k] > 0;
+        sp->has_value[k] = !sp->min[k].is_null;
+    }
+    sp->usable = 1;
+    return PAIMON_OK;
+}
+
+/* Field by field (Java's MultiplePartitionPredicate over the stats): a
+ * null of the span needs a null in the manifest, a value of the span a
+ * non-null value there whose [min, max] meets the span's. Stats that do
+ * not decode, or say nothing, keep the manifest. */
+int pm_part_span_may_hold(paimon_table *t, const pm_part_span *sp, const pm_manifest_meta *m) {
     if (!sp->usable) return 1;
     size_t np = t->n_part;
     const pm_stats *st = &m->partition_stats;
-    pm_datum fmin[16], fmax[16];
+    pm_datum fmin[PM_SPAN_MAX_FIELDS], fmax[PM_SPAN_MAX_FIELDS];
     pm_err ignored;
     if (pm_binrow_decode(st->min_values.ptr, st->min_values.len, t->part_types, np, fmin, &ignored) ||
         pm_binrow_decode(st->max_values.ptr, st->max_values.len, t->part_types, np, fmax, &ignored))
@@ -301,11 +309,11 @@ int pm_check_conflicts(paimon_table *t, const pm_snapshot *latest, const pm_own_
     if (!rc && latest && (map.n || buckets)) {
         /* only the manifests that may hold a changed partition matter:
          * every identifier and bucket check is within one partition */
-        part_span span;
-        span_build(t, ents, n, &span);
+        pm_part_span span;
+        pm_part_span_of_entries(t, ents, n, &span);
         keep = malloc(n_metas ? n_metas : 1);
         if (!keep) rc = pm_nomem(e);
-        for (size_t i = 0; i < n_metas && !rc; i++) keep[i] = (uint8_t)may_hold_changed(t, &span, &metas[i].m);
+        for (size_t i = 0; i < n_metas && !rc; i++) keep[i] = (uint8_t)pm_part_span_may_hold(t, &span, &metas[i].m);
         int mixed = 0;
         if (!rc) rc = one_pass(t, latest, metas, keep, n_metas, &map, touched, buckets, &tb, ents, n, &deletes, &mixed, e);
         pm_scan *sc;

@@ -147,6 +147,23 @@ void pm_idmap_free(pm_idmap *m);
 /* "file X in partition P bucket B" into out (NUL-terminated). */
 void pm_commit_describe_file(paimon_table *t, const pm_manifest_entry *m, pm_buf *out);
 
+/* Per partition field over a set of partitions: whether a null and
+ * whether a value occur, and the values' min/max (pointing into bytes the
+ * caller keeps). usable = 0: any manifest may hold one of them
+ * (unpartitioned, too many fields, undecodable). */
+#define PM_SPAN_MAX_FIELDS 16
+typedef struct pm_part_span {
+    int usable;
+    uint8_t has_null[PM_SPAN_MAX_FIELDS], has_value[PM_SPAN_MAX_FIELDS];
+    pm_datum min[PM_SPAN_MAX_FIELDS], max[PM_SPAN_MAX_FIELDS];
+} pm_part_span;
+/* The span of the entries' partitions. */
+void pm_part_span_of_entries(paimon_table *t, const pm_manifest_entry *ents, size_t n, pm_part_span *sp);
+/* The span of the partitions a stats-only builder folded (pm_mbuild_partition). */
+int pm_part_span_of_builder(const pm_mbuild *b, pm_part_span *sp, pm_err *e);
+/* 0 only when manifest m's partition stats rule out every partition of the span. */
+int pm_part_span_may_hold(paimon_table *t, const pm_part_span *sp, const pm_manifest_meta *m);
+
 /* Java ConflictDetection of the entries against the latest snapshot
  * (NULL: none), whose base + delta manifests are metas[0..n_metas) (read
  * already); PAIMON_CONFLICT names the first offending file. */

@@ -281,9 +281,9 @@ typedef struct full_ctx {
     pm_mroll *mr;               /* output */
     pm_buf key;
     int require;
-    /* the deleted partitions' bounds (mark_untouched) */
-    int pred_false, pred_true;          /* no deleted file / may be anywhere */
-    pm_datum dmin[16], dmax[16];
+    /* the deleted files' partitions (mark_untouched) */
+    int no_deletes;
+    pm_part_span span;
 } full_ctx;
 
 static int full_collect_deletes(void *p, const pm_manifest_entry *m, pm_err *e) {
@@ -320,37 +320,6 @@ static int full_write(void *p, const pm_manifest_entry *m, pm_err *e) {
     return pm_mroll_add(c->mr, m, e);
 }
 
-/* Java's MultiplePartitionPredicate over a manifest's partition stats: per
- * field, file.max >= min(deleted) and file.min <= max(deleted) (IS NULL when
- * the deleted partitions only have nulls there). Unknown stats -> 1. */
-static int may_contain_deleted(full_ctx *c, const pm_own_meta *f, const pm_datum *dmin, const pm_datum *dmax) {
-    paimon_table *t = c->t;
-    size_t np = t->n_part;
-    if (np == 0) return 1;
-    pm_datum fmin[16], fmax[16];
-    if (np > 16) return 1;
-    pm_err e2;
-    const pm_stats *st = &f->m.partition_stats;
-    if (pm_binrow_decode(st->min_values.ptr, st->min_values.len, t->part_types, np, fmin, &e2) ||
-        pm_binrow_decode(st->max_values.ptr, st->max_values.len, t->part_types, np, fmax, &e2))
-        return 1;
-    int64_t rows = f->m.num_added_files + f->m.num_deleted_files;
-    for (size_t i = 0; i < np; i++) {
-        int has_nc = i < st->n_null_counts && !(st->null_count_is_null && st->null_count_is_null[i]);
-        int64_t nc = has_nc ? st->null_counts[i] : 0;
-        if (dmin[i].is_null) {                       /* IS NULL */
-            if (has_nc && nc <= 0) return 0;
-            continue;
-        }
-        int all_null = has_nc && nc == rows;
-        if (!all_null && (fmin[i].is_null || fmax[i].is_null)) continue;   /* unknown */
-        if (all_null) return 0;
-        if (pm_stats_cmp_datum(t->part_types[i], &fmax[i], &dmin[i]) < 0) return 0;
-        if (pm_stats_cmp_datum(t->part_types[i], &fmin[i], &dmax[i]) > 0) return 0;
-    }
-    return 1;
-}
-
 /* Java tryFullCompaction runs once the manifests that must change (with
  * deletes, or under the target size) add up to the threshold. */
 static int full_compaction_due(const pm_attempt *a, const pm_own_meta *in, size_t n) {
@@ -377,20 +346,12 @@ static int collect_deleted(full_ctx *c, pm_attempt *a, const pm_own_meta *in, si
  * and no deleted partition in them); *to_merge counts the others. */
 static int mark_untouched(full_ctx *c, pm_attempt *a, const pm_own_meta *in, size_t n, uint8_t *keep,
                           size_t *to_merge, pm_err *e) {
-    paimon_table *t = c->t;
-    size_t np = t->n_part;
-    pm_datum *dmin = c->dmin, *dmax = c->dmax;
-    int pred_false = c->pred_false = pm_set_size(c->dels) == 0;
-    int pred_true = c->pred_true = !pred_false && (np == 0 || np > 16);
+    c->no_deletes = pm_set_size(c->dels) == 0;
     int rc;
-    if (!pred_false && !pred_true) {
-        if ((rc = pm_binrow_decode(c->pstats->pmin.data, c->pstats->pmin.len, t->part_types, np, dmin, e)) ||
-            (rc = pm_binrow_decode(c->pstats->pmax.data, c->pstats->pmax.len, t->part_types, np, dmax, e)))
-            return rc;
-    }
+    if (!c->no_deletes && (rc = pm_part_span_of_builder(c->pstats, &c->span, e))) return rc;
     *to_merge = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!must_change(a, &in[i]) && !pred_true && (pred_false || !may_contain_deleted(c, &in[i], dmin, dmax)))
+        if (!must_change(a, &in[i]) && (c->no_deletes || !pm_part_span_may_hold(c->t, &c->span, &in[i].m)))
             keep[i] = 1;
         else
             (*to_merge)++;
@@ -408,7 +369,7 @@ static int rewrite_or_keep(full_ctx *c, pm_attempt *a, const pm_own_meta *f, pm_
                            size_t *cap, pm_err *e) {
     int rc = PAIMON_OK;
     int must = must_change(a, f), adds_only = f->m.num_deleted_files == 0;
-    int clear = adds_only && (c->pred_false || (!c->pred_true && !may_contain_deleted(c, f, c->dmin, c->dmax)));
+    int clear = adds_only && (c->no_deletes || !pm_part_span_may_hold(c->t, &c->span, &f->m));
     c->require = 0;   /* set by full_check: f holds a deleted file */
     if (!clear && (!must || (adds_only && pm_set_size(c->dels) > 0))) {
         rc = for_each_entry(c->t, f, 1, full_check, c, e);

@@ -175,6 +175,36 @@ static int encode_row(pm_mbuild *b, const pm_datum *v, pm_buf *dst, pm_err *e) {
     return PAIMON_OK;
 }
 
+/* Fold per-field bounds lo/hi (one entry's values: lo == hi; a manifest's
+ * stats: its min/max row) into the builder's partition min/max rows; nulls
+ * never become a bound once the builder holds one. */
+static int fold_bounds(pm_mbuild *b, const pm_datum *lo, const pm_datum *hi, pm_err *e) {
+    size_t np = b->np;
+    pm_type *const *ty = b->a->t->part_types;
+    int rc, chmin = 0, chmax = 0;
+    if (b->n == 0) {
+        for (size_t i = 0; i < np; i++) b->mins[i] = lo[i], b->maxs[i] = hi[i];
+        chmin = chmax = 1;
+    } else {
+        if ((rc = pm_binrow_decode(b->pmin.data, b->pmin.len, ty, np, b->mins, e)) ||
+            (rc = pm_binrow_decode(b->pmax.data, b->pmax.len, ty, np, b->maxs, e)))
+            return rc;
+        for (size_t i = 0; i < np; i++) {
+            if (!lo[i].is_null && (b->mins[i].is_null || pm_stats_cmp_datum(ty[i], &lo[i], &b->mins[i]) < 0)) {
+                b->mins[i] = lo[i];
+                chmin = 1;
+            }
+            if (!hi[i].is_null && (b->maxs[i].is_null || pm_stats_cmp_datum(ty[i], &hi[i], &b->maxs[i]) > 0)) {
+                b->maxs[i] = hi[i];
+                chmax = 1;
+            }
+        }
+    }
+    if (chmin && (rc = encode_row(b, b->mins, &b->pmin, e))) return rc;
+    if (chmax && (rc = encode_row(b, b->maxs, &b->pmax, e))) return rc;
+    return PAIMON_OK;
+}
+
 int pm_mbuild_partition(pm_mbuild *b, const pm_manifest_entry *m, pm_err *e) {
     size_t np = b->np;
     if (np == 0) return PAIMON_OK;
@@ -189,27 +219,11 @@ int pm_mbuild_partition(pm_mbuild *b, const pm_manifest_entry *m, pm_err *e) {
         pm_err_prefix(e, "partition of data file %s", m->file.file_name);
         return rc;
     }
-    int chmin = 0, chmax = 0;
-    if (b->n == 0) {
-        for (size_t i = 0; i < np; i++) b->mins[i] = b->maxs[i] = b->vals[i];
-        chmin = chmax = 1;
-    } else {
-        if ((rc = pm_binrow_decode(b->pmin.data, b->pmin.len, t->part_types, np, b->mins, e)) ||
-            (rc = pm_binrow_decode(b->pmax.data, b->pmax.len, t->part_types, np, b->maxs, e)))
-            return rc;
-        for (size_t i = 0; i < np; i++) {
-            const pm_datum *v = &b->vals[i];
-            if (v->is_null) continue;
-            if (b->mins[i].is_null || pm_stats_cmp_datum(t->part_types[i], v, &b->mins[i]) < 0) { b->mins[i] = *v; chmin = 1; }
-            if (b->maxs[i].is_null || pm_stats_cmp_datum(t->part_types[i], v, &b->maxs[i]) > 0) { b->maxs[i] = *v; chmax = 1; }
-        }
-    }
+    if ((rc = fold_bounds(b, b->vals, b->vals, e))) return rc;
     for (size_t i = 0; i < np; i++) {
         b->last_null[i] = (uint8_t)(b->vals[i].is_null != 0);
         b->nulls[i] += b->last_null[i];
     }
-    if (chmin && (rc = encode_row(b, b->mins, &b->pmin, e))) return rc;
-    if (chmax && (rc = encode_row(b, b->maxs, &b->pmax, e))) return rc;
     b->lastp.len = 0;
     if (pm_buf_append(&b->lastp, m->partition.ptr, m->partition.len)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     b->lastp_valid = 1;
@@ -271,28 +285,8 @@ static int mb_fold_partitions(pm_mbuild *b, const pm_stats *st, pm_err *e) {
     if ((rc = pm_binrow_decode(st->min_values.ptr, st->min_values.len, ty, np, fmin, e)) ||
         (rc = pm_binrow_decode(st->max_values.ptr, st->max_values.len, ty, np, fmax, e)))
         return rc;
-    int chmin = 0, chmax = 0;
-    if (b->n == 0) {
-        for (size_t i = 0; i < np; i++) b->mins[i] = fmin[i], b->maxs[i] = fmax[i];
-        chmin = chmax = 1;
-    } else {
-        if ((rc = pm_binrow_decode(b->pmin.data, b->pmin.len, ty, np, b->mins, e)) ||
-            (rc = pm_binrow_decode(b->pmax.data, b->pmax.len, ty, np, b->maxs, e)))
-            return rc;
-        for (size_t i = 0; i < np; i++) {
-            if (!fmin[i].is_null && (b->mins[i].is_null || pm_stats_cmp_datum(ty[i], &fmin[i], &b->mins[i]) < 0)) {
-                b->mins[i] = fmin[i];
-                chmin = 1;
-            }
-            if (!fmax[i].is_null && (b->maxs[i].is_null || pm_stats_cmp_datum(ty[i], &fmax[i], &b->maxs[i]) > 0)) {
-                b->maxs[i] = fmax[i];
-                chmax = 1;
-            }
-        }
-    }
+    if ((rc = fold_bounds(b, fmin, fmax, e))) return rc;
     for (size_t i = 0; i < np; i++) b->nulls[i] += st->null_counts[i];
-    if (chmin && (rc = encode_row(b, b->mins, &b->pmin, e))) return rc;
-    if (chmax && (rc = encode_row(b, b->maxs, &b->pmax, e))) return rc;
     b->lastp_valid = 0;   /* the next entry compares against the folded stats */
     return PAIMON_OK;
 }
