@@ -706,7 +706,8 @@ static int inflight_writer(const char *table, const char *user, const char *log,
             backdate(p, backdate_ms);
             v[j] = f[j].m;
         }
-        usleep((useconds_t)hold_ms * 1000);
+        /* hold_ms < 0: every other batch waits -hold_ms, the rest none */
+        usleep((useconds_t)(hold_ms >= 0 ? hold_ms : ident % 2 ? -hold_ms : 0) * 1000);
         pm_commit_opts o;
         pm_commit_opts_from_table(t, &o);
         o.commit_user = user;
@@ -756,8 +757,11 @@ static void race_round(int64_t age_ms, int ms, race_stats *st) {
         snprintf(logs[i], sizeof logs[i], "%s/%s.log", w.dir, user);
         fflush(NULL);
         pids[i] = fork();
-        /* w0 commits its files right away (some of its commits land), w1 and w2 hold them */
-        if (pids[i] == 0) _exit(inflight_writer(w.table, user, logs[i], deadline, i ? 5 + 10 * i : 0,
+        /* w0 commits every other batch right away (those land) and pauses
+         * 10 ms before the others (commits got fast enough that without a
+         * pause nearly every cleaning run is a conflict and the race is
+         * never seen); w1 and w2 hold theirs */
+        if (pids[i] == 0) _exit(inflight_writer(w.table, user, logs[i], deadline, i ? 5 + 10 * i : -10,
                                                 i ? 30 * 60 * 1000 : 0));
         CHECK(pids[i] > 0);
         status[i] = -1;
