@@ -2,6 +2,7 @@
  * Conventions (Lua's own): misuse raises; I/O and format failures return
  * nil, message, code; iterators raise on failure mid-way (a silent stop
  * would look like the end of the data). */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -524,44 +525,81 @@ static int tbl_consumers(lua_State *L) {
 
 /* ---- Snapshot fields ------------------------------------------------------ */
 
-static void push_snapshot_fields(lua_State *L, const pm_snapshot *s) {
-    lua_createtable(L, 0, 28);
-    lp_set_int(L, "version", s->version);
-    lp_set_str(L, "uuid", s->uuid);
-    lp_set_int(L, "id", s->id);
-    lp_set_int(L, "schema_id", s->schema_id);
-    lp_set_str(L, "base_manifest_list", s->base_manifest_list);
-    lp_set_opt(L, "base_manifest_list_size", s->base_manifest_list_size);
-    lp_set_str(L, "delta_manifest_list", s->delta_manifest_list);
-    lp_set_opt(L, "delta_manifest_list_size", s->delta_manifest_list_size);
-    lp_set_str(L, "changelog_manifest_list", s->changelog_manifest_list);
-    lp_set_opt(L, "changelog_manifest_list_size", s->changelog_manifest_list_size);
-    lp_set_str(L, "index_manifest", s->index_manifest);
-    lp_set_str(L, "commit_user", s->commit_user);
-    lp_set_str(L, "writer_version", s->writer_version);
-    lp_set_int(L, "commit_identifier", s->commit_identifier);
-    lp_set_str(L, "commit_kind", s->commit_kind);
-    lp_set_int(L, "time_millis", s->time_millis);
-    if (s->has_log_offsets) {
+/* A snapshot's fields as Lua sees them: one table serves s.<field> (one
+ * value pushed per access, as inspect reads a dozen fields of each of
+ * 100,000 snapshots) and s:fields() (all of them). */
+typedef enum { SF_STR, SF_INT, SF_INT32, SF_OPT, SF_LOG_OFFSETS, SF_PROPERTIES } snap_field_kind;
+static const struct snap_field {
+    const char *name;
+    snap_field_kind kind;
+    size_t offset;
+} snap_fields_def[] = {
+    {"version", SF_INT32, offsetof(pm_snapshot, version)},
+    {"uuid", SF_STR, offsetof(pm_snapshot, uuid)},
+    {"id", SF_INT, offsetof(pm_snapshot, id)},
+    {"schema_id", SF_INT, offsetof(pm_snapshot, schema_id)},
+    {"base_manifest_list", SF_STR, offsetof(pm_snapshot, base_manifest_list)},
+    {"base_manifest_list_size", SF_OPT, offsetof(pm_snapshot, base_manifest_list_size)},
+    {"delta_manifest_list", SF_STR, offsetof(pm_snapshot, delta_manifest_list)},
+    {"delta_manifest_list_size", SF_OPT, offsetof(pm_snapshot, delta_manifest_list_size)},
+    {"changelog_manifest_list", SF_STR, offsetof(pm_snapshot, changelog_manifest_list)},
+    {"changelog_manifest_list_size", SF_OPT, offsetof(pm_snapshot, changelog_manifest_list_size)},
+    {"index_manifest", SF_STR, offsetof(pm_snapshot, index_manifest)},
+    {"commit_user", SF_STR, offsetof(pm_snapshot, commit_user)},
+    {"writer_version", SF_STR, offsetof(pm_snapshot, writer_version)},
+    {"commit_identifier", SF_INT, offsetof(pm_snapshot, commit_identifier)},
+    {"commit_kind", SF_STR, offsetof(pm_snapshot, commit_kind)},
+    {"time_millis", SF_INT, offsetof(pm_snapshot, time_millis)},
+    {"log_offsets", SF_LOG_OFFSETS, 0},
+    {"total_record_count", SF_OPT, offsetof(pm_snapshot, total_record_count)},
+    {"delta_record_count", SF_OPT, offsetof(pm_snapshot, delta_record_count)},
+    {"changelog_record_count", SF_OPT, offsetof(pm_snapshot, changelog_record_count)},
+    {"watermark", SF_OPT, offsetof(pm_snapshot, watermark)},
+    {"statistics", SF_STR, offsetof(pm_snapshot, statistics)},
+    {"properties", SF_PROPERTIES, 0},
+    {"next_row_id", SF_OPT, offsetof(pm_snapshot, next_row_id)},
+    {"operation", SF_STR, offsetof(pm_snapshot, operation)},
+};
+
+/* Push field f of s; 0 (nothing pushed) when the snapshot does not have it. */
+static int push_snapshot_field(lua_State *L, const pm_snapshot *s, const struct snap_field *f) {
+    const char *base = (const char *)s + f->offset;
+    switch (f->kind) {
+    case SF_STR: {
+        const char *v = *(char *const *)(const void *)base;
+        if (!v) return 0;
+        lua_pushstring(L, v);
+        return 1;
+    }
+    case SF_INT: lp_pushint64(L, *(const int64_t *)(const void *)base); return 1;
+    case SF_INT32: lp_pushint64(L, *(const int32_t *)(const void *)base); return 1;
+    case SF_OPT: {
+        const pm_opt_i64 *v = (const pm_opt_i64 *)(const void *)base;
+        if (!v->has) return 0;
+        lp_pushint64(L, v->v);
+        return 1;
+    }
+    case SF_LOG_OFFSETS:
+        if (!s->has_log_offsets) return 0;
         lua_createtable(L, 0, (int)s->n_log_offsets);
         for (size_t i = 0; i < s->n_log_offsets; i++) {
             lp_pushint64(L, s->log_offsets[i].offset);
             lua_rawseti(L, -2, s->log_offsets[i].bucket);
         }
-        lua_setfield(L, -2, "log_offsets");
-    }
-    lp_set_opt(L, "total_record_count", s->total_record_count);
-    lp_set_opt(L, "delta_record_count", s->delta_record_count);
-    lp_set_opt(L, "changelog_record_count", s->changelog_record_count);
-    lp_set_opt(L, "watermark", s->watermark);
-    lp_set_str(L, "statistics", s->statistics);
-    if (s->has_properties) {
+        return 1;
+    case SF_PROPERTIES:
+        if (!s->has_properties) return 0;
         lua_createtable(L, 0, (int)s->n_properties);
         for (size_t i = 0; i < s->n_properties; i++) lp_set_str(L, s->properties[i].key, s->properties[i].value);
-        lua_setfield(L, -2, "properties");
+        return 1;
     }
-    lp_set_opt(L, "next_row_id", s->next_row_id);
-    lp_set_str(L, "operation", s->operation);
+    return 0;
+}
+
+static void push_snapshot_fields(lua_State *L, const pm_snapshot *s) {
+    lua_createtable(L, 0, 28);
+    for (size_t i = 0; i < sizeof snap_fields_def / sizeof snap_fields_def[0]; i++)
+        if (push_snapshot_field(L, s, &snap_fields_def[i])) lua_setfield(L, -2, snap_fields_def[i].name);
 }
 
 static int snap_fields(lua_State *L) {
@@ -1002,11 +1040,15 @@ static int snap_index(lua_State *L) {
     lua_settop(L, 2);
     if (!ud->s) return luaL_error(L, "attempt to use a closed paimon.Snapshot");
     if (lua_type(L, 2) != LUA_TSTRING) return 0;
-    push_snapshot_fields(L, ud->s);
-    if (ud->tag) lp_set_str(L, "tag", ud->tag);
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    const char *key = lua_tostring(L, 2);
+    if (!strcmp(key, "tag")) {
+        if (!ud->tag) return 0;
+        lua_pushstring(L, ud->tag);
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof snap_fields_def / sizeof snap_fields_def[0]; i++)
+        if (!strcmp(key, snap_fields_def[i].name)) return push_snapshot_field(L, ud->s, &snap_fields_def[i]);
+    return 0;
 }
 
 static const luaL_Reg table_methods[] = {
