@@ -381,6 +381,50 @@ static int expire_and_check(world *w, const run_spec *rs, const tu_strset *all) 
     return bad;
 }
 
+/* Orphan cleaning over the whole history (600 manifest lists: read a
+ * window at a time): plans exactly one planted old orphan; an unreadable
+ * list in the last window (the latest snapshot's) refuses the run. */
+static int orphan_over_history(world *w) {
+    int bad = 0;
+    char orphan[320], list[320], cmd[1200];
+    snprintf(orphan, sizeof orphan, "%s/dt=p0/bucket-0/data-00000000-0000-0000-0000-00000000beef-0.parquet", w->table);
+    if (tu_write_file(orphan, "orphan", 6)) return 1;
+    snprintf(cmd, sizeof cmd, "touch -d '3 days ago' '%s'", orphan);
+    if (tu_sh(cmd)) return 1;
+    pm_orphan_opts oo;
+    memset(&oo, 0, sizeof oo);
+    oo.has_older_than = 1;
+    oo.older_than_ms = pm_now_millis() - 86400000;
+    oo.dry_run = 1;
+    oo.threads = 2;
+    pm_orphan_result orr;
+    pm_err e;
+    int rc = pm_remove_orphan_files(w->t, &oo, &orr, &e);
+    if (rc) { fprintf(stderr, "  orphan dry run failed: %s\n", e.msg); return 1; }
+    if (orr.clean.n_paths != 1 || !strstr(orr.clean.paths[0].path, "00000000beef")) {
+        fprintf(stderr, "  orphan dry run planned %zu paths, want the one orphan\n", orr.clean.n_paths);
+        bad++;
+    }
+    if (orr.used != orr.listed - 1) { fprintf(stderr, "  used %lld of %lld listed\n", (long long)orr.used, (long long)orr.listed); bad++; }
+    pm_clean_result_free(&orr.clean);
+    /* the latest snapshot's delta list, garbled (kept aside, put back) */
+    pm_snapshot *s = NULL;
+    if (pm_snapshot_read(w->t->io, w->t->root, N_SNAPSHOTS, &s, &e)) return bad + 1;
+    snprintf(list, sizeof list, "%s/manifest/%s", w->table, s->delta_manifest_list);
+    pm_snapshot_free(s);
+    snprintf(cmd, sizeof cmd, "cp -p '%s' '%s.keep' && printf 'Obj\\001garbage' > '%s'", list, list, list);
+    if (tu_sh(cmd)) return bad + 1;
+    rc = pm_remove_orphan_files(w->t, &oo, &orr, &e);
+    if (rc == PAIMON_OK) { fprintf(stderr, "  an unreadable manifest list was not refused\n"); bad++; pm_clean_result_free(&orr.clean); }
+    else if (!strstr(e.msg, "refusing to clean") || !strstr(e.msg, strrchr(list, '/') + 1)) {
+        fprintf(stderr, "  unclear refusal: %s\n", e.msg);
+        bad++;
+    }
+    snprintf(cmd, sizeof cmd, "mv '%s.keep' '%s' && rm -f '%s'", list, list, orphan);
+    if (tu_sh(cmd)) bad++;
+    return bad;
+}
+
 TEST(expire_300_snapshots_with_tags_and_branch) {
     world w;
     if (world_open(&w)) { CHECK(!"world"); world_close(&w); return; }
@@ -398,6 +442,7 @@ TEST(expire_300_snapshots_with_tags_and_branch) {
         snprintf(rel, sizeof rel, "dt=p%d/bucket-0/%s", w.f[i].p, w.f[i].name);
         if (!tu_ss_has(&all, rel)) { fprintf(stderr, "  %s not referenced\n", rel); CHECK(0); break; }
     }
+    CHECK(orphan_over_history(&w) == 0);
     int64_t t150 = snapshot_time(&w, 150), t1 = snapshot_time(&w, 1);
     CHECK(t150 > 0 && t1 > 0);
     run_spec runs[] = {

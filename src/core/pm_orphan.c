@@ -553,7 +553,7 @@ typedef struct list_read {
     pm_strv v;
     int64_t *size;       /* per name in v */
     int rc;
-    pm_err err;
+    pm_err *err;         /* allocated when the read failed (a pm_err is large) */
 } list_read;
 
 typedef struct list_read_ctx { paimon_table *t; list_read *tasks; pm_avro_schema_cache *sc; } list_read_ctx;
@@ -561,24 +561,27 @@ typedef struct list_read_ctx { paimon_table *t; list_read *tasks; pm_avro_schema
 static void read_list_one(void *ctx, size_t i) {
     list_read_ctx *x = ctx;
     list_read *tk = &x->tasks[i];
+    pm_err err = {0};
     pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
     if (x->sc) pm_avro_schema_cache_bind(x->sc);
     pm_manifest_reader *r;
-    tk->rc = pm_table_open_manifest(x->t, tk->name, PM_MANIFEST_LIST, &r, &tk->err);
+    int rc = pm_table_open_manifest(x->t, tk->name, PM_MANIFEST_LIST, &r, &err);
     if (x->sc) pm_avro_schema_cache_bind(prev);
-    if (tk->rc) return;
-    pm_manifest_names_only(r);
-    const pm_manifest_meta *m;
-    int rc;
-    while ((rc = pm_manifest_next_meta(r, &m, &tk->err)) == PAIMON_OK) {
-        if (pm_strv_push(&tk->v, m->file_name)) { rc = pm_nomem(&tk->err); break; }
-        int64_t *ns = realloc(tk->size, tk->v.cap * sizeof *ns);
-        if (!ns) { rc = pm_nomem(&tk->err); break; }
-        tk->size = ns;
-        tk->size[tk->v.n - 1] = m->file_size;
+    if (!rc) {
+        pm_manifest_names_only(r);
+        const pm_manifest_meta *m;
+        while ((rc = pm_manifest_next_meta(r, &m, &err)) == PAIMON_OK) {
+            if (pm_strv_push(&tk->v, m->file_name)) { rc = pm_nomem(&err); break; }
+            int64_t *ns = realloc(tk->size, tk->v.cap * sizeof *ns);
+            if (!ns) { rc = pm_nomem(&err); break; }
+            tk->size = ns;
+            tk->size[tk->v.n - 1] = m->file_size;
+        }
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
-    pm_manifest_close(r);
-    tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
+    tk->rc = rc;
+    if (rc && (tk->err = malloc(sizeof *tk->err))) *tk->err = err;
 }
 
 typedef struct used {
@@ -993,47 +996,58 @@ static void manifest_set_free(manifest_set *ms) {
     free(ms->later);
 }
 
-static int merge_lists(orphan_run *r, list_read *lr, manifest_set *ms, pm_err *e) {
+/* Merge the lists [0, n) of a window read by read_lists into ms, in list
+ * order: the first unreadable list fails the run. A manifest is "later"
+ * until a first-round list (a branch's latest snapshot, a tag) names it. */
+static int merge_lists(orphan_run *r, list_read *lr, size_t n, pm_set *mseen, manifest_set *ms, pm_err *e) {
     used *u = &r->u;
-    pm_set *mseen = pm_set_new(), *mfirst = pm_set_new();
-    int rc = mseen && mfirst ? PAIMON_OK : pm_nomem(e);
-    /* merged in list order: the first unreadable list fails the run */
-    for (size_t i = 0; i < u->list_v.n && !rc; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (lr[i].rc) {
-            *e = lr[i].err;
+            if (!lr[i].err) return pm_nomem(e);
+            *e = *lr[i].err;
             pm_err_prefix(e, "refusing to clean: cannot read the used set");
-            rc = lr[i].rc;
-            break;
+            return lr[i].rc;
         }
-        const char *ln = u->list_v.v[i];
-        if (!pm_set_contains(u->first, ln, strlen(ln))) continue;
-        for (size_t k = 0; k < lr[i].v.n; k++)
-            if (pm_set_add(mfirst, lr[i].v.v[k], strlen(lr[i].v.v[k])) < 0) { rc = pm_nomem(e); break; }
-    }
-    for (size_t i = 0; i < u->list_v.n && !rc; i++) {
-        for (size_t k = 0; !rc && k < lr[i].v.n; k++) {
+        const int first = pm_set_contains(u->first, lr[i].name, strlen(lr[i].name));
+        for (size_t k = 0; k < lr[i].v.n; k++) {
             const char *mn = lr[i].v.v[k];
-            int a = pm_set_add(mseen, mn, strlen(mn));
-            if (a < 0 || (a && pm_strv_push(&ms->names, mn))) { rc = pm_nomem(e); break; }
-            if (!a) continue;
-            mark(&r->m, mn);
-            int64_t *ns = realloc(ms->size, ms->names.cap * sizeof *ns);
-            uint8_t *nl = ns ? realloc(ms->later, ms->names.cap) : NULL;
-            if (ns) ms->size = ns;
-            if (!nl) { rc = pm_nomem(e); break; }
-            ms->later = nl;
-            ms->size[ms->names.n - 1] = lr[i].size[k];
-            ms->later[ms->names.n - 1] = !pm_set_contains(mfirst, mn, strlen(mn));
+            int added = 0;
+            long at = pm_set_add_ordinal(mseen, mn, strlen(mn), &added);
+            if (at < 0) return pm_nomem(e);
+            if (added) {
+                if (pm_strv_push(&ms->names, mn)) return pm_nomem(e);
+                mark(&r->m, mn);
+                int64_t *ns = realloc(ms->size, ms->names.cap * sizeof *ns);
+                uint8_t *nl = ns ? realloc(ms->later, ms->names.cap) : NULL;
+                if (ns) ms->size = ns;
+                if (!nl) return pm_nomem(e);
+                ms->later = nl;
+                ms->size[at] = lr[i].size[k];
+                ms->later[at] = 1;
+            }
+            if (first) ms->later[at] = 0;
         }
     }
-    pm_set_free(mseen);
-    pm_set_free(mfirst);
-    return rc;
+    return PAIMON_OK;
 }
+
+/* Progress of a window of a longer run, reported against the whole. */
+typedef struct window_progress { pm_progress_fn fn; void *ud; size_t base, total; } window_progress;
+
+static void window_progress_fn(void *ud, const char *phase, size_t done, size_t total) {
+    const window_progress *w = ud;
+    (void)total;
+    w->fn(w->ud, phase, w->base + done, w->total);
+}
+
+/* Manifest lists read (and their names held) at a time: a table with a
+ * long history has a list per snapshot, each naming many manifests. */
+#define LIST_WINDOW 256
 
 /* 2a. What every branch's snapshots, tags and changelogs name (the
  * listed-name set is built alongside the main branch's snapshot reads),
- * then their manifest lists, read in parallel (names only). */
+ * then their manifest lists, read in parallel (names only) a window at a
+ * time, each window merged before the next is read. */
 static int read_lists(orphan_run *r, manifest_set *ms, pm_err *e) {
     name_set_job nsj = {r->tasks, r->n_tasks, (size_t)r->res->listed, &r->m, 0, 0};
     int rc = PAIMON_OK;
@@ -1041,15 +1055,22 @@ static int read_lists(orphan_run *r, manifest_set *ms, pm_err *e) {
     if (rc) return rc;
     r->data_cands = nsj.data_cands;
     used *u = &r->u;
-    list_read *lr = calloc(u->list_v.n ? u->list_v.n : 1, sizeof *lr);
-    if (!lr) return pm_nomem(e);
-    for (size_t i = 0; i < u->list_v.n; i++) lr[i].name = u->list_v.v[i];
-    list_read_ctx lrx = {r->bts[0], lr, r->sc};
-    rc = pm_exec_run(pm_io_read_threads(r->t->io, r->o->threads), u->list_v.n, read_list_one, &lrx,
-                     "reading manifest lists", r->o->progress, r->o->progress_ud, e);
-    if (!rc) rc = merge_lists(r, lr, ms, e);
-    for (size_t i = 0; i < u->list_v.n; i++) { pm_strv_clear(&lr[i].v); free(lr[i].size); }
+    const size_t n_lists = u->list_v.n;
+    list_read *lr = calloc(LIST_WINDOW, sizeof *lr);
+    pm_set *mseen = pm_set_new();
+    if (!lr || !mseen) { free(lr); pm_set_free(mseen); return pm_nomem(e); }
+    for (size_t base = 0; !rc && base < n_lists; base += LIST_WINDOW) {
+        size_t n = n_lists - base < LIST_WINDOW ? n_lists - base : LIST_WINDOW;
+        for (size_t i = 0; i < n; i++) lr[i] = (list_read){.name = u->list_v.v[base + i]};
+        list_read_ctx lrx = {r->bts[0], lr, r->sc};
+        window_progress wp = {r->o->progress, r->o->progress_ud, base, n_lists};
+        rc = pm_exec_run(pm_io_read_threads(r->t->io, r->o->threads), n, read_list_one, &lrx,
+                         "reading manifest lists", wp.fn ? window_progress_fn : NULL, &wp, e);
+        if (!rc) rc = merge_lists(r, lr, n, mseen, ms, e);
+        for (size_t i = 0; i < n; i++) { pm_strv_clear(&lr[i].v); free(lr[i].size); free(lr[i].err); }
+    }
     free(lr);
+    pm_set_free(mseen);
     return rc;
 }
 
