@@ -407,26 +407,14 @@ typedef struct marks {
     int64_t data_names;  /* data / extra / changelog file names read from manifests */
 } marks;
 
-typedef struct slotv { long *v; size_t n, cap; } slotv;
-
-static int slotv_push(slotv *s, long x) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        long *nv = realloc(s->v, cap * sizeof *nv);
-        if (!nv) return PAIMON_NOMEM;
-        s->v = nv;
-        s->cap = cap;
-    }
-    s->v[s->n++] = x;
-    return PAIMON_OK;
-}
-
-/* Look a used name up among the listed ones; remember its slot. Matched
- * by hash and length alone (the key comparison's cache miss was a fifth of
- * the scan's CPU): every listed name that could be this one is marked, so
- * the name itself always is, and a hash collision can only keep a file. */
-static int note_used(const marks *m, slotv *out, const char *name) {
-    if (!name) return PAIMON_OK;
+/* Look a used name up among the listed ones and flag its slot (readers
+ * flag in parallel: relaxed atomic stores of 1, read after the run joins).
+ * Matched by hash and length alone (the key comparison's cache miss was a
+ * fifth of the scan's CPU): every listed name that could be this one is
+ * flagged, so the name itself always is, and a hash collision can only
+ * keep a file. */
+static void note_used(const marks *m, const char *name) {
+    if (!name) return;
     uint8_t kb[PM_NAME_KEY_MAX];
     size_t len;
     const void *key = pm_name_key(name, strlen(name), kb, &len);
@@ -436,9 +424,7 @@ static int note_used(const marks *m, slotv *out, const char *name) {
         sl[0] = pm_set_slot(m->names, key, len);
         n = sl[0] >= 0;
     }
-    for (size_t k = 0; k < n; k++)
-        if (slotv_push(out, sl[k])) return PAIMON_NOMEM;
-    return PAIMON_OK;
+    for (size_t k = 0; k < n; k++) __atomic_store_n(&m->flag[sl[k]], 1, __ATOMIC_RELAXED);
 }
 
 static void mark(marks *m, const char *name) {
@@ -456,10 +442,9 @@ typedef struct read_task {
     int index;           /* index manifest */
     int later;           /* only older snapshots name it: the second round */
     unsigned part, parts;/* a big manifest's blocks shared by parts tasks (parts 0: one task) */
-    slotv used;          /* slots of listed names it uses */
     int64_t data_names;
     int rc;
-    pm_err err;
+    pm_err *err;         /* allocated when the read failed */
 } read_task;
 
 static int cmp_read_size(const void *a, const void *b) {
@@ -515,35 +500,36 @@ typedef struct read_ctx {
 static void read_one(void *ctx, size_t i) {
     read_ctx *x = ctx;
     read_task *tk = &x->tasks[i];
+    pm_err err = {0};
     pm_manifest_reader *r;
     /* the operation's schema cache (bound while opening; it outlives the reader) */
     pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
     if (x->sc) pm_avro_schema_cache_bind(x->sc);
-    tk->rc = pm_table_open_manifest(x->t, tk->name, tk->index ? PM_INDEX_MANIFEST : PM_MANIFEST_FILE, &r, &tk->err);
+    int rc = pm_table_open_manifest(x->t, tk->name, tk->index ? PM_INDEX_MANIFEST : PM_MANIFEST_FILE, &r, &err);
     if (x->sc) pm_avro_schema_cache_bind(prev);
-    if (tk->rc) return;
-    if (!tk->index) pm_manifest_names_only(r);   /* only names matter here */
-    if (tk->parts > 1) pm_manifest_block_share(r, tk->part, tk->parts);
-    if (x->only) pm_manifest_block_filter(r, block_names_any, x->only);
-    int rc;
-    if (tk->index) {
-        const pm_index_entry *ie;
-        while ((rc = pm_manifest_next_index(r, &ie, &tk->err)) == PAIMON_OK)
-            if (note_used(x->m, &tk->used, ie->file_name)) { rc = pm_nomem(&tk->err); break; }
-    } else {
-        const pm_manifest_entry *me;
-        while ((rc = pm_manifest_next_entry(r, &me, &tk->err)) == PAIMON_OK) {
-            if (me->file.file_name) tk->data_names++;
-            if (note_used(x->m, &tk->used, me->file.file_name)) { rc = pm_nomem(&tk->err); break; }
-            for (size_t k = 0; k < me->file.extra_files.n; k++) {
-                tk->data_names++;
-                if (note_used(x->m, &tk->used, me->file.extra_files.v[k])) { rc = pm_nomem(&tk->err); break; }
+    if (!rc) {
+        if (!tk->index) pm_manifest_names_only(r);   /* only names matter here */
+        if (tk->parts > 1) pm_manifest_block_share(r, tk->part, tk->parts);
+        if (x->only) pm_manifest_block_filter(r, block_names_any, x->only);
+        if (tk->index) {
+            const pm_index_entry *ie;
+            while ((rc = pm_manifest_next_index(r, &ie, &err)) == PAIMON_OK) note_used(x->m, ie->file_name);
+        } else {
+            const pm_manifest_entry *me;
+            while ((rc = pm_manifest_next_entry(r, &me, &err)) == PAIMON_OK) {
+                if (me->file.file_name) tk->data_names++;
+                note_used(x->m, me->file.file_name);
+                for (size_t k = 0; k < me->file.extra_files.n; k++) {
+                    tk->data_names++;
+                    note_used(x->m, me->file.extra_files.v[k]);
+                }
             }
-            if (rc != PAIMON_OK) break;
         }
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
-    pm_manifest_close(r);
-    tk->rc = rc == PAIMON_DONE ? PAIMON_OK : rc;
+    tk->rc = rc;
+    if (rc && (tk->err = malloc(sizeof *tk->err))) *tk->err = err;
 }
 
 /* Manifest lists, read in parallel (names only); merged in list order
@@ -650,11 +636,20 @@ static int use_source(void *ud, paimon_table *bt, pm_refs_source src, const char
 }
 
 /* Snapshot files, read in parallel; used in id order afterwards. */
+/* Progress of a window of a longer run, reported against the whole. */
+typedef struct window_progress { pm_progress_fn fn; void *ud; size_t base, total; } window_progress;
+
+static void window_progress_fn(void *ud, const char *phase, size_t done, size_t total) {
+    const window_progress *w = ud;
+    (void)total;
+    w->fn(w->ud, phase, w->base + done, w->total);
+}
+
 typedef struct snap_read {
     int64_t id;
     pm_snapshot *s;
     int rc;
-    pm_err err;
+    pm_err *err;         /* allocated when the read failed */
 } snap_read;
 
 /* The set of listed names, built while the first branch's snapshots are
@@ -692,9 +687,16 @@ static void read_snapshot_one(void *ctx, size_t i) {
         i--;
     }
     snap_read *tk = &x->tasks[i];
-    tk->rc = pm_snapshot_read_known(x->bt->io, x->bt->branch_root, x->bt->schemas_known, tk->id, &tk->s, &tk->err);
-    if (tk->rc) tk->s = NULL;
+    pm_err err = {0};
+    tk->rc = pm_snapshot_read_known(x->bt->io, x->bt->branch_root, x->bt->schemas_known, tk->id, &tk->s, &err);
+    if (tk->rc) {
+        tk->s = NULL;
+        if ((tk->err = malloc(sizeof *tk->err))) *tk->err = err;
+    }
 }
+
+/* Snapshots read (and held) at a time. */
+#define SNAPSHOT_WINDOW 256
 
 /* Snapshots, tags and long-lived changelogs of one branch; `side` (if not
  * NULL) runs alongside the snapshot reads. */
@@ -703,27 +705,33 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
     size_t n = 0;
     snap_read *sr = NULL;
     int rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n, e);
-    if (!rc && !(sr = calloc(n ? n : 1, sizeof *sr))) rc = pm_nomem(e);
-    if (!rc) {
-        for (size_t i = 0; i < n; i++) sr[i].id = ids[i];
-        snap_read_ctx sx = {bt, sr, side};
+    if (!rc && !(sr = calloc(SNAPSHOT_WINDOW, sizeof *sr))) rc = pm_nomem(e);
+    /* a window at a time, in id order: the first unreadable snapshot fails
+     * the run; the side job runs with the first window (also when there
+     * is no snapshot) */
+    for (size_t base = 0; !rc && (base < n || (base == 0 && side)); base += SNAPSHOT_WINDOW) {
+        size_t w = n - base < SNAPSHOT_WINDOW ? n - base : SNAPSHOT_WINDOW;
+        for (size_t i = 0; i < w; i++) sr[i] = (snap_read){.id = ids[base + i]};
+        snap_read_ctx sx = {bt, sr, base == 0 ? side : NULL};
+        window_progress wp = {o->progress, o->progress_ud, base, n};
         /* an object store's reads wait on round trips: more at once than threads */
-        rc = pm_exec_run(pm_io_read_threads(bt->io, o->threads), n + (side ? 1 : 0), read_snapshot_one, &sx,
-                         "reading snapshots", o->progress, o->progress_ud, e);
-    }
-    if (!rc && side && side->rc) rc = pm_nomem(e);
-    /* in id order: the first unreadable snapshot fails the run */
-    for (size_t i = 0; !rc && i < n; i++) {
-        if (sr[i].rc) {
-            rc = sr[i].rc;
-            *e = sr[i].err;
-            pm_err_prefix(e, "refusing to clean: cannot read snapshot %lld of branch %s", (long long)ids[i], bt->branch);
-            if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
-            break;
+        rc = pm_exec_run(pm_io_read_threads(bt->io, o->threads), w + (sx.side ? 1 : 0), read_snapshot_one, &sx,
+                         "reading snapshots", wp.fn ? window_progress_fn : NULL, &wp, e);
+        if (!rc && sx.side && side->rc) rc = pm_nomem(e);
+        for (size_t i = 0; !rc && i < w; i++) {
+            if (sr[i].rc) {
+                rc = sr[i].rc;
+                if (!sr[i].err) { pm_nomem(e); break; }
+                *e = *sr[i].err;
+                pm_err_prefix(e, "refusing to clean: cannot read snapshot %lld of branch %s", (long long)sr[i].id, bt->branch);
+                if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
+                break;
+            }
+            rc = use_snapshot(u, sr[i].s, base + i + 1 == n, e);
         }
-        rc = use_snapshot(u, sr[i].s, i + 1 == n, e);
+        for (size_t i = 0; i < w; i++) { pm_snapshot_free(sr[i].s); free(sr[i].err); }
+        if (n == 0) break;
     }
-    if (sr) for (size_t i = 0; i < n; i++) pm_snapshot_free(sr[i].s);
     free(sr);
     free(ids);
     if (rc) return rc;
@@ -769,16 +777,17 @@ static unsigned parts_of(int64_t size, unsigned max_parts, const pm_orphan_opts 
     return k <= 1 ? 1 : k < (int64_t)max_parts ? (unsigned)k : max_parts;
 }
 
-/* Flag what reads [from, to) found; the first that failed fails the run. */
+/* After reads [from, to) (they flagged the names they found): the first
+ * that failed fails the run; count the data file names they read. */
 static int merge_reads(read_task *reads, size_t from, size_t to, marks *m, pm_err *e) {
     for (size_t i = from; i < to; i++) {
         if (reads[i].rc) {
-            *e = reads[i].err;
+            if (!reads[i].err) return pm_nomem(e);
+            *e = *reads[i].err;
             pm_err_prefix(e, "refusing to clean: cannot read the used set");
             return reads[i].rc;
         }
-        for (size_t k = 0; k < reads[i].used.n; k++) m->flag[reads[i].used.v[k]] = 1;
-        m->data_names += reads[i].data_names;
+        m->data_names += reads[i].data_names;   /* the names were flagged as read */
     }
     return PAIMON_OK;
 }
@@ -1031,15 +1040,6 @@ static int merge_lists(orphan_run *r, list_read *lr, size_t n, pm_set *mseen, ma
     return PAIMON_OK;
 }
 
-/* Progress of a window of a longer run, reported against the whole. */
-typedef struct window_progress { pm_progress_fn fn; void *ud; size_t base, total; } window_progress;
-
-static void window_progress_fn(void *ud, const char *phase, size_t done, size_t total) {
-    const window_progress *w = ud;
-    (void)total;
-    w->fn(w->ud, phase, w->base + done, w->total);
-}
-
 /* Manifest lists read (and their names held) at a time: a table with a
  * long history has a list per snapshot, each naming many manifests. */
 #define LIST_WINDOW 256
@@ -1140,7 +1140,7 @@ static int read_manifests(orphan_run *r, const manifest_set *ms, pm_err *e) {
         if (i < n_done) r->res->manifests_read++;
         else r->res->manifests_skipped++;
     }
-    for (size_t i = 0; i < n_reads; i++) free(reads[i].used.v);
+    for (size_t i = 0; i < n_reads; i++) free(reads[i].err);
     free(reads);
     return rc;
 }
