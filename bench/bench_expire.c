@@ -260,11 +260,14 @@ static int cmd_expire(const char *table, int dry_run, const char *list, int thre
     if (list) {
         FILE *f = fopen(list, "w");
         if (!f) die(list, NULL);
+        pm_buf b = {0};
         for (size_t i = 0; i < r.clean.n_paths; i++) {
-            const char *pth = r.clean.paths[i].path;
+            const char *pth = pm_plan_path(r.clean.plan, i, &b, NULL, NULL);
+            if (!pth) die("out of memory", NULL);
             if (!strncmp(pth, "file:", 5)) pth += 5;
             fprintf(f, "%s\n", pth);
         }
+        pm_buf_free(&b);
         if (fclose(f)) die(list, NULL);
     }
     printf("RESULT expired=%lld files=%lld data_files=%lld manifests=%lld lists=%lld snapshot_files=%lld bytes=%lld "

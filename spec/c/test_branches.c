@@ -149,7 +149,7 @@ static int make_b1(tu_copy *d, const char *fixture) { return make_branch_state(d
 static char *plan_lines(const pm_clean_result *r, const char *root) {
     pm_buf out = {0};
     for (size_t i = 0; i < r->n_paths; i++) {
-        const char *rel = r->paths[i].path + strlen(root) + 1;
+        const char *rel = tu_plan_path(r, i, NULL) + strlen(root) + 1;
         if (strncmp(rel, "branch/", 7)) pm_buf_printf(&out, "%s\n", rel);
     }
     pm_buf_cstr(&out);
@@ -279,7 +279,7 @@ static char *planned_paths(void) {
         pm_branch_delete_result r;
         if (pm_branch_delete(t, "b1", &o, &r, &e) == 0) {
             for (size_t i = 0; i < r.clean.n_paths; i++)
-                pm_buf_printf(&out, "%s\n", r.clean.paths[i].path + strlen(d.table) + 1);
+                pm_buf_printf(&out, "%s\n", tu_plan_path(&r.clean, i, NULL) + strlen(d.table) + 1);
             pm_clean_result_free(&r.clean);
         }
         pm_table_free(t);

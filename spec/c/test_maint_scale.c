@@ -469,7 +469,7 @@ TEST(expire_300_snapshots_with_tags_and_branch) {
     CHECK_EQ_INT(pm_remove_orphan_files(w.t, &oo, &orr, &e), PAIMON_OK);
     int64_t left = 0;
     for (int k = 0; k < PM_K__N; k++) left += orr.clean.count[k];
-    for (size_t i = 0; i < orr.clean.n_paths && i < 10; i++) fprintf(stderr, "  left behind: %s\n", orr.clean.paths[i].path);
+    for (size_t i = 0; i < orr.clean.n_paths && i < 10; i++) fprintf(stderr, "  left behind: %s\n", tu_plan_path(&orr.clean, i, NULL));
     CHECK_EQ_INT(left, 0);
     CHECK(orr.listed > 0);
     CHECK_EQ_INT(orr.used, orr.listed);   /* nothing unused left, of any age */

@@ -3,6 +3,7 @@
  * a key (near misses of the canonical shapes stay raw), and path sets answer
  * as a set of the full paths would. */
 #include "test.h"
+#include "pm_deleter.h"
 #include "pm_names.h"
 #include "pm_set.h"
 
@@ -178,11 +179,99 @@ TEST(path_sets_match_full_paths) {
     pm_pathset_free(s);
 }
 
+/* A deleter keeps each path once, compactly: 100,000 Paimon data files
+ * (each added twice) take under 80 bytes a path (a strdup'd copy alone was
+ * ~100, and the plan held it three times: issue 16). */
+TEST(deleter_paths_are_compact) {
+    pm_deleter *d = pm_deleter_new();
+    pm_err e;
+    char path[200];
+    size_t n = 100000;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            snprintf(path, sizeof path, "/tmp/t/dt=2026-01-%02zu/bucket-%zu/data-%08zx-4b5a-6978-8796-a5b4c3d2e1f0-%zu.parquet",
+                     i % 28 + 1, i % 4, i * 2654435761u % 0xffffffffu, i % 3);
+            CHECK_EQ_INT(pm_deleter_add_sized(d, path, PM_K_DATA, 100, &e), PAIMON_OK);
+        }
+    CHECK_EQ_INT(pm_deleter_count(d), n);
+    CHECK(pm_deleter_contains(d, path));
+    CHECK(!pm_deleter_contains(d, "/tmp/t/dt=2026-01-01/bucket-0/data-x.parquet"));
+    size_t per_path = pm_deleter_bytes(d) / n;
+    fprintf(stderr, "# %zu bytes a path\n", per_path);
+    CHECK(per_path > 20 && per_path < 80);
+    pm_deleter_free(d);
+}
+
+/* A dry run's plan gives back every path byte for byte, in the order added,
+ * once, with its kind and size: Paimon's names and any other (long, odd,
+ * without a name, without a directory); missing and refused paths are not
+ * in it, and two runs into one result follow each other. */
+TEST(plan_round_trips_paths_in_order) {
+    char *root = tu_make_tmpdir("/tmp/pm_test_names.plan.");
+    char sub[600], p[900];
+    snprintf(sub, sizeof sub, "%s/dt=a b/bucket-0", root);
+    CHECK_EQ_INT(tu_sh((snprintf(p, sizeof p, "mkdir -p '%s' '%s/manifest'", sub, root), p)), 0);
+    char longname[400];
+    memset(longname, 'x', 240);   /* the path is longer than the deleter's stack buffer */
+    strcpy(longname + 240, ".parquet");
+    const char *names[] = {"data-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-0.parquet", "changelog-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-7.orc",
+                           "data-0F1E2D3C-4b5a-6978-8796-a5b4c3d2e1f0-0.parquet", longname, "weird name\tx", "-"};
+    size_t nn = sizeof names / sizeof *names;
+    pm_strv want = {0};
+    pm_deleter *d = pm_deleter_new(), *d2 = pm_deleter_new();
+    pm_err e;
+    for (size_t i = 0; i < nn; i++) {
+        snprintf(p, sizeof p, "%s/%s", sub, names[nn - 1 - i]);   /* not in sorted order */
+        CHECK_EQ_INT(tu_write_file(p, "abcdefg", 1 + i), 0);
+        CHECK_EQ_INT(pm_deleter_add_sized(d, p, (int)(i % 2), 99, &e), PAIMON_OK);
+        CHECK_EQ_INT(pm_deleter_add(d, p, 5, &e), PAIMON_OK);   /* again: ignored */
+        pm_strv_push(&want, p);
+    }
+    snprintf(p, sizeof p, "%s/missing-file", sub);
+    CHECK_EQ_INT(pm_deleter_add(d, p, 0, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_deleter_add(d, "/etc/passwd", 0, &e), PAIMON_OK);
+    snprintf(p, sizeof p, "%s/manifest/manifest-list-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-12", root);
+    CHECK_EQ_INT(tu_write_file(p, "abcdefg", 7), 0);
+    CHECK_EQ_INT(pm_deleter_add(d2, p, PM_K_MANIFEST_LIST, &e), PAIMON_OK);
+    pm_strv_push(&want, p);
+    pm_fileio *io = pm_fileio_local();
+    pm_clean_opts o = {2, 1, 0, NULL, NULL};
+    pm_clean_result r;
+    memset(&r, 0, sizeof r);
+    CHECK_EQ_INT(pm_deleter_run(d, io, root, &o, "test", &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_deleter_run(d2, io, root, &o, "test", &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.n_paths, want.n);
+    CHECK_EQ_INT(pm_plan_count(r.plan), want.n);
+    CHECK_EQ_INT(r.missing, 1);
+    CHECK_EQ_INT(r.n_skipped, 1);
+    CHECK_EQ_STR(r.skipped[0].path, "/etc/passwd");
+    pm_buf b = {0};
+    for (size_t i = 0; i < want.n; i++) {
+        int kind = -1;
+        int64_t size = -2;
+        CHECK_EQ_STR(pm_plan_path(r.plan, i, &b, &kind, &size), want.v[i]);
+        CHECK_EQ_INT(kind, i < nn ? (int)(i % 2) : PM_K_MANIFEST_LIST);
+        CHECK_EQ_INT(size, i < nn ? (int64_t)(1 + i) : 7);   /* the file's size, not the metadata's */
+    }
+    CHECK(pm_plan_path(r.plan, want.n, &b, NULL, NULL) == NULL);
+    CHECK_EQ_INT(tu_file_exists(want.v[0]), 1);   /* a dry run */
+    pm_buf_free(&b);
+    pm_clean_result_free(&r);
+    pm_deleter_free(d);
+    pm_deleter_free(d2);
+    pm_fileio_destroy(io);
+    pm_strv_clear(&want);
+    tu_rm_rf(root);
+    free(root);
+}
+
 int main(void) {
     RUN(canonical_names_pack_and_round_trip);
     RUN(near_misses_stay_raw);
     RUN(keys_are_injective);
     RUN(foreign_keys_are_refused);
     RUN(path_sets_match_full_paths);
+    RUN(deleter_paths_are_compact);
+    RUN(plan_round_trips_paths_in_order);
     return TEST_SUMMARY();
 }

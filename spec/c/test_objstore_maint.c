@@ -181,6 +181,16 @@ static char *items_text(const pm_clean_item *v, size_t n, const char *root) {
     return b.data ? (char *)b.data : pm_strdup("");
 }
 
+/* items_text of a dry run's plan. */
+static char *plan_text(const pm_clean_result *r, const char *root) {
+    pm_clean_item *v = calloc(r->n_paths ? r->n_paths : 1, sizeof *v);
+    for (size_t i = 0; v && i < r->n_paths; i++) v[i].path = pm_strdup(tu_plan_path(r, i, &v[i].kind));
+    char *s = items_text(v, v ? r->n_paths : 0, root);
+    for (size_t i = 0; v && i < r->n_paths; i++) free(v[i].path);
+    free(v);
+    return s;
+}
+
 static int64_t total(const pm_clean_result *r) {
     int64_t n = 0;
     for (int k = 0; k < PM_K__N; k++) n += r->count[k];
@@ -259,8 +269,8 @@ static void orphan_parity(const char *fixture, int partitioned) {
         CHECK(ra.recent >= 1);
         for (int k = 0; k < PM_K__N; k++) CHECK_EQ_INT(rb.clean.count[k], ra.clean.count[k]);
         CHECK_EQ_INT(total(&ra.clean), partitioned ? 9 : 6);
-        char *pa = items_text(ra.clean.paths, ra.clean.n_paths, a.table);
-        char *pb = items_text(rb.clean.paths, rb.clean.n_paths, b.table);
+        char *pa = plan_text(&ra.clean, a.table);
+        char *pb = plan_text(&rb.clean, b.table);
         CHECK_EQ_STR(pb, pa);
         free(pa);
         free(pb);
@@ -539,8 +549,8 @@ TEST(expire_deletes_through_batches_as_locally) {
             CHECK_EQ_INT(rb.clean.count[k], ra.clean.count[k]);
             CHECK_EQ_INT(rb.clean.bytes[k], ra.clean.bytes[k]);
         }
-        char *pa = items_text(ra.clean.paths, ra.clean.n_paths, a.table);
-        char *pb = items_text(rb.clean.paths, rb.clean.n_paths, b.table);
+        char *pa = plan_text(&ra.clean, a.table);
+        char *pb = plan_text(&rb.clean, b.table);
         CHECK_EQ_STR(pb, pa);
         free(pa);
         free(pb);

@@ -274,7 +274,7 @@ TEST(near_miss_names_round_trip) {
     for (size_t i = 0; i < N; i++) {
         snprintf(p, sizeof p, "%s/%s", d.table, planted[i]);
         int found = 0;
-        for (size_t k = 0; k < r.clean.n_paths; k++) found += !strcmp(r.clean.paths[k].path, p);
+        for (size_t k = 0; k < r.clean.n_paths; k++) found += !strcmp(tu_plan_path(&r.clean, k, NULL), p);
         if (found != 1) fprintf(stderr, "# planned %d times: %s\n", found, p);
         CHECK_EQ_INT(found, 1);
     }
@@ -305,7 +305,7 @@ static char *plan_of(const pm_orphan_result *r) {
     pm_buf_printf(&b, "listed %lld used %lld candidates %lld read %lld skipped %lld\n", (long long)r->listed,
                   (long long)r->used, (long long)r->candidates, (long long)r->manifests_read,
                   (long long)r->manifests_skipped);
-    for (size_t i = 0; i < r->clean.n_paths; i++) pm_buf_printf(&b, "%s\n", r->clean.paths[i].path);
+    for (size_t i = 0; i < r->clean.n_paths; i++) pm_buf_printf(&b, "%s\n", tu_plan_path(&r->clean, i, NULL));
     pm_buf_cstr(&b);
     return (char *)b.data;
 }

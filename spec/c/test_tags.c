@@ -108,7 +108,7 @@ static char *planned_paths(void) {
         pm_tag_delete_result r;
         if (pm_tags_delete(t, names, 1, &o, &r, &e) == 0) {
             for (size_t i = 0; i < r.clean.n_paths; i++)
-                pm_buf_printf(&out, "%s\n", r.clean.paths[i].path + strlen(d.table) + 1);
+                pm_buf_printf(&out, "%s\n", tu_plan_path(&r.clean, i, NULL) + strlen(d.table) + 1);
             pm_clean_result_free(&r.clean);
         }
         pm_table_free(t);

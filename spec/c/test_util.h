@@ -126,6 +126,16 @@ static inline void tu_rm_rf(const char *path) {
 
 /* ---- files ---------------------------------------------------------------------- */
 
+/* Path i of a dry run's plan (and its kind, if asked): a string that lives
+ * until the 8th call after this one (two plans compared side by side). */
+static inline const char *tu_plan_path(const pm_clean_result *r, size_t i, int *kind) {
+    static pm_buf ring[8];
+    static unsigned next;
+    pm_buf *b = &ring[next++ % 8];
+    const char *p = pm_plan_path(r->plan, i, b, kind, NULL);
+    return p ? p : "(no such path)";
+}
+
 static inline int tu_file_exists(const char *p) {
     struct stat st;
     return stat(p, &st) == 0;

@@ -23,6 +23,17 @@ typedef struct pm_clean_item {
     char *msg;          /* failure / skip reason */
 } pm_clean_item;
 
+/* A dry run's plan: the files it would delete, in order, as the deleters
+ * stored them (compactly, ~40 bytes a path: a catch-up expiration plans
+ * millions). */
+typedef struct pm_plan pm_plan;
+size_t pm_plan_count(const pm_plan *p);                 /* NULL-safe: 0 */
+/* The i-th planned path as a C string in out (overwritten; the pointer
+ * stays valid until out changes), its kind and size (either may be NULL);
+ * NULL when i is out of range or out of memory. */
+const char *pm_plan_path(const pm_plan *p, size_t i, pm_buf *out, int *kind, int64_t *size);
+void pm_plan_free(pm_plan *p);                          /* NULL-safe */
+
 /* Outcome of a cleanup. count/bytes are confirmed deletions (dry run:
  * planned deletions of files that exist). */
 typedef struct pm_clean_result {
@@ -31,7 +42,7 @@ typedef struct pm_clean_result {
     int64_t missing;                 /* already gone (not an error) */
     int64_t dirs_removed;            /* empty bucket / partition directories removed afterwards */
     int64_t protected_files;         /* candidates kept because something still uses them */
-    pm_clean_item *paths; size_t n_paths;        /* dry run: the plan */
+    pm_plan *plan; size_t n_paths;               /* dry run: the plan (pm_plan_path) and its size */
     pm_clean_item *failures; size_t n_failures;  /* could not delete */
     pm_clean_item *skipped; size_t n_skipped;    /* refused: outside the table directory */
     int64_t duration_ms;
@@ -65,6 +76,10 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e);
 int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e);
 int pm_deleter_contains(const pm_deleter *d, const char *path);
 size_t pm_deleter_count(const pm_deleter *d);
+/* Bytes the deleter's paths take (entries, item and index arrays,
+ * directories; not the allocator's overhead): what keeps a plan of
+ * millions of files small is checked against it. */
+size_t pm_deleter_bytes(const pm_deleter *d);
 /* Check, stat and delete (or only list, in a dry run) every path, through
  * pm_io_remove_batch: one item per task without a batch operation, else
  * batches of up to 1000 run in parallel (with stop_on_failure, a batch

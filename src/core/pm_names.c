@@ -39,7 +39,7 @@ static int parse_uuid(const char *str, uint8_t out[16]) {
     return bad & BAD ? -1 : 0;
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v) {
+size_t pm_varint_put(uint8_t *p, uint64_t v) {
     size_t n = 0;
     while (v >= 0x80) { p[n++] = (uint8_t)(v | 0x80); v >>= 7; }
     p[n++] = (uint8_t)v;
@@ -60,6 +60,15 @@ static int get_varint(const uint8_t *p, size_t n, uint64_t *v) {
         }
     }
     return -1;
+}
+
+size_t pm_varint_read(const uint8_t *p, uint64_t *v) {
+    uint64_t x = 0;
+    size_t i = 0;
+    do x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+    while (p[i++] & 0x80);
+    *v = x;
+    return i;
 }
 
 /* The prefix name starts with (name has at least 43 bytes): -1 none.
@@ -114,7 +123,7 @@ const void *pm_name_key(const char *name, size_t len, uint8_t buf[PM_NAME_KEY_MA
     if (x < 0) return name;
     buf[0] = 0;
     buf[1] = (uint8_t)(1 + (size_t)p * N_EXTS + (size_t)x);
-    *key_len = 18 + put_varint(buf + 18, counter);
+    *key_len = 18 + pm_varint_put(buf + 18, counter);
     return buf;
 }
 
@@ -191,7 +200,7 @@ static const uint8_t *path_key(const char *name, size_t nl, long ord, uint8_t *s
     uint8_t *out = small;
     *heap = NULL;
     if (10 + nk > cap && !(out = *heap = malloc(10 + nk))) return NULL;
-    size_t vl = put_varint(out, (uint64_t)ord);
+    size_t vl = pm_varint_put(out, (uint64_t)ord);
     memcpy(out + vl, k, nk);
     *klen = vl + nk;
     return out;

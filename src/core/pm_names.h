@@ -23,6 +23,12 @@ const void *pm_name_key(const char *name, size_t len, uint8_t buf[PM_NAME_KEY_MA
  * or PAIMON_CORRUPT for bytes no pm_name_key made (out unchanged). */
 int pm_name_unkey(const void *key, size_t len, pm_buf *out);
 
+/* LEB128 varints: write v at p (up to 10 bytes), the bytes written; read
+ * one that pm_varint_put wrote (no checks: for this process's own
+ * bytes), the bytes read. */
+size_t pm_varint_put(uint8_t *p, uint64_t v);
+size_t pm_varint_read(const uint8_t *p, uint64_t *v);
+
 /* A set of paths: the directory part of each (everything before the last
  * '/') interned once, the name as its key. Lookups do not modify the set
  * (any number of threads while nobody adds). */

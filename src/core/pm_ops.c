@@ -239,20 +239,34 @@ int pm_op_parse(const pm_op *op, pm_face face, const pm_opt_in *in, size_t n, pm
 
 static const char *clean_kind_name(int k) { return k >= 0 && k < PM_K__N ? pm_file_kind_names[k] : "unknown"; }
 
+static pm_rv *put_item(pm_result *r, pm_rv *list, const char *path, const char *kind, int with_size, int64_t size,
+                       const char *msg) {
+    pm_rv *it = pm_rv_obj(r, list, NULL);
+    pm_rv_str(r, it, "path", path);
+    pm_rv_str(r, it, "kind", kind);
+    if (with_size) pm_rv_int(r, it, "size", size);
+    pm_rv_str(r, it, "message", msg);
+    return it;
+}
+
 static void put_items(pm_result *r, pm_rv *obj, const char *key, const pm_clean_item *v, size_t n, int with_size,
                       const char *(*kind_name)(int)) {
     pm_rv *list = pm_rv_list(r, obj, key);
-    for (size_t i = 0; i < n && list; i++) {
-        pm_rv *it = pm_rv_obj(r, list, NULL);
-        pm_rv_str(r, it, "path", v[i].path);
-        pm_rv_str(r, it, "kind", kind_name(v[i].kind));
-        if (with_size) pm_rv_int(r, it, "size", v[i].size);
-        pm_rv_str(r, it, "message", v[i].msg);
-    }
+    for (size_t i = 0; i < n && list; i++) put_item(r, list, v[i].path, kind_name(v[i].kind), with_size, v[i].size, v[i].msg);
 }
 
-/* What a cleanup deleted (or would): per kind, totals, problems. */
-static void put_clean(pm_result *r, pm_rv *o, const pm_clean_result *c) {
+pm_rv *pm_op_plan_row(pm_result *r, pm_rv *list, const pm_plan *p, size_t i, pm_buf *tmp) {
+    int kind;
+    int64_t size;
+    const char *path = pm_plan_path(p, i, tmp, &kind, &size);
+    if (!path) { r->oom = 1; return NULL; }
+    return put_item(r, list, path, clean_kind_name(kind), 1, size, NULL);
+}
+
+/* What a cleanup deleted (or would): per kind, totals, problems. A dry
+ * run's plan at the root goes to the result whole when the face streams
+ * it (keep_plan), else one node per path. */
+static void put_clean(pm_result *r, pm_rv *o, pm_clean_result *c) {
     pm_rv *del = pm_rv_obj(r, o, "deleted"), *bytes = pm_rv_obj(r, o, "bytes");
     int64_t files = 0, total = 0;
     for (int k = 0; k < PM_K__N; k++) {
@@ -267,7 +281,17 @@ static void put_clean(pm_result *r, pm_rv *o, const pm_clean_result *c) {
     pm_rv_int(r, o, "missing", c->missing);
     pm_rv_int(r, o, "protected", c->protected_files);
     pm_rv_bool(r, o, "dry_run", c->dry_run);
-    if (c->dry_run) put_items(r, o, "paths", c->paths, c->n_paths, 1, clean_kind_name);
+    if (c->dry_run) {
+        pm_rv *list = pm_rv_list(r, o, "paths");
+        if (r->keep_plan && o == r->root && !r->plan) {
+            r->plan = c->plan;
+            c->plan = NULL;
+        } else {
+            pm_buf tmp = {0};
+            for (size_t i = 0; i < pm_plan_count(c->plan) && list; i++) pm_op_plan_row(r, list, c->plan, i, &tmp);
+            pm_buf_free(&tmp);
+        }
+    }
     put_items(r, o, "failures", c->failures, c->n_failures, 0, clean_kind_name);
     put_items(r, o, "skipped", c->skipped, c->n_skipped, 0, clean_kind_name);
     pm_rv_int(r, o, "duration_ms", c->duration_ms);
@@ -1122,6 +1146,7 @@ int pm_op_run(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_res
     *out = NULL;
     pm_result *res = pm_result_new();
     if (!res) return pm_nomem(e);
+    res->keep_plan = a->has[PM_O_PATHS_HANDLE] && a->v[PM_O_PATHS_HANDLE];
     int rc = a->op->run(t, a, h ? h : &no_hooks, res, e);
     if (!rc) rc = pm_result_check(res, e);
     if (rc) pm_result_free(res);

@@ -92,6 +92,11 @@ const char *pm_op_key(pm_opt_id id, pm_face face);
 /* Check and convert the face's pairs (they must outlive args); every
  * error is PAIMON_MISUSE naming the option. */
 int pm_op_parse(const pm_op *op, pm_face face, const pm_opt_in *in, size_t n, pm_op_args *args, pm_err *e);
+/* Row i of a kept plan (pm_result.plan) as put_clean lists a planned
+ * file, appended to list: the faces that stream the plan make the same
+ * bytes. tmp: scratch for the path. NULL (r->oom) out of memory. */
+pm_rv *pm_op_plan_row(pm_result *r, pm_rv *list, const struct pm_plan *p, size_t i, pm_buf *tmp);
+
 /* Run the operation; *out (free with pm_result_free) on success only.
  * hooks may be NULL. */
 int pm_op_run(paimon_table *t, const pm_op_args *args, const pm_op_hooks *hooks, pm_result **out, pm_err *e);

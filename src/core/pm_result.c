@@ -4,6 +4,8 @@
 
 #include "pm_result.h"
 
+#include "pm_deleter.h"
+
 pm_result *pm_result_new(void) {
     pm_result *r = calloc(1, sizeof *r);
     if (!r) return NULL;
@@ -17,8 +19,18 @@ pm_result *pm_result_new(void) {
 
 void pm_result_free(pm_result *r) {
     if (!r) return;
+    pm_plan_free(r->plan);
     pm_arena_free(r->arena);
     free(r);
+}
+
+void pm_result_reset(pm_result *r) {
+    r->oom = 0;
+    pm_arena_reset(r->arena);
+    r->root = pm_arena_alloc(r->arena, sizeof *r->root);   /* the first chunk is kept: it fits */
+    if (!r->root) { r->oom = 1; return; }
+    memset(r->root, 0, sizeof *r->root);
+    r->root->type = PM_RV_OBJ;
 }
 
 int pm_result_check(const pm_result *r, pm_err *e) {

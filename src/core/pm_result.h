@@ -33,10 +33,17 @@ typedef struct pm_result {
     pm_arena *arena;
     pm_rv *root;                  /* an object */
     int oom;
+    /* A face that streams a dry run's plan asks for it whole (keep_plan):
+     * then the root's "paths" is an empty list and plan holds the files
+     * (pm_op_plan_row makes each one's node), owned by the result. */
+    int keep_plan;
+    struct pm_plan *plan;
 } pm_result;
 
 pm_result *pm_result_new(void);                       /* NULL: out of memory */
 void pm_result_free(pm_result *r);                    /* NULL-safe */
+/* An empty root again (the plan stays): a scratch result reused row by row. */
+void pm_result_reset(pm_result *r);
 /* PAIMON_NOMEM (message set) if any builder call ran out of memory. */
 int pm_result_check(const pm_result *r, pm_err *e);
 

@@ -14,7 +14,7 @@ struct pm_set {
     size_t cap, used, live;
     size_t ords;                                      /* ordinals handed out */
     pm_arena *keys;
-    uint64_t (*hash)(const void *key, size_t len);   /* NULL: hash_bytes */
+    uint64_t (*hash)(const void *key, size_t len);   /* NULL: pm_hash_bytes */
 };
 
 /* 8 bytes per step (file names are 40-100 bytes; FNV's byte loop showed in
@@ -26,7 +26,7 @@ static inline uint64_t mix(uint64_t h) {
     return h;
 }
 
-static uint64_t hash_bytes(const void *p, size_t n) {
+uint64_t pm_hash_bytes(const void *p, size_t n) {
     const uint8_t *b = p;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
     while (n >= 8) {
@@ -43,7 +43,7 @@ static uint64_t hash_bytes(const void *p, size_t n) {
 }
 
 static inline uint64_t key_hash(const pm_set *s, const void *key, size_t len) {
-    if (!s->hash) return hash_bytes(key, len);
+    if (!s->hash) return pm_hash_bytes(key, len);
     uint64_t h = s->hash(key, len);
     return h ? h : 1;
 }

@@ -45,6 +45,9 @@ long pm_set_add_ordinal(pm_set *s, const void *key, size_t len, int *added);
 long pm_set_ordinal(const pm_set *s, const void *key, size_t len);
 /* Ordinals handed out so far (one past the largest). */
 size_t pm_set_ordinals(const pm_set *s);
+/* The set's hash of a byte string (never 0): for other in-memory tables
+ * of this process, never for anything stored. */
+uint64_t pm_hash_bytes(const void *p, size_t n);
 /* A set using `hash` instead of the built-in one (tests force collisions). */
 pm_set *pm_set_new_hashed(uint64_t (*hash)(const void *key, size_t len));
 #endif

@@ -38,7 +38,23 @@ typedef struct path_list {
     const pm_rv *list;
     const pm_rv *cursor;
     size_t cursor_i;     /* 1-based index of cursor; 0: none */
+    /* the plan kept whole (res->plan): each row built on demand in a
+     * scratch result, the node put_clean would have made */
+    pm_result *scratch;
+    pm_buf tmp;
 } path_list;
+
+static size_t path_list_len(const path_list *pl) { return pl->res->plan ? pm_plan_count(pl->res->plan) : pl->list->n; }
+
+/* Row i (0-based) of a kept plan; raises out of memory. */
+static const pm_rv *plan_row(lua_State *L, path_list *pl, size_t i) {
+    if (!pl->scratch && !(pl->scratch = pm_result_new())) luaL_error(L, "out of memory");
+    pm_result_reset(pl->scratch);
+    const pm_rv *row = pm_op_plan_row(pl->scratch, pm_rv_list(pl->scratch, pl->scratch->root, "paths"),
+                                      pl->res->plan, i, &pl->tmp);
+    if (!row) luaL_error(L, "out of memory");
+    return row;
+}
 
 typedef struct enc {
     lua_State *L;
@@ -398,6 +414,13 @@ static void put_rv(enc *x, const pm_rv *v, int depth) {
 static void put_path_list(enc *x, path_list *pl, int depth) {
     if (!pl->res) luaL_error(x->L, "cannot encode a closed paimon.PathList");
     open_container(x, '[');
+    if (pl->res->plan) {
+        for (size_t i = 0, n = pm_plan_count(pl->res->plan); i < n; i++) {
+            if (i) add_char(x, ',');
+            put_rv(x, plan_row(x->L, pl, i), depth + 1);
+            flush_at_row(x, 0);
+        }
+    }
     for (const pm_rv *c = pl->list->first; c; c = c->next) {
         if (c != pl->list->first) add_char(x, ',');
         put_rv(x, c, depth + 1);
@@ -502,7 +525,7 @@ static path_list *check_path_list(lua_State *L) {
 
 static int pathlist_len(lua_State *L) {
     path_list *pl = check_path_list(L);
-    lua_pushinteger(L, (lua_Integer)pl->list->n);
+    lua_pushinteger(L, (lua_Integer)path_list_len(pl));
     return 1;
 }
 
@@ -511,8 +534,12 @@ static int pathlist_len(lua_State *L) {
 static int pathlist_index(lua_State *L) {
     path_list *pl = check_path_list(L);
     int64_t i;
-    if (lua_type(L, 2) != LUA_TNUMBER || !lp_toint64(L, 2, &i) || i < 1 || (uint64_t)i > pl->list->n) {
+    if (lua_type(L, 2) != LUA_TNUMBER || !lp_toint64(L, 2, &i) || i < 1 || (uint64_t)i > path_list_len(pl)) {
         lua_pushnil(L);
+        return 1;
+    }
+    if (pl->res->plan) {
+        lp_push_result(L, plan_row(L, pl, (size_t)i - 1));
         return 1;
     }
     if (!pl->cursor || pl->cursor_i > (size_t)i) { pl->cursor = pl->list->first; pl->cursor_i = 1; }
@@ -524,14 +551,16 @@ static int pathlist_index(lua_State *L) {
 static int pathlist_close(lua_State *L) {
     path_list *pl = luaL_checkudata(L, 1, PATHLIST_MT);
     pm_result_free(pl->res);
-    pl->res = NULL;
+    pm_result_free(pl->scratch);
+    pm_buf_free(&pl->tmp);
+    pl->res = pl->scratch = NULL;
     pl->list = pl->cursor = NULL;
     return 0;
 }
 
 static int pathlist_tostring(lua_State *L) {
     path_list *pl = luaL_checkudata(L, 1, PATHLIST_MT);
-    if (pl->res) lua_pushfstring(L, "paimon.PathList (%d paths)", (int)pl->list->n);
+    if (pl->res) lua_pushfstring(L, "paimon.PathList (%d paths)", (int)path_list_len(pl));
     else lua_pushstring(L, "paimon.PathList (closed)");
     return 1;
 }
