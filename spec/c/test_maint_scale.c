@@ -401,7 +401,7 @@ static int orphan_over_history(world *w) {
     pm_err e;
     int rc = pm_remove_orphan_files(w->t, &oo, &orr, &e);
     if (rc) { fprintf(stderr, "  orphan dry run failed: %s\n", e.msg); return 1; }
-    if (orr.clean.n_paths != 1 || !strstr(orr.clean.paths[0].path, "00000000beef")) {
+    if (orr.clean.n_paths != 1 || !strstr(tu_plan_path(&orr.clean, 0, NULL), "00000000beef")) {
         fprintf(stderr, "  orphan dry run planned %zu paths, want the one orphan\n", orr.clean.n_paths);
         bad++;
     }
