@@ -156,16 +156,18 @@ int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size
 }
 
 /* Most paths one remove_batch call gets: DeleteObjects' limit on a store;
- * locally small batches, so that the thread pool still runs them in
- * parallel (a batch only saves the descent to a directory per file). */
+ * locally batches small enough that the thread pool still runs many in
+ * parallel, large enough that opening the table and the directory (4 system
+ * calls a batch) stays far below the 2 per file (fstatat, unlinkat). */
 #define DELETE_BATCH_MAX 1000
-#define LOCAL_BATCH_MAX 64
+#define LOCAL_BATCH_MAX 256
 
 /* The outcome remove_within (or its batch) gave one item. */
 static void item_outcome(pm_deleter *d, del_item *it, int rc, const pm_stat *st, char *msg) {
     /* a store that does not say (size -1) counts the size the metadata recorded */
     if (rc == PAIMON_OK) { it->size = st->size >= 0 ? st->size : it->known_size; free(msg); return; }
     if (rc == PAIMON_NOTFOUND) { it->status = 1; free(msg); return; }
+    if (rc == PM_IO_NOT_TRIED) { it->status = 4; free(msg); return; }
     it->status = rc == PM_IO_OUTSIDE ? 3 : 2;
     it->msg = msg;
     if (rc != PM_IO_OUTSIDE) __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
@@ -185,7 +187,9 @@ static void delete_batch(pm_deleter *d, size_t *idx, size_t n, size_t rl) {
     int rc = rels && sts && rcs && msgs ? PAIMON_OK : pm_nomem(&e);
     if (!rc) {
         for (size_t k = 0; k < n; k++) rels[k] = pm_local_path(d->v[idx[k]].path) + rl + 1;
-        rc = pm_io_remove_batch(d->io, d->root, rels, n, d->dry_run ? PM_RM_DRY_RUN : 0, sts, rcs, msgs, &e);
+        rc = pm_io_remove_batch(d->io, d->root, rels, n,
+                                (d->dry_run ? PM_RM_DRY_RUN : 0) | (d->stop_on_failure ? PM_RM_STOP_ON_FAILURE : 0),
+                                sts, rcs, msgs, &e);
     }
     for (size_t k = 0; k < n; k++) {
         if (rc)   /* the batch as a whole failed: every item in it did */
@@ -217,6 +221,45 @@ static void delete_batch_task(void *ctx, size_t b) {
         return;
     }
     delete_batch(d, bp->idx + from, n, bp->rl);
+}
+
+/* Item indexes sorted by their directory (stable): a local batch keeps
+ * its directories open, so one directory's files together cost one
+ * descent per batch instead of one per change of directory. */
+typedef struct dir_key { const char *path; size_t dir_len, i; } dir_key;
+
+static int dir_key_cmp(const void *pa, const void *pb) {
+    const dir_key *a = pa, *b = pb;
+    int c = memcmp(a->path, b->path, a->dir_len < b->dir_len ? a->dir_len : b->dir_len);
+    if (c) return c;
+    if (a->dir_len != b->dir_len) return a->dir_len < b->dir_len ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static void group_by_dir(const pm_deleter *d, size_t *idx, size_t n) {
+    dir_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k) return;   /* only slower unsorted */
+    for (size_t j = 0; j < n; j++) {
+        const char *p = d->v[idx[j]].path, *slash = strrchr(p, '/');
+        k[j] = (dir_key){p, slash ? (size_t)(slash - p) : 0, idx[j]};
+    }
+    qsort(k, n, sizeof *k, dir_key_cmp);
+    for (size_t j = 0; j < n; j++) idx[j] = k[j].i;
+    free(k);
+}
+
+/* Progress counts files, not batches: done batches times their size (the
+ * last may be shorter). */
+typedef struct file_progress {
+    pm_progress_fn fn;
+    void *ud;
+    size_t per_batch, n;
+} file_progress;
+
+static void progress_in_files(void *ud, const char *phase, size_t done, size_t total) {
+    const file_progress *fp = ud;
+    size_t files = done >= total ? fp->n : done * fp->per_batch;
+    fp->fn(fp->ud, phase, files < fp->n ? files : fp->n, fp->n);
 }
 
 static char *parent_dir(const char *path) {
@@ -291,13 +334,18 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
      * batches as its limit allows, of even size, run in parallel. */
     size_t n_batches = bp.n;
     if (io->ops->remove_batch && bp.n) {
-        /* stop on failure (snapshot files, in order: no gap) stops after
-         * the very item that failed: one item per batch locally */
-        size_t max = !pm_io_has(io, PM_IO_LOCAL) ? DELETE_BATCH_MAX : o->stop_on_failure ? 1 : LOCAL_BATCH_MAX;
+        /* stop on failure (snapshot files, in order: no gap): the batch
+         * stops after the very item that failed (PM_RM_STOP_ON_FAILURE),
+         * so the order is kept */
+        int local = pm_io_has(io, PM_IO_LOCAL);
+        if (local && !o->stop_on_failure) group_by_dir(d, bp.idx, bp.n);
+        size_t max = local ? LOCAL_BATCH_MAX : DELETE_BATCH_MAX;
         n_batches = (bp.n + max - 1) / max;
         bp.per_batch = (bp.n + n_batches - 1) / n_batches;
     }
-    int rc = pm_exec_run(o->threads, n_batches, delete_batch_task, &bp, phase, o->progress, o->progress_ud, e);
+    file_progress fp = {o->progress, o->progress_ud, bp.per_batch, bp.n};
+    int rc = pm_exec_run(o->threads, n_batches, delete_batch_task, &bp, phase, o->progress ? progress_in_files : NULL,
+                         &fp, e);
     free(bp.idx);
     if (rc) return rc;
     for (size_t i = 0; i < d->n; i++) {

@@ -67,8 +67,9 @@ int pm_deleter_contains(const pm_deleter *d, const char *path);
 size_t pm_deleter_count(const pm_deleter *d);
 /* Check, stat and delete (or only list, in a dry run) every path, through
  * pm_io_remove_batch: one item per task without a batch operation, else
- * batches of up to 1000 run in parallel (with stop_on_failure, a batch
- * already sent is not cut short); results
+ * batches of up to 1000 (locally 256, grouped by directory) run in
+ * parallel (with stop_on_failure, a local batch stops after the item that
+ * failed; a store's batch already sent is not cut short); results
  * are added to r. Files outside root, lexically or through a directory
  * that is a symlink (checked in the same step as the removal, see
  * remove_within), are never touched (r->skipped); a
