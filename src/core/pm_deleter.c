@@ -93,7 +93,8 @@ typedef struct del_item {
     int kind;
     int status;          /* 0 deleted/planned, 1 missing, 2 failed, 3 skipped (outside) */
     int64_t size;
-    int64_t known_size;  /* from the metadata; -1 unknown */
+    int64_t known_size;  /* from the metadata or a listing; -1 unknown */
+    int listed;          /* a listing of the store gave it (pm_deleter_add_listed) */
     char *msg;
 } del_item;
 
@@ -132,6 +133,13 @@ int pm_deleter_contains(const pm_deleter *d, const char *path) {
 
 int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
     return pm_deleter_add_sized(d, path, kind, -1, e);
+}
+
+int pm_deleter_add_listed(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e) {
+    size_t n = d->n;
+    int rc = pm_deleter_add_sized(d, path, kind, size, e);
+    if (!rc && d->n > n) d->v[n].listed = 1;
+    return rc;
 }
 
 int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e) {
@@ -178,6 +186,18 @@ static void item_outcome(pm_deleter *d, del_item *it, int rc, const pm_stat *st,
  * directory swapped for a symlink after a check would otherwise redirect
  * the deletion); object stores take the whole batch in one request. */
 static void delete_batch(pm_deleter *d, size_t *idx, size_t n, size_t rl) {
+    /* A dry run on a store: a key its listing just gave exists with the
+     * listed size; a HEAD each would say no more (no symlinks, no
+     * directories on the way). Local dry runs keep their look. */
+    if (d->dry_run && pm_io_has(d->io, PM_IO_VIRTUAL_DIRS)) {
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) {
+            del_item *it = &d->v[idx[k]];
+            if (it->listed) item_outcome(d, it, PAIMON_OK, &(pm_stat){it->known_size, 0, 0}, NULL);
+            else idx[m++] = idx[k];
+        }
+        if ((n = m) == 0) return;
+    }
     const char **rels = malloc(n * sizeof *rels);
     pm_stat *sts = calloc(n, sizeof *sts);
     int *rcs = malloc(n * sizeof *rcs);

@@ -63,6 +63,11 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e);
  * file_size, a list's size; -1: unknown): what a deletion counts in bytes
  * when the FileIO cannot say (S3's DeleteObjects returns no sizes). */
 int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e);
+/* The same for a file a listing of the store just gave, with its size: on
+ * a FileIO with PM_IO_VIRTUAL_DIRS (no symlinks, no directories to pass) a
+ * dry run plans it with that size and asks nothing more (no HEAD per
+ * key); a deletion, and any dry run elsewhere, is as pm_deleter_add_sized. */
+int pm_deleter_add_listed(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e);
 int pm_deleter_contains(const pm_deleter *d, const char *path);
 size_t pm_deleter_count(const pm_deleter *d);
 /* Check, stat and delete (or only list, in a dry run) every path, through
