@@ -22,7 +22,7 @@ local function traced(dir, script, args)
     local method, key = line:match("^(%u+) (%S+) ")
     lines[#lines + 1] = { method = method, key = key }
   end
-  return lines
+  return lines, out
 end
 
 -- The commit's requests: from the last read of the LATEST hint on.
@@ -76,6 +76,40 @@ describe_s3("S3 requests per commit", function()
     local seen, n = reads_once(lines, "drop_partition.lua", "/manifest%-list%-"), 0
     for _ in pairs(seen) do n = n + 1 end
     assert.equals(2, n)   -- the latest's base and delta lists
+    H.rmdir(dir)
+  end)
+end)
+
+-- An orphan dry run plans the keys its one listing gave, with the listed
+-- sizes: no HEAD per orphan (issue 16: 1M orphans were 1M HEADs).
+describe_s3("S3 requests of an orphan dry run", function()
+  it("remove_orphan_files.lua --dry-run: no HEAD of a listed orphan, the listed sizes", function()
+    local loc, dir = H.copy_table(H.fixture(PK_TAG_BRANCH))
+    local N, sizes = 24, {}
+    for i = 1, N do
+      local rel = (i % 2 == 0 and "pt=1/bucket-0/data-orphan-%d.parquet" or "manifest/manifest-orphan-%d"):format(i)
+      H.write_file(loc .. "/" .. rel, ("orphan "):rep(i))
+      sizes[rel] = 7 * i
+    end
+    local uri = H.s3_put_table(loc)
+    H.run("sleep 2")
+    local lines, out = traced(dir, "remove_orphan_files.lua",
+                              {uri, "--older-than", "1s", "--allow-young-cutoff", "--dry-run", "--json"})
+    for _, l in ipairs(lines) do
+      assert.is_false(l.method == "HEAD" and l.key:match("orphan") ~= nil, "HEAD of a listed orphan: " .. l.key)
+      assert.is_false(l.method == "DELETE" or (l.method == "POST" and l.key:match("delete") ~= nil), l.key)
+    end
+    local r = H.cjson.decode(out)
+    local planned = {}
+    for _, x in ipairs(r.paths) do
+      local rel = x.path:match("/(pt=1/bucket%-0/[^/]+)$") or x.path:match("/(manifest/[^/]+)$")
+      if rel then planned[rel] = x.size end
+    end
+    for rel, size in pairs(sizes) do assert.equals(size, planned[rel], rel) end
+    -- nothing deleted: every orphan is still there
+    local left = {}
+    for _, o in ipairs(H.s3_ls(uri)) do left[o.path] = o.size end
+    for rel, size in pairs(sizes) do assert.equals(size, left[rel], rel) end
     H.rmdir(dir)
   end)
 end)

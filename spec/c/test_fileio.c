@@ -425,6 +425,45 @@ TEST(read_all_sizes) {
     free(dir);
 }
 
+/* A size the metadata records only saves the fstat: a file shorter or
+ * longer than recorded is still read whole. */
+TEST(read_sized_reads_the_whole_file_whatever_is_recorded) {
+    char *dir = make_tmpdir();
+    pm_fileio *io = pm_fileio_local();
+    static const size_t sizes[] = {0, 1, 4096, 65537, 200003};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        uint8_t *data = malloc(n ? n : 1);
+        for (size_t i = 0; i < n; i++) data[i] = (uint8_t)(i * 7 + k);
+        char *f = pm_path_join(dir, "f");
+        CHECK(tu_write_file(f, data, n) == 0);
+        const int64_t recorded[] = {(int64_t)n, (int64_t)n - 1, (int64_t)n + 1, 0, (int64_t)n / 2, -1};
+        for (size_t r = 0; r < sizeof recorded / sizeof *recorded; r++) {
+            pm_buf b = {0};
+            pm_err e;
+            CHECK_EQ_INT(pm_io_read_sized(io, f, recorded[r], &b, &e), PAIMON_OK);
+            CHECK_EQ_INT(b.len, n);
+            CHECK(n == 0 || (b.len == n && memcmp(b.data, data, n) == 0));
+            pm_buf_free(&b);
+        }
+        free(f);
+        free(data);
+    }
+    /* missing, and a directory: the errors read_all gives, naming the path */
+    pm_buf b = {0};
+    pm_err e;
+    char *gone = pm_path_join(dir, "gone");
+    CHECK_EQ_INT(pm_io_read_sized(io, gone, 10, &b, &e), PAIMON_NOTFOUND);
+    CHECK(strstr(e.msg, gone) != NULL);
+    CHECK_EQ_INT(pm_io_read_sized(io, dir, 10, &b, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, dir) != NULL);
+    pm_buf_free(&b);
+    free(gone);
+    pm_fileio_destroy(io);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 TEST(permission_errors_name_path) {
     if (geteuid() == 0) return;   /* root ignores permissions */
     char *dir = make_tmpdir();
@@ -571,6 +610,47 @@ TEST(local_remove_batch_matches_remove_within) {
     free(dir);
 }
 
+/* Ordered deletions (snapshot files) in one batch: after an item fails,
+ * nothing later is tried, so no gap opens; missing and refused items do
+ * not stop it. Locally and through the generic per-item loop. */
+TEST(remove_batch_stops_after_a_failure) {
+    char *dir = make_tmpdir();
+    char cmd[1024];
+    for (int mapped = 0; mapped <= 1; mapped++) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && rm -rf s && mkdir -p s/snapshot-3 && printf a > s/snapshot-1 && "
+                 "printf b > s/snapshot-4 && printf c > s/snapshot-5", dir);
+        CHECK(tu_sh(cmd) == 0);
+        pm_fileio *io = mapped ? pm_fileio_mapped_new("pmtest://", dir) : pm_fileio_local();
+        char *root = mapped ? pm_strdup("pmtest://s") : pm_path_join(dir, "s");
+        /* 2 is missing, 3 is a directory (never removed: a failure) */
+        const char *rels[] = {"snapshot-1", "snapshot-2", "snapshot-3", "snapshot-4", "snapshot-5"};
+        pm_stat sts[5];
+        int rcs[5];
+        char *msgs[5];
+        pm_err e;
+        CHECK_EQ_INT(pm_io_remove_batch(io, root, rels, 5, PM_RM_STOP_ON_FAILURE, sts, rcs, msgs, &e), PAIMON_OK);
+        CHECK_EQ_INT(rcs[0], PAIMON_OK);
+        CHECK_EQ_INT(rcs[1], PAIMON_NOTFOUND);
+        CHECK_EQ_INT(rcs[2], PAIMON_IO);
+        CHECK(msgs[2] && strstr(msgs[2], "snapshot-3"));
+        CHECK_EQ_INT(rcs[3], PM_IO_NOT_TRIED);
+        CHECK_EQ_INT(rcs[4], PM_IO_NOT_TRIED);
+        for (int i = 0; i < 5; i++) free(msgs[i]);
+        snprintf(cmd, sizeof cmd, "cd '%s/s' && test ! -e snapshot-1 && test -d snapshot-3 && test -f snapshot-4 && "
+                 "test -f snapshot-5", dir);
+        CHECK(tu_sh(cmd) == 0);
+        /* without the flag every item is tried */
+        CHECK_EQ_INT(pm_io_remove_batch(io, root, rels, 5, 0, sts, rcs, msgs, &e), PAIMON_OK);
+        CHECK_EQ_INT(rcs[3], PAIMON_OK);
+        CHECK_EQ_INT(rcs[4], PAIMON_OK);
+        for (int i = 0; i < 5; i++) free(msgs[i]);
+        free(root);
+        pm_fileio_destroy(io);
+    }
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 /* What the S3 opener was handed (the stand-in records, then refuses). */
 static int s3_calls;
 static char s3_uri[256], s3_opts[512];
@@ -707,6 +787,8 @@ int main(void) {
     RUN(list_tree_streams_every_file_with_its_size);
     RUN(remove_batch_reports_each_item);
     RUN(local_remove_batch_matches_remove_within);
+    RUN(remove_batch_stops_after_a_failure);
+    RUN(read_sized_reads_the_whole_file_whatever_is_recorded);
     RUN(s3_and_s3a_reach_the_s3_fileio_with_their_options);
     RUN(fileio_options_are_checked_without_echoing_values);
     RUN(secret_option_keys);

@@ -2,7 +2,8 @@
  * local one that says it has virtual directories and no local path, and
  * has list_tree and remove_batch (as the S3 FileIO has). Orphan cleaning on
  * it plans and removes what it does on the local FileIO from one listing,
- * with no stat; the deleter sends batches of at most 1000, reports failed
+ * with no stat (a dry run asks nothing more about the keys listed); the
+ * deleter sends batches of at most 1000, reports failed
  * items and whole failed batches, and stops after a failure when asked;
  * expiration deletes through batches with the local results; reading many
  * snapshots checks each schema file once; the orphan scan's reads run as
@@ -268,6 +269,9 @@ static void orphan_parity(const char *fixture, int partitioned) {
         CHECK_EQ_INT(rb.recent, ra.recent);
         CHECK(ra.recent >= 1);
         for (int k = 0; k < PM_K__N; k++) CHECK_EQ_INT(rb.clean.count[k], ra.clean.count[k]);
+        /* the sizes the listing gave: what the local deleter's fstatat says */
+        for (int k = 0; k < PM_K__N; k++) CHECK_EQ_INT(rb.clean.bytes[k], ra.clean.bytes[k]);
+        if (dry) CHECK_EQ_INT(o.n[N_BATCH_ITEMS], 0);   /* no HEAD per listed orphan */
         CHECK_EQ_INT(total(&ra.clean), partitioned ? 9 : 6);
         char *pa = plan_text(&ra.clean, a.table);
         char *pb = plan_text(&rb.clean, b.table);

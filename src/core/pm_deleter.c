@@ -95,11 +95,12 @@ int pm_path_inside(pm_fileio *io, const char *root, const char *path, char *why,
 /* Each path is stored once and compactly: a catch-up expiration plans
  * about 9 files per snapshot, millions in all, and a strdup'd path plus
  * its copy in a set of seen paths cost ~300 bytes each (issue 16). An
- * entry in `keys`: the kind, the status, then the path's key --
+ * entry in `keys`: the kind, the status, flags (E_LISTED), then the path's key --
  * varint(directory ordinal), varint(name key length), the name's key
  * (pm_name_key: 19-28 bytes for Paimon's names). A key is self-delimiting,
  * so two keys are equal exactly when their bytes are. */
-enum { E_KIND, E_STATUS, E_KEY };
+enum { E_KIND, E_STATUS, E_FLAGS, E_KEY };
+#define E_LISTED 1   /* a listing of the store gave it (pm_deleter_add_listed) */
 
 typedef struct del_item {
     uint8_t *entry;
@@ -322,6 +323,13 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e) {
     return pm_deleter_add_sized(d, path, kind, -1, e);
 }
 
+int pm_deleter_add_listed(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e) {
+    size_t n = d->st.n;
+    int rc = pm_deleter_add_sized(d, path, kind, size, e);
+    if (!rc && d->st.n > n) d->st.v[n].entry[E_FLAGS] |= E_LISTED;
+    return rc;
+}
+
 int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e) {
     path_store *s = &d->st;
     if (!s->keys && (!(s->keys = pm_arena_new(64 * 1024)) || !(s->dir_set = pm_set_new()))) return pm_nomem(e);
@@ -356,6 +364,7 @@ int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size
             s->entry_bytes += (E_KEY + kl + 7) & ~(size_t)7;   /* the arena's alignment */
             entry[E_KIND] = (uint8_t)kind;
             entry[E_STATUS] = 0;
+            entry[E_FLAGS] = 0;
             memcpy(entry + E_KEY, key, kl);
             s->v[s->n] = (del_item){entry, size};
             d->index[slot] = h | (uint64_t)(s->n + 1);
@@ -367,10 +376,11 @@ int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size
 }
 
 /* Most paths one remove_batch call gets: DeleteObjects' limit on a store;
- * locally small batches, so that the thread pool still runs them in
- * parallel (a batch only saves the descent to a directory per file). */
+ * locally batches small enough that the thread pool still runs many in
+ * parallel, large enough that opening the table and the directory (4 system
+ * calls a batch) stays far below the 2 per file (fstatat, unlinkat). */
 #define DELETE_BATCH_MAX 1000
-#define LOCAL_BATCH_MAX 64
+#define LOCAL_BATCH_MAX 256
 
 /* Keep msg as item i's reason (workers too: under the lock). */
 static void keep_msg(pm_deleter *d, size_t i, char *msg) {
@@ -393,6 +403,7 @@ static void item_outcome(pm_deleter *d, size_t i, int rc, const pm_stat *st, cha
     /* a store that does not say (size -1) counts the size the metadata recorded */
     if (rc == PAIMON_OK) { if (st->size >= 0) it->size = st->size; free(msg); return; }
     if (rc == PAIMON_NOTFOUND) { it->entry[E_STATUS] = 1; free(msg); return; }
+    if (rc == PM_IO_NOT_TRIED) { it->entry[E_STATUS] = 4; free(msg); return; }
     it->entry[E_STATUS] = rc == PM_IO_OUTSIDE ? 3 : 2;
     keep_msg(d, i, msg);
     if (rc != PM_IO_OUTSIDE) __atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
@@ -414,35 +425,53 @@ static size_t batch_item(const batch_plan *bp, size_t k) { return bp->idx ? bp->
  * object stores take the whole batch in one request. */
 static void delete_batch(const batch_plan *bp, size_t from, size_t n) {
     pm_deleter *d = bp->d;
-    const char **rels = malloc(n * sizeof *rels);
-    size_t *offs = malloc(n * sizeof *offs);
-    pm_stat *sts = calloc(n, sizeof *sts);
-    int *rcs = malloc(n * sizeof *rcs);
-    char **msgs = calloc(n, sizeof *msgs);
+    size_t *items = malloc((n ? n : 1) * sizeof *items);
+    const char **rels = malloc((n ? n : 1) * sizeof *rels);
+    size_t *offs = malloc((n ? n : 1) * sizeof *offs);
+    pm_stat *sts = calloc(n ? n : 1, sizeof *sts);
+    int *rcs = malloc((n ? n : 1) * sizeof *rcs);
+    char **msgs = calloc(n ? n : 1, sizeof *msgs);
     pm_buf paths = {0}, one = {0};
     pm_err e;
     pm_err_clear(&e);
-    int rc = rels && offs && sts && rcs && msgs ? PAIMON_OK : pm_nomem(&e);
+    int rc = items && rels && offs && sts && rcs && msgs ? PAIMON_OK : pm_nomem(&e);
+    size_t m = 0;
+    /* A dry run on a store: a key its listing just gave exists with the
+     * listed size; a HEAD each would say no more (no symlinks, no
+     * directories on the way). Local dry runs keep their look. */
+    const int trust_listing = d->dry_run && pm_io_has(d->io, PM_IO_VIRTUAL_DIRS);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = batch_item(bp, from + k);
+        if (!rc && trust_listing && (d->st.v[i].entry[E_FLAGS] & E_LISTED))
+            item_outcome(d, i, PAIMON_OK, &(pm_stat){d->st.v[i].size, 0, 0}, NULL);
+        else if (items)
+            items[m++] = i;
+    }
     /* the batch's relative paths, one after the other in `paths` */
-    for (size_t k = 0; k < n && !rc; k++) {
-        const char *p = item_path(&d->st, batch_item(bp, from + k), &one);
+    for (size_t k = 0; k < m && !rc; k++) {
+        const char *p = item_path(&d->st, items[k], &one);
         const char *rel = p ? pm_local_path(p) + bp->rl + 1 : NULL;
         offs[k] = paths.len;
         if (!rel || pm_buf_append(&paths, rel, strlen(rel) + 1)) rc = pm_nomem(&e);
     }
-    if (!rc) {
-        for (size_t k = 0; k < n; k++) rels[k] = (const char *)paths.data + offs[k];
-        rc = pm_io_remove_batch(d->io, d->root, rels, n, d->dry_run ? PM_RM_DRY_RUN : 0, sts, rcs, msgs, &e);
+    if (!rc && m) {
+        for (size_t k = 0; k < m; k++) rels[k] = (const char *)paths.data + offs[k];
+        rc = pm_io_remove_batch(d->io, d->root, rels, m,
+                                (d->dry_run ? PM_RM_DRY_RUN : 0) | (d->stop_on_failure ? PM_RM_STOP_ON_FAILURE : 0),
+                                sts, rcs, msgs, &e);
     }
-    for (size_t k = 0; k < n; k++) {
-        size_t i = batch_item(bp, from + k);
+    if (!items) {   /* out of memory before any item was sorted out: all failed */
+        for (size_t k = 0; k < n; k++) item_outcome(d, batch_item(bp, from + k), PAIMON_NOMEM, NULL, pm_strdup(e.msg));
+    }
+    for (size_t k = 0; k < m; k++) {
         if (rc)   /* the batch as a whole failed: every item in it did */
-            item_outcome(d, i, rc == PAIMON_NOTFOUND || rc == PM_IO_OUTSIDE ? PAIMON_IO : rc, NULL, pm_strdup(e.msg));
+            item_outcome(d, items[k], rc == PAIMON_NOTFOUND || rc == PM_IO_OUTSIDE ? PAIMON_IO : rc, NULL, pm_strdup(e.msg));
         else
-            item_outcome(d, i, rcs[k], &sts[k], msgs[k]);
+            item_outcome(d, items[k], rcs[k], &sts[k], msgs[k]);
     }
     pm_buf_free(&paths);
     pm_buf_free(&one);
+    free(items);
     free(rels);
     free(offs);
     free(sts);
@@ -459,6 +488,44 @@ static void delete_batch_task(void *ctx, size_t b) {
         return;
     }
     delete_batch(bp, from, n);
+}
+
+/* Item indexes sorted by their directory (stable): a local batch keeps
+ * its directories open, so one directory's files together cost one
+ * descent per batch instead of one per change of directory. The
+ * directory's ordinal is the first thing in an item's key. */
+typedef struct dir_key { uint64_t dir; size_t i; } dir_key;
+
+static int dir_key_cmp(const void *pa, const void *pb) {
+    const dir_key *a = pa, *b = pb;
+    if (a->dir != b->dir) return a->dir < b->dir ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static void group_by_dir(const pm_deleter *d, size_t *idx, size_t n) {
+    dir_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k) return;   /* only slower unsorted */
+    for (size_t j = 0; j < n; j++) {
+        k[j].i = idx[j];
+        pm_varint_read(d->st.v[idx[j]].entry + E_KEY, &k[j].dir);
+    }
+    qsort(k, n, sizeof *k, dir_key_cmp);
+    for (size_t j = 0; j < n; j++) idx[j] = k[j].i;
+    free(k);
+}
+
+/* Progress counts files, not batches: done batches times their size (the
+ * last may be shorter). */
+typedef struct file_progress {
+    pm_progress_fn fn;
+    void *ud;
+    size_t per_batch, n;
+} file_progress;
+
+static void progress_in_files(void *ud, const char *phase, size_t done, size_t total) {
+    const file_progress *fp = ud;
+    size_t files = done >= total ? fp->n : done * fp->per_batch;
+    fp->fn(fp->ud, phase, files < fp->n ? files : fp->n, fp->n);
 }
 
 static char *parent_dir(const char *path) {
@@ -556,13 +623,22 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
      * batches as its limit allows, of even size, run in parallel. */
     size_t n_batches = bp.n;
     if (io->ops->remove_batch && bp.n) {
-        /* stop on failure (snapshot files, in order: no gap) stops after
-         * the very item that failed: one item per batch locally */
-        size_t max = !pm_io_has(io, PM_IO_LOCAL) ? DELETE_BATCH_MAX : o->stop_on_failure ? 1 : LOCAL_BATCH_MAX;
+        /* stop on failure (snapshot files, in order: no gap): the batch
+         * stops after the very item that failed (PM_RM_STOP_ON_FAILURE),
+         * so the order is kept */
+        int local = pm_io_has(io, PM_IO_LOCAL);
+        if (local && !o->stop_on_failure) {
+            if (!bp.idx && (bp.idx = malloc(bp.n * sizeof *bp.idx)))
+                for (size_t k = 0; k < bp.n; k++) bp.idx[k] = k;
+            if (bp.idx) group_by_dir(d, bp.idx, bp.n);   /* out of memory: only slower unsorted */
+        }
+        size_t max = local ? LOCAL_BATCH_MAX : DELETE_BATCH_MAX;
         n_batches = (bp.n + max - 1) / max;
         bp.per_batch = (bp.n + n_batches - 1) / n_batches;
     }
-    rc = pm_exec_run(o->threads, n_batches, delete_batch_task, &bp, phase, o->progress, o->progress_ud, e);
+    file_progress fp = {o->progress, o->progress_ud, bp.per_batch, bp.n};
+    rc = pm_exec_run(o->threads, n_batches, delete_batch_task, &bp, phase, o->progress ? progress_in_files : NULL,
+                     &fp, e);
     free(bp.idx);
     if (rc) { msgs_clear(d); return rc; }
     if (d->n_msgs) qsort(d->msgs, d->n_msgs, sizeof *d->msgs, msg_cmp);

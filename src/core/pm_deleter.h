@@ -74,6 +74,11 @@ int pm_deleter_add(pm_deleter *d, const char *path, int kind, pm_err *e);
  * file_size, a list's size; -1: unknown): what a deletion counts in bytes
  * when the FileIO cannot say (S3's DeleteObjects returns no sizes). */
 int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e);
+/* The same for a file a listing of the store just gave, with its size: on
+ * a FileIO with PM_IO_VIRTUAL_DIRS (no symlinks, no directories to pass) a
+ * dry run plans it with that size and asks nothing more (no HEAD per
+ * key); a deletion, and any dry run elsewhere, is as pm_deleter_add_sized. */
+int pm_deleter_add_listed(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e);
 int pm_deleter_contains(const pm_deleter *d, const char *path);
 size_t pm_deleter_count(const pm_deleter *d);
 /* Bytes the deleter's paths take (entries, item and index arrays,
@@ -82,8 +87,9 @@ size_t pm_deleter_count(const pm_deleter *d);
 size_t pm_deleter_bytes(const pm_deleter *d);
 /* Check, stat and delete (or only list, in a dry run) every path, through
  * pm_io_remove_batch: one item per task without a batch operation, else
- * batches of up to 1000 run in parallel (with stop_on_failure, a batch
- * already sent is not cut short); results
+ * batches of up to 1000 (locally 256, grouped by directory) run in
+ * parallel (with stop_on_failure, a local batch stops after the item that
+ * failed; a store's batch already sent is not cut short); results
  * are added to r. Files outside root, lexically or through a directory
  * that is a symlink (checked in the same step as the removal, see
  * remove_within), are never touched (r->skipped); a

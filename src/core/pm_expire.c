@@ -723,7 +723,7 @@ static int read_delta_ops(const paimon_table *t, const pm_mfile *v, size_t n, sn
     pm_buf b = {0}, x = {0};
     for (size_t i = 0; !rc && i < n; i++) {
         pm_manifest_reader *r;
-        rc = pm_table_open_manifest(t, v[i].name, PM_MANIFEST_FILE, &r, e);
+        rc = pm_table_open_manifest_sized(t, v[i].name, v[i].size, PM_MANIFEST_FILE, &r, e);
         if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = 0; d->delta_gone = 1; break; }
         if (rc) break;
         const pm_manifest_entry *m;
@@ -760,8 +760,9 @@ static int read_delta_ops(const paimon_table *t, const pm_mfile *v, size_t n, sn
     return rc;
 }
 
-static void read_list(const paimon_table *t, const char *name, snap_read *d, int i) {
-    d->list_rc[i] = pm_read_manifest_list(t, name, &d->lists[i], &d->nlist[i], &d->list_err[i]);
+static void read_list(const paimon_table *t, const char *name, pm_opt_i64 size, snap_read *d, int i) {
+    d->list_rc[i] = pm_read_manifest_list_sized(t, name, size.has ? size.v : -1, &d->lists[i], &d->nlist[i],
+                                                &d->list_err[i]);
 }
 
 /* Reads for snapshot s: with `data`, its delta (plan_data); with `meta`,
@@ -769,8 +770,9 @@ static void read_list(const paimon_table *t, const char *name, snap_read *d, int
 static void read_for_plan(const paimon_table *t, const pm_snapshot *s, const protect *p, int data, int meta,
                           snap_read *d) {
     const char *base = s->base_manifest_list, *delta = s->delta_manifest_list;
-    if (meta && base && !name_has(p->names, base)) read_list(t, base, d, 0);
-    if (delta && (data || (meta && !name_has(p->names, delta)))) read_list(t, delta, d, 1);
+    if (meta && base && !name_has(p->names, base)) read_list(t, base, s->base_manifest_list_size, d, 0);
+    if (delta && (data || (meta && !name_has(p->names, delta))))
+        read_list(t, delta, s->delta_manifest_list_size, d, 1);
     if (!data) return;
     if (!delta || d->list_rc[1] == PAIMON_NOTFOUND) { d->delta_gone = 1; return; }
     if (d->list_rc[1] == PAIMON_OK) d->rc = read_delta_ops(t, d->lists[1], d->nlist[1], d, &d->err);

@@ -18,8 +18,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -51,9 +55,14 @@ static size_t scheme_len(const char *uri) {
 
 /* ---- local implementation -------------------------------------------- */
 
-static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e) {
-    (void)io;
-    const char *path = pm_local_path(uri);
+/* The whole file into out. Its size: `size` when the metadata records it
+ * (-1: unknown, fstat says). A regular file is read until it has given that
+ * many bytes (short reads, as on some network or FUSE mounts, continue),
+ * with no extra read to see the end (Paimon's files are immutable once
+ * published); a recorded size is asked for one byte more, so a file longer
+ * than recorded is still read to its end. Anything else is read until
+ * read() returns 0. */
+static int local_read(const char *path, int64_t size, pm_buf *out, pm_err *e) {
     int fd;
     do fd = open(path, O_RDONLY | O_CLOEXEC); while (fd < 0 && errno == EINTR);
     if (fd < 0) {
@@ -61,24 +70,27 @@ static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e
         return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
                              "cannot open %s", path);
     }
-    /* Sized by fstat: a regular file is read until it has given that many
-     * bytes (short reads, as on some network or FUSE mounts, continue), with
-     * no extra read to see the end (Paimon's files are immutable once
-     * published). Anything else is read until read() returns 0. */
-    struct stat st;
-    int have_st = fstat(fd, &st) == 0;
-    if (have_st && S_ISDIR(st.st_mode)) {
-        close(fd);
-        return pm_fail_errno(e, PAIMON_IO, EISDIR, "cannot read %s", path);
+    int sized = size >= 0;
+    size_t want = sized ? (size_t)size : 0, got = 0;
+    if (!sized) {
+        struct stat st;
+        int have_st = fstat(fd, &st) == 0;
+        if (have_st && S_ISDIR(st.st_mode)) {
+            close(fd);
+            return pm_fail_errno(e, PAIMON_IO, EISDIR, "cannot read %s", path);
+        }
+        sized = have_st && S_ISREG(st.st_mode) && st.st_size > 0;
+        want = sized ? (size_t)st.st_size : 0;
+    } else {
+        want++;   /* the byte that tells a longer file */
     }
-    int sized = have_st && S_ISREG(st.st_mode) && st.st_size > 0;
-    size_t want = sized ? (size_t)st.st_size : 0, got = 0;
     if (sized && pm_buf_reserve(out, want)) {
         close(fd);
         return pm_fail(e, PAIMON_NOMEM, "out of memory reading %s", path);
     }
     while (!sized || got < want) {
         size_t room = out->cap - out->len;
+        if (sized && room > want - got) room = want - got;
         if (room == 0) {
             if (pm_buf_reserve(out, 8192)) {
                 close(fd);
@@ -97,9 +109,17 @@ static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e
         if (n == 0) break;
         out->len += (size_t)n;
         got += (size_t)n;
+        /* exactly the recorded size: done; one byte more: read on to the end */
+        if (size >= 0 && got == (size_t)size) break;
+        if (size >= 0 && got > (size_t)size) sized = 0;
     }
     close(fd);
     return PAIMON_OK;
+}
+
+static int local_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e) {
+    (void)io;
+    return local_read(pm_local_path(uri), -1, out, e);
 }
 
 static int dirent_cmp(const void *a, const void *b) {
@@ -415,12 +435,39 @@ static int open_root_dir(const char *root, int *fd, pm_err *e) {
                          "cannot open the table directory %s", root);
 }
 
+/* The directory rel[0, dir_len) below rootfd in one openat2: the kernel
+ * refuses a symlink anywhere on the way (RESOLVE_NO_SYMLINKS) and anything
+ * outside rootfd (RESOLVE_BENEATH), which is what the walk in
+ * open_dir_within checks one component at a time. -1 on any failure (the
+ * caller walks to find out why), or where openat2 is missing (Linux < 5.6,
+ * a seccomp filter): then it is not asked again. */
+static int openat_beneath(int rootfd, const char *rel, size_t dir_len) {
+#ifdef SYS_openat2
+    static int unsupported;   /* __atomic */
+    char dir[PATH_MAX];
+    if (dir_len >= sizeof dir || __atomic_load_n(&unsupported, __ATOMIC_RELAXED)) return -1;
+    memcpy(dir, rel, dir_len);
+    dir[dir_len] = '\0';
+    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
+    long fd;
+    do fd = syscall(SYS_openat2, rootfd, dir, &how, sizeof how); while (fd < 0 && errno == EINTR);
+    if (fd < 0 && (errno == ENOSYS || errno == EPERM || errno == E2BIG))
+        __atomic_store_n(&unsupported, 1, __ATOMIC_RELAXED);
+    return fd < 0 ? -1 : (int)fd;
+#else
+    (void)rootfd; (void)rel; (void)dir_len;
+    return -1;
+#endif
+}
+
 /* Descend from the table directory (rootfd) through the first dir_len
  * bytes of rel ("a/b" of "a/b/file"), one directory at a time with
  * O_NOFOLLOW: a symlink on the way is refused, never followed. *out: the
- * last directory (rootfd itself, dup'ed, when dir_len is 0). */
+ * last directory, a new descriptor (rootfd dup'ed when dir_len is 0). */
 static int open_dir_within(int rootfd, const char *root, const char *rel, size_t dir_len, int *out, pm_err *e) {
-    int dfd = dup(rootfd);
+    if (dir_len && (*out = openat_beneath(rootfd, rel, dir_len)) >= 0) return PAIMON_OK;
+    int dfd = dir_len ? rootfd : dup(rootfd);   /* rootfd is the caller's: never closed here */
     if (dfd < 0) return pm_fail_errno(e, PAIMON_IO, errno, "cannot open %s", root);
     char comp[NAME_MAX + 1];
     for (const char *p = rel, *slash; p < rel + dir_len; p = slash + 1) {
@@ -435,7 +482,7 @@ static int open_dir_within(int rootfd, const char *root, const char *rel, size_t
             struct stat lst;
             int is_link = err == ELOOP || (err == ENOTDIR && fstatat(dfd, comp, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
                                            S_ISLNK(lst.st_mode));
-            close(dfd);
+            if (dfd != rootfd) close(dfd);
             if (is_link)
                 return pm_fail(e, PM_IO_OUTSIDE, "%s/%.*s is a symlink; nothing is removed through it (it may lead outside the table directory)",
                                root, (int)(slash - rel), rel);
@@ -443,7 +490,7 @@ static int open_dir_within(int rootfd, const char *root, const char *rel, size_t
                 return pm_fail_errno(e, PAIMON_NOTFOUND, err, "cannot open %s/%.*s", root, (int)(slash - rel), rel);
             return pm_fail_errno(e, PAIMON_IO, err, "cannot open %s/%.*s", root, (int)(slash - rel), rel);
         }
-        close(dfd);
+        if (dfd != rootfd) close(dfd);
         dfd = next;
     }
     *out = dfd;
@@ -518,11 +565,13 @@ static int local_remove_batch(pm_fileio *io, const char *root_uri, const char *c
     memset(cache, 0, sizeof cache);
     for (size_t k = 0; k < DIR_CACHE; k++) cache[k].fd = -1;
     size_t victim = 0;
+    int stopped = 0;
     for (size_t i = 0; i < n; i++) {
         pm_err ie;
         pm_err_clear(&ie);
         sts[i] = (pm_stat){0};
         msgs[i] = NULL;
+        if (stopped) { rcs[i] = PM_IO_NOT_TRIED; continue; }
         const char *rel = rels[i];
         size_t dl = dir_part_len(rel);
         int dfd = -1;
@@ -541,11 +590,13 @@ static int local_remove_batch(pm_fileio *io, const char *root_uri, const char *c
                 rcs[i] = remove_in_dir(dfd, root, rel, rel + (dl ? dl + 1 : 0), flags, &sts[i], &ie);
                 close(dfd);
                 if (rcs[i]) msgs[i] = pm_strdup(ie.msg);
+                stopped = (flags & PM_RM_STOP_ON_FAILURE) && pm_rm_failed(rcs[i]);
                 continue;
             }
         }
         if (!rcs[i]) rcs[i] = remove_in_dir(dfd, root, rel, rel + (dl ? dl + 1 : 0), flags, &sts[i], &ie);
         if (rcs[i]) msgs[i] = pm_strdup(ie.msg);
+        stopped = (flags & PM_RM_STOP_ON_FAILURE) && pm_rm_failed(rcs[i]);
     }
     for (size_t k = 0; k < DIR_CACHE; k++) {
         if (cache[k].fd >= 0) close(cache[k].fd);
@@ -756,16 +807,32 @@ int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx,
 
 int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
                        pm_stat *sts, int *rcs, char **msgs, pm_err *e) {
-    if (flags & ~PM_RM_DRY_RUN) return pm_fail(e, PAIMON_MISUSE, "remove_batch: unsupported flags %d", flags);
+    if (flags & ~(PM_RM_DRY_RUN | PM_RM_STOP_ON_FAILURE))
+        return pm_fail(e, PAIMON_MISUSE, "remove_batch: unsupported flags %d", flags);
     if (io->ops->remove_batch) return io->ops->remove_batch(io, root, rels, n, flags, sts, rcs, msgs, e);
+    int stopped = 0;
     for (size_t i = 0; i < n; i++) {
         pm_err ie;
         pm_err_clear(&ie);
         sts[i] = (pm_stat){0};
-        rcs[i] = pm_io_remove_within(io, root, rels[i], flags, &sts[i], &ie);
-        msgs[i] = rcs[i] ? pm_strdup(ie.msg) : NULL;
+        msgs[i] = NULL;
+        if (stopped) { rcs[i] = PM_IO_NOT_TRIED; continue; }
+        rcs[i] = pm_io_remove_within(io, root, rels[i], flags & PM_RM_DRY_RUN, &sts[i], &ie);
+        if (rcs[i]) msgs[i] = pm_strdup(ie.msg);
+        stopped = (flags & PM_RM_STOP_ON_FAILURE) && pm_rm_failed(rcs[i]);
     }
     return PAIMON_OK;
+}
+
+/* Recorded sizes above this are not trusted with an allocation (corrupt
+ * metadata): fstat says. Manifests roll at 8 MiB by default. */
+#define READ_HINT_MAX ((int64_t)16 << 20)
+
+int pm_io_read_sized(pm_fileio *io, const char *path, int64_t size, pm_buf *out, pm_err *e) {
+    /* the local FileIO itself, not a wrapper with its own read_all (fault injection) */
+    if (size >= 0 && size <= READ_HINT_MAX && io->ops->read_all == local_read_all)
+        return local_read(pm_local_path(path), size, out, e);
+    return pm_io_read_all(io, path, out, e);
 }
 
 void pm_fileio_destroy(pm_fileio *io) {

@@ -31,9 +31,21 @@ typedef struct pm_dirent {
 
 /* Internal result of remove_within: the path leaves the root directory. */
 #define PM_IO_OUTSIDE 200
+/* Internal result of remove_batch with PM_RM_STOP_ON_FAILURE: not tried
+ * after an earlier item of the batch failed. */
+#define PM_IO_NOT_TRIED 201
 /* remove_within flags */
 #define PM_RM_DRY_RUN 1
 #define PM_RM_EMPTY_DIR 2
+/* remove_batch only: after an item fails (pm_rm_failed), try none of the
+ * later ones (PM_IO_NOT_TRIED): ordered deletions such as snapshot files
+ * must leave no gap. A store's batch (one request) is sent whole. */
+#define PM_RM_STOP_ON_FAILURE 4
+/* Whether a remove_within result is a failure that stops ordered
+ * deletions: not done, yet neither missing nor refused as outside. */
+static inline int pm_rm_failed(int rc) {
+    return rc != PAIMON_OK && rc != PAIMON_NOTFOUND && rc != PM_IO_OUTSIDE && rc != PM_IO_NOT_TRIED;
+}
 
 /* Operations. Each returns PAIMON_OK or a code with *e filled; messages name
  * the path and include strerror text. A missing path is PAIMON_NOTFOUND. */
@@ -74,7 +86,8 @@ typedef struct pm_fileio_ops {
     int (*list_tree)(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e);
     /* Optional (NULL: pm_io_remove_batch calls remove_within per item).
      * remove_within for n items under one root at once (object stores: one
-     * DeleteObjects request per 1000 keys). Only flags 0 and PM_RM_DRY_RUN.
+     * DeleteObjects request per 1000 keys). Only flags PM_RM_DRY_RUN and
+     * PM_RM_STOP_ON_FAILURE.
      * Per item: rcs[i] is what remove_within would return for it, sts[i]
      * what was removed (size may be -1 when the store does not say) and
      * msgs[i] a malloc'd message when rcs[i] is not OK (caller frees).
@@ -161,6 +174,11 @@ static inline int pm_io_write_atomic(pm_fileio *io, const char *p, const void *d
 static inline int pm_io_create_no_replace(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->create_no_replace(io, p, d, n, e); }
 static inline int pm_io_remove(pm_fileio *io, const char *p, pm_err *e) { return io->ops->remove(io, p, e); }
 static inline int pm_io_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) { return io->ops->remove_within(io, root, rel, flags, st, e); }
+/* pm_io_read_all of a file whose size the metadata records (a manifest's
+ * file_size, a snapshot's manifest list size; -1: unknown): the local
+ * FileIO then reads it without asking for its size first (open, read,
+ * close). Still the whole file when the record is wrong. */
+int pm_io_read_sized(pm_fileio *io, const char *path, int64_t size, pm_buf *out, pm_err *e);
 int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e);
 int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
                        pm_stat *sts, int *rcs, char **msgs, pm_err *e);

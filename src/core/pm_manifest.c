@@ -174,12 +174,17 @@ int pm_manifest_open_bytes(const uint8_t *data, size_t len, const char *display,
 
 int pm_manifest_open(pm_fileio *io, const char *path, const char *display,
                      pm_manifest_kind kind, pm_manifest_reader **out, pm_err *e) {
+    return pm_manifest_open_sized(io, path, display, -1, kind, out, e);
+}
+
+int pm_manifest_open_sized(pm_fileio *io, const char *path, const char *display, int64_t size,
+                           pm_manifest_kind kind, pm_manifest_reader **out, pm_err *e) {
     *out = NULL;
     pm_manifest_reader *r = calloc(1, sizeof *r);
     if (!r) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     r->kind = kind;
     r->display = pm_strdup(display ? display : path);
-    int rc = pm_io_read_all(io, path, &r->owned, e);
+    int rc = pm_io_read_sized(io, path, size, &r->owned, e);
     if (!rc) rc = open_common(r, r->owned.data ? r->owned.data : (const uint8_t *)"", r->owned.len, e);
     if (rc) { pm_manifest_close(r); return rc; }
     *out = r;

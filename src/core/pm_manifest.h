@@ -108,6 +108,10 @@ typedef struct pm_manifest_reader pm_manifest_reader;
  * `display` names the file in messages (e.g. "manifest/manifest-…-0"). */
 int pm_manifest_open(pm_fileio *io, const char *path, const char *display,
                      pm_manifest_kind kind, pm_manifest_reader **out, pm_err *e);
+/* The same with the size the metadata records for it (-1: unknown; see
+ * pm_io_read_sized). */
+int pm_manifest_open_sized(pm_fileio *io, const char *path, const char *display, int64_t size,
+                           pm_manifest_kind kind, pm_manifest_reader **out, pm_err *e);
 /* Same over bytes the caller owns (must outlive the reader). */
 int pm_manifest_open_bytes(const uint8_t *data, size_t len, const char *display,
                            pm_manifest_kind kind, pm_manifest_reader **out, pm_err *e);

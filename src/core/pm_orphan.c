@@ -44,8 +44,8 @@ typedef struct list_task {
                             each after its length as a varint, back to back */
     cand *c;
     size_t n, cap;
-    int64_t *mtime;      /* per candidate, from the one listing (NULL: stat for the age) */
-    size_t mtime_cap;
+    pm_stat *listed;     /* per candidate, age and size from the one listing (NULL: stat for the age) */
+    size_t listed_cap;
     size_t n_unused;
     int rc;
     pm_err err;
@@ -126,16 +126,16 @@ static int task_add(list_task *tk, const char *name, int kind) {
     return PAIMON_OK;
 }
 
-/* task_add with the age the listing gave. */
-static int task_add_aged(list_task *tk, const char *name, int kind, int64_t mtime_ms) {
+/* task_add with the age and size the listing gave. */
+static int task_add_listed(list_task *tk, const char *name, int kind, const pm_stat *st) {
     if (task_add(tk, name, kind)) return PAIMON_NOMEM;
-    if (tk->mtime_cap < tk->cap) {
-        int64_t *nv = realloc(tk->mtime, tk->cap * sizeof *nv);
+    if (tk->listed_cap < tk->cap) {
+        pm_stat *nv = realloc(tk->listed, tk->cap * sizeof *nv);
         if (!nv) return PAIMON_NOMEM;
-        tk->mtime = nv;
-        tk->mtime_cap = tk->cap;
+        tk->listed = nv;
+        tk->listed_cap = tk->cap;
     }
-    tk->mtime[tk->n - 1] = mtime_ms;
+    tk->listed[tk->n - 1] = *st;
     return PAIMON_OK;
 }
 
@@ -195,7 +195,7 @@ static void age_one(void *ctx, size_t i) {
     if (!tk->n_unused) return;
     if (x->tree) {   /* the listing said how old each file is: no request per file */
         for (size_t k = 0; k < tk->n; k++)
-            if (!tk->c[k].used) tk->c[k].remove = tk->mtime[k] < x->cutoff;
+            if (!tk->c[k].used) tk->c[k].remove = tk->listed[k].mtime_ms < x->cutoff;
         return;
     }
     int dfd = -1;
@@ -387,7 +387,7 @@ static int tree_key(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
     list_task *tk = &(*x->v)[ti];
     int kind = classify(x->lx, tk->kind, slash + 1);
     if (kind < 0) return PAIMON_OK;
-    return task_add_aged(tk, slash + 1, kind, st->mtime_ms) ? pm_nomem(e) : PAIMON_OK;
+    return task_add_listed(tk, slash + 1, kind, st) ? pm_nomem(e) : PAIMON_OK;
 }
 
 static int cmp_task_dir(const void *a, const void *b) {
@@ -857,8 +857,11 @@ static needles *few_unknown(list_task *tasks, size_t n_tasks, const marks *m, ne
 
 /* ---- main: the named steps ------------------------------------------------- */
 
-static int cmp_cand_name(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+/* An old unused candidate: its name and the size its listing gave (-1: not listed). */
+typedef struct orphan_name { const char *name; int64_t size; } orphan_name;
+
+static int cmp_orphan_name(const void *a, const void *b) {
+    return strcmp(((const orphan_name *)a)->name, ((const orphan_name *)b)->name);
 }
 
 /* One run's state, shared by the steps below. */
@@ -1187,25 +1190,31 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
         list_task *tk = &r->tasks[i];
         if (!tk->n_unused) continue;
         /* the names unpacked to their exact bytes, NUL-terminated, back to back */
-        const char **names = malloc(tk->n_unused * sizeof *names);
+        orphan_name *names = malloc(tk->n_unused * sizeof *names);
         size_t *at = malloc(tk->n_unused * sizeof *at);
+        int64_t *size = malloc(tk->n_unused * sizeof *size);
         pm_buf text = {0};
         size_t nr = 0;
-        if (!names || !at) { free(names); free(at); return pm_nomem(e); }
+        if (!names || !at || !size) { free(names); free(at); free(size); return pm_nomem(e); }
         for (size_t k = 0; k < tk->n && !rc; k++) {
             if (tk->c[k].used) continue;
             if (!tk->c[k].remove) { r->res->recent++; continue; }
             size_t kl;
             const uint8_t *key = cand_key(tk, &tk->c[k], &kl);
+            size[nr] = tk->listed ? tk->listed[k].size : -1;
             at[nr++] = text.len;
             if (pm_name_unkey(key, kl, &text) || pm_buf_putc(&text, 0)) rc = pm_nomem(e);
         }
-        for (size_t k = 0; k < nr; k++) names[k] = (const char *)text.data + at[k];
+        for (size_t k = 0; k < nr; k++) names[k] = (orphan_name){(const char *)text.data + at[k], size[k]};
         free(at);
-        if (nr > 1) qsort(names, nr, sizeof *names, cmp_cand_name);
+        free(size);
+        if (nr > 1) qsort(names, nr, sizeof *names, cmp_orphan_name);
         for (size_t k = 0; k < nr && !rc; k++) {
-            char *path = pm_path_join(tk->dir, names[k]);
-            rc = path ? pm_deleter_add(r->del, path, classify(&r->lx, tk->kind, names[k]), e) : pm_nomem(e);
+            char *path = pm_path_join(tk->dir, names[k].name);
+            int kind = classify(&r->lx, tk->kind, names[k].name);
+            /* listed: the store said it exists and how big it is */
+            rc = !path ? pm_nomem(e) : names[k].size >= 0 ? pm_deleter_add_listed(r->del, path, kind, names[k].size, e)
+                                                          : pm_deleter_add(r->del, path, kind, e);
             free(path);
         }
         free(names);
@@ -1222,7 +1231,7 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
 static void orphan_run_free(orphan_run *r) {
     for (size_t i = 0; i < r->n_tasks; i++) {
         free(r->tasks[i].c);
-        free(r->tasks[i].mtime);
+        free(r->tasks[i].listed);
         pm_buf_free(&r->tasks[i].names);
         free(r->tasks[i].dir);
     }

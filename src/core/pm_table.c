@@ -149,6 +149,11 @@ static int safe_file_name(const char *name) {
 
 int pm_table_open_manifest(const paimon_table *t, const char *name, pm_manifest_kind kind,
                            pm_manifest_reader **out, pm_err *e) {
+    return pm_table_open_manifest_sized(t, name, -1, kind, out, e);
+}
+
+int pm_table_open_manifest_sized(const paimon_table *t, const char *name, int64_t size, pm_manifest_kind kind,
+                                 pm_manifest_reader **out, pm_err *e) {
     *out = NULL;
     int rc = pm_table_check_manifest_format(t, e);
     if (rc) return rc;
@@ -157,7 +162,7 @@ int pm_table_open_manifest(const paimon_table *t, const char *name, pm_manifest_
     char *path = pm_table_manifest_path(t, name);
     char display[600];
     snprintf(display, sizeof display, "%s/manifest/%s", t->root, name);
-    rc = path ? pm_manifest_open(t->io, path, display, kind, out, e) : pm_fail(e, PAIMON_NOMEM, "out of memory");
+    rc = path ? pm_manifest_open_sized(t->io, path, display, size, kind, out, e) : pm_nomem(e);
     if (rc == PAIMON_NOTFOUND) pm_fail(e, PAIMON_NOTFOUND, "%s: manifest file is missing", display);
     free(path);
     return rc;
@@ -358,8 +363,13 @@ int pm_mfile_append(pm_mfile **v, size_t *n, size_t *cap, const pm_manifest_meta
 }
 
 int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile **v, size_t *n, pm_err *e) {
+    return pm_read_manifest_list_sized(t, list_name, -1, v, n, e);
+}
+
+int pm_read_manifest_list_sized(const paimon_table *t, const char *list_name, int64_t size, pm_mfile **v,
+                                size_t *n, pm_err *e) {
     pm_manifest_reader *r;
-    int rc = pm_table_open_manifest(t, list_name, PM_MANIFEST_LIST, &r, e);
+    int rc = pm_table_open_manifest_sized(t, list_name, size, PM_MANIFEST_LIST, &r, e);
     if (rc) return rc;
     size_t cap = *n;
     const pm_manifest_meta *m;

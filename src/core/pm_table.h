@@ -41,6 +41,9 @@ char *pm_table_index_path(const paimon_table *t, const char *name);
 /* Open a manifest-family file of this table, checking the format option. */
 int pm_table_open_manifest(const paimon_table *t, const char *name, pm_manifest_kind kind,
                            pm_manifest_reader **out, pm_err *e);
+/* The same with the size the metadata records (-1: unknown). */
+int pm_table_open_manifest_sized(const paimon_table *t, const char *name, int64_t size, pm_manifest_kind kind,
+                                 pm_manifest_reader **out, pm_err *e);
 /* Decode partition bytes into n_part datums (strings point into `part`). */
 int pm_table_partition_decode(const paimon_table *t, pm_bytes part, pm_datum *vals, pm_err *e);
 /* "k=v/k2=v2/" as Java renders it ("" unpartitioned). */
@@ -99,6 +102,9 @@ typedef struct pm_mfile {
 /* Append every ManifestFileMeta of list file `list_name` to *v. */
 int pm_read_manifest_list(const paimon_table *t, const char *list_name, pm_mfile **v, size_t *n,
                           pm_err *e);
+/* The same with the list's size from its snapshot (-1: unknown). */
+int pm_read_manifest_list_sized(const paimon_table *t, const char *list_name, int64_t size, pm_mfile **v,
+                                size_t *n, pm_err *e);
 void pm_mfiles_free(pm_mfile *v, size_t n);
 /* Append a copy of one ManifestFileMeta to *v (*cap: its room). */
 int pm_mfile_append(pm_mfile **v, size_t *n, size_t *cap, const pm_manifest_meta *m, pm_err *e);
