@@ -842,10 +842,10 @@ typedef struct dec_op {
     dec_item item;             /* COLL, OPT of a COLL: its items */
     uint16_t depth;            /* decode()'s depth of the value */
     uint32_t slot;             /* the value, in the record's frame */
-    uint32_t n;                /* RECORD: fields; SKIP: fields skipped */
+    uint32_t n;                /* RECORD: fields; SKIP, LONG..BYTES: fields skipped or decoded */
     uint32_t at;               /* RECORD: its first field's slot; SKIP: skip program sequence (0: skip_value) */
-    uint32_t field;            /* SKIP: the first field skipped */
-    const pm_avro_schema *s;   /* the value's schema (SKIP: the record) */
+    uint32_t field;            /* SKIP, LONG..BYTES: the first field of the run */
+    const pm_avro_schema *s;   /* the value's schema (SKIP, LONG..BYTES: the record) */
 } dec_op;
 
 struct dec_prog {
@@ -917,7 +917,21 @@ static void dprog_fields(dec_prog *g, const pm_avro_reader *r, const pm_avro_sch
             o->field = (uint32_t)i;
             i += len - 1;
         } else {
-            dprog_value(g, r, rec->fields[i].type, first + (uint32_t)i, depth + 1);
+            const pm_avro_schema *s = rec->fields[i].type;
+            uint8_t so = dec_scalar_op(s);
+            dec_op *last = g->n ? &g->ops[g->n - 1] : NULL;
+            if (so && last && last->op == so && last->s == rec && last->field + last->n == i) {
+                last->n++;   /* joins the run of the fields before */
+                continue;
+            }
+            if (so) {
+                dec_op *o = dprog_emit(g, so, first + (uint32_t)i, rec, depth + 1);
+                if (!o) return;
+                o->n = 1;
+                o->field = (uint32_t)i;
+                continue;
+            }
+            dprog_value(g, r, s, first + (uint32_t)i, depth + 1);
         }
     }
 }
@@ -925,8 +939,7 @@ static void dprog_fields(dec_prog *g, const pm_avro_reader *r, const pm_avro_sch
 static void dprog_value(dec_prog *g, const pm_avro_reader *r, const pm_avro_schema *s, uint32_t slot, int depth) {
     if (g->nomem) return;
     dec_op *o;
-    uint8_t so = s->type == PM_AVRO_NULL ? DOP_NULL : dec_scalar_op(s);
-    if (so) { dprog_emit(g, so, slot, s, depth); return; }
+    if (s->type == PM_AVRO_NULL) { dprog_emit(g, DOP_NULL, slot, s, depth); return; }
     switch (s->type) {
     case PM_AVRO_RECORD: {
         if (depth >= SKIP_INLINE_DEPTH) break;
@@ -1079,22 +1092,15 @@ static SKIP_INLINE int dec_item_value(dec *d, const dec_item *it, const pm_avro_
 /* decode_blocks with the items decoded the way `it` says. */
 static int dec_coll(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth, const dec_item *it) {
     if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
-    if (d->p < d->end && *d->p == 0) {   /* empty */
-        d->p++;
-        if (s->type == PM_AVRO_MAP) {
-            v->u.map.keys = v->u.map.values = NULL;
-            v->u.map.n = 0;
-        } else {
-            v->u.list.items = NULL;
-            v->u.list.n = 0;
-        }
-        return 0;
-    }
     const int is_map = s->type == PM_AVRO_MAP;
     pm_avro_value *items = NULL, *keys = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
         int64_t c = 0;
+        if (d->p < d->end && *d->p == 0) {   /* the end: take_block would only read it */
+            d->p++;
+            break;
+        }
         if (take_block(d, s, &c)) return -1;
         if (c == 0) break;
         size_t need = n + (size_t)c;
@@ -1149,7 +1155,7 @@ static int dprog_run(dec *d, const dec_prog *g, const pm_avro_schema *top, pm_av
     }
     root->u.list.items = f;
     root->u.list.n = top->n_fields;
-    const uint8_t *p = d->p;
+    const uint8_t *p = d->p, *end = d->end;
     for (const dec_op *o = g->ops;; o++) {
         pm_avro_value *v = f + o->slot;
         switch (o->op) {
@@ -1163,28 +1169,36 @@ static int dprog_run(dec *d, const dec_prog *g, const pm_avro_schema *top, pm_av
             break;
         /* one case per op, so that dec_scalar is inlined with its op fixed */
         case DOP_LONG:
-            v->type = PM_AVRO_LONG;
-            v->branch = -1;
-            v->schema = o->s;
-            if (dec_scalar(d, &p, DOP_LONG, v)) return -1;
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_LONG;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_LONG, &v[k])) return -1;
+            }
             break;
         case DOP_INT:
-            v->type = PM_AVRO_INT;
-            v->branch = -1;
-            v->schema = o->s;
-            if (dec_scalar(d, &p, DOP_INT, v)) return -1;
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_INT;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_INT, &v[k])) return -1;
+            }
             break;
         case DOP_STRING:
-            v->type = PM_AVRO_STRING;
-            v->branch = -1;
-            v->schema = o->s;
-            if (dec_scalar(d, &p, DOP_STRING, v)) return -1;
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_STRING;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_STRING, &v[k])) return -1;
+            }
             break;
         case DOP_BYTES:
-            v->type = PM_AVRO_BYTES;
-            v->branch = -1;
-            v->schema = o->s;
-            if (dec_scalar(d, &p, DOP_BYTES, v)) return -1;
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_BYTES;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_BYTES, &v[k])) return -1;
+            }
             break;
         case DOP_RECORD:
             v->type = PM_AVRO_RECORD;
@@ -1205,7 +1219,8 @@ static int dprog_run(dec *d, const dec_prog *g, const pm_avro_schema *top, pm_av
             break;
         case DOP_OPT: {
             uint32_t b;
-            if (dec_branch(d, &p, o->s, &b)) return -1;
+            if (p < end && (*p == 0 || *p == 2)) b = *p++ >> 1;   /* null and X: neither a union */
+            else if (dec_branch(d, &p, o->s, &b)) return -1;
             const pm_avro_schema *bs = o->s->branches[b];
             v->type = bs->type;
             v->branch = (int)b;
