@@ -1073,7 +1073,8 @@ static SKIP_INLINE int dec_item_value(dec *d, const dec_item *it, const pm_avro_
     v->branch = -1;
     if (it->op == DOP_OPT) {
         uint32_t b;
-        if (dec_branch(d, &p, s, &b)) return -1;
+        if (p < d->end && (*p == 0 || *p == 2)) b = *p++ >> 1;   /* null and a scalar: neither a union */
+        else if (dec_branch(d, &p, s, &b)) return -1;
         v->branch = (int)b;
         s = s->branches[b];
         v->type = s->type;
@@ -1097,11 +1098,19 @@ static int dec_coll(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth
     size_t n = 0, cap = 0;
     for (;;) {
         int64_t c = 0;
-        if (d->p < d->end && *d->p == 0) {   /* the end: take_block would only read it */
+        const uint8_t *p = d->p;
+        size_t m = s->items_min;
+        if (p < d->end && *p == 0) {   /* the end: take_block would only read it */
             d->p++;
             break;
         }
-        if (take_block(d, s, &c)) return -1;
+        if (p < d->end && *p < 0x80 && !(*p & 1) && m <= SIZE_MAX / 64 &&
+            (size_t)(*p >> 1) * m <= (size_t)(d->end - p - 1) && (size_t)(*p >> 1) <= d->values_left) {
+            c = *p >> 1;   /* a one-byte count that passes take_block's checks (c * m <= left: c <= left / m) */
+            d->p++;
+        } else if (take_block(d, s, &c)) {
+            return -1;
+        }
         if (c == 0) break;
         size_t need = n + (size_t)c;
         if (need > cap) {
