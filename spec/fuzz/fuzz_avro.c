@@ -153,13 +153,14 @@ static long count_records(const uint8_t *data, size_t size, uint64_t skip) {
     return n;
 }
 
-/* The compiled walks against the generic one (pm_avro_reader_compile_walks):
- * with every block refused by a filter (whole records walked) and with
- * every other field skipped, the same records and the same end, message
- * and all. */
+/* The compiled walks and decode against the generic ones
+ * (pm_avro_reader_compile_walks): with every block refused by a filter
+ * (mode 0: whole records walked), with every other field skipped (1) and
+ * with records decoded whole (2), the same records and the same end,
+ * message and all. */
 static int refuse_all(void *ud, const uint8_t *d, size_t n) { (void)ud; (void)d; (void)n; return 0; }
 
-static void walk_end(const uint8_t *data, size_t size, int compiled, int projected, long *n, int *rc, char *msg,
+static void walk_end(const uint8_t *data, size_t size, int compiled, int mode, long *n, int *rc, char *msg,
                      size_t cap) {
     pm_err e;
     pm_avro_reader *r = NULL;
@@ -170,10 +171,10 @@ static void walk_end(const uint8_t *data, size_t size, int compiled, int project
     *rc = pm_avro_reader_open(data, size, "fuzz.avro", &r, &e);
     if (*rc != PAIMON_OK) return;
     pm_avro_reader_compile_walks(r, compiled);
-    if (projected) {
+    if (mode == 1) {
         const pm_avro_schema *top = pm_avro_unwrap_nullable(pm_avro_reader_schema(r));
         if (top && top->type == PM_AVRO_RECORD) (void)pm_avro_reader_skip_fields(r, top, 0xAAAAAAAAAAAAAAAAull);
-    } else {
+    } else if (mode == 0) {
         pm_avro_reader_block_filter(r, refuse_all, NULL);
     }
     while (*n < MAX_RECORDS && (*rc = pm_avro_reader_next(r, &v, &e)) == PAIMON_OK) (*n)++;
@@ -182,15 +183,16 @@ static void walk_end(const uint8_t *data, size_t size, int compiled, int project
 }
 
 static void compare_walks(const uint8_t *data, size_t size) {
-    for (int projected = 0; projected < 2; projected++) {
+    static const char *const modes[] = {"blocks passed over", "projected", "decoded whole"};
+    for (int mode = 0; mode < 3; mode++) {
         long n0, n1;
         int rc0, rc1;
         char m0[512], m1[512];
-        walk_end(data, size, 0, projected, &n0, &rc0, m0, sizeof m0);
-        walk_end(data, size, 1, projected, &n1, &rc1, m1, sizeof m1);
+        walk_end(data, size, 0, mode, &n0, &rc0, m0, sizeof m0);
+        walk_end(data, size, 1, mode, &n1, &rc1, m1, sizeof m1);
         if (n0 != n1 || rc0 != rc1 || strcmp(m0, m1))
             FUZZ_FAIL("compiled walk (%s) differs: generic %ld records rc %d \"%s\", compiled %ld rc %d \"%s\"",
-                      projected ? "projected" : "blocks passed over", n0, rc0, m0, n1, rc1, m1);
+                      modes[mode], n0, rc0, m0, n1, rc1, m1);
     }
 }
 

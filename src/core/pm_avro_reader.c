@@ -18,6 +18,7 @@
 #define EMPTY_RECORDS_MAX ((uint64_t)1 << 24)
 
 typedef struct pm_skip_prog pm_skip_prog;
+typedef struct dec_prog dec_prog;
 /* Per projected record: the skip program's sequence for the run of
  * skipped fields that starts at field i (0: none, skip_value) and its
  * length. */
@@ -56,6 +57,7 @@ struct pm_avro_reader {
     skip_runs *runs;            /* per skip[] entry, into prog */
     uint32_t prog_record;       /* prog's sequence walking a whole record (0: none) */
     int prog_tried;
+    dec_prog *dprog;     /* compiled decode of the top record (NULL: decode) */
     uint64_t records_seen;      /* in the blocks loaded, until prog_tried */
     uint64_t compile_after;     /* records_seen that repays compiling (UINT64_MAX: never) */
     pm_avro_block_filter filter;
@@ -809,6 +811,466 @@ static int decode(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth) 
     }
 }
 
+/* ---- decode programs ----------------------------------------------------------- */
+
+/* decode() dispatches on the schema, recurses and allocates once per record
+ * and collection: most of the time a manifest read took above zstd. A
+ * reader compiles its top record once (with its skip programs, so a small
+ * file keeps decode()) into flat ops, one per value or run of skipped
+ * fields: the records in fixed places (not in a union or collection, not
+ * nested past SKIP_INLINE_DEPTH) share one allocation per record read (the
+ * budget is still taken record by record where decode() takes it), the
+ * projection is resolved once, and longs, ints, strings, bytes, unions of
+ * null and one of those or a collection, and collections of those are
+ * decoded in place. Anything else goes to decode(). Every value gets
+ * decode()'s checks in decode()'s order: the fast paths take only varints
+ * and lengths that are whole and within the data, anything else goes
+ * through the same helpers, which word the messages. */
+#define DEC_PROG_MAX_FRAME (4 * SKIP_PROG_MAX_OPS)   /* values allocated per record read */
+
+enum { DOP_END, DOP_NULL, DOP_LONG, DOP_INT, DOP_STRING, DOP_BYTES, DOP_RECORD, DOP_COLL, DOP_OPT, DOP_SKIP,
+       DOP_VALUE };
+
+/* How a collection's items are decoded: a scalar op, OPT (a union of null,
+ * branch nb, and scalar op `scalar`) or VALUE (decode()). */
+typedef struct dec_item { uint8_t op, nb, scalar; } dec_item;
+
+typedef struct dec_op {
+    uint8_t op;
+    uint8_t x;                 /* OPT: the op of the branch that is not null (a scalar op or COLL) */
+    uint8_t nb;                /* OPT: that branch */
+    dec_item item;             /* COLL, OPT of a COLL: its items */
+    uint16_t depth;            /* decode()'s depth of the value */
+    uint32_t slot;             /* the value, in the record's frame */
+    uint32_t n;                /* RECORD: fields; SKIP, LONG..BYTES: fields skipped or decoded */
+    uint32_t at;               /* RECORD: its first field's slot; SKIP: skip program sequence (0: skip_value) */
+    uint32_t field;            /* SKIP, LONG..BYTES: the first field of the run */
+    const pm_avro_schema *s;   /* the value's schema (SKIP, LONG..BYTES: the record) */
+} dec_op;
+
+struct dec_prog {
+    dec_op *ops;               /* the top record's fields, then END */
+    size_t n, cap;
+    uint32_t frame;            /* values allocated per record: the top record's fields first */
+    int nomem;                 /* out of memory or too big: not compiled */
+};
+
+static dec_op *dprog_emit(dec_prog *g, uint8_t op, uint32_t slot, const pm_avro_schema *s, int depth) {
+    if (g->nomem) return NULL;
+    if (g->n >= SKIP_PROG_MAX_OPS) { g->nomem = 1; return NULL; }
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 64;
+        dec_op *no = realloc(g->ops, nc * sizeof *no);
+        if (!no) { g->nomem = 1; return NULL; }
+        g->ops = no;
+        g->cap = nc;
+    }
+    dec_op *o = &g->ops[g->n++];
+    memset(o, 0, sizeof *o);
+    o->op = op;
+    o->slot = slot;
+    o->s = s;
+    o->depth = (uint16_t)depth;
+    return o;
+}
+
+static uint8_t dec_scalar_op(const pm_avro_schema *s) {
+    switch (s->type) {
+    case PM_AVRO_LONG: return DOP_LONG;
+    case PM_AVRO_INT: return DOP_INT;
+    case PM_AVRO_STRING: return DOP_STRING;
+    case PM_AVRO_BYTES: return DOP_BYTES;
+    default: return 0;
+    }
+}
+
+static dec_item dec_item_of(const pm_avro_schema *s) {
+    dec_item it = {DOP_VALUE, 0, 0};
+    uint8_t so = dec_scalar_op(s);
+    int nb = nullable_branch(s);
+    if (so) it.op = so;
+    else if (nb >= 0 && (so = dec_scalar_op(s->branches[nb]))) it = (dec_item){DOP_OPT, (uint8_t)nb, so};
+    return it;
+}
+
+static void dprog_value(dec_prog *g, const pm_avro_reader *r, const pm_avro_schema *s, uint32_t slot, int depth);
+
+/* The fields of record rec at depth `depth`, in slots first.., as decode()
+ * walks them (skip_mask and the runs of skipped fields resolved here). */
+static void dprog_fields(dec_prog *g, const pm_avro_reader *r, const pm_avro_schema *rec, uint32_t first, int depth) {
+    const skip_runs *runs = NULL;
+    uint64_t mask = 0;
+    for (int k = 0; k < r->n_skip; k++)
+        if (r->skip[k].record == rec) {
+            mask = r->skip[k].fields;
+            runs = r->runs ? &r->runs[k] : NULL;
+            break;
+        }
+    if (depth + 1 + SKIP_INLINE_DEPTH + 1 >= DECODE_MAX_DEPTH) runs = NULL;   /* as decode() */
+    for (size_t i = 0; i < rec->n_fields && !g->nomem; i++) {
+        if (i < 64 && (mask >> i & 1)) {
+            size_t len = runs && runs->start[i] ? runs->len[i] : 1;
+            dec_op *o = dprog_emit(g, DOP_SKIP, first + (uint32_t)i, rec, depth + 1);
+            if (!o) return;
+            o->n = (uint32_t)len;
+            o->at = len > 1 ? runs->start[i] : 0;
+            o->field = (uint32_t)i;
+            i += len - 1;
+        } else {
+            const pm_avro_schema *s = rec->fields[i].type;
+            uint8_t so = dec_scalar_op(s);
+            dec_op *last = g->n ? &g->ops[g->n - 1] : NULL;
+            if (so && last && last->op == so && last->s == rec && last->field + last->n == i) {
+                last->n++;   /* joins the run of the fields before */
+                continue;
+            }
+            if (so) {
+                dec_op *o = dprog_emit(g, so, first + (uint32_t)i, rec, depth + 1);
+                if (!o) return;
+                o->n = 1;
+                o->field = (uint32_t)i;
+                continue;
+            }
+            dprog_value(g, r, s, first + (uint32_t)i, depth + 1);
+        }
+    }
+}
+
+static void dprog_value(dec_prog *g, const pm_avro_reader *r, const pm_avro_schema *s, uint32_t slot, int depth) {
+    if (g->nomem) return;
+    dec_op *o;
+    if (s->type == PM_AVRO_NULL) { dprog_emit(g, DOP_NULL, slot, s, depth); return; }
+    switch (s->type) {
+    case PM_AVRO_RECORD: {
+        if (depth >= SKIP_INLINE_DEPTH) break;
+        if (s->n_fields > DEC_PROG_MAX_FRAME - g->frame) { g->nomem = 1; return; }
+        uint32_t first = g->frame;
+        g->frame += (uint32_t)s->n_fields;
+        if (!(o = dprog_emit(g, DOP_RECORD, slot, s, depth))) return;
+        o->n = (uint32_t)s->n_fields;
+        o->at = first;
+        dprog_fields(g, r, s, first, depth);
+        return;
+    }
+    case PM_AVRO_ARRAY:
+    case PM_AVRO_MAP:
+        if (!(o = dprog_emit(g, DOP_COLL, slot, s, depth))) return;
+        o->item = dec_item_of(s->items);
+        return;
+    case PM_AVRO_UNION: {
+        int nb = nullable_branch(s);
+        if (nb < 0) break;
+        const pm_avro_schema *x = s->branches[nb];
+        uint8_t xo = dec_scalar_op(x);
+        if (!xo && (x->type == PM_AVRO_ARRAY || x->type == PM_AVRO_MAP)) xo = DOP_COLL;
+        if (!xo) break;
+        if (!(o = dprog_emit(g, DOP_OPT, slot, s, depth))) return;
+        o->x = xo;
+        o->nb = (uint8_t)nb;
+        if (xo == DOP_COLL) o->item = dec_item_of(x->items);
+        return;
+    }
+    default:
+        break;
+    }
+    dprog_emit(g, DOP_VALUE, slot, s, depth);
+}
+
+static void dprog_free(dec_prog *g) {
+    if (!g) return;
+    free(g->ops);
+    free(g);
+}
+
+/* The program of the reader's top record (NULL: not a record, or out of
+ * memory; decode() then). After the skip programs: it uses their runs. */
+static dec_prog *dprog_compile(const pm_avro_reader *r) {
+    const pm_avro_schema *top = r->schema;
+    if (top->type != PM_AVRO_RECORD || top->n_fields > DEC_PROG_MAX_FRAME) return NULL;
+    dec_prog *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->frame = (uint32_t)top->n_fields;
+    dprog_fields(g, r, top, 0, 0);
+    dprog_emit(g, DOP_END, 0, NULL, 0);
+    if (g->nomem) { dprog_free(g); return NULL; }
+    return g;
+}
+
+/* A long at *pp: up to ten bytes here when ten are left, else
+ * read_long_slow (which also words the failures). */
+static SKIP_INLINE int fast_long(dec *d, const uint8_t **pp, int64_t *out) {
+    const uint8_t *p = *pp;
+    uint64_t u;
+    if (p < d->end && *p < 0x80) {
+        u = *p;
+        *pp = p + 1;
+        *out = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+        return 0;
+    }
+    if (d->end - p >= 10) {
+        u = 0;
+        for (int k = 0; k < 10; k++) {
+            u |= (uint64_t)(p[k] & 0x7f) << (7 * k);
+            if (p[k] < 0x80) {
+                *pp = p + k + 1;
+                *out = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+                return 0;
+            }
+        }
+    }
+    d->p = p;
+    int rc = read_long_slow(d, out);
+    *pp = d->p;
+    return rc;
+}
+
+/* The payload of scalar op `op` at *pp into v (type and schema set by the caller). */
+static SKIP_INLINE int dec_scalar(dec *d, const uint8_t **pp, uint8_t op, pm_avro_value *v) {
+    if (op == DOP_LONG) return fast_long(d, pp, &v->u.l);
+    const uint8_t *p = *pp;
+    int64_t x;
+    if (op == DOP_INT) {
+        if (fast_long(d, pp, &x)) return -1;
+        if (x < INT32_MIN || x > INT32_MAX) return DEC_FAIL(d, "int value %lld out of range", (long long)x);
+        v->u.i = (int32_t)x;
+        return 0;
+    }
+    const uint8_t *q = p;   /* string, bytes: a length within the data here, else take_bytes */
+    if (p < d->end && !fast_long(d, &q, &x) && x >= 0 && (uint64_t)x <= (size_t)(d->end - q)) {
+        v->u.bytes.ptr = q;
+        v->u.bytes.len = (size_t)x;
+        *pp = q + x;
+        return 0;
+    }
+    d->p = p;
+    int rc = take_bytes(d, op == DOP_STRING ? "string" : "bytes", &v->u.bytes.ptr, &v->u.bytes.len);
+    *pp = d->p;
+    return rc;
+}
+
+/* A union value: its branch at *pp (the common one-byte ones here). */
+static SKIP_INLINE int dec_branch(dec *d, const uint8_t **pp, const pm_avro_schema *s, uint32_t *br) {
+    const uint8_t *p = *pp;
+    if (p < d->end && *p < 0x80 && !(*p & 1) && (*br = *p >> 1) < s->n_branches &&
+        s->branches[*br]->type != PM_AVRO_UNION) {
+        *pp = p + 1;
+        return 0;
+    }
+    int b = 0;
+    const pm_avro_schema *bs;
+    d->p = p;
+    if (take_branch(d, s, &b, &bs)) return -1;
+    *pp = d->p;
+    *br = (uint32_t)b;
+    return 0;
+}
+
+/* An item of a collection decoded the way `it` says; as decode(d, s, v, depth). */
+static SKIP_INLINE int dec_item_value(dec *d, const dec_item *it, const pm_avro_schema *s, pm_avro_value *v, int depth) {
+    const uint8_t *p = d->p;
+    int rc;
+    if (it->op == DOP_VALUE) return decode(d, s, v, depth);
+    v->branch = -1;
+    if (it->op == DOP_OPT) {
+        uint32_t b;
+        if (p < d->end && (*p == 0 || *p == 2)) b = *p++ >> 1;   /* null and a scalar: neither a union */
+        else if (dec_branch(d, &p, s, &b)) return -1;
+        v->branch = (int)b;
+        s = s->branches[b];
+        v->type = s->type;
+        v->schema = s;
+        if (b != it->nb) { d->p = p; return 0; }
+        rc = dec_scalar(d, &p, it->scalar, v);
+    } else {
+        v->type = s->type;
+        v->schema = s;
+        rc = dec_scalar(d, &p, it->op, v);
+    }
+    d->p = p;
+    return rc;
+}
+
+/* decode_blocks with the items decoded the way `it` says. */
+static int dec_coll(dec *d, const pm_avro_schema *s, pm_avro_value *v, int depth, const dec_item *it) {
+    if (depth > DECODE_MAX_DEPTH) return DEC_FAIL(d, "values nested deeper than %d", DECODE_MAX_DEPTH);
+    const int is_map = s->type == PM_AVRO_MAP;
+    pm_avro_value *items = NULL, *keys = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        int64_t c = 0;
+        const uint8_t *p = d->p;
+        size_t m = s->items_min;
+        if (p < d->end && *p == 0) {   /* the end: take_block would only read it */
+            d->p++;
+            break;
+        }
+        if (p < d->end && *p < 0x80 && !(*p & 1) && m <= SIZE_MAX / 64 &&
+            (size_t)(*p >> 1) * m <= (size_t)(d->end - p - 1) && (size_t)(*p >> 1) <= d->values_left) {
+            c = *p >> 1;   /* a one-byte count that passes take_block's checks (c * m <= left: c <= left / m) */
+            d->p++;
+        } else if (take_block(d, s, &c)) {
+            return -1;
+        }
+        if (c == 0) break;
+        size_t need = n + (size_t)c;
+        if (need > cap) {
+            size_t nc = cap * 2 > need ? cap * 2 : need;
+            if (nc > n + d->values_left) nc = need;
+            pm_avro_value *ni = alloc_values(d, nc);
+            if (!ni) return -1;
+            if (n) memcpy(ni, items, n * sizeof *ni);
+            items = ni;
+            if (is_map) {
+                pm_avro_value *nk = alloc_values(d, nc);
+                if (!nk) return -1;
+                if (n) memcpy(nk, keys, n * sizeof *nk);
+                keys = nk;
+            }
+            cap = nc;
+        }
+        for (size_t i = n; i < need; i++) {
+            if (is_map) {
+                keys[i].type = PM_AVRO_STRING;
+                keys[i].branch = -1;
+                keys[i].schema = NULL;
+                if (take_bytes(d, "map key", &keys[i].u.bytes.ptr, &keys[i].u.bytes.len)) return -1;
+            }
+            if (dec_item_value(d, it, s->items, &items[i], depth + 1)) return -1;
+        }
+        n = need;
+    }
+    if (is_map) {
+        v->u.map.keys = keys;
+        v->u.map.values = items;
+        v->u.map.n = n;
+    } else {
+        v->u.list.items = items;
+        v->u.list.n = n;
+    }
+    return 0;
+}
+
+/* decode(d, top, root, 0) by program g. */
+static int dprog_run(dec *d, const dec_prog *g, const pm_avro_schema *top, pm_avro_value *root) {
+    root->type = PM_AVRO_RECORD;
+    root->branch = -1;
+    root->schema = top;
+    pm_avro_value *f = NULL;
+    if (top->n_fields) {
+        if (top->n_fields > d->values_left)
+            return DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
+        d->values_left -= top->n_fields;
+        if (!(f = pm_arena_alloc(d->arena, g->frame * sizeof *f))) { d->nomem = 1; return DEC_FAIL(d, "out of memory"); }
+    }
+    root->u.list.items = f;
+    root->u.list.n = top->n_fields;
+    const uint8_t *p = d->p, *end = d->end;
+    for (const dec_op *o = g->ops;; o++) {
+        pm_avro_value *v = f + o->slot;
+        switch (o->op) {
+        case DOP_END:
+            d->p = p;
+            return 0;
+        case DOP_NULL:
+            v->type = PM_AVRO_NULL;
+            v->branch = -1;
+            v->schema = o->s;
+            break;
+        /* one case per op, so that dec_scalar is inlined with its op fixed */
+        case DOP_LONG:
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_LONG;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_LONG, &v[k])) return -1;
+            }
+            break;
+        case DOP_INT:
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_INT;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_INT, &v[k])) return -1;
+            }
+            break;
+        case DOP_STRING:
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_STRING;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_STRING, &v[k])) return -1;
+            }
+            break;
+        case DOP_BYTES:
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_BYTES;
+                v[k].branch = -1;
+                v[k].schema = o->s->fields[o->field + k].type;
+                if (dec_scalar(d, &p, DOP_BYTES, &v[k])) return -1;
+            }
+            break;
+        case DOP_RECORD:
+            v->type = PM_AVRO_RECORD;
+            v->branch = -1;
+            v->schema = o->s;
+            if (o->n > d->values_left) return DEC_FAIL(d, "record expands to more than %zu values", RECORD_MAX_VALUES);
+            d->values_left -= o->n;
+            v->u.list.items = o->n ? f + o->at : NULL;
+            v->u.list.n = o->n;
+            break;
+        case DOP_COLL:
+            v->type = o->s->type;
+            v->branch = -1;
+            v->schema = o->s;
+            d->p = p;
+            if (dec_coll(d, o->s, v, o->depth, &o->item)) return -1;
+            p = d->p;
+            break;
+        case DOP_OPT: {
+            uint32_t b;
+            if (p < end && (*p == 0 || *p == 2)) b = *p++ >> 1;   /* null and X: neither a union */
+            else if (dec_branch(d, &p, o->s, &b)) return -1;
+            const pm_avro_schema *bs = o->s->branches[b];
+            v->type = bs->type;
+            v->branch = (int)b;
+            v->schema = bs;
+            if (b != o->nb) break;   /* null */
+            switch (o->x) {
+            case DOP_LONG: if (dec_scalar(d, &p, DOP_LONG, v)) return -1; break;
+            case DOP_INT: if (dec_scalar(d, &p, DOP_INT, v)) return -1; break;
+            case DOP_STRING: if (dec_scalar(d, &p, DOP_STRING, v)) return -1; break;
+            case DOP_BYTES: if (dec_scalar(d, &p, DOP_BYTES, v)) return -1; break;
+            default:
+                d->p = p;
+                if (dec_coll(d, bs, v, o->depth, &o->item)) return -1;
+                p = d->p;
+                break;
+            }
+            break;
+        }
+        case DOP_SKIP:
+            for (uint32_t k = 0; k < o->n; k++) {
+                v[k].type = PM_AVRO_NULL;
+                v[k].branch = PM_AVRO_SKIPPED;
+                v[k].schema = o->s->fields[o->field + k].type;
+            }
+            d->p = p;
+            if (o->at ? prog_run(d, d->prog, o->at, o->depth) : skip_value(d, o->s->fields[o->field].type, o->depth))
+                return -1;
+            p = d->p;
+            break;
+        case DOP_VALUE:
+            d->p = p;
+            if (decode(d, o->s, v, o->depth)) return -1;
+            p = d->p;
+            break;
+        default:
+            d->p = p;
+            return DEC_FAIL(d, "bad decode program");
+        }
+    }
+}
+
 /* ---- container ------------------------------------------------------------ */
 
 static int rfail(pm_avro_reader *r, pm_err *e, int code, const char *fmt, ...) PM_PRINTF(4, 5);
@@ -1110,12 +1572,10 @@ static int next_block(pm_avro_reader *r, pm_err *e) {
     return PAIMON_OK;
 }
 
-/* Compile the walks this reader makes (the runs of skipped fields of its
- * projection; whole records when a block filter is set) once it has
- * loaded enough records to repay it. Out of memory: it keeps skip_value. */
-static void compile_walks(pm_avro_reader *r) {
-    r->prog_tried = 1;
-    if (!r->n_skip && !r->filter) return;
+/* The skip programs of the reader's walks (the runs of skipped fields of
+ * its projection; whole records when a block filter is set). Out of
+ * memory: it keeps skip_value. */
+static void compile_skips(pm_avro_reader *r) {
     pm_skip_prog *g = prog_new();
     skip_runs *runs = r->n_skip ? calloc((size_t)r->n_skip, sizeof *runs) : NULL;
     if (!g || (r->n_skip && !runs)) { prog_free(g); free(runs); return; }
@@ -1142,13 +1602,23 @@ static void compile_walks(pm_avro_reader *r) {
     r->prog_record = whole;
 }
 
+/* Compile the walks this reader makes and its decode once it has loaded
+ * enough records to repay it. */
+static void compile_walks(pm_avro_reader *r) {
+    r->prog_tried = 1;
+    if (r->n_skip || r->filter) compile_skips(r);
+    r->dprog = dprog_compile(r);
+}
+
 /* The compiled walks follow the projection and the filter: after a change
  * they are compiled again. */
 static void drop_walks(pm_avro_reader *r) {
     prog_free(r->prog);
     free(r->runs);
+    dprog_free(r->dprog);
     r->prog = NULL;
     r->runs = NULL;
+    r->dprog = NULL;
     r->prog_record = 0;
     r->prog_tried = 0;
     r->records_seen = 0;
@@ -1198,7 +1668,7 @@ int pm_avro_reader_next(pm_avro_reader *r, const pm_avro_value **out, pm_err *e)
     pm_arena_reset(r->arena);
     dec d;
     record_decoder(r, &d);
-    if (decode(&d, r->schema, &r->root, 0))
+    if (r->dprog ? dprog_run(&d, r->dprog, r->schema, &r->root) : decode(&d, r->schema, &r->root, 0))
         return rfail(r, e, d.nomem ? PAIMON_NOMEM : PAIMON_CORRUPT, "block %llu: record %lld: %s", (unsigned long long)r->block_no,
                      (long long)(r->block_count - r->block_left), d.msg);
     r->cur = d.p;
