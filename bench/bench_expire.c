@@ -31,7 +31,12 @@
  *       earliest only, the rest retained: the scale curve's "expire 10"). With --list the paths
  *       a dry run plans are written to FILE, one per line (for xargs rm).
  *       Prints "RESULT expired=.. files=.. bytes=.. seconds=.." (the time of
- *       the pm_expire_snapshots call alone). */
+ *       the pm_expire_snapshots call alone).
+ *   bench_expire capi TABLE --json FILE [--whole] [--threads 4]
+ *       The same dry run through the public C API (paimon_expire_snapshots,
+ *       retain-min 1, cut-off now, max-deletes 2147483647), its result
+ *       written as JSON to FILE with paimon_result_write_json (--whole:
+ *       fputs of paimon_result_json): the peak RSS of a C caller. */
 #define _GNU_SOURCE
 #include "pm_commit.h"
 #include "pm_expire.h"
@@ -239,6 +244,8 @@ static int cmd_build(const char *table, int snapshots, int files, int parts, int
     return 0;
 }
 
+static int write_file_json(void *ud, const char *p, size_t n) { return fwrite(p, 1, n, ud) == n ? 0 : -1; }
+
 static int cmd_expire(const char *table, int dry_run, const char *list, int threads, int limit) {
     paimon_table *t;
     pm_err e;
@@ -280,13 +287,50 @@ static int cmd_expire(const char *table, int dry_run, const char *list, int thre
     return 0;
 }
 
+static int cmd_capi(const char *table, const char *json, int whole, int threads) {
+    char *err = NULL, now[24], th[16];
+    paimon_table *t;
+    if (!json) { fprintf(stderr, "bench_expire: capi needs --json FILE\n"); return 2; }
+    if (paimon_table_open(table, NULL, &t, &err)) { fprintf(stderr, "bench_expire: open: %s\n", err); return 1; }
+    snprintf(now, sizeof now, "%lld", (long long)pm_now_millis());
+    snprintf(th, sizeof th, "%d", threads);
+    paimon_options *o = paimon_options_new();
+    const char *kv[] = {"retain-min", "1", "older-than-ms", now, "max-deletes", "2147483647", "threads", th,
+                        "dry-run", "true"};
+    for (size_t i = 0; o && i < sizeof kv / sizeof kv[0]; i += 2)
+        if (paimon_options_set(o, kv[i], kv[i + 1])) die("options", NULL);
+    paimon_result *r = NULL;
+    double t0 = now_s();
+    if (!o || paimon_expire_snapshots(t, o, &r)) {
+        fprintf(stderr, "bench_expire: expire: %s\n", paimon_table_errmsg(t));
+        return 1;
+    }
+    FILE *f = fopen(json, "w");
+    if (!f) die(json, NULL);
+    if (whole) {
+        const char *text = paimon_result_json(r);
+        if (!text || fputs(text, f) == EOF) die("json", NULL);
+    } else if (paimon_result_write_json(r, write_file_json, f)) {
+        die("json", NULL);
+    }
+    if (fclose(f)) die(json, NULL);
+    int64_t files = 0;
+    paimon_result_int(r, "files", &files);
+    printf("RESULT files=%lld seconds=%.6f\n", (long long)files, now_s() - t0);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: bench_expire build|expire TABLE [options]\n");
         return 2;
     }
     int snapshots = 1000, files = 20, parts = 10, dry = 0, threads = 4, append = 0, limit = 0, hint = 0, resume = 0;
-    const char *list = NULL, *latency = NULL;
+    int whole = 0;
+    const char *list = NULL, *latency = NULL, *json = NULL;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--snapshots") && i + 1 < argc) snapshots = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--files") && i + 1 < argc) files = atoi(argv[++i]);
@@ -295,6 +339,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--list") && i + 1 < argc) list = argv[++i];
         else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--latency") && i + 1 < argc) latency = argv[++i];
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--whole")) whole = 1;
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "--append")) append = 1;
         else if (!strcmp(argv[i], "--earliest-hint")) hint = 1;
@@ -305,6 +351,7 @@ int main(int argc, char **argv) {
     if (snapshots < 2 || files < 1 || parts < 1 || parts > 99) return 2;
     if (!strcmp(argv[1], "build")) return cmd_build(argv[2], snapshots, files, parts, append, hint, latency, resume);
     if (!strcmp(argv[1], "expire")) return cmd_expire(argv[2], dry, list, threads, limit);
+    if (!strcmp(argv[1], "capi")) return cmd_capi(argv[2], json, whole, threads);
     fprintf(stderr, "bench_expire: unknown command %s\n", argv[1]);
     return 2;
 }

@@ -26,6 +26,11 @@ static int usage(FILE *f) {
     return f == stdout ? 0 : 2;
 }
 
+static int write_stdout(void *ud, const char *p, size_t n) {
+    (void)ud;
+    return fwrite(p, 1, n, stdout) == n ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return usage(stdout);
     if (argc < 3) return usage(stderr);
@@ -69,7 +74,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "table_maint: %s (%s)\n", paimon_table_errmsg(t), paimon_errstr(rc));
         code = rc == PAIMON_CONFLICT ? 3 : rc == PAIMON_MISUSE ? 2 : 1;
     } else {
-        puts(paimon_result_json(r));
+        /* streamed: a dry run's plan of millions of paths is never one string */
+        rc = paimon_result_write_json(r, write_stdout, NULL);
+        if (rc || putchar('\n') == EOF || fflush(stdout)) {
+            fprintf(stderr, "table_maint: writing the result: %s\n", paimon_errstr(rc ? rc : PAIMON_IO));
+            code = 1;
+        }
         int64_t ok = 1;
         if (op == paimon_verify && paimon_result_int(r, "ok", &ok) == PAIMON_OK && !ok) code = 1;
     }

@@ -6,6 +6,7 @@
  * methods are in spec/capi_spec.lua. */
 #include "test.h"
 
+#include <jansson.h>
 #include <paimon.h>
 
 #define BITMAP "cpp-parquet-append_with_bitmap/append_with_bitmap.db/append_with_bitmap"
@@ -50,6 +51,39 @@ static long live_files(paimon_table *t, const char *prefix) {
     paimon_file_iter_close(it);
     paimon_snapshot_free(s);
     return rc == PAIMON_DONE ? n : -1;
+}
+
+/* A paimon_result_write_json writer gathering what it is given; from call
+ * fail_at on (-1: never) it refuses. */
+typedef struct sink {
+    pm_buf b;
+    int calls, fail_at;
+} sink;
+
+static int sink_write(void *ud, const char *p, size_t n) {
+    sink *s = ud;
+    if (s->fail_at >= 0 && s->calls >= s->fail_at) return -1;
+    s->calls++;
+    return pm_buf_append(&s->b, p, n);
+}
+
+/* The streamed bytes are paimon_result_json's, and those are jansson's
+ * compact rendering of themselves (what this face printed before it
+ * streamed: key order, escapes, no key twice). Returns the pieces written. */
+static int check_json_forms(const paimon_result *r) {
+    sink s = {{0}, 0, -1};
+    CHECK_EQ_INT(paimon_result_write_json(r, sink_write, &s), PAIMON_OK);
+    const char *json = paimon_result_json(r);
+    CHECK(json != NULL && json == paimon_result_json(r));   /* made once */
+    CHECK(json && s.b.len == strlen(json) && !memcmp(s.b.data, json, s.b.len));
+    json_error_t je;
+    json_t *j = json ? json_loads(json, JSON_REJECT_DUPLICATES, &je) : NULL;
+    char *again = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    CHECK(again && json && !strcmp(again, json));
+    free(again);
+    json_decref(j);
+    pm_buf_free(&s.b);
+    return s.calls;
 }
 
 TEST(options_replace_repeat_and_reject_null) {
@@ -168,6 +202,7 @@ TEST(expire_result_by_path_and_the_table_after) {
     CHECK_EQ_INT(paimon_result_int(r, "", &v), PAIMON_NOTFOUND);
     const char *json = paimon_result_json(r);
     CHECK(json && json[0] == '{' && strstr(json, "\"expired\":") && strstr(json, "\"plan\":{"));
+    check_json_forms(r);
     paimon_result_free(r);
     /* for real: only the latest snapshot is left, its live files unchanged */
     paimon_options_set(o, "dry-run", "false");
@@ -178,6 +213,7 @@ TEST(expire_result_by_path_and_the_table_after) {
     CHECK_EQ_INT(v, files);
     CHECK_EQ_INT(paimon_result_int(r, "failures", &v), PAIMON_OK);
     CHECK_EQ_INT(v, 0);
+    check_json_forms(r);
     paimon_result_free(r);
     CHECK_EQ_INT(paimon_earliest_snapshot_id(t, &v), PAIMON_OK);
     CHECK_EQ_INT(v, latest);
@@ -262,6 +298,103 @@ TEST(orphans_dry_run_lists_and_real_run_removes) {
     CHECK_EQ_INT(paimon_result_int(r, "ok", &v), PAIMON_OK);
     CHECK_EQ_INT(v, 1);
     paimon_result_free(r);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
+/* A dry run's plan stays compact in the result: paimon_result_write_json
+ * streams it in pieces, a row is found by path as in the JSON, names that
+ * need escapes come out as jansson wrote them, a writer's refusal stops
+ * the output (PAIMON_IO) and a name that is not UTF-8 has no JSON form. */
+TEST(json_streams_a_large_plan_and_rows_by_path) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, BITMAP);
+    CHECK(t != NULL);
+    if (!t) return;
+    paimon_options *o = opts((const char *const[]){"older-than", "0ms", "dry-run", "true", "allow-young-cutoff", "true",
+                                                  NULL});
+    paimon_result *r = NULL;
+    CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+    char dir[512], name[1024];
+    snprintf(dir, sizeof dir, "%s", paimon_result_str(r, "paths.0.path") ? paimon_result_str(r, "paths.0.path") : "");
+    paimon_result_free(r);
+    char *slash = strrchr(dir, '/');
+    CHECK(slash != NULL);
+    if (!slash) goto out;
+    *slash = '\0';
+    if (!strncmp(dir, "file:", 5)) memmove(dir, dir + 5, strlen(dir + 5) + 1);
+    for (int i = 0; i < 1500; i++) {   /* about 300 KiB of JSON: several pieces */
+        snprintf(name, sizeof name, "%s/manifest-orphan-%04d-%0120d", dir, i, 0);
+        CHECK_EQ_INT(tu_write_file(name, "x", 1), 0);
+    }
+    snprintf(name, sizeof name, "%s/manifest-odd \"q\" \\b\x1f\t \xc3\xa9", dir);
+    CHECK_EQ_INT(tu_write_file(name, "x", 1), 0);
+    usleep(20000);
+    CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+    int64_t files = -1, n = -1, v = -1;
+    CHECK_EQ_INT(paimon_result_int(r, "files", &files), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "paths", &n), PAIMON_OK);
+    CHECK(files > 1500);
+    CHECK_EQ_INT(n, files);
+    CHECK(check_json_forms(r) > 2);
+    const char *json = paimon_result_json(r);
+    CHECK(json && strstr(json, "manifest-odd \\\"q\\\" \\\\b\\u001F\\t \xc3\xa9\""));
+    /* every row by path is the JSON's row */
+    json_error_t je;
+    json_t *j = json ? json_loads(json, 0, &je) : NULL, *paths = json_object_get(j, "paths");
+    CHECK_EQ_INT(json_array_size(paths), files);
+    for (size_t i = 0; i < json_array_size(paths); i++) {
+        json_t *row = json_array_get(paths, i);
+        char key[64];
+        snprintf(key, sizeof key, "paths.%zu.path", i);
+        CHECK_EQ_STR(paimon_result_str(r, key), json_string_value(json_object_get(row, "path")));
+        snprintf(key, sizeof key, "paths.%zu.kind", i);
+        CHECK_EQ_STR(paimon_result_str(r, key), json_string_value(json_object_get(row, "kind")));
+        snprintf(key, sizeof key, "paths.%zu.size", i);
+        CHECK_EQ_INT(paimon_result_int(r, key, &v), PAIMON_OK);
+        CHECK_EQ_INT(v, json_integer_value(json_object_get(row, "size")));
+    }
+    json_decref(j);
+    /* a row's string stays valid after other rows are looked up */
+    const char *p0 = paimon_result_str(r, "paths.0.path");
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", p0 ? p0 : "");
+    CHECK_EQ_STR(paimon_result_str(r, "paths.01.path"), paimon_result_str(r, "paths.1.path"));
+    CHECK_EQ_STR(p0, copy);
+    CHECK(paimon_result_str(r, "paths.0.message") == NULL);
+    CHECK(paimon_result_str(r, "paths.0.") == NULL);
+    CHECK(paimon_result_str(r, "paths.-1.path") == NULL);
+    CHECK_EQ_INT(paimon_result_int(r, "paths.0", &v), PAIMON_MISUSE);   /* an object */
+    CHECK_EQ_INT(paimon_result_int(r, "paths.0.path", &v), PAIMON_MISUSE);
+    snprintf(name, sizeof name, "paths.%lld.path", (long long)files);
+    CHECK(paimon_result_str(r, name) == NULL);
+    CHECK_EQ_INT(paimon_result_int(r, name, &v), PAIMON_NOTFOUND);
+    /* the writer says no: it is not called again, PAIMON_IO */
+    for (int fail_at = 0; fail_at < 3; fail_at++) {
+        sink s = {{0}, 0, fail_at};
+        CHECK_EQ_INT(paimon_result_write_json(r, sink_write, &s), PAIMON_IO);
+        CHECK_EQ_INT(s.calls, fail_at);
+        CHECK(json && s.b.len < strlen(json) && (!s.b.len || !memcmp(s.b.data, json, s.b.len)));
+        CHECK(fail_at == 0 || s.b.len > 0);
+        pm_buf_free(&s.b);
+    }
+    CHECK_EQ_INT(paimon_result_write_json(NULL, sink_write, NULL), PAIMON_MISUSE);
+    CHECK_EQ_INT(paimon_result_write_json(r, NULL, NULL), PAIMON_MISUSE);
+    paimon_result_free(r);
+    /* a file name that is not UTF-8: the result is there, its JSON is not */
+    snprintf(name, sizeof name, "%s/manifest-bad-\xff", dir);
+    CHECK_EQ_INT(tu_write_file(name, "x", 1), 0);
+    usleep(20000);
+    CHECK_EQ_INT(paimon_remove_orphan_files(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, files + 1);
+    sink s = {{0}, 0, -1};
+    CHECK_EQ_INT(paimon_result_write_json(r, sink_write, &s), PAIMON_CORRUPT);
+    CHECK(paimon_result_json(r) == NULL);
+    pm_buf_free(&s.b);
+    paimon_result_free(r);
+out:
     paimon_options_free(o);
     paimon_table_close(t);
     tu_copy_remove(&c, TMP_PREFIX);
@@ -419,6 +552,7 @@ int main(void) {
     RUN(expire_result_by_path_and_the_table_after);
     RUN(drop_marks_the_partition_deleted);
     RUN(orphans_dry_run_lists_and_real_run_removes);
+    RUN(json_streams_a_large_plan_and_rows_by_path);
     RUN(orphans_refuse_a_cutoff_below_the_floor_unless_allowed);
     RUN(open_v2_and_create_v2_hand_options_to_the_fileio);
     return TEST_SUMMARY();

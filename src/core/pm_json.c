@@ -84,9 +84,7 @@ static int hex4(const char *p, unsigned *out) {
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (no overlong forms, surrogates or
- * code points past U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
+size_t pm_utf8_len(const unsigned char *p, const unsigned char *end) {
     unsigned c = p[0];
     size_t n;
     unsigned v;
@@ -171,7 +169,7 @@ static int parse_string(parser *x, const char **out, size_t *out_len) {
             escaped = 1;
             continue;
         }
-        size_t n = c < 0x80 ? 1 : utf8_len((const unsigned char *)q, (const unsigned char *)x->end);
+        size_t n = c < 0x80 ? 1 : pm_utf8_len((const unsigned char *)q, (const unsigned char *)x->end);
         if (!n) { x->p = q; return fail(x, "invalid UTF-8 (byte 0x%02x) in a string", c); }
         q += n;
         len += n;

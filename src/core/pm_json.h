@@ -55,6 +55,10 @@ int pm_json_parse(const char *text, size_t len, pm_json_doc **out, pm_json_error
 const pm_json *pm_json_root(const pm_json_doc *d);
 void pm_json_doc_free(pm_json_doc *d);   /* NULL-safe */
 
+/* Length of the valid UTF-8 sequence at p (no overlong forms, surrogates or
+ * code points past U+10FFFF: what jansson accepts), or 0. */
+size_t pm_utf8_len(const unsigned char *p, const unsigned char *end);
+
 /* Accessors in jansson's manner: NULL-safe, a wrong type reads as absent. */
 const pm_json *pm_json_get(const pm_json *obj, const char *key);   /* member value or NULL */
 static inline int pm_json_is(const pm_json *v, pm_json_type t) { return v && v->type == t; }

@@ -285,6 +285,7 @@ static void put_clean(pm_result *r, pm_rv *o, pm_clean_result *c) {
         pm_rv *list = pm_rv_list(r, o, "paths");
         if (r->keep_plan && o == r->root && !r->plan) {
             r->plan = c->plan;
+            r->plan_list = list;
             c->plan = NULL;
         } else {
             pm_buf tmp = {0};

@@ -26,6 +26,7 @@ void pm_result_free(pm_result *r) {
 
 void pm_result_reset(pm_result *r) {
     r->oom = 0;
+    r->plan_list = NULL;   /* a node of the arena */
     pm_arena_reset(r->arena);
     r->root = pm_arena_alloc(r->arena, sizeof *r->root);   /* the first chunk is kept: it fits */
     if (!r->root) { r->oom = 1; return; }

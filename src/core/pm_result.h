@@ -38,6 +38,7 @@ typedef struct pm_result {
      * (pm_op_plan_row makes each one's node), owned by the result. */
     int keep_plan;
     struct pm_plan *plan;
+    const pm_rv *plan_list;       /* the "paths" list the plan's rows belong to (before its own nodes) */
 } pm_result;
 
 pm_result *pm_result_new(void);                       /* NULL: out of memory */

@@ -204,12 +204,29 @@ PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, pai
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
  * "expired", "deleted": {"data": n, ...}, "bytes", "files", "paths" (dry
  * run), "failures", "plan" (drop_partitions: what the Lua result has but
- * the typed partition values and the BinaryRow bytes). Valid until
- * paimon_result_free. */
+ * the typed partition values and the BinaryRow bytes).
+ *
+ * paimon_result_write_json hands the text to write(ud, p, n) in pieces
+ * (about 64 KiB each; write returns 0, or non-zero to stop) and holds
+ * none of it: a dry run's planned paths are kept compactly and each row
+ * of "paths" is made as it is written, so memory stays bounded at any
+ * plan size. PAIMON_OK, PAIMON_IO if write failed (what it wrote stays
+ * written), PAIMON_NOMEM, PAIMON_CORRUPT if a string in the result (a
+ * file name found in a listing) is not UTF-8, PAIMON_MISUSE for NULL.
+ *
+ * paimon_result_json makes the same bytes as one string on its first
+ * call and keeps the whole text until paimon_result_free (hundreds of
+ * MiB for a plan of millions of paths: stream those instead). NULL for a
+ * NULL result or when paimon_result_write_json would fail.
+ * Neither may run at the same time as another call on the same result. */
+PAIMON_API int paimon_result_write_json(const paimon_result *r, int (*write)(void *ud, const char *p, size_t n),
+                                        void *ud);
 PAIMON_API const char *paimon_result_json(const paimon_result *r);
 /* A value by dotted path ("expired", "deleted.data", "plan.end",
- * "range.0"): integers, booleans (0 / 1) and arrays (their length).
- * PAIMON_NOTFOUND if absent, PAIMON_MISUSE if it is not one of those. */
+ * "range.0", "paths.3.path"): integers, booleans (0 / 1) and arrays
+ * (their length). PAIMON_NOTFOUND if absent, PAIMON_MISUSE if it is not
+ * one of those. Strings are valid until paimon_result_free; each one
+ * looked up in a row of a dry run's "paths" is a copy kept that long. */
 PAIMON_API int paimon_result_int(const paimon_result *r, const char *path, int64_t *out);
 PAIMON_API const char *paimon_result_str(const paimon_result *r, const char *path);  /* NULL: no such string */
 PAIMON_API void paimon_result_free(paimon_result *r);         /* NULL-safe */
