@@ -332,15 +332,22 @@ int pm_deleter_add_listed(pm_deleter *d, const char *path, int kind, int64_t siz
 
 int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size, pm_err *e) {
     path_store *s = &d->st;
-    if (!s->keys && (!(s->keys = pm_arena_new(64 * 1024)) || !(s->dir_set = pm_set_new()))) return pm_nomem(e);
+    if (!s->keys && !(s->keys = pm_arena_new(64 * 1024))) return pm_nomem(e);
+    if (!s->dir_set && !(s->dir_set = pm_set_new())) return pm_nomem(e);
     size_t len = strlen(path), dl, off;
     const char *dir = dir_part(path, len, &dl, &off);
     long ord = pm_set_ordinal(s->dir_set, dir, dl);
     if (ord < 0) {
-        /* a directory no push recorded decodes as corrupt, never as another path */
+        /* the slot in dirs first, then the ordinal: ordinal k is always
+         * dirs.v[k] (a failed step leaves neither, never a shifted pair) */
         char *copy = off ? pm_strndup(dir, dl) : NULL;   /* NULL: no directory part */
-        if ((off && !copy) || (ord = pm_set_add_ordinal(s->dir_set, dir, dl, NULL)) < 0) { free(copy); return pm_nomem(e); }
-        if (pm_strv_push(&s->dirs, NULL)) { free(copy); return pm_nomem(e); }
+        if ((off && !copy) || pm_strv_push(&s->dirs, NULL)) { free(copy); return pm_nomem(e); }
+        ord = pm_set_add_ordinal(s->dir_set, dir, dl, NULL);
+        if (ord < 0 || (size_t)ord != s->dirs.n - 1) {
+            s->dirs.n--;   /* the NULL pushed */
+            free(copy);
+            return ord < 0 ? pm_nomem(e) : pm_fail(e, PAIMON_ERROR, "directory ordinals out of step");
+        }
         s->dirs.v[s->dirs.n - 1] = copy;
     }
     uint8_t small[256], *key = KEY_ROOM(len) <= sizeof small ? small : malloc(KEY_ROOM(len));

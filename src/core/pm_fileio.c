@@ -71,7 +71,7 @@ static int local_read(const char *path, int64_t size, pm_buf *out, pm_err *e) {
                              "cannot open %s", path);
     }
     int sized = size >= 0;
-    size_t want = sized ? (size_t)size : 0, got = 0;
+    size_t want = sized ? (size_t)size : 0, got = 0, reads = 0;
     if (!sized) {
         struct stat st;
         int have_st = fstat(fd, &st) == 0;
@@ -109,8 +109,12 @@ static int local_read(const char *path, int64_t size, pm_buf *out, pm_err *e) {
         if (n == 0) break;
         out->len += (size_t)n;
         got += (size_t)n;
-        /* exactly the recorded size: done; one byte more: read on to the end */
-        if (size >= 0 && got == (size_t)size) break;
+        reads++;
+        /* one read asked for a byte more than recorded and got exactly the
+         * recorded size: the whole file (a local regular file's read is
+         * short only at its end). Several reads (a short read, as FUSE or
+         * network mounts may give) or one byte more: read on to the end. */
+        if (size >= 0 && got == (size_t)size && reads == 1) break;
         if (size >= 0 && got > (size_t)size) sized = 0;
     }
     close(fd);

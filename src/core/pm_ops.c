@@ -260,7 +260,8 @@ pm_rv *pm_op_plan_row(pm_result *r, pm_rv *list, const pm_plan *p, size_t i, pm_
     int64_t size;
     const char *path = pm_plan_path(p, i, tmp, &kind, &size);
     if (!path) { r->oom = 1; return NULL; }
-    return put_item(r, list, path, clean_kind_name(kind), 1, size, NULL);
+    pm_rv *row = put_item(r, list, path, clean_kind_name(kind), 1, size, NULL);
+    return r->oom ? NULL : row;   /* a row missing a field is no row */
 }
 
 /* What a cleanup deleted (or would): per kind, totals, problems. A dry

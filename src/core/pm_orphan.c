@@ -1205,6 +1205,7 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
             at[nr++] = text.len;
             if (pm_name_unkey(key, kl, &text) || pm_buf_putc(&text, 0)) rc = pm_nomem(e);
         }
+        if (rc) nr = 0;   /* out of memory: a name may be cut short; none is used */
         for (size_t k = 0; k < nr; k++) names[k] = (orphan_name){(const char *)text.data + at[k], size[k]};
         free(at);
         free(size);

@@ -226,7 +226,10 @@ PAIMON_API const char *paimon_result_json(const paimon_result *r);
  * "range.0", "paths.3.path"): integers, booleans (0 / 1) and arrays
  * (their length). PAIMON_NOTFOUND if absent, PAIMON_MISUSE if it is not
  * one of those. Strings are valid until paimon_result_free; each one
- * looked up in a row of a dry run's "paths" is a copy kept that long. */
+ * looked up in a row of a dry run's "paths" is a copy kept that long.
+ * A result is one thread's at a time: none of these calls (they render
+ * plan rows in the result's scratch space) may overlap another call on
+ * the same result. */
 PAIMON_API int paimon_result_int(const paimon_result *r, const char *path, int64_t *out);
 PAIMON_API const char *paimon_result_str(const paimon_result *r, const char *path);  /* NULL: no such string */
 PAIMON_API void paimon_result_free(paimon_result *r);         /* NULL-safe */
