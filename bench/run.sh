@@ -864,6 +864,10 @@ EOF
     "bench_$b"
   done
 } > "$report"
+# the hand-measured appendix of the previous report is kept (not regenerated here)
+if [ -f "$BENCH_RESULTS" ] && grep -q '^## Measured by hand or in separate runs' "$BENCH_RESULTS"; then
+  { echo; sed -n '/^## Measured by hand or in separate runs/,$p' "$BENCH_RESULTS"; } >> "$report"
+fi
 cp "$report" "$BENCH_RESULTS"
 cat "$report"
 log "report written to $BENCH_RESULTS"
