@@ -94,7 +94,7 @@ end
 -- remove_batch: sizes -1), so a real (not dry) deletion on S3 counts the
 -- size the metadata recorded, or 0 bytes where none is recorded (snapshot
 -- files, orphans) while the local FileIO stat'ed the file; the counts, paths and
--- everything else must match. Dry runs HEAD each key: bytes match there.
+-- everything else must match. Dry runs find each key's size (listing or HEAD): bytes match there.
 -- Manifest lists are written again by every commit, and compress to a few
 -- bytes more or less each time: after commits on both sides the two tables'
 -- lists differ in size, so the S3 count is checked against the sizes the

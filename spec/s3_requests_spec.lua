@@ -113,3 +113,81 @@ describe_s3("S3 requests of an orphan dry run", function()
     H.rmdir(dir)
   end)
 end)
+
+-- An expiration dry run asks of every planned key whether it exists and how
+-- big it is: a catch-up plans hundreds of thousands. Keys of one directory
+-- are found in a listing of it (one request per 1000 keys), not a HEAD each
+-- (issue 16); the plan is the one the local dry run makes, with the sizes
+-- the store lists, and a planned key that is gone counts as missing.
+describe_s3("S3 requests of an expiration dry run", function()
+  it("expire.lua --dry-run: planned keys found by listing their directories, the local plan", function()
+    local core = require "paimon.core"
+    local paimon = require "paimon"
+    local create_table = paimon.create_table or core.create_table
+    local dir = H.tmpdir()
+    local loc = dir .. "/t"
+    local t = assert(create_table(loc, {fields = {{name = "id", type = "BIGINT"}},
+                                        options = {["file.format"] = "avro", bucket = -1}}))
+    local N = 40
+    for i = 1, N do
+      local w = assert(t:new_write{})
+      w:write{id = i}
+      local msgs = assert(w:prepare_commit())
+      w:close()
+      assert(t:new_commit{commit_user = "dry"}:commit(msgs))
+    end
+    t:close()
+    local uri = H.s3_put_table(loc)
+    local args = {"--retain-min", "1", "--older-than", "0s", "--max-deletes", "1000", "--dry-run", "--json"}
+    local function plan(where)
+      local a = {where}
+      for _, x in ipairs(args) do a[#a + 1] = x end
+      local out, err, code = H.script("expire.lua", a)
+      assert.equals(0, code, err)
+      local r = H.cjson.decode(out)
+      local paths = {}
+      for _, x in ipairs(r.paths) do paths[#paths + 1] = x.path:sub(#where + 2) .. " " .. x.size end
+      table.sort(paths)
+      return r, paths
+    end
+    -- one planned list of each side gone: missing, not planned, on both
+    local lr, lpaths = plan(loc)
+    assert.equals(N - 1, lr.expired)
+    local gone
+    for _, x in ipairs(lr.paths) do
+      local rel = x.path:sub(#loc + 2)
+      if not gone and rel:match("^manifest/manifest%-list%-") then gone = rel end
+    end
+    assert.truthy(gone)
+    os.remove(loc .. "/" .. gone)
+    local bucket, prefix = H.s3_split(uri)
+    H.rclone({"deletefile", "pms3:" .. bucket .. "/" .. prefix .. "/" .. gone})
+    lr, lpaths = plan(loc)
+    assert.equals(1, lr.missing)
+    local trace_args = {uri}
+    for _, x in ipairs(args) do trace_args[#trace_args + 1] = x end
+    local lines, out = traced(dir, "expire.lua", trace_args)
+    local sr = H.cjson.decode(out)
+    local spaths = {}
+    for _, x in ipairs(sr.paths) do spaths[#spaths + 1] = x.path:sub(#uri + 2) .. " " .. x.size end
+    table.sort(spaths)
+    assert.same(lpaths, spaths)
+    assert.equals(1, sr.missing)
+    assert.same(lr.deleted, sr.deleted)
+    assert.same(lr.bytes, sr.bytes)
+    -- the store's own sizes (rclone's listing) for every planned key
+    local listed = {}
+    for _, o in ipairs(H.s3_ls(uri)) do listed[o.path] = o.size end
+    for _, x in ipairs(sr.paths) do assert.equals(listed[x.path:sub(#uri + 2)], x.size, x.path) end
+    assert.is_true(#sr.paths >= 3 * (N - 2), tostring(#sr.paths))
+    local heads, lists = 0, 0
+    for _, l in ipairs(lines) do
+      if l.method == "HEAD" and (l.key:match("/manifest/") or l.key:match("/snapshot/snapshot%-")) then heads = heads + 1 end
+      if l.method == "GET" and l.key:match("list%-type=2") then lists = lists + 1 end
+    end
+    -- before: a HEAD per planned key (more than 110 here)
+    assert.is_true(heads <= 4, "HEADs of planned keys: " .. heads)
+    assert.is_true(lists >= 2, "listings: " .. lists)
+    H.rmdir(dir)
+  end)
+end)

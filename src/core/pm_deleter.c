@@ -634,7 +634,9 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
          * stops after the very item that failed (PM_RM_STOP_ON_FAILURE),
          * so the order is kept */
         int local = pm_io_has(io, PM_IO_LOCAL);
-        if (local && !o->stop_on_failure) {
+        /* by directory: a local batch descends once per directory, a store's
+         * dry run lists a directory for its keys instead of a HEAD each */
+        if ((local && !o->stop_on_failure) || (o->dry_run && pm_io_has(io, PM_IO_VIRTUAL_DIRS))) {
             if (!bp.idx && (bp.idx = malloc(bp.n * sizeof *bp.idx)))
                 for (size_t k = 0; k < bp.n; k++) bp.idx[k] = k;
             if (bp.idx) group_by_dir(d, bp.idx, bp.n);   /* out of memory: only slower unsorted */

@@ -700,6 +700,143 @@ static void *run_batches(void *arg) {
     return NULL;
 }
 
+/* ---- dry runs: one listing for many keys of a directory ----------------- */
+
+/* A dry run asks whether each key exists and how big it is. A HEAD each is
+ * one request per key: a catch-up expiration plans hundreds of thousands.
+ * Keys of one directory (DRY_LIST_MIN or more in a batch) are looked up in
+ * a listing of that directory instead, one request per 1000 keys listed,
+ * stopping past the largest key asked for. A directory much larger than
+ * what is asked of it would cost more pages than HEADs: after 1 page per
+ * DRY_LIST_KEYS_PER_PAGE keys asked the listing stops and the keys it has
+ * not reached yet get their HEAD. */
+#define DRY_LIST_MIN 16
+#define DRY_LIST_KEYS_PER_PAGE 10
+
+typedef struct dry_group {
+    char **keys;           /* the batch's keys, by index */
+    const size_t *order;   /* indexes of this directory's keys, in key order */
+    size_t n, next;        /* keys; the first not yet settled */
+    pm_stat *sts;
+    int *rcs;
+    int *settled;
+    size_t listed, max_listed;
+    int capped;            /* stopped at max_listed */
+} dry_group;
+
+static int dry_listed(void *ctx, const char *key, int is_dir, int64_t size, int64_t mtime_ms, pm_err *e) {
+    dry_group *g = ctx;
+    (void)e;
+    if (is_dir) return 0;
+    /* keys come in ascending order: the ones asked for below this one are not there */
+    while (g->next < g->n) {
+        size_t i = g->order[g->next];
+        int c = strcmp(g->keys[i], key);
+        if (c > 0) break;
+        if (c == 0) {
+            g->sts[i] = (pm_stat){size, mtime_ms, 0};
+            g->rcs[i] = PAIMON_OK;
+        } else {
+            g->rcs[i] = PAIMON_NOTFOUND;
+        }
+        g->settled[i] = 1;
+        g->next++;
+    }
+    if (g->next == g->n) return PAIMON_DONE;   /* past the largest key asked for */
+    if (++g->listed >= g->max_listed) { g->capped = 1; return PAIMON_DONE; }
+    return 0;
+}
+
+typedef struct dry_key { const char *key; size_t i; } dry_key;
+
+static int dry_key_cmp(const void *a, const void *b) {
+    return strcmp(((const dry_key *)a)->key, ((const dry_key *)b)->key);
+}
+
+static size_t parent_len(const char *key) {
+    const char *slash = strrchr(key, '/');
+    return slash ? (size_t)(slash - key) + 1 : 0;
+}
+
+/* Settle what listings can of keys[0, n) (NULL: not a valid key); the rest
+ * stays unsettled for a HEAD. Fails only for out of memory. */
+static int dry_run_by_listing(pm_fileio *io, char **keys, size_t n, pm_stat *sts, int *rcs, int *settled, pm_err *e) {
+    size_t *order = malloc((n ? n : 1) * sizeof *order), m = 0;
+    dry_key *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!order || !sorted) { free(order); free(sorted); return pm_nomem(e); }
+    for (size_t i = 0; i < n; i++)
+        if (keys[i]) sorted[m++] = (dry_key){keys[i], i};
+    qsort(sorted, m, sizeof *sorted, dry_key_cmp);
+    for (size_t k = 0; k < m; k++) order[k] = sorted[k].i;
+    free(sorted);
+    int rc = PAIMON_OK;
+    for (size_t a = 0; a < m && !rc;) {
+        size_t pl = parent_len(keys[order[a]]), b = a + 1;
+        while (b < m && parent_len(keys[order[b]]) == pl && !strncmp(keys[order[a]], keys[order[b]], pl)) b++;
+        if (b - a >= DRY_LIST_MIN && pl > 0) {
+            char *prefix = pm_strndup(keys[order[a]], pl);
+            if (!prefix) { rc = pm_nomem(e); break; }
+            dry_group g = {keys, order + a, b - a, 0, sts, rcs, settled, 0, (b - a) / DRY_LIST_KEYS_PER_PAGE * 1000, 0};
+            if (g.max_listed < 1000) g.max_listed = 1000;
+            pm_err le;
+            pm_err_clear(&le);
+            int lr = list_objects(io, prefix, 1, 0, 0, dry_listed, &g, &le);
+            free(prefix);
+            if (lr == PAIMON_NOMEM) { rc = pm_nomem(e); break; }
+            if (lr == PAIMON_OK && !g.capped) {
+                /* the whole directory listed: what it did not show is not there */
+                for (; g.next < g.n; g.next++) {
+                    rcs[order[a + g.next]] = PAIMON_NOTFOUND;
+                    settled[order[a + g.next]] = 1;
+                }
+            }
+            /* a failed or capped listing: the unsettled keys get their HEAD */
+        }
+        a = b;
+    }
+    free(order);
+    return rc;
+}
+
+/* A dry run's batch: each key checked as a deletion would check it, then
+ * found in a listing of its directory or by a HEAD. Takes keys/idx (the
+ * caller's scratch) and frees them. */
+static int dry_run_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, pm_stat *sts, int *rcs,
+                         char **msgs, char **keys, size_t *idx, pm_err *e) {
+    int rc = PAIMON_OK;
+    int *settled = calloc(n ? n : 1, sizeof *settled);
+    for (size_t i = 0; i < n; i++) {
+        pm_err ie;
+        pm_err_clear(&ie);
+        sts[i] = (pm_stat){-1, 0, 0};
+        msgs[i] = NULL;
+        rcs[i] = key_within(io, root, rels[i], &keys[i], &ie);
+        if (rcs[i] == PAIMON_NOMEM && rc == PAIMON_OK) rc = pm_nomem(e);
+        if (rcs[i] != PAIMON_OK) { msgs[i] = pm_strdup(ie.msg); free(keys[i]); keys[i] = NULL; }
+    }
+    if (!settled && rc == PAIMON_OK) rc = pm_nomem(e);
+    if (rc == PAIMON_OK) rc = dry_run_by_listing(io, keys, n, sts, rcs, settled, e);
+    for (size_t i = 0; i < n && rc == PAIMON_OK; i++) {
+        if (!keys[i]) continue;
+        pm_err ie;
+        pm_err_clear(&ie);
+        if (settled[i]) {
+            if (rcs[i] == PAIMON_NOTFOUND)
+                msgs[i] = pm_strdup((pm_fail(&ie, PAIMON_NOTFOUND, "s3://%s/%s: no such object (listed)",
+                                             pm_s3_bucket(S3(io)), keys[i]), ie.msg));
+            continue;
+        }
+        rcs[i] = head_object(io, keys[i], &sts[i], &ie);
+        if (rcs[i] == PAIMON_NOMEM) rc = pm_nomem(e);
+        if (rcs[i] != PAIMON_OK) msgs[i] = pm_strdup(ie.msg);
+    }
+    for (size_t i = 0; i < n; i++) free(keys[i]);
+    free(keys);
+    free(idx);
+    free(settled);
+    return rc;
+}
+
 static int s3_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
                            pm_stat *sts, int *rcs, char **msgs, pm_err *e) {
     char **keys = calloc(n ? n : 1, sizeof *keys);
@@ -707,6 +844,7 @@ static int s3_remove_batch(pm_fileio *io, const char *root, const char *const *r
     if (!keys || !idx) { free(keys); free(idx); return pm_nomem(e); }
     size_t nkeys = 0;
     int rc = PAIMON_OK;
+    if (flags & PM_RM_DRY_RUN) return dry_run_batch(io, root, rels, n, sts, rcs, msgs, keys, idx, e);
     for (size_t i = 0; i < n; i++) {
         pm_err ie;
         pm_err_clear(&ie);
@@ -714,10 +852,7 @@ static int s3_remove_batch(pm_fileio *io, const char *root, const char *const *r
         msgs[i] = NULL;
         char *key = NULL;
         rcs[i] = key_within(io, root, rels[i], &key, &ie);
-        if (rcs[i] == PAIMON_OK && (flags & PM_RM_DRY_RUN)) {
-            rcs[i] = head_object(io, key, &sts[i], &ie);
-            free(key);
-        } else if (rcs[i] == PAIMON_OK) {
+        if (rcs[i] == PAIMON_OK) {
             keys[nkeys] = key;
             idx[nkeys++] = i;
         }
