@@ -64,6 +64,10 @@ struct pm_manifest_reader {
     int file[F_N];
     int key_stats[S_N], value_stats[S_N], part_stats[S_N];
     int dv[D_N], global[G_N];
+    /* What empty arrays point to: most entries have several, and an
+     * arena slot each cost more than the rest of the array's decoding. */
+    const char *no_strs[1];
+    int64_t no_longs[2];
     union {
         pm_manifest_entry entry;
         pm_manifest_meta meta;
@@ -358,15 +362,9 @@ GETTER int opt_bytes(ctx *c, fields rec, int idx, const char *name, int *has, pm
     return v ? bytes_of(c, v, name, out) : PAIMON_OK;
 }
 
-static int opt_strs(ctx *c, fields rec, int idx, const char *name, int *has, pm_strs *out) {
-    const pm_avro_value *v = get(rec, idx);
-    out->n = 0;
-    out->v = NULL;
-    if (has) *has = v != NULL;
-    if (!v) return PAIMON_OK;
-    if (v->type != PM_AVRO_ARRAY) return bad(c, name, "is not an array");
+static int strs_of(ctx *c, const pm_avro_value *v, const char *name, pm_strs *out) {
     size_t n = v->u.list.n;
-    const char **arr = pm_arena_alloc(c->r->arena, (n ? n : 1) * sizeof *arr);
+    const char **arr = pm_arena_alloc(c->r->arena, n * sizeof *arr);
     if (!arr) return pm_fail(c->e, PAIMON_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const pm_avro_value *it = &v->u.list.items[i];
@@ -379,6 +377,19 @@ static int opt_strs(ctx *c, fields rec, int idx, const char *name, int *has, pm_
     return PAIMON_OK;
 }
 
+/* Inline for the usual null or empty array; strs_of copies the rest. */
+GETTER int opt_strs(ctx *c, fields rec, int idx, const char *name, int *has, pm_strs *out) {
+    const pm_avro_value *v = get(rec, idx);
+    out->n = 0;
+    out->v = NULL;
+    if (has) *has = v != NULL;
+    if (!v) return PAIMON_OK;
+    if (v->type != PM_AVRO_ARRAY) return bad(c, name, "is not an array");
+    if (v->u.list.n) return strs_of(c, v, name, out);
+    out->v = c->r->no_strs;
+    return PAIMON_OK;
+}
+
 static int opt_longs(ctx *c, fields rec, int idx, const char *name, int *has,
                      size_t *n_out, int64_t **out, uint8_t **nulls_out) {
     const pm_avro_value *v = get(rec, idx);
@@ -388,21 +399,26 @@ static int opt_longs(ctx *c, fields rec, int idx, const char *name, int *has,
     if (nulls_out) *nulls_out = NULL;
     if (!v) return PAIMON_OK;
     if (v->type != PM_AVRO_ARRAY) return bad(c, name, "is not an array");
-    size_t n = v->u.list.n ? v->u.list.n : 1;
-    int64_t *arr = pm_arena_alloc(c->r->arena, n * (sizeof *arr + 1));   /* and the null flags */
+    size_t n = v->u.list.n;
+    int64_t *arr = n ? pm_arena_alloc(c->r->arena, n * (sizeof *arr + 1))   /* and the null flags */
+                     : c->r->no_longs;
     if (!arr) return pm_fail(c->e, PAIMON_NOMEM, "out of memory");
-    uint8_t *nulls = (uint8_t *)(arr + n);
-    n = v->u.list.n;
+    uint8_t *nulls = (uint8_t *)(arr + (n ? n : 1));
+    const pm_avro_value *items = v->u.list.items;
     for (size_t i = 0; i < n; i++) {
-        const pm_avro_value *it = &v->u.list.items[i];
+        const pm_avro_value *it = &items[i];
         nulls[i] = 0;
-        arr[i] = 0;
-        if (it->type == PM_AVRO_NULL) {
+        if (it->type == PM_AVRO_LONG) {      /* the usual case first */
+            arr[i] = it->u.l;
+        } else if (it->type == PM_AVRO_INT) {
+            arr[i] = it->u.i;
+        } else if (it->type == PM_AVRO_NULL) {
             if (!nulls_out) return bad(c, name, "has a null element");
+            arr[i] = 0;
             nulls[i] = 1;
-        } else if (it->type == PM_AVRO_LONG) arr[i] = it->u.l;
-        else if (it->type == PM_AVRO_INT) arr[i] = it->u.i;
-        else return bad(c, name, "has a non-integer element");
+        } else {
+            return bad(c, name, "has a non-integer element");
+        }
     }
     *n_out = n;
     *out = arr;
@@ -410,7 +426,7 @@ static int opt_longs(ctx *c, fields rec, int idx, const char *name, int *has,
     return PAIMON_OK;
 }
 
-static int stats_of(ctx *c, fields rec, int idx, const char *name, const int *map,
+GETTER int stats_of(ctx *c, fields rec, int idx, const char *name, const int *map,
                     pm_stats *st) {
     memset(st, 0, sizeof *st);
     const pm_avro_value *v = get(rec, idx);
@@ -439,7 +455,7 @@ static int next_value(pm_manifest_reader *r, pm_manifest_kind want, const pm_avr
     return rc;
 }
 
-static int check_version(ctx *c, fields rec, int idx, int32_t expect, int32_t *out) {
+GETTER int check_version(ctx *c, fields rec, int idx, int32_t expect, int32_t *out) {
     *out = expect;
     if (idx < 0) return PAIMON_OK;          /* very old files had no _VERSION */
     int rc = want_int(c, rec, idx, "_VERSION", out);
