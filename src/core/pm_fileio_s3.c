@@ -799,12 +799,13 @@ static int dry_run_by_listing(pm_fileio *io, char **keys, size_t n, pm_stat *sts
 }
 
 /* A dry run's batch: each key checked as a deletion would check it, then
- * found in a listing of its directory or by a HEAD. Takes keys/idx (the
- * caller's scratch) and frees them. */
+ * found in a listing of its directory or by a HEAD. */
 static int dry_run_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, pm_stat *sts, int *rcs,
-                         char **msgs, char **keys, size_t *idx, pm_err *e) {
-    int rc = PAIMON_OK;
+                         char **msgs, pm_err *e) {
+    char **keys = calloc(n ? n : 1, sizeof *keys);
     int *settled = calloc(n ? n : 1, sizeof *settled);
+    if (!keys || !settled) { free(keys); free(settled); return pm_nomem(e); }
+    int rc = PAIMON_OK;
     for (size_t i = 0; i < n; i++) {
         pm_err ie;
         pm_err_clear(&ie);
@@ -814,16 +815,16 @@ static int dry_run_batch(pm_fileio *io, const char *root, const char *const *rel
         if (rcs[i] == PAIMON_NOMEM && rc == PAIMON_OK) rc = pm_nomem(e);
         if (rcs[i] != PAIMON_OK) { msgs[i] = pm_strdup(ie.msg); free(keys[i]); keys[i] = NULL; }
     }
-    if (!settled && rc == PAIMON_OK) rc = pm_nomem(e);
     if (rc == PAIMON_OK) rc = dry_run_by_listing(io, keys, n, sts, rcs, settled, e);
     for (size_t i = 0; i < n && rc == PAIMON_OK; i++) {
         if (!keys[i]) continue;
         pm_err ie;
         pm_err_clear(&ie);
         if (settled[i]) {
-            if (rcs[i] == PAIMON_NOTFOUND)
-                msgs[i] = pm_strdup((pm_fail(&ie, PAIMON_NOTFOUND, "s3://%s/%s: no such object (listed)",
-                                             pm_s3_bucket(S3(io)), keys[i]), ie.msg));
+            if (rcs[i] == PAIMON_NOTFOUND) {
+                pm_fail(&ie, PAIMON_NOTFOUND, "s3://%s/%s: no such object (listed)", pm_s3_bucket(S3(io)), keys[i]);
+                msgs[i] = pm_strdup(ie.msg);
+            }
             continue;
         }
         rcs[i] = head_object(io, keys[i], &sts[i], &ie);
@@ -832,19 +833,18 @@ static int dry_run_batch(pm_fileio *io, const char *root, const char *const *rel
     }
     for (size_t i = 0; i < n; i++) free(keys[i]);
     free(keys);
-    free(idx);
     free(settled);
     return rc;
 }
 
 static int s3_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
                            pm_stat *sts, int *rcs, char **msgs, pm_err *e) {
+    if (flags & PM_RM_DRY_RUN) return dry_run_batch(io, root, rels, n, sts, rcs, msgs, e);
     char **keys = calloc(n ? n : 1, sizeof *keys);
     size_t *idx = calloc(n ? n : 1, sizeof *idx);
     if (!keys || !idx) { free(keys); free(idx); return pm_nomem(e); }
     size_t nkeys = 0;
     int rc = PAIMON_OK;
-    if (flags & PM_RM_DRY_RUN) return dry_run_batch(io, root, rels, n, sts, rcs, msgs, keys, idx, e);
     for (size_t i = 0; i < n; i++) {
         pm_err ie;
         pm_err_clear(&ie);

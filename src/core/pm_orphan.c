@@ -436,6 +436,22 @@ static void mark(marks *m, const char *name) {
     if (sl >= 0) m->flag[sl] = 1;
 }
 
+/* A failed task's error, kept on the heap (a pm_err is about 1 KiB: not
+ * one per task of a long history); NULL when rc is OK or out of memory. */
+static pm_err *err_keep(int rc, const pm_err *err) {
+    pm_err *k = rc ? malloc(sizeof *k) : NULL;
+    if (k) *k = *err;
+    return k;
+}
+
+/* The error a failed task kept, into e: its code, or PAIMON_NOMEM when
+ * it could not be kept. */
+static int err_restore(int rc, const pm_err *kept, pm_err *e) {
+    if (!kept) return pm_nomem(e);
+    *e = *kept;
+    return rc;
+}
+
 typedef struct read_task {
     const char *name;
     int64_t size;        /* from the manifest list: biggest first */
@@ -529,7 +545,7 @@ static void read_one(void *ctx, size_t i) {
         if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
     tk->rc = rc;
-    if (rc && (tk->err = malloc(sizeof *tk->err))) *tk->err = err;
+    tk->err = err_keep(rc, &err);
 }
 
 /* Manifest lists, read in parallel (names only); merged in list order
@@ -567,7 +583,7 @@ static void read_list_one(void *ctx, size_t i) {
         if (rc == PAIMON_DONE) rc = PAIMON_OK;
     }
     tk->rc = rc;
-    if (rc && (tk->err = malloc(sizeof *tk->err))) *tk->err = err;
+    tk->err = err_keep(rc, &err);
 }
 
 typedef struct used {
@@ -689,10 +705,8 @@ static void read_snapshot_one(void *ctx, size_t i) {
     snap_read *tk = &x->tasks[i];
     pm_err err = {0};
     tk->rc = pm_snapshot_read_known(x->bt->io, x->bt->branch_root, x->bt->schemas_known, tk->id, &tk->s, &err);
-    if (tk->rc) {
-        tk->s = NULL;
-        if ((tk->err = malloc(sizeof *tk->err))) *tk->err = err;
-    }
+    if (tk->rc) tk->s = NULL;
+    tk->err = err_keep(tk->rc, &err);
 }
 
 /* Snapshots read (and held) at a time. */
@@ -720,9 +734,8 @@ static int use_branch(paimon_table *bt, used *u, const pm_orphan_opts *o, name_s
         if (!rc && sx.side && side->rc) rc = pm_nomem(e);
         for (size_t i = 0; !rc && i < w; i++) {
             if (sr[i].rc) {
-                rc = sr[i].rc;
-                if (!sr[i].err) { pm_nomem(e); break; }
-                *e = *sr[i].err;
+                rc = err_restore(sr[i].rc, sr[i].err, e);
+                if (!sr[i].err) break;   /* out of memory */
                 pm_err_prefix(e, "refusing to clean: cannot read snapshot %lld of branch %s", (long long)sr[i].id, bt->branch);
                 if (rc == PAIMON_NOTFOUND) rc = PAIMON_CONFLICT;   /* expired meanwhile */
                 break;
@@ -782,10 +795,9 @@ static unsigned parts_of(int64_t size, unsigned max_parts, const pm_orphan_opts 
 static int merge_reads(read_task *reads, size_t from, size_t to, marks *m, pm_err *e) {
     for (size_t i = from; i < to; i++) {
         if (reads[i].rc) {
-            if (!reads[i].err) return pm_nomem(e);
-            *e = *reads[i].err;
-            pm_err_prefix(e, "refusing to clean: cannot read the used set");
-            return reads[i].rc;
+            int rc = err_restore(reads[i].rc, reads[i].err, e);
+            if (reads[i].err) pm_err_prefix(e, "refusing to clean: cannot read the used set");
+            return rc;
         }
         m->data_names += reads[i].data_names;   /* the names were flagged as read */
     }
@@ -1015,10 +1027,9 @@ static int merge_lists(orphan_run *r, list_read *lr, size_t n, pm_set *mseen, ma
     used *u = &r->u;
     for (size_t i = 0; i < n; i++) {
         if (lr[i].rc) {
-            if (!lr[i].err) return pm_nomem(e);
-            *e = *lr[i].err;
-            pm_err_prefix(e, "refusing to clean: cannot read the used set");
-            return lr[i].rc;
+            int rc = err_restore(lr[i].rc, lr[i].err, e);
+            if (lr[i].err) pm_err_prefix(e, "refusing to clean: cannot read the used set");
+            return rc;
         }
         const int first = pm_set_contains(u->first, lr[i].name, strlen(lr[i].name));
         for (size_t k = 0; k < lr[i].v.n; k++) {
