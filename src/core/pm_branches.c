@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pm_expire.h"
+#include "pm_protect.h"
 #include "pm_refs.h"
 #include "pm_tags.h"
 
@@ -236,6 +236,45 @@ static int has_schema(paimon_table *t, const char *broot, int *has, pm_err *e) {
     return rc;
 }
 
+typedef struct branch_tags { pm_protect *x; pm_protect_plan *pl; } branch_tags;
+
+static int branch_tag_cand(void *ud, paimon_table *bt, pm_refs_source src, const char *by, const pm_snapshot *s,
+                           pm_err *e) {
+    branch_tags *c = ud;
+    (void)by;
+    return src == PM_REFS_TAG ? pm_protect_plan_dropped(c->x, bt, s, PM_PROTECT_LIVE, 1, c->pl, e) : PAIMON_OK;
+}
+
+/* What deleting branch `name` frees: the live files, changelog files and
+ * metadata files of its snapshots and tags that nothing of main and the
+ * other branches needs (pm_protect). An unreadable file of any of them, or
+ * of a snapshot or tag of the branch going away, refuses. */
+static int plan_branch_deletion(paimon_table *t, const char *name, int threads, pm_protect_plan *pl, pm_err *e) {
+    pm_protect *x = NULL;
+    paimon_table *victim = NULL;
+    pm_snapshot **v = NULL;
+    size_t k = 0;
+    pm_protect_spec sp = {.branch = name, .whole_branch = 1, .refs_above = INT64_MAX,
+                          .refusing = "refusing to delete branch", .threads = threads};
+    int rc = pm_protect_build(t, &sp, &x, e);
+    if (!rc && (rc = pm_table_open_shared(t, name, &victim, e))) pm_err_prefix(e, "refusing to delete branch '%s'", name);
+    if (!rc) rc = pm_refs_snapshots(victim, INT64_MIN, &v, &k, e);
+    for (size_t i = 0; !rc && i < k; i++)
+        if ((rc = pm_protect_plan_dropped(x, victim, v[i], PM_PROTECT_LIVE, 1, pl, e)))
+            pm_err_prefix(e, "refusing to delete branch '%s': cannot read what snapshot %lld holds", name,
+                          (long long)v[i]->id);
+    if (!rc) {
+        branch_tags c = {x, pl};
+        pm_refs_visitor tv = {PM_REFS_REFUSE, "refusing to delete branch", {0, PAIMON_CORRUPT, 0}, branch_tag_cand,
+                              NULL, &c};
+        rc = pm_refs_tags(victim, &tv, e);
+    }
+    pm_refs_snapshots_free(v, k);
+    if (victim) pm_table_free_shared(victim);
+    pm_protect_free(x);
+    return rc;
+}
+
 int pm_branch_delete(paimon_table *t, const char *name, const pm_branch_delete_opts *o, pm_branch_delete_result *r,
                      pm_err *e) {
     int64_t t0 = pm_now_millis();
@@ -259,10 +298,14 @@ int pm_branch_delete(paimon_table *t, const char *name, const pm_branch_delete_o
     if (!rc && !schemas && tf.first.n)
         rc = pm_fail(e, PAIMON_CORRUPT, "%s: branch '%s' has snapshot or tag files but no schema; refusing to delete",
                      (char *)broot.data, name);
-    if (!rc) rc = pm_expire_refs_fingerprint(t, &fp0, e);
+    if (!rc) rc = pm_refs_fingerprint(t, &fp0, e);
     if (!rc && schemas)
-        rc = pm_expire_plan_branch_deletion(t, name, o->threads, data, manifests, lists, &r->clean.protected_files, e);
-    if (!rc && (rc = pm_expire_refs_fingerprint(t, &fp1, e)) == PAIMON_OK &&
+    {
+        pm_protect_plan pl = {data, manifests, lists, 0, 0};
+        rc = plan_branch_deletion(t, name, o->threads, &pl, e);
+        r->clean.protected_files = pl.protected_files;
+    }
+    if (!rc && (rc = pm_refs_fingerprint(t, &fp1, e)) == PAIMON_OK &&
         !pm_buf_eq(&fp0, &fp1))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the branch deletion; nothing deleted, run again",
                      t->root);

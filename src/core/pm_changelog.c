@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "pm_expire.h"
+#include "pm_protect.h"
+#include "pm_refs.h"
 
 int pm_changelog_to_json(const pm_snapshot *s, pm_buf *out) {
     pm_snapshot copy = *s;
@@ -188,7 +190,7 @@ static int compute_range(paimon_table *t, const pm_changelog_expire_opts *o, pm_
 
 static int fingerprint_same(paimon_table *t, const pm_buf *fp0, pm_err *e) {
     pm_buf fp1 = {0};
-    int rc = pm_expire_refs_fingerprint(t, &fp1, e);
+    int rc = pm_refs_fingerprint(t, &fp1, e);
     if (!rc && !pm_buf_eq(fp0, &fp1))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the changelog expiration; nothing deleted, run again",
                      t->root);
@@ -243,6 +245,40 @@ static int delete_changelog_files(paimon_table *t, pm_snapshot **v, size_t n, co
     return rc;
 }
 
+/* What deleting the n long-lived changelogs frees (Java ChangelogDeletion):
+ * with a changelog list, the files it adds and its manifests; without, the
+ * files its delta deleted and its delta and base lists. Index manifests and
+ * statistics were snapshot expiration's. Everything else stays
+ * (pm_protect); an unreadable file of any of it refuses. */
+static int plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, size_t n, int threads,
+                                   pm_protect_plan *pl, pm_err *e) {
+    pm_snapshot **all = NULL;
+    size_t n_all = 0;
+    pm_protect *x = NULL;
+    int64_t *ids = calloc(n ? n : 1, sizeof *ids);
+    int rc = ids ? pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e) : pm_nomem(e);
+    if (rc && ids) pm_err_prefix(e, "refusing to expire changelogs");
+    for (size_t i = 0; i < n && ids; i++) ids[i] = cls[i]->id;
+    pm_protect_spec sp = {.kept = all, .n_kept = n_all, .refs_above = INT64_MAX, .changelogs = ids, .n_changelogs = n,
+                          .refusing = "refusing to expire changelogs", .threads = threads};
+    if (!rc) rc = pm_protect_build(t, &sp, &x, e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_snapshot c = *cls[i];
+        pm_protect_files files = PM_PROTECT_DELTA_DELETES;
+        c.index_manifest = c.statistics = NULL;
+        if (c.changelog_manifest_list) {
+            c.base_manifest_list = c.delta_manifest_list = NULL;
+            files = PM_PROTECT_NO_DATA;
+        }
+        if ((rc = pm_protect_plan_dropped(x, t, &c, files, 1, pl, e)))
+            pm_err_prefix(e, "refusing to expire changelog %lld: cannot read what it holds", (long long)cls[i]->id);
+    }
+    pm_protect_free(x);
+    pm_refs_snapshots_free(all, n_all);
+    free(ids);
+    return rc;
+}
+
 int pm_expire_changelogs(paimon_table *t, const pm_changelog_expire_opts *o, pm_changelog_expire_result *r,
                          pm_err *e) {
     int64_t t0 = pm_now_millis();
@@ -259,11 +295,11 @@ int pm_expire_changelogs(paimon_table *t, const pm_changelog_expire_opts *o, pm_
         pm_err_prefix(e, "cannot list the changelogs of branch %s", t->branch);
     if (!rc) rc = compute_range(t, o, &r->range, ids, n_ids, e);
     int work = !rc && r->range.end > r->range.begin;
-    if (work) rc = pm_expire_refs_fingerprint(t, &fp0, e);
+    if (work) rc = pm_refs_fingerprint(t, &fp0, e);
     if (work && !rc) rc = read_expiring(t, &r->range, ids, n_ids, &cls, &n, e);
-    if (work && !rc)
-        rc = pm_expire_plan_changelog_deletion(t, cls, n, o->threads, data, manifests, lists,
-                                               &r->clean.protected_files, e);
+    pm_protect_plan pl = {data, manifests, lists, 0, 0};
+    if (work && !rc) rc = plan_changelog_deletion(t, cls, n, o->threads, &pl, e);
+    r->clean.protected_files = pl.protected_files;
     if (work && !rc) rc = fingerprint_same(t, &fp0, e);
     /* the EARLIEST hint first (it names the end changelog, which stays): a
      * run stopped anywhere later leaves it right, and a re-run that finds

@@ -379,3 +379,34 @@ int pm_refs_index_files(paimon_table *t, const char *name, pm_refs_index_fn fn, 
     pm_manifest_close(r);
     return rc == PAIMON_DONE ? PAIMON_OK : rc;
 }
+int pm_refs_fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
+    char **v = NULL;
+    size_t n = 0;
+    out->len = 0;
+    int rc = pm_tag_list(t->io, t->branch_root, &v, &n, e);
+    /* a tag replaced under the same name (replace_tag) changes size or mtime */
+    pm_buf tp = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_stat st = {0};
+        tp.len = 0;
+        if (pm_buf_printf(&tp, "%s/tag/tag-%s", t->branch_root, v[i])) { rc = pm_nomem(e); break; }
+        int sr = pm_io_stat(t->io, (char *)tp.data, &st, e);
+        if (sr == PAIMON_NOTFOUND) { pm_err_clear(e); st.size = -1; }
+        else if (sr) { rc = sr; break; }
+        rc = pm_buf_printf(out, "t:%s %lld %lld\n", v[i], (long long)st.size, (long long)st.mtime_ms) ? pm_nomem(e) : 0;
+    }
+    pm_buf_free(&tp);
+    pm_strv_free(v, n);
+    v = NULL;
+    n = 0;
+    if (!rc) rc = pm_branch_list(t->io, t->root, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "b:%s\n", v[i]) ? pm_nomem(e) : 0;
+    pm_strv_free(v, n);
+    v = NULL;
+    n = 0;
+    if (!rc) rc = pm_consumer_list(t->io, t->branch_root, &v, &n, e);
+    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "c:%s\n", v[i]) ? pm_nomem(e) : 0;
+    pm_strv_free(v, n);
+    if (!rc && pm_buf_cstr(out)) rc = pm_nomem(e);
+    return rc;
+}

@@ -76,6 +76,11 @@ int pm_refs_tags(paimon_table *bt, const pm_refs_visitor *v, pm_err *e);
  * changelog lifecycle is or was decoupled) of branch bt. */
 int pm_refs_changelogs(paimon_table *bt, const pm_refs_visitor *v, pm_err *e);
 
+/* Tags of bt's branch (names, sizes, modification times), branches and
+ * consumers that exist now, as one string: compared right before deleting,
+ * so one created, removed or replaced while planning is a conflict. */
+int pm_refs_fingerprint(paimon_table *bt, pm_buf *out, pm_err *e);
+
 /* ---- what a snapshot names itself -------------------------------------------- */
 
 typedef enum pm_refs_name_kind {

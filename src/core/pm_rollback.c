@@ -7,7 +7,7 @@
 
 #include "pm_commit.h"
 #include "pm_consumers.h"
-#include "pm_expire.h"
+#include "pm_protect.h"
 #include "pm_meta.h"
 #include "pm_refs.h"
 #include "pm_set.h"
@@ -470,27 +470,27 @@ static int plan_rollback(paimon_table *t, const pm_rollback_opts *o, pm_snapshot
     for (size_t i = p->n_above; i-- > 0;)
         if ((rc = push_id(&r->snapshots, &r->n_snapshots, p->above[i]->id, e))) return rc;
     if ((rc = plan_tags(t, target->id, p, r, e)) || (rc = plan_changelogs(t, target->id, p, r, e))) return rc;
-    if ((rc = pm_protect_build(t, p->kept, p->n_kept, target->id, o->threads, &p->prot, e))) {
-        pm_err_prefix(e, "refusing to roll back");
-        return rc;
-    }
+    pm_protect_spec sp = {.kept = p->kept, .n_kept = p->n_kept, .refs_above = target->id,
+                          .refusing = "refusing to roll back", .threads = o->threads};
+    if ((rc = pm_protect_build(t, &sp, &p->prot, e))) return rc;
     p->data = pm_deleter_new();
     p->meta_a = pm_deleter_new();
     p->meta_b = pm_deleter_new();
     if (!p->data || !p->meta_a || !p->meta_b) return pm_nomem(e);
-    int64_t prot = 0;
+    pm_protect_plan pl = {p->data, p->meta_a, p->meta_b, 0, 0};
     /* a removed snapshot's files are its delta's additions (the rest was
      * live at the one below it); a removed tag or recreated-target case
      * without its snapshot: its whole live set */
     for (size_t i = 0; !rc && i < p->n_above; i++)
-        rc = pm_protect_plan_dropped(p->prot, p->above[i], i == 0 && !target_exists, p->data, p->meta_a, p->meta_b,
-                                     &prot, &r->unreadable, e);
+        rc = pm_protect_plan_dropped(p->prot, t, p->above[i],
+                                     i == 0 && !target_exists ? PM_PROTECT_LIVE : PM_PROTECT_DELTA_ADDS, 0, &pl, e);
     for (size_t i = 0; !rc && i < p->n_tags_read; i++)
         if (!in_above(p, p->tags[i]->id))
-            rc = pm_protect_plan_dropped(p->prot, p->tags[i], 1, p->data, p->meta_a, p->meta_b, &prot, &r->unreadable, e);
+            rc = pm_protect_plan_dropped(p->prot, t, p->tags[i], PM_PROTECT_LIVE, 0, &pl, e);
     for (size_t i = 0; !rc && i < p->n_chl; i++)
-        rc = pm_protect_plan_dropped(p->prot, p->chl[i], 0, p->data, p->meta_a, p->meta_b, &prot, &r->unreadable, e);
-    r->clean.protected_files = prot;
+        rc = pm_protect_plan_dropped(p->prot, t, p->chl[i], PM_PROTECT_DELTA_ADDS, 0, &pl, e);
+    r->clean.protected_files = pl.protected_files;
+    r->unreadable += pl.unreadable;
     return rc;
 }
 

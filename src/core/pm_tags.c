@@ -7,7 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "pm_expire.h"
+#include "pm_protect.h"
+#include "pm_refs.h"
 #include "pm_tag_auto.h"
 #include "pm_meta.h"
 
@@ -261,6 +262,28 @@ int pm_tag_rename(paimon_table *t, const char *from, const char *to, pm_err *e) 
 
 /* ---- delete ------------------------------------------------------------------ */
 
+/* What deleting the n tags (read, with their names) frees: their live
+ * files, changelog files and metadata that nothing staying needs (every
+ * snapshot, the other tags and changelogs of the branch, every other
+ * branch: pm_protect). An unreadable file of any of them refuses. */
+static int plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const char *const *names, size_t n,
+                             int threads, pm_protect_plan *pl, pm_err *e) {
+    pm_snapshot **all = NULL;
+    size_t n_all = 0;
+    pm_protect *x = NULL;
+    int rc = pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e);
+    if (rc) pm_err_prefix(e, "refusing to delete tags");
+    pm_protect_spec sp = {.kept = all, .n_kept = n_all, .refs_above = INT64_MAX, .tags = names, .n_tags = n,
+                          .refusing = "refusing to delete tags", .threads = threads};
+    if (!rc) rc = pm_protect_build(t, &sp, &x, e);
+    for (size_t i = 0; !rc && i < n; i++)
+        if ((rc = pm_protect_plan_dropped(x, t, tags[i], PM_PROTECT_LIVE, 1, pl, e)))
+            pm_err_prefix(e, "refusing to delete tag '%s': cannot read what it holds", names[i]);
+    pm_protect_free(x);
+    pm_refs_snapshots_free(all, n_all);
+    return rc;
+}
+
 int pm_tags_delete(paimon_table *t, const char *const *names, size_t n, const pm_tag_delete_opts *o,
                    pm_tag_delete_result *r, pm_err *e) {
     int64_t t0 = pm_now_millis();
@@ -279,11 +302,11 @@ int pm_tags_delete(paimon_table *t, const char *const *names, size_t n, const pm
         if (!rc && (rc = pm_tag_read(t->io, t->branch_root, names[i], &tags[i], e)))
             pm_err_prefix(e, "refusing to delete tag '%s'; nothing deleted", names[i]);
     }
-    if (!rc) rc = pm_expire_refs_fingerprint(t, &fp0, e);
-    if (!rc)
-        rc = pm_expire_plan_tag_deletion(t, tags, names, n, o->threads, data, manifests, lists,
-                                         &r->clean.protected_files, e);
-    if (!rc && (rc = pm_expire_refs_fingerprint(t, &fp1, e)) == PAIMON_OK &&
+    if (!rc) rc = pm_refs_fingerprint(t, &fp0, e);
+    pm_protect_plan pl = {data, manifests, lists, 0, 0};
+    if (!rc) rc = plan_tag_deletion(t, tags, names, n, o->threads, &pl, e);
+    r->clean.protected_files = pl.protected_files;
+    if (!rc && (rc = pm_refs_fingerprint(t, &fp1, e)) == PAIMON_OK &&
         !pm_buf_eq(&fp0, &fp1))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the tag deletion; nothing deleted, run again",
                      t->root);
