@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pm_avro.h"
+#include "pm_exec.h"
 #include "pm_names.h"
 #include "pm_refs.h"
 
@@ -244,32 +246,123 @@ static int derived_from(const pm_snapshot *parent, const pm_mfile *a, size_t na,
     return rc;
 }
 
+/* What the chain walk reads of one snapshot, on a worker (each list and
+ * manifest is a request on an object store): its base ++ delta lists and
+ * the paths its delta ADDs (records, pm_refs_record). */
+typedef struct chain_read {
+    pm_mfile *v;
+    size_t nv, n_base;
+    pm_buf adds;
+    int rc;
+    pm_err err;
+} chain_read;
+
+typedef struct chain_batch {
+    paimon_table *bt;
+    pm_snapshot *const *s;
+    chain_read *r;
+    pm_avro_schema_cache *sc;   /* the caller's, bound on the workers too */
+} chain_batch;
+
+typedef struct chain_adds { paimon_table *bt; pm_buf *out; } chain_adds;
+
+static int chain_add_entry(void *ud, const pm_manifest_entry *m, const char *manifest, pm_buf *out, pm_buf *scratch,
+                           pm_err *e) {
+    chain_adds *c = ud;
+    pm_buf *b = &scratch[0], *x = &scratch[1];
+    (void)manifest;
+    (void)out;
+    int rc = pm_data_file_full_path(c->bt, m, b, e);
+    if (rc) return rc;
+    if (pm_refs_record(c->out, b->data, b->len)) return pm_nomem(e);
+    for (size_t i = 0; i < m->file.extra_files.n; i++) {
+        if ((rc = pm_extra_file_path((char *)b->data, m->file.extra_files.v[i], c->bt->root, x, e))) return rc;
+        if (pm_refs_record(c->out, x->data, x->len)) return pm_nomem(e);
+    }
+    return PAIMON_OK;
+}
+
+static void chain_read_task(void *ctx, size_t i) {
+    chain_batch *b = ctx;
+    chain_read *r = &b->r[i];
+    const pm_snapshot *s = b->s[i];
+    pm_avro_schema_cache *prev = pm_avro_schema_cache_bound();
+    if (b->sc) pm_avro_schema_cache_bind(b->sc);
+    if (s->base_manifest_list) r->rc = pm_read_manifest_list(b->bt, s->base_manifest_list, &r->v, &r->nv, &r->err);
+    r->n_base = r->nv;
+    if (!r->rc && s->delta_manifest_list)
+        r->rc = pm_read_manifest_list(b->bt, s->delta_manifest_list, &r->v, &r->nv, &r->err);
+    const char **names = r->rc ? NULL : mfile_names(r->v + r->n_base, r->nv - r->n_base);
+    if (!r->rc && !names) r->rc = pm_nomem(&r->err);
+    chain_adds ca = {b->bt, &r->adds};
+    pm_refs_entry_visitor ev = {chain_add_entry, NULL, NULL, &ca};
+    if (!r->rc) r->rc = pm_refs_adds(b->bt, names, r->nv - r->n_base, PM_REFS_REFUSE, &ev, &r->err);
+    free(names);
+    if (b->sc) pm_avro_schema_cache_bind(prev);
+}
+
+static void chain_read_clear(chain_read *r) {
+    pm_mfiles_free(r->v, r->nv);
+    pm_buf_free(&r->adds);
+    memset(r, 0, sizeof *r);
+}
+
+/* Records (pm_refs_record) into p->paths. */
+static int add_records(protect *p, const pm_buf *recs, pm_err *e) {
+    size_t at = 0;
+    while (at + 4 <= recs->len) {
+        uint32_t l;
+        memcpy(&l, recs->data + at, 4);
+        if (pm_pathset_add(p->paths, recs->data + at + 4, l) < 0) return pm_nomem(e);
+        at += 4 + (size_t)l;
+    }
+    return PAIMON_OK;
+}
+
+#define CHAIN_WINDOW 64
+
 /* The retained history s[0..n) of branch p->t, ascending (THE RULE in
  * pm_protect.h): each chain start's live set, every later delta's and
  * every changelog list's ADDs, every metadata name. sig[i]: which other
- * branches hold the same snapshot (a change starts a chain). */
+ * branches hold the same snapshot (a change starts a chain). Lists and
+ * deltas are read CHAIN_WINDOW snapshots at a time on the thread pool,
+ * then walked in order. */
 static int protect_chain(pm_snapshot *const *s, size_t n, const uint64_t *sig, protect *p, pm_err *e) {
+    chain_read *rd = calloc(CHAIN_WINDOW, sizeof *rd);
     pm_mfile *pv = NULL;            /* the parent's base + delta */
     size_t pn = 0;
-    int rc = PAIMON_OK;
-    for (size_t i = 0; !rc && i < n; i++) {
-        pm_mfile *v;
-        size_t nv, n_base;
-        rc = read_lists(p, s[i], &v, &nv, &n_base, e);
-        int derived = 0;
-        if (!rc && i > 0 && s[i]->id == s[i - 1]->id + 1 && sig[i] == sig[i - 1] && s[i]->base_manifest_list)
-            rc = derived_from(s[i - 1], pv, pn, s[i], v, n_base, &derived, e);
-        if (!rc) rc = derived ? adds_of(v + n_base, nv - n_base, p, e) : live_of(s[i], v, nv, p, e);
-        if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(s[i]->changelog_manifest_list, 0, p, e);
-        if (!rc) rc = protect_meta(s[i], p, e);
-        if (rc) pm_err_prefix(e, "%s: cannot read %s snapshot %lld (it protects files)", p->refusing, p->t->branch,
+    int rc = rd ? PAIMON_OK : pm_nomem(e);
+    for (size_t at = 0; !rc && at < n; at += CHAIN_WINDOW) {
+        size_t k = n - at < CHAIN_WINDOW ? n - at : CHAIN_WINDOW;
+        chain_batch b = {p->t, s + at, rd, pm_avro_schema_cache_bound()};
+        rc = pm_exec_run(p->threads, k, chain_read_task, &b, "read retained snapshots' lists", NULL, NULL, e);
+        for (size_t j = 0; !rc && j < k; j++) {
+            size_t i = at + j;
+            chain_read *r = &rd[j];
+            if (r->rc) { rc = r->rc; *e = r->err; }
+            if (!rc) rc = note_list(p, s[i]->base_manifest_list, r->v, r->n_base, e);
+            if (!rc) rc = note_list(p, s[i]->delta_manifest_list, r->v + r->n_base, r->nv - r->n_base, e);
+            int derived = 0;
+            if (!rc && i > 0 && s[i]->id == s[i - 1]->id + 1 && sig[i] == sig[i - 1] && s[i]->base_manifest_list)
+                rc = derived_from(s[i - 1], pv, pn, s[i], r->v, r->n_base, &derived, e);
+            if (!rc) rc = derived ? add_records(p, &r->adds, e) : live_of(s[i], r->v, r->nv, p, e);
+            if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(s[i]->changelog_manifest_list, 0, p, e);
+            if (!rc) rc = protect_meta(s[i], p, e);
+            if (rc) {
+                pm_err_prefix(e, "%s: cannot read %s snapshot %lld (it protects files)", p->refusing, p->t->branch,
                               (long long)s[i]->id);
-        pm_mfiles_free(pv, pn);
-        pv = rc ? NULL : v;
-        pn = rc ? 0 : nv;
-        if (rc) pm_mfiles_free(v, nv);
+                break;
+            }
+            pm_mfiles_free(pv, pn);
+            pv = r->v;
+            pn = r->nv;
+            r->v = NULL;
+            r->nv = 0;
+        }
+        for (size_t j = 0; j < k; j++) chain_read_clear(&rd[j]);
     }
     pm_mfiles_free(pv, pn);
+    free(rd);
     return rc;
 }
 
@@ -378,8 +471,13 @@ int pm_protect_build(paimon_table *t, const pm_protect_spec *sp, pm_protect **ou
     *out = NULL;
     protect *p = calloc(1, sizeof *p);
     if (!p) return pm_nomem(e);
+    /* every list and manifest shares a handful of writer schemas: parse
+     * each once (unless the caller already does) */
+    pm_avro_schema_cache *sc = NULL, *prev = pm_avro_schema_cache_bound();
+    if (!prev && (sc = pm_avro_schema_cache_new())) pm_avro_schema_cache_bind(sc);
     int rc = protect_init(p, t, sp, e);
     if (!rc) rc = protect_roots(t, sp, p, e);
+    if (sc) { pm_avro_schema_cache_bind(NULL); pm_avro_schema_cache_free(sc); }
     if (rc) { pm_protect_free(p); return rc; }
     *out = p;
     return PAIMON_OK;
