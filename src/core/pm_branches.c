@@ -1,5 +1,5 @@
 /* Branches (pm_branches.h): Java's FileSystemBranchManager on our FileIO,
- * deletion through expiration's protection sets. */
+ * deletion through pm_protect (the one rule of what stays needed). */
 #include "pm_branches.h"
 
 #include <stdio.h>

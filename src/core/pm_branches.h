@@ -2,7 +2,7 @@
  * FileSystemBranchManager createBranch / dropBranch / fastForward and
  * BranchManager.branches). Files as Java writes them, through FileIO
  * operations only (directories are virtual on object stores). Deletion
- * removes what only the branch held, through expiration's protection sets;
+ * removes what only the branch held, through pm_protect (the one rule of what stays needed);
  * fast-forward never deletes data files (what main's dropped snapshots
  * alone held is left to orphan cleaning, as in Java). No Lua here. */
 #ifndef PM_BRANCHES_H

@@ -1,5 +1,5 @@
 /* Long-lived changelogs (pm_changelog.h): Java's ChangelogManager files
- * and ExpireChangelogImpl's range, with expiration's protection sets. */
+ * and ExpireChangelogImpl's range, with pm_protect (the one rule of what stays needed). */
 #include "pm_changelog.h"
 
 #include <errno.h>

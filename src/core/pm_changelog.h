@@ -2,7 +2,7 @@
  * snapshot expiration writes (Java ExpireSnapshotsImpl.commitChangelog,
  * ChangelogManager) and their own expiration (Java ExpireChangelogImpl +
  * ChangelogDeletion), deleting only what nothing retained needs
- * (pm_expire_plan_changelog_deletion). No Lua here. */
+ * (pm_protect). No Lua here. */
 #ifndef PM_CHANGELOG_H
 #define PM_CHANGELOG_H
 

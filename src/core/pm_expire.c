@@ -1,5 +1,5 @@
 /* Snapshot expiration: Java's range rule and deletion steps (§8.1), with
- * protection sets computed before anything is deleted. */
+ * pm_protect deciding what stays needed before anything is deleted. */
 #include "pm_expire.h"
 
 #include <errno.h>

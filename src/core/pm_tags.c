@@ -1,5 +1,5 @@
 /* Tags (pm_tags.h): Java's TagManager operations on our FileIO, deletion
- * through expiration's protection sets. */
+ * through pm_protect (the one rule of what stays needed). */
 #include "pm_tags.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Tags: create, rename, delete, and the expiration rule (Java TagManager
  * createTag / renameTag / deleteTag, TagTimeExpire, TagAutoCreation's
  * tag.num-retained-max). Files as Java writes them; deletion through the
- * protection sets of expiration (pm_expire_plan_tag_deletion): fail closed
+ * one rule of pm_protect: fail closed
  * when anything that could protect a file cannot be read. No Lua here. */
 #ifndef PM_TAGS_H
 #define PM_TAGS_H
