@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pm_refs.h"
 #include "pm_set.h"
@@ -182,15 +183,17 @@ static int want_live(walk *w, paimon_table *bt, const pm_mfile *v, size_t n, con
     return rc;
 }
 
-/* Files the ADD entries of a changelog manifest list name. */
-static int want_changelog(walk *w, paimon_table *bt, const char *list, int64_t size, const char *by, pm_err *e) {
+/* Files the ADD entries of a manifest list name (kind: PM_K_CHANGELOG for
+ * a changelog list, PM_K_DATA for a long-lived changelog's delta). */
+static int want_adds(walk *w, paimon_table *bt, const char *list, int64_t size, const char *by, int kind,
+                     pm_err *e) {
     pm_mfile *v = NULL;
     size_t n = 0, k = 0;
     int ok;
     int rc = want_list(w, bt, list, size, by, &v, &n, &ok, e);
     const char **names = !rc && ok ? openable(v, n, &k) : NULL;
     if (!rc && ok && !names) rc = pm_nomem(e);
-    want_ctx c = {w, bt, by, PM_K_CHANGELOG};
+    want_ctx c = {w, bt, by, kind};
     pm_refs_entry_visitor ev = {want_entry, NULL, want_unreadable, &c};
     if (!rc && ok) rc = pm_refs_adds(bt, names, k, PM_REFS_REPORT, &ev, e);
     free(names);
@@ -243,7 +246,7 @@ static int want_name(void *ud, pm_refs_name_kind kind, const char *name, int64_t
     if (kind == PM_REFS_BASE_LIST || kind == PM_REFS_DELTA_LIST)
         return want_list(c->w, c->bt, name, size, c->by, &c->v, &c->n, &ok, e);
     if ((rc = want_live_once(c, e))) return rc;   /* what could be read (a broken list is reported) */
-    if (kind == PM_REFS_CHANGELOG_LIST) return want_changelog(c->w, c->bt, name, size, c->by, e);
+    if (kind == PM_REFS_CHANGELOG_LIST) return want_adds(c->w, c->bt, name, size, c->by, PM_K_CHANGELOG, e);
     if (kind == PM_REFS_STATISTICS) return want_meta(c->w, c->bt, "statistics", name, PM_K_STATISTICS, -1, c->by, &c->b, &ok, e);
     /* the index manifest and its files */
     if ((rc = want_meta(c->w, c->bt, "manifest", name, PM_K_INDEX_MANIFEST, -1, c->by, &c->b, &ok, e)) || !ok) return rc;
@@ -266,19 +269,39 @@ static int want_snapshot(walk *w, paimon_table *bt, const pm_snapshot *s, const 
     return rc;
 }
 
+/* A long-lived changelog's delta list while it exists, in a table without
+ * a changelog producer (Java keeps the list then, and streaming readers
+ * read the changes from it; with a producer they read the changelog list
+ * and Java deletes the delta): the data files it adds. */
+static int want_changelog_delta(walk *w, paimon_table *bt, const pm_snapshot *s, const char *by, pm_err *e) {
+    const char *producer = pm_schema_option_or_default(bt->schema, "changelog-producer");
+    if (producer && strcasecmp(producer, "none") != 0) return PAIMON_OK;
+    pm_buf b = {0};
+    int ex = 0;
+    int rc = pm_table_meta_path(bt, "manifest", s->delta_manifest_list, &b, e);
+    if (!rc) rc = pm_io_exists(bt->io, (char *)b.data, &ex, e);
+    pm_buf_free(&b);
+    if (rc || !ex) return rc;
+    return want_adds(w, bt, s->delta_manifest_list,
+                     s->delta_manifest_list_size.has ? s->delta_manifest_list_size.v : -1, by, PM_K_DATA, e);
+}
+
 /* Tags (all they need) and long-lived changelogs (the files their
- * changelog lists add: streaming readers read them; their base and delta
- * lists may be gone already, as Java deletes them). */
+ * changelog lists add, and their delta's additions while the delta list
+ * exists: streaming readers read them; their base and delta lists may be
+ * gone already, as Java deletes them). */
 static int want_source(void *ud, paimon_table *bt, pm_refs_source src, const char *by, const pm_snapshot *s,
                        pm_err *e) {
     walk *w = ud;
     w->r->checked[PM_K_SNAPSHOT]++;
     if (src == PM_REFS_TAG) { w->r->tags++; return want_snapshot(w, bt, s, by, e); }
     w->r->changelogs++;
-    return s->changelog_manifest_list
-               ? want_changelog(w, bt, s->changelog_manifest_list,
-                                s->changelog_manifest_list_size.has ? s->changelog_manifest_list_size.v : -1, by, e)
-               : PAIMON_OK;
+    int rc = s->changelog_manifest_list
+                 ? want_adds(w, bt, s->changelog_manifest_list,
+                             s->changelog_manifest_list_size.has ? s->changelog_manifest_list_size.v : -1, by,
+                             PM_K_CHANGELOG, e)
+                 : PAIMON_OK;
+    return !rc && s->delta_manifest_list ? want_changelog_delta(w, bt, s, by, e) : rc;
 }
 
 static int source_unreadable(void *ud, pm_refs_source src, const char *path, const char *by, const pm_err *why,
