@@ -252,14 +252,11 @@ static int delete_changelog_files(paimon_table *t, pm_snapshot **v, size_t n, co
  * (pm_protect); an unreadable file of any of it refuses. */
 static int plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, size_t n, int threads,
                                    pm_protect_plan *pl, pm_err *e) {
-    pm_snapshot **all = NULL;
-    size_t n_all = 0;
     pm_protect *x = NULL;
     int64_t *ids = calloc(n ? n : 1, sizeof *ids);
-    int rc = ids ? pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e) : pm_nomem(e);
-    if (rc && ids) pm_err_prefix(e, "refusing to expire changelogs");
+    int rc = ids ? PAIMON_OK : pm_nomem(e);
     for (size_t i = 0; i < n && ids; i++) ids[i] = cls[i]->id;
-    pm_protect_spec sp = {.kept = all, .n_kept = n_all, .refs_above = INT64_MAX, .changelogs = ids, .n_changelogs = n,
+    pm_protect_spec sp = {.kept_all = 1, .refs_above = INT64_MAX, .changelogs = ids, .n_changelogs = n,
                           .refusing = "refusing to expire changelogs", .threads = threads};
     if (!rc) rc = pm_protect_build(t, &sp, &x, e);
     for (size_t i = 0; !rc && i < n; i++) {
@@ -274,7 +271,6 @@ static int plan_changelog_deletion(paimon_table *t, pm_snapshot *const *cls, siz
             pm_err_prefix(e, "refusing to expire changelog %lld: cannot read what it holds", (long long)cls[i]->id);
     }
     pm_protect_free(x);
-    pm_refs_snapshots_free(all, n_all);
     free(ids);
     return rc;
 }

@@ -459,24 +459,21 @@ static int plan_range(paimon_table *t, pm_snapshot **all, size_t n_all, size_t n
  * changelogs, metadata and snapshot files. all: the existing snapshots of
  * [begin, end], the expired ones first; later: those of (end, latest]. */
 static int protect_and_plan(paimon_table *t, const pm_expire_opts *o, pm_snapshot **all, size_t n_all, size_t n_exp,
-                            pm_snapshot **later, size_t n_later, int64_t begin, int64_t end, int decoupled,
-                            pm_protect_plan *pl, pm_deleter *snaps_del, pm_err *e) {
+                            int64_t latest, int64_t begin, int64_t end, int decoupled, pm_protect_plan *pl,
+                            pm_deleter *snaps_del, pm_err *e) {
     pm_snapshot **exp = all;
     if (n_all == n_exp || all[n_exp]->id != end)
         return pm_fail(e, PAIMON_CORRUPT, "%s: snapshot %lld (the new earliest) is missing; refusing to expire",
                        t->branch_root, (long long)end);
-    pm_snapshot **kept = calloc(n_later + 1, sizeof *kept);
     int64_t *moved = calloc(n_exp ? n_exp : 1, sizeof *moved);
     pm_protect *x = NULL;
-    int rc = kept && moved ? PAIMON_OK : pm_nomem(e);
+    int rc = moved ? PAIMON_OK : pm_nomem(e);
     if (!rc) {
-        kept[0] = all[n_exp];
-        memcpy(kept + 1, later, n_later * sizeof *kept);
         for (size_t i = 0; i < n_exp; i++) moved[i] = exp[i]->id;
         /* decoupled: changelog-<id> of a snapshot still expiring was written
          * by an interrupted run; the snapshot itself protects what Java keeps
          * for it (pm_protect_add_moved_changelogs) */
-        pm_protect_spec sp = {.kept = kept, .n_kept = n_later + 1, .refs_above = INT64_MAX,
+        pm_protect_spec sp = {.kept_first = all[n_exp], .kept_from = end + 1, .kept_to = latest, .refs_above = INT64_MAX,
                               .changelogs = decoupled ? moved : NULL, .n_changelogs = decoupled ? n_exp : 0,
                               .refusing = "refusing to expire", .threads = o->threads};
         rc = pm_protect_build(t, &sp, &x, e);
@@ -487,7 +484,6 @@ static int protect_and_plan(paimon_table *t, const pm_expire_opts *o, pm_snapsho
         if (exp[i]->changelog_manifest_list) rc = pm_protect_plan_changelog(t, exp[i], x, pl, e);
     if (!rc) rc = plan_snapshot_files(t, exp, n_exp, snaps_del, e);
     pm_protect_free(x);
-    free(kept);
     free(moved);
     return rc;
 }
@@ -571,22 +567,14 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     pm_protect_plan pl = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new(), 0, 0};
     pm_deleter *snaps_del = pm_deleter_new();
     pm_snapshot **all = NULL;               /* [begin, end]: expired ones first */
-    pm_snapshot **later = NULL;             /* (end, latest] */
-    size_t n_all = 0, n_exp = 0, n_later = 0;
+    size_t n_all = 0, n_exp = 0;
     if (!pl.data || !pl.meta_a || !pl.meta_b || !snaps_del) rc = pm_nomem(e);
     if (!rc) rc = pm_refs_fingerprint(t, &fp0, e);
     if (!rc && (rc = read_range(t, begin, end, o->threads, &cache, &all, &n_all, e)))
         pm_err_prefix(e, "refusing to expire");
     snap_cache_free(&cache);
-    /* every retained snapshot protects (pm_protect's chains) */
-    if (!rc && r->latest != end &&
-        (rc = pm_refs_snapshots_between(t, end + 1, r->latest, o->threads, &later, &n_later, e)))
-        pm_err_prefix(e, "refusing to expire: cannot read the retained snapshots");
-    if (!rc && (n_later == 0 ? r->latest != end : later[n_later - 1]->id != r->latest))
-        rc = pm_fail(e, PAIMON_CONFLICT, "%s: the latest snapshot %lld is gone; refusing to expire",
-                     t->branch_root, (long long)r->latest);
     while (!rc && n_exp < n_all && all[n_exp]->id < end) n_exp++;
-    if (!rc) rc = protect_and_plan(t, o, all, n_all, n_exp, later, n_later, begin, end, dec, &pl, snaps_del, e);
+    if (!rc) rc = protect_and_plan(t, o, all, n_all, n_exp, r->latest, begin, end, dec, &pl, snaps_del, e);
     if (!rc) {
         res->clean.protected_files = pl.protected_files;
         res->expired = end - begin;
@@ -606,7 +594,6 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
     if (!rc && clean_dirs_wanted(t, o))
         pm_deleter_clean_dirs(pl.data, t->io, t->root, t->schema->n_partition_keys, &res->clean);
     pm_refs_snapshots_free(all, n_all);
-    pm_refs_snapshots_free(later, n_later);
     pm_buf_free(&fp0);
     pm_deleter_free(pl.data);
     pm_deleter_free(pl.meta_a);

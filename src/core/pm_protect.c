@@ -224,11 +224,11 @@ static int protect_list_adds(const char *list, int gone_ok, protect *p, pm_err *
  * unless something went, and the record counts add up. Anything else
  * (a fast-forward's first copied snapshot, a base written by hand) starts
  * a new chain: a false "no" only costs reading a live set. */
-static int derived_from(const pm_snapshot *parent, const pm_mfile *a, size_t na, const pm_snapshot *s,
+static int derived_from(pm_opt_i64 parent_total, const pm_mfile *a, size_t na, const pm_snapshot *s,
                         const pm_mfile *b, size_t nb, int *yes, pm_err *e) {
     *yes = 0;
-    if (parent->total_record_count.has && s->total_record_count.has && s->delta_record_count.has &&
-        s->total_record_count.v != parent->total_record_count.v + s->delta_record_count.v)
+    if (parent_total.has && s->total_record_count.has && s->delta_record_count.has &&
+        s->total_record_count.v != parent_total.v + s->delta_record_count.v)
         return PAIMON_OK;
     pm_set *sa = pm_set_new(), *sb = pm_set_new();
     int rc = sa && sb ? PAIMON_OK : pm_nomem(e);
@@ -321,49 +321,107 @@ static int add_records(protect *p, const pm_buf *recs, pm_err *e) {
 
 #define CHAIN_WINDOW 64
 
-/* The retained history s[0..n) of branch p->t, ascending (THE RULE in
- * pm_protect.h): each chain start's live set, every later delta's and
- * every changelog list's ADDs, every metadata name. sig[i]: which other
- * branches hold the same snapshot (a change starts a chain). Lists and
- * deltas are read CHAIN_WINDOW snapshots at a time on the thread pool,
- * then walked in order. */
-static int protect_chain(pm_snapshot *const *s, size_t n, const uint64_t *sig, protect *p, pm_err *e) {
-    chain_read *rd = calloc(CHAIN_WINDOW, sizeof *rd);
-    pm_mfile *pv = NULL;            /* the parent's base + delta */
-    size_t pn = 0;
-    int rc = rd ? PAIMON_OK : pm_nomem(e);
+/* Which other branches hold the same snapshot: per branch, its snapshots'
+ * ids and a hash of their lists' names, ascending (NULL with one branch:
+ * nothing is shared). */
+typedef struct sig_key { int64_t id; uint64_t h; } sig_key;
+typedef struct sigs {
+    sig_key **k;
+    size_t *n;
+    size_t nb;
+} sigs;
+
+static uint64_t lists_hash(const pm_snapshot *s) {
+    uint64_t h = 0;
+    if (s->delta_manifest_list) h = pm_hash_bytes(s->delta_manifest_list, strlen(s->delta_manifest_list));
+    if (s->base_manifest_list) h = h * 31 + pm_hash_bytes(s->base_manifest_list, strlen(s->base_manifest_list));
+    return h ? h : 1;   /* 0: no delta list, shares nothing */
+}
+
+static uint64_t sig_of(const sigs *g, size_t self, const pm_snapshot *s) {
+    uint64_t sig = 0, h = lists_hash(s);
+    for (size_t j = 0; g->k && j < g->nb; j++) {
+        if (j == self || !s->delta_manifest_list) continue;
+        size_t lo = 0, hi = g->n[j];
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->k[j][mid].id < s->id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < g->n[j] && g->k[j][lo].id == s->id && g->k[j][lo].h == h)
+            sig += (uint64_t)(j + 1) * 0x9E3779B97F4A7C15ull;
+    }
+    return sig;
+}
+
+/* The chain walk's state across windows: the parent of the next snapshot. */
+typedef struct chain_state {
+    protect *p;
+    const sigs *g;
+    size_t self;         /* this branch's index in g */
+    int has_prev;
+    int64_t prev_id;
+    pm_opt_i64 prev_total;
+    uint64_t prev_sig;
+    pm_mfile *pv;        /* the parent's base + delta */
+    size_t pn;
+    chain_read *rd;      /* CHAIN_WINDOW */
+} chain_state;
+
+/* One window s[0..n) of a branch's retained history, ascending (THE RULE
+ * in pm_protect.h): each chain start's live set, every later delta's and
+ * every changelog list's ADDs, every metadata name. Lists and deltas are
+ * read on the thread pool, then walked in order. */
+static int chain_window(void *ud, pm_snapshot *const *s, size_t n, pm_err *e) {
+    chain_state *c = ud;
+    protect *p = c->p;
+    int rc = PAIMON_OK;
     for (size_t at = 0; !rc && at < n; at += CHAIN_WINDOW) {
         size_t k = n - at < CHAIN_WINDOW ? n - at : CHAIN_WINDOW;
-        chain_batch b = {p->t, s + at, rd, pm_avro_schema_cache_bound()};
+        chain_batch b = {p->t, s + at, c->rd, pm_avro_schema_cache_bound()};
         rc = pm_exec_run(p->threads, k, chain_read_task, &b, "read retained snapshots' lists", NULL, NULL, e);
         for (size_t j = 0; !rc && j < k; j++) {
-            size_t i = at + j;
-            chain_read *r = &rd[j];
+            const pm_snapshot *si = s[at + j];
+            chain_read *r = &c->rd[j];
+            uint64_t sig = sig_of(c->g, c->self, si);
             if (r->rc) { rc = r->rc; *e = r->err; }
-            if (!rc) rc = note_list(p, s[i]->base_manifest_list, r->v, r->n_base, e);
-            if (!rc) rc = note_list(p, s[i]->delta_manifest_list, r->v + r->n_base, r->nv - r->n_base, e);
+            if (!rc) rc = note_list(p, si->base_manifest_list, r->v, r->n_base, e);
+            if (!rc) rc = note_list(p, si->delta_manifest_list, r->v + r->n_base, r->nv - r->n_base, e);
             int derived = 0;
-            if (!rc && i > 0 && s[i]->id == s[i - 1]->id + 1 && sig[i] == sig[i - 1] && s[i]->base_manifest_list)
-                rc = derived_from(s[i - 1], pv, pn, s[i], r->v, r->n_base, &derived, e);
-            if (!rc) rc = derived ? add_records(p, &r->adds, e) : live_of(s[i], r->v, r->nv, p, e);
-            if (!rc && s[i]->changelog_manifest_list) rc = protect_list_adds(s[i]->changelog_manifest_list, 0, p, e);
-            if (!rc) rc = protect_meta(s[i], p, e);
+            if (!rc && c->has_prev && si->id == c->prev_id + 1 && sig == c->prev_sig && si->base_manifest_list)
+                rc = derived_from(c->prev_total, c->pv, c->pn, si, r->v, r->n_base, &derived, e);
+            if (!rc) rc = derived ? add_records(p, &r->adds, e) : live_of(si, r->v, r->nv, p, e);
+            if (!rc && si->changelog_manifest_list) rc = protect_list_adds(si->changelog_manifest_list, 0, p, e);
+            if (!rc) rc = protect_meta(si, p, e);
             if (rc) {
                 pm_err_prefix(e, "%s: cannot read %s snapshot %lld (it protects files)", p->refusing, p->t->branch,
-                              (long long)s[i]->id);
+                              (long long)si->id);
                 break;
             }
-            pm_mfiles_free(pv, pn);
-            pv = r->v;
-            pn = r->nv;
+            pm_mfiles_free(c->pv, c->pn);
+            c->pv = r->v;
+            c->pn = r->nv;
             r->v = NULL;
             r->nv = 0;
+            c->has_prev = 1;
+            c->prev_id = si->id;
+            c->prev_total = si->total_record_count;
+            c->prev_sig = sig;
         }
-        for (size_t j = 0; j < k; j++) chain_read_clear(&rd[j]);
+        for (size_t j = 0; j < k; j++) chain_read_clear(&c->rd[j]);
     }
-    pm_mfiles_free(pv, pn);
-    free(rd);
     return rc;
+}
+
+/* Pass 1 (two branches or more): each branch's (id, lists hash). */
+static int sig_window(void *ud, pm_snapshot *const *s, size_t n, pm_err *e) {
+    sigs *g = ud;
+    size_t j = g->nb - 1;   /* the branch being read is the last one added */
+    sig_key *nk = realloc(g->k[j], (g->n[j] + n) * sizeof *nk);
+    if (!nk) return pm_nomem(e);
+    g->k[j] = nk;
+    for (size_t i = 0; i < n; i++) nk[g->n[j]++] = (sig_key){s[i]->id, lists_hash(s[i])};
+    return PAIMON_OK;
 }
 
 /* A long-lived changelog's base list: its name, and its manifests while it
@@ -408,60 +466,60 @@ static int protect_tags_changelogs(protect *p, pm_err *e) {
     return rc ? rc : pm_refs_changelogs(p->t, &v, e);
 }
 
-/* The snapshot of `v` (ascending ids) with id `id`, or NULL. */
-static const pm_snapshot *find_id(pm_snapshot *const *v, size_t n, int64_t id) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid]->id < id) lo = mid + 1;
-        else hi = mid;
+/* The retained snapshots of branch bt (index self): the own branch's as
+ * the spec gives them, every other branch's all (listed), through fn. */
+static int walk_branch(paimon_table *bt, const pm_protect_spec *sp, const protect *p, pm_refs_window_fn fn, void *ud,
+                       pm_err *e) {
+    if (strcmp(bt->branch, p->own)) return pm_refs_walk_snapshots(bt, INT64_MIN, INT64_MAX, 1, p->threads, 0, fn, ud, e);
+    if (p->whole) return PAIMON_OK;
+    if (sp->kept) {
+        int rc = PAIMON_OK;
+        for (size_t at = 0; !rc && at < sp->n_kept; at += 256)
+            rc = fn(ud, sp->kept + at, sp->n_kept - at < 256 ? sp->n_kept - at : 256, e);
+        return rc;
     }
-    return lo < n && v[lo]->id == id ? v[lo] : NULL;
-}
-
-static int same_lists(const pm_snapshot *a, const pm_snapshot *b) {
-    return a->delta_manifest_list && b->delta_manifest_list && !strcmp(a->delta_manifest_list, b->delta_manifest_list) &&
-           (a->base_manifest_list == b->base_manifest_list ||
-            (a->base_manifest_list && b->base_manifest_list && !strcmp(a->base_manifest_list, b->base_manifest_list)));
+    if (sp->kept_all) return pm_refs_walk_snapshots(bt, INT64_MIN, INT64_MAX, 1, p->threads, 0, fn, ud, e);
+    int rc = sp->kept_first ? fn(ud, &sp->kept_first, 1, e) : PAIMON_OK;
+    return rc ? rc : pm_refs_walk_snapshots(bt, sp->kept_from, sp->kept_to, 0, p->threads, 0, fn, ud, e);
 }
 
 /* Every root of every branch: retained snapshots by chains, tags,
- * long-lived changelogs. */
+ * long-lived changelogs. Memory: one window of snapshots, the sets, and
+ * with two branches or more 16 bytes per snapshot to see which they share. */
 static int protect_roots(paimon_table *t, const pm_protect_spec *sp, protect *p, pm_err *e) {
     paimon_table **bts = NULL;
     size_t nb = 0;
     int rc = pm_refs_open_branches(t, &bts, &nb, e);
     if (rc) { pm_err_prefix(e, "%s (a branch may use files)", p->refusing); return rc; }
-    pm_snapshot ***snaps = calloc(nb ? nb : 1, sizeof *snaps);
-    size_t *ns = calloc(nb ? nb : 1, sizeof *ns);
-    uint64_t *sig = NULL;
-    if (!snaps || !ns) rc = pm_nomem(e);
-    for (size_t i = 0; !rc && i < nb; i++) {
-        if (!strcmp(bts[i]->branch, p->own)) {
-            if (!p->whole) { snaps[i] = (pm_snapshot **)sp->kept; ns[i] = sp->n_kept; }
-            continue;
+    sigs g = {NULL, NULL, 0};
+    if (nb > 1) {
+        g.k = calloc(nb, sizeof *g.k);
+        g.n = calloc(nb, sizeof *g.n);
+        if (!g.k || !g.n) rc = pm_nomem(e);
+        for (size_t i = 0; !rc && i < nb; i++) {
+            g.nb = i + 1;
+            if ((rc = walk_branch(bts[i], sp, p, sig_window, &g, e)))
+                pm_err_prefix(e, "%s: cannot read the snapshots of branch %s (they may use files)", p->refusing,
+                              bts[i]->branch);
         }
-        if ((rc = pm_refs_snapshots(bts[i], INT64_MIN, &snaps[i], &ns[i], e)))
+        g.nb = nb;
+    }
+    chain_read *rd = rc ? NULL : calloc(CHAIN_WINDOW, sizeof *rd);
+    if (!rc && !rd) rc = pm_nomem(e);
+    for (size_t i = 0; !rc && i < nb; i++) {
+        chain_state c = {p, &g, i, 0, 0, {0, 0}, 0, NULL, 0, rd};
+        p->t = bts[i];
+        rc = walk_branch(bts[i], sp, p, chain_window, &c, e);
+        if (rc && !strstr(e->msg, "it protects files"))
             pm_err_prefix(e, "%s: cannot read the snapshots of branch %s (they may use files)", p->refusing,
                           bts[i]->branch);
-    }
-    for (size_t i = 0; !rc && i < nb; i++) {
-        free(sig);
-        if (!(sig = calloc(ns[i] ? ns[i] : 1, sizeof *sig))) { rc = pm_nomem(e); break; }
-        for (size_t k = 0; k < ns[i]; k++)
-            for (size_t j = 0; j < nb; j++) {
-                const pm_snapshot *o = j == i ? NULL : find_id(snaps[j], ns[j], snaps[i][k]->id);
-                if (o && same_lists(o, snaps[i][k])) sig[k] += (uint64_t)(j + 1) * 0x9E3779B97F4A7C15ull;
-            }
-        p->t = bts[i];
-        rc = protect_chain(snaps[i], ns[i], sig, p, e);
+        pm_mfiles_free(c.pv, c.pn);
         if (!rc) rc = protect_tags_changelogs(p, e);
     }
-    for (size_t i = 0; i < nb; i++)
-        if (snaps && snaps[i] != (pm_snapshot **)sp->kept) pm_refs_snapshots_free(snaps[i], ns[i]);
-    free(sig);
-    free(snaps);
-    free(ns);
+    free(rd);
+    for (size_t i = 0; g.k && i < nb; i++) free(g.k[i]);
+    free(g.k);
+    free(g.n);
     p->t = t;
     pm_refs_close_branches(bts, nb);
     return rc;

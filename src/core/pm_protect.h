@@ -36,10 +36,15 @@ typedef struct pm_protect pm_protect;
 typedef struct pm_protect_spec {
     const char *branch;
     int whole_branch;                   /* the branch goes entirely (branch deletion) */
-    /* the branch's snapshots that stay, ascending (not whole_branch); NULL
-     * with n_kept 0: none */
+    /* the branch's snapshots that stay (not whole_branch): kept[0..n_kept)
+     * ascending if kept is not NULL; else all of them (kept_all, listed);
+     * else kept_first (if not NULL: the caller read it) and those of
+     * [kept_from, kept_to], read by id (none if from > to) */
     pm_snapshot *const *kept;
     size_t n_kept;
+    int kept_all;
+    pm_snapshot *kept_first;
+    int64_t kept_from, kept_to;
     int64_t refs_above;                 /* its tags and long-lived changelogs with a higher id go (rollback);
                                            INT64_MAX: none */
     const char *const *tags;            /* its tags that go, by name */

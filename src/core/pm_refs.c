@@ -78,6 +78,7 @@ int pm_refs_snapshots(paimon_table *bt, int64_t from, pm_snapshot ***out, size_t
 typedef struct id_reads {
     paimon_table *bt;
     int64_t from;
+    const int64_t *ids;          /* the ids to read (NULL: from + i) */
     pm_snapshot **v;
     pthread_mutex_t mu;
     int64_t bad_id;              /* lowest id failing other than NOTFOUND */
@@ -88,7 +89,7 @@ typedef struct id_reads {
 static void read_one_id(void *ctx, size_t i) {
     id_reads *r = ctx;
     pm_err e;
-    int64_t id = r->from + (int64_t)i;
+    int64_t id = r->ids ? r->ids[i] : r->from + (int64_t)i;
     int rc = pm_snapshot_read_known(r->bt->io, r->bt->branch_root, r->bt->schemas_known, id, &r->v[i], &e);
     if (rc == PAIMON_OK) return;
     r->v[i] = NULL;
@@ -102,7 +103,7 @@ int pm_refs_read_ids(paimon_table *bt, int64_t from, int64_t to, int threads, pm
     if (to < from) return PAIMON_OK;
     size_t n = (size_t)(to - from + 1);
     memset(v, 0, n * sizeof *v);
-    id_reads r = {bt, from, v, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}};
+    id_reads r = {bt, from, NULL, v, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}};
     int rc = pm_exec_run(threads, n, read_one_id, &r, "read snapshots", NULL, NULL, e);
     pthread_mutex_destroy(&r.mu);
     if (!rc && r.bad_rc) {
@@ -130,6 +131,61 @@ int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, int th
     *out = v;
     *nout = k;
     return PAIMON_OK;
+}
+
+/* The snapshots ids[0..n) into v (NULL: gone), read `threads` at a time;
+ * any error other than a missing id fails, the lowest id's. */
+static int read_listed(paimon_table *bt, const int64_t *ids, size_t n, int threads, pm_snapshot **v, pm_err *e) {
+    memset(v, 0, n * sizeof *v);
+    id_reads r = {bt, 0, ids, v, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}};
+    int rc = pm_exec_run(threads, n, read_one_id, &r, "read snapshots", NULL, NULL, e);
+    pthread_mutex_destroy(&r.mu);
+    if (!rc && r.bad_rc) {
+        *e = r.bad;
+        rc = r.bad_rc;
+        pm_err_prefix(e, "cannot read snapshot %lld of branch %s", (long long)r.bad_id, bt->branch);
+    }
+    if (rc)
+        for (size_t i = 0; i < n; i++) { pm_snapshot_free(v[i]); v[i] = NULL; }
+    return rc;
+}
+
+int pm_refs_walk_snapshots(paimon_table *bt, int64_t from, int64_t to, int listed, int threads, size_t window,
+                           pm_refs_window_fn fn, void *ud, pm_err *e) {
+    int64_t *ids = NULL;
+    size_t n_ids = 0, at = 0;
+    if (!window) window = 256;
+    int rc = PAIMON_OK;
+    if (listed) {
+        if ((rc = pm_snapshot_list_ids(bt->io, bt->branch_root, &ids, &n_ids, e))) return rc;
+        while (at < n_ids && ids[at] < from) at++;
+    } else if (to < from) {
+        return PAIMON_OK;
+    }
+    pm_snapshot **v = calloc(window, sizeof *v);
+    if (!v) rc = pm_nomem(e);
+    int64_t next = from;
+    while (!rc) {
+        size_t k = 0, got = 0;
+        if (listed) {
+            while (at + k < n_ids && k < window && ids[at + k] <= to) k++;
+            if (!k) break;
+            rc = read_listed(bt, ids + at, k, threads, v, e);
+            at += k;
+        } else {
+            if (next > to) break;
+            k = (uint64_t)(to - next) + 1 < window ? (size_t)(to - next) + 1 : window;
+            rc = pm_refs_read_ids(bt, next, next + (int64_t)k - 1, threads, v, e);
+            next += (int64_t)k;
+        }
+        for (size_t i = 0; !rc && i < k; i++)   /* in order; a gap (or expired meanwhile) is left out */
+            if (v[i]) v[got++] = v[i];
+        if (!rc && got) rc = fn(ud, v, got, e);
+        for (size_t i = 0; i < got; i++) { pm_snapshot_free(v[i]); v[i] = NULL; }
+    }
+    free(v);
+    free(ids);
+    return rc;
 }
 
 /* ---- tags and long-lived changelogs ---------------------------------------- */

@@ -50,6 +50,17 @@ int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, int th
  * slot is NULL). */
 int pm_refs_read_ids(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot **v, pm_err *e);
 
+/* THE WALK of a branch's snapshots: those of branch bt with ids in [from,
+ * to], ascending, `window` (0: 256) at a time read on `threads` workers and
+ * handed to fn, which must not keep them. listed: the ids come from listing
+ * the snapshot directory (one listed but gone when read, expired
+ * meanwhile, is left out); else every id of [from, to] is read by id, a
+ * missing one a gap, without a listing. Any other read error fails. Memory
+ * holds one window, whatever the length of the history. */
+typedef int (*pm_refs_window_fn)(void *ud, pm_snapshot *const *v, size_t n, pm_err *e);
+int pm_refs_walk_snapshots(paimon_table *bt, int64_t from, int64_t to, int listed, int threads, size_t window,
+                           pm_refs_window_fn fn, void *ud, pm_err *e);
+
 /* ---- tags and long-lived changelogs ---------------------------------------- */
 
 typedef enum pm_refs_source { PM_REFS_SNAPSHOT, PM_REFS_TAG, PM_REFS_CHANGELOG, PM_REFS__N } pm_refs_source;

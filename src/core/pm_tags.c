@@ -268,19 +268,14 @@ int pm_tag_rename(paimon_table *t, const char *from, const char *to, pm_err *e) 
  * branch: pm_protect). An unreadable file of any of them refuses. */
 static int plan_tag_deletion(paimon_table *t, pm_snapshot *const *tags, const char *const *names, size_t n,
                              int threads, pm_protect_plan *pl, pm_err *e) {
-    pm_snapshot **all = NULL;
-    size_t n_all = 0;
     pm_protect *x = NULL;
-    int rc = pm_refs_snapshots(t, INT64_MIN, &all, &n_all, e);
-    if (rc) pm_err_prefix(e, "refusing to delete tags");
-    pm_protect_spec sp = {.kept = all, .n_kept = n_all, .refs_above = INT64_MAX, .tags = names, .n_tags = n,
+    pm_protect_spec sp = {.kept_all = 1, .refs_above = INT64_MAX, .tags = names, .n_tags = n,
                           .refusing = "refusing to delete tags", .threads = threads};
-    if (!rc) rc = pm_protect_build(t, &sp, &x, e);
+    int rc = pm_protect_build(t, &sp, &x, e);
     for (size_t i = 0; !rc && i < n; i++)
         if ((rc = pm_protect_plan_dropped(x, t, tags[i], PM_PROTECT_LIVE, 1, pl, e)))
             pm_err_prefix(e, "refusing to delete tag '%s': cannot read what it holds", names[i]);
     pm_protect_free(x);
-    pm_refs_snapshots_free(all, n_all);
     return rc;
 }
 
