@@ -8,7 +8,7 @@
  *  - "dropped": 2 commits, t1 on 2, b1 from t1, partition p=1 dropped on
  *    both branches, 3 commits on each, t1 deleted on both: a data file of
  *    snapshot 2 is deleted by both branches' own drop snapshots.
- * For each operation an undisturbed run on a copy of its template counts
+ * (Rollback: of main, and of b1, to 3.) For each operation an undisturbed run on a copy of its template counts
  * its I/O operations (the fault FileIO counts them) and must leave the
  * table whole; then for every k (PAIMON_KILL9_STEP: every k-th; the
  * sanitizer pass samples as the fault sweeps do) a forked child runs the
@@ -307,6 +307,7 @@ static const k9s_op ops[] = {
     {"branch delete", make_shared_main_expired, NULL, delete_b1, delete_b1_retry, 0},
     {"fast-forward", make_shared_b1_ahead, NULL, fast_forward_b1, fast_forward_b1, 0},
     {"rollback main to 3", make_shared, NULL, rollback_to_3, rollback_to_3, 0},
+    {"rollback b1 to 3", make_shared, "b1", rollback_to_3, rollback_to_3, 0},
     {"expire b1 (dropped partition)", make_dropped, "b1", expire_all, expire_all, 1},
     {"expire main (dropped partition)", make_dropped, NULL, expire_all, expire_all, 1},
 };
@@ -643,6 +644,7 @@ TEST(tag_delete_branch_survives_kill9_at_every_io) { sweep_named("tag delete (b1
 TEST(branch_delete_survives_kill9_at_every_io) { sweep_named("branch delete"); }
 TEST(fast_forward_survives_kill9_at_every_io) { sweep_named("fast-forward"); }
 TEST(rollback_survives_kill9_at_every_io) { sweep_named("rollback main to 3"); }
+TEST(rollback_branch_survives_kill9_at_every_io) { sweep_named("rollback b1 to 3"); }
 TEST(expire_branch_dropped_survives_kill9_at_every_io) { sweep_named("expire b1 (dropped partition)"); }
 TEST(expire_main_dropped_survives_kill9_at_every_io) { sweep_named("expire main (dropped partition)"); }
 
@@ -661,6 +663,7 @@ int main(void) {
     RUN_IF(branch_delete_survives_kill9_at_every_io);
     RUN_IF(fast_forward_survives_kill9_at_every_io);
     RUN_IF(rollback_survives_kill9_at_every_io);
+    RUN_IF(rollback_branch_survives_kill9_at_every_io);
     RUN_IF(expire_branch_dropped_survives_kill9_at_every_io);
     RUN_IF(expire_main_dropped_survives_kill9_at_every_io);
     return TEST_SUMMARY();
