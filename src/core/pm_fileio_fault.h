@@ -22,6 +22,11 @@ long pm_fileio_fault_count(const pm_fileio *io);
  * stretches an operation so that a kill -9 lands in its middle (only the
  * mutations: between any two of them). Set before the operation starts. */
 void pm_fileio_fault_set_delay(pm_fileio *io, unsigned kinds, long delay_us);
+/* kill -9 sweeps (in a forked child): raise(SIGKILL) at the at-th
+ * operation of the chosen kinds (1-based, as pm_fileio_fault_count counts
+ * them; 0: never), right before performing it or, with after, right after
+ * it returned. Set before the operation starts. */
+void pm_fileio_fault_set_kill(pm_fileio *io, long at, int after);
 /* Give back the inner FileIO and free the wrapper. */
 pm_fileio *pm_fileio_fault_release(pm_fileio *io);
 
