@@ -617,7 +617,10 @@ TEST(commit_uncertain_failure) {
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 5);
-    /* never written and always an error: retried, then the error; files kept */
+    /* never written and always an error the FileIO cannot qualify: retried,
+     * and the commit cannot prove that nothing landed (the snapshot read
+     * back missing proves nothing on a store without read-after-write):
+     * uncertain (issue 22), naming the snapshot; files kept */
     char *m0 = listing(mdir);
     o.max_retries = 2;
     o.min_retry_wait_ms = 1;
@@ -626,8 +629,9 @@ TEST(commit_uncertain_failure) {
     tentry_init(&x, part.data, part.len, 0, "data-uncertain-2.parquet", 2);
     rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     race_remove(t);
-    CHECK_EQ_INT(rc, PAIMON_IO);
+    CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
     CHECK(strstr(e.msg, "simulated") && strstr(e.msg, "gave up after 2 retries"));
+    CHECK(strstr(e.msg, "commit outcome uncertain: snapshot 6 (") && strstr(e.msg, "/snapshot/snapshot-6)"));
     CHECK_EQ_INT(tu_latest_id(t), 5);
     char *m1 = listing(mdir);
     CHECK(m0 && m1 && strlen(m1) > strlen(m0));
@@ -684,7 +688,7 @@ TEST(commit_directory_sync_failure_is_uncertain) {
     rc = tu_commit(t, &x.m, 1, &o, &id, &e);      /* the data file exists */
     fail_dir_fsync = 0;
     CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
-    CHECK(strstr(e.msg, "snapshot 5 is written but not known to be durable") != NULL);
+    CHECK(strstr(e.msg, "commit outcome uncertain: snapshot 5 (") != NULL);
     CHECK(strstr(e.msg, "snapshot/snapshot-5 was created, but syncing its directory") != NULL);
     CHECK_EQ_INT(id, 0);
     CHECK_EQ_INT(tu_latest_id(t), 5);             /* in place, not retried as 6 */
