@@ -2,6 +2,7 @@
 #include "test.h"
 #include "pm_commit.h"
 #include "pm_commit_internal.h"
+#include "pm_write.h"
 
 #include <stdint.h>
 #include <errno.h>
@@ -492,11 +493,13 @@ static pm_fileio_ops race_ops;
 static int race_count;          /* how many times to pre-create the target */
 static int race_fired;
 static char *race_content;      /* snapshot JSON to plant (id patched in) */
-static int uncertain_mode;      /* 1: create then report IO error; 2: report IO error only */
+static int uncertain_mode;      /* 1: create then report IO error; 2: report IO error only;
+                                   3: IO error only where the racer's snapshot was planted */
 
 static int race_create(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
     if (strstr(path, "/snapshot/snapshot-")) {
-        if (race_fired < race_count) {
+        int planted = race_fired < race_count;
+        if (planted) {
             race_fired++;
             pm_err e2;
             /* the racer's snapshot carries the id of its file name */
@@ -516,7 +519,8 @@ static int race_create(pm_fileio *io, const char *path, const void *p, size_t n,
             if (rc) return rc;
             return pm_fail(e, PAIMON_IO, "%s: simulated I/O error after the write", path);
         }
-        if (uncertain_mode == 2) return pm_fail(e, PAIMON_IO, "%s: simulated I/O error", path);
+        if (uncertain_mode == 2 || (uncertain_mode == 3 && planted))
+            return pm_fail(e, PAIMON_IO, "%s: simulated I/O error", path);
     }
     return race_orig->create_no_replace(io, path, p, n, e);
 }
@@ -591,6 +595,44 @@ TEST(commit_retries_when_id_taken) {
     CHECK(m0 && m1 && !strcmp(m0, m1));
     free(m0);
     free(m1);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
+/* A snapshot write that failed with an error the FileIO cannot qualify,
+ * whose id then reads as another writer's snapshot: proven failed (a
+ * no-replace write cannot have replaced it), so a lost race: the attempt's
+ * files go and the retry lands on top (issue 22: only a proven failure
+ * cleans up, and a proven one does). Before, they stayed as orphans. */
+TEST(commit_unknown_write_under_anothers_snapshot_is_a_lost_race) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    char mdir[600];
+    snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
+    char *m0 = listing(mdir);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-proven.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "proven");
+    o.min_retry_wait_ms = 1;
+    race_install(t, c.table, 1, 3);
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
+    race_remove(t);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(race_fired, 1);
+    CHECK_EQ_INT(id, 6);
+    int n_new = -1;
+    CHECK(new_manifest_files_referenced(t, m0, 6, &n_new) == 0);   /* no leftover of the failed attempt */
+    CHECK_EQ_INT(n_new, 3);
+    free(m0);
     tentry_free(&x);
     pm_buf_free(&part);
     pm_table_free(t);
@@ -1857,6 +1899,98 @@ TEST(commit_uncertain_retry_is_idempotent) {
 }
 
 
+/* Issue 22 at the commit level: the snapshot write landed but reported an
+ * error, and the snapshot then reads and checks as missing for a while (a
+ * store without read-after-write on the key). Every later attempt finds the
+ * id taken. Before: the lost races ended the commit as PAIMON_CONFLICT
+ * ("snapshot ids were taken by concurrent commits", exit 3), and abort,
+ * which could not see the snapshot either, deleted its data file. Now the
+ * unresolved first attempt makes the end PAIMON_UNCERTAIN naming snapshot
+ * 5, abort deletes nothing, and once the key reads, snapshot 5 is whole. */
+static int hidden_id;           /* snapshot id that reads and checks as missing (0: none) */
+
+static int is_hidden(const char *path) {
+    char tail[64];
+    snprintf(tail, sizeof tail, "/snapshot/snapshot-%d", hidden_id);
+    size_t l = strlen(path), k = strlen(tail);
+    return hidden_id && l >= k && !strcmp(path + l - k, tail);
+}
+
+static int hide_read(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
+    if (is_hidden(path)) return pm_fail(e, PAIMON_NOTFOUND, "%s: simulated 404", path);
+    return race_orig->read_all(io, path, out, e);
+}
+
+static int hide_exists(pm_fileio *io, const char *path, int *ex, pm_err *e) {
+    if (is_hidden(path)) { *ex = 0; return PAIMON_OK; }
+    return race_orig->exists(io, path, ex, e);
+}
+
+TEST(commit_uncertain_then_lost_races_stays_uncertain) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    pm_buf part = {0}, names = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    pm_commit_opts o;
+    opts_for(t, &o, "unread");
+    o.min_retry_wait_ms = 1;
+    o.max_retries = 3;
+    o.identifier = 7;
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-unread.parquet", 2);
+    CHECK_EQ_INT(tu_touch_adds(t, &x.m, 1, NULL, 0), 0);
+    pm_buf data = {0};
+    pm_err e = {0};
+    CHECK_EQ_INT(pm_data_file_full_path(t, &x.m, &data, &e), PAIMON_OK);
+    race_orig = t->io->ops;
+    race_ops = *race_orig;
+    race_ops.create_no_replace = flaky_create;
+    race_ops.read_all = hide_read;
+    race_ops.exists = hide_exists;
+    flaky_left = 1;
+    flaky_write = 1;
+    flaky_reads = 0;
+    hidden_id = 5;
+    t->io->ops = &race_ops;
+    pm_commit_history h;
+    memset(&h, 0, sizeof h);
+    int64_t id = 0, removed = -1, kept = -1;
+    int created = 0;
+    int rc = pm_write_commit(t, &x.m, 1, &o, 0, &h, &id, &created, &e);
+    CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
+    if (rc != PAIMON_UNCERTAIN) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK(strstr(e.msg, "commit outcome uncertain: snapshot 5 (") && strstr(e.msg, "/snapshot/snapshot-5)"));
+    CHECK(strstr(e.msg, "simulated uncertain failure") || strstr(e.msg, "gave up after 3 retries"));
+    CHECK_EQ_INT(h.uncertain, 1);
+    CHECK_EQ_INT(created, 0);
+    /* the snapshot still reads as missing: abort keeps the data file */
+    CHECK_EQ_INT(pm_write_abort(t, &h, &x.m, 1, &removed, &kept, &e), PAIMON_OK);
+    CHECK_EQ_INT(removed, 0);
+    CHECK_EQ_INT(kept, 1);
+    t->io->ops = race_orig;
+    hidden_id = 0;
+    CHECK(tu_file_exists((char *)data.data));
+    /* the key reads: snapshot 5 is ours, once, and whole */
+    CHECK_EQ_INT(tu_latest_id(t), 5);
+    pm_snapshot *s = tu_read_snap(t, 5);
+    CHECK(s && s->commit_identifier == 7 && !strcmp(s->commit_user, "unread"));
+    pm_snapshot_free(s);
+    CHECK_EQ_INT(live_names(t, 5, &names, NULL), 4);
+    CHECK(has_line(&names, "data-unread.parquet"));
+    /* a retry of the same commit is recognized */
+    int64_t last = 0, last_id = 0;
+    CHECK_EQ_INT(pm_commit_last_of_user(t, "unread", &last, &last_id, &e), PAIMON_OK);
+    CHECK_EQ_INT(last, 7);
+    CHECK_EQ_INT(last_id, 5);
+    pm_buf_free(&data);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_buf_free(&names);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 /* ---- overtaken by expiration ------------------------------------------- */
 
 /* While our commit reads its base (snapshot 4), another writer commits
@@ -2039,6 +2173,7 @@ int main(void) {
     RUN(commit_delete_live_file);
     RUN(commit_delete_non_live_conflicts);
     RUN(commit_retries_when_id_taken);
+    RUN(commit_unknown_write_under_anothers_snapshot_is_a_lost_race);
     RUN(commit_uncertain_failure);
     RUN(commit_directory_sync_failure_is_uncertain);
     RUN(commit_concurrent_processes);
@@ -2059,6 +2194,7 @@ int main(void) {
     RUN(commit_rolls_manifests);
     RUN(commit_full_compaction_rolls);
     RUN(commit_uncertain_retry_is_idempotent);
+    RUN(commit_uncertain_then_lost_races_stays_uncertain);
     RUN(commit_overtaken_by_expiration_retries);
     RUN(commit_refuses_to_publish_a_deleted_file);
     return TEST_SUMMARY();

@@ -409,18 +409,21 @@ static int check_base_survived(pm_attempt *a, attempt_state *st, int rc, pm_err 
 
 /* The create failed with neither success, "exists" nor "uncertain" (a
  * FileIO error that does not say whether the write was applied): read the
- * id back. Our uuid: committed. Another writer's snapshot: failed, a lost
+ * id back. Ours (our uuid, or our delta manifest list, whose name only
+ * this attempt uses): committed. Another writer's snapshot: failed, a lost
  * race (a no-replace write cannot have replaced it). Anything else stays
  * uncertain: nothing is deleted, and the next attempt looks for it. */
 static int settle_unknown_outcome(pm_attempt *a, attempt_state *st, int rc, pm_err *e) {
     pm_snapshot *got = NULL;
     pm_err e2;
     int r = pm_snapshot_read(a->t->io, a->t->branch_root, st->lid + 1, &got, &e2);
-    if (r == PAIMON_OK && got->uuid && !strcmp(got->uuid, st->snap_uuid)) {
+    int ours = r == PAIMON_OK && ((got->uuid && !strcmp(got->uuid, st->snap_uuid)) ||
+                                  (got->delta_manifest_list && !strcmp(got->delta_manifest_list, st->delta_name)));
+    if (ours) {
         st->outcome = PM_ATTEMPT_COMMITTED;
         rc = PAIMON_OK;
         pm_err_clear(e);
-    } else if (r == PAIMON_OK && got->uuid) {
+    } else if (r == PAIMON_OK) {
         st->outcome = PM_ATTEMPT_FAILED;
         pm_err_prefix(e, "%s: snapshot %lld is another writer's", a->t->root, (long long)(st->lid + 1));
         rc = PAIMON_EXISTS;
