@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -696,6 +697,72 @@ int fsync(int fd) {
         return -1;
     }
     return (int)syscall(SYS_fsync, fd);
+}
+
+/* Interposes link(2) likewise: 1 makes the link and then reports EIO (an
+ * NFS server whose reply was lost), 2 reports EIO without linking. */
+static int link_eio;
+
+int link(const char *from, const char *to) {
+    if (link_eio == 2) {
+        errno = EIO;
+        return -1;
+    }
+    int r = (int)syscall(SYS_linkat, AT_FDCWD, from, AT_FDCWD, to, 0);
+    if (r == 0 && link_eio == 1) {
+        errno = EIO;
+        return -1;
+    }
+    return r;
+}
+
+/* Issue 22 on the local file system: a link that reports an error after
+ * linking is settled by looking: our temp file at the path -> created (it
+ * was PAIMON_IO, a failure over a file that exists); no file -> a plain
+ * failure. A commit through it lands once. */
+TEST(create_link_error_is_settled_by_looking) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    pm_err e = {0};
+    char probe[600], probe2[600];
+    snprintf(probe, sizeof probe, "%s/probe", c.table);
+    snprintf(probe2, sizeof probe2, "%s/probe2", c.table);
+    link_eio = 1;
+    int rc = pm_io_create_no_replace(t->io, probe, "x", 1, &e);
+    link_eio = 0;
+    if (rc) fprintf(stderr, "  create: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK(tu_file_exists(probe));
+    link_eio = 2;
+    rc = pm_io_create_no_replace(t->io, probe2, "x", 1, &e);
+    link_eio = 0;
+    CHECK_EQ_INT(rc, PAIMON_IO);
+    CHECK(strstr(e.msg, "probe2") != NULL);
+    CHECK(!tu_file_exists(probe2));
+    unlink(probe);
+
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-linked.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "linked");
+    int64_t id = 0;
+    link_eio = 1;
+    rc = tu_commit(t, &x.m, 1, &o, &id, &e);
+    link_eio = 0;
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 5);
+    CHECK_EQ_INT(tu_latest_id(t), 5);
+    pm_snapshot *s5 = tu_read_snap(t, 5);
+    CHECK(s5 && !strcmp(s5->commit_user, "linked"));
+    pm_snapshot_free(s5);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
 }
 
 /* issue 12: the snapshot is linked but the sync of snapshot/ fails. It was
@@ -2176,6 +2243,7 @@ int main(void) {
     RUN(commit_unknown_write_under_anothers_snapshot_is_a_lost_race);
     RUN(commit_uncertain_failure);
     RUN(commit_directory_sync_failure_is_uncertain);
+    RUN(create_link_error_is_settled_by_looking);
     RUN(commit_concurrent_processes);
     RUN(commit_concurrent_processes_4x50);
     RUN(commit_concurrent_deletes_conflict);
