@@ -430,6 +430,39 @@ describe_s3("S3 fault sweeps", function()
     H.rmdir(tdir)
   end)
 
+  -- The same outcome for the other commit users: exit 1 (not 3), naming the
+  -- snapshot, nothing deleted, and the table whole once the key reads.
+  it("drop_partition and rollback --as-latest: an unreadable landed snapshot is uncertain", function()
+    local template, tdir = H.copy_table(SAMPLE)
+    local uris = put_copies(template, 2)
+    local key = "/snapshot/snapshot%-6$"
+    local runs = {
+      {"drop_partition.lua", {uris[1], "--partition", "dt=2026-11-02"}},
+      {"rollback.lua", {uris[2], "--to-snapshot", "3", "--as-latest"}},
+    }
+    for i, run in ipairs(runs) do
+      local uri, what = uris[i], run[1]
+      local before = object_set(uri)
+      H.s3_proxy_plan({{k = 1, method = "PUT", uri = key, fault = "drop_after"},
+                       {k = 1, times = 100000, method = "GET", uri = key, fault = "404"},
+                       {k = 1, times = 100000, method = "HEAD", uri = key, fault = "404"}})
+      local out, err, code = H.script(run[1], with(run[2], client_options(url)))
+      H.s3_proxy_plan({})
+      assert.equals(1, code, what .. ": " .. out .. err)
+      assert.matches("commit outcome uncertain: snapshot 6 (s3://", err, 1, true)
+      assert.matches("/snapshot/snapshot-6)", err, 1, true)
+      -- nothing that was there before is gone
+      local after = object_set(uri)
+      for path in pairs(before) do
+        if not path:match("/LATEST$") then assert.is_truthy(after[path], what .. ": " .. path .. " was deleted") end
+      end
+      local snaps = assert_table_whole(uri, what)
+      assert.equals(6, #snaps, what)
+      if run[1] == "rollback.lua" then assert.matches("protection tag", err, 1, true) end
+    end
+    H.rmdir(tdir)
+  end)
+
   -- A fault that persists past the retries: exit 1, a message naming the
   -- object, the HTTP status and the S3 code, and nothing landed.
   it("a fault that outlasts the retries fails honestly and changes nothing", function()
