@@ -418,7 +418,8 @@ static int settle_unknown_outcome(pm_attempt *a, attempt_state *st, int rc, pm_e
     pm_err e2;
     int r = pm_snapshot_read(a->t->io, a->t->branch_root, st->lid + 1, &got, &e2);
     int ours = r == PAIMON_OK && ((got->uuid && !strcmp(got->uuid, st->snap_uuid)) ||
-                                  (got->delta_manifest_list && !strcmp(got->delta_manifest_list, st->delta_name)));
+                                  (got->delta_manifest_list && st->delta_name &&
+                                   !strcmp(got->delta_manifest_list, st->delta_name)));
     if (ours) {
         st->outcome = PM_ATTEMPT_COMMITTED;
         rc = PAIMON_OK;
