@@ -28,8 +28,10 @@ usage: paimon-lua write.lua TABLE [--input ROWS.jsonl] [--commit-user USER] [--i
                      already in the table is reported, nothing is written again.
   --json             print {"snapshot_id", "rows", "files"} as JSON (a retry that landed
                      before: {"snapshot_id", "rows": 0, "files": 0, "already_committed": true})
-exit codes: 0 committed (or nothing to commit, or committed before), 1 failed, 2 usage,
-            3 conflict]],
+exit codes: 0 committed (or nothing to commit, or committed before), 1 failed or
+            outcome uncertain (the message says "outcome uncertain": the snapshot may
+            exist, every file is kept; re-run with the same --commit-user and
+            --identifier to learn whether it landed), 2 usage, 3 conflict]],
 }
 
 local function unbase64(s, col)
@@ -124,7 +126,8 @@ local function main(opts, pos)
   end
   local id, committed, code = c:commit(msgs, {identifier = identifier})
   if not id then
-    c:abort(msgs)
+    -- an uncertain outcome keeps every file: its snapshot may exist
+    if code ~= "uncertain" then c:abort(msgs) end
     cli.fail(committed, code)
   end
   w:close()

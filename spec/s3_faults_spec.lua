@@ -379,6 +379,90 @@ describe_s3("S3 fault sweeps", function()
     H.rmdir(tdir)
   end)
 
+  -- Issue 22: the snapshot PUT is applied, its answer is lost, and the key
+  -- then reads as missing for a while (a store, or a cache in front of it,
+  -- without read-after-write on that key). A 412 and a 404 for one key
+  -- contradict each other: the outcome is unknown. Before the fix the 412
+  -- was taken for a lost race: write.lua deleted the manifest lists under
+  -- its own snapshot 3, retried until it gave up with exit 3, and a re-run
+  -- reported "already committed" over a broken table. drops = 1: libcurl
+  -- re-sends the PUT on its reused connection and hears 412; drops = 2: no
+  -- answer at all, then the client's own conditional PUT hears 412.
+  it("a landed snapshot that reads as missing is uncertain: exit 1, every file kept", function()
+    local template, tdir = append_template(2)
+    local rows = tdir .. "/rows.jsonl"
+    H.write_file(rows, '{"id": 100, "writer": "unread"}\n')
+    local uris = put_copies(template, 2)
+    for i, drops in ipairs({1, 2}) do
+      local uri, what = uris[i], drops .. " dropped answer(s)"
+      local key = "/snapshot/snapshot%-3$"
+      H.s3_proxy_plan({{k = 1, times = drops, method = "PUT", uri = key, fault = "drop_after"},
+                       {k = 1, times = 100000, method = "GET", uri = key, fault = "404"},
+                       {k = 1, times = 100000, method = "HEAD", uri = key, fault = "404"}})
+      local args = with({uri, "--input", rows, "--commit-user", "unread", "--identifier", "1"}, client_options(url))
+      local out, err, code = H.script("write.lua", args)
+      local log = H.s3_proxy_log()
+      H.s3_proxy_plan({})
+      local applied, missing = 0, 0
+      for _, r in ipairs(log) do
+        if r.method == "PUT" and r.uri:match(key) and r.fault:match("^drop_after:200") then applied = applied + 1 end
+        if r.fault == "404" then missing = missing + 1 end
+      end
+      assert.equals(1, applied, what .. ": the snapshot PUT was not applied through the proxy")
+      assert.is_true(missing >= 1, what .. ": the key was never read")
+      -- uncertain: exit 1 (not 3: no conflict is proven), naming the key
+      assert.equals(1, code, what .. ": " .. out .. err)
+      assert.matches("uncertain", err, 1, true)
+      assert.matches("/snapshot/snapshot-3", err, 1, true)
+      assert.matches("s3://", err, 1, true)
+      -- the key reads again: snapshot 3 is ours, once, and every file it
+      -- (and every other snapshot) references is there
+      local snaps = assert_table_whole(uri, what)
+      assert.equals(3, #snaps, what)
+      assert.equals(1, count_commits(snaps, "unread", 1), what)
+      -- the same commit again is recognized as landed, writes nothing
+      local before = object_set(uri)
+      out, err, code = H.script("write.lua", args)
+      assert.equals(0, code, what .. ": re-run: " .. out .. err)
+      assert.matches("already committed in snapshot 3", out, 1, true)
+      assert.same(before, object_set(uri), what .. ": the re-run wrote or deleted something")
+    end
+    H.rmdir(tdir)
+  end)
+
+  -- The same outcome for the other commit users: exit 1 (not 3), naming the
+  -- snapshot, nothing deleted, and the table whole once the key reads.
+  it("drop_partition and rollback --as-latest: an unreadable landed snapshot is uncertain", function()
+    local template, tdir = H.copy_table(SAMPLE)
+    local uris = put_copies(template, 2)
+    local key = "/snapshot/snapshot%-6$"
+    local runs = {
+      {"drop_partition.lua", {uris[1], "--partition", "dt=2026-11-02"}},
+      {"rollback.lua", {uris[2], "--to-snapshot", "3", "--as-latest"}},
+    }
+    for i, run in ipairs(runs) do
+      local uri, what = uris[i], run[1]
+      local before = object_set(uri)
+      H.s3_proxy_plan({{k = 1, method = "PUT", uri = key, fault = "drop_after"},
+                       {k = 1, times = 100000, method = "GET", uri = key, fault = "404"},
+                       {k = 1, times = 100000, method = "HEAD", uri = key, fault = "404"}})
+      local out, err, code = H.script(run[1], with(run[2], client_options(url)))
+      H.s3_proxy_plan({})
+      assert.equals(1, code, what .. ": " .. out .. err)
+      assert.matches("commit outcome uncertain: snapshot 6 (s3://", err, 1, true)
+      assert.matches("/snapshot/snapshot-6)", err, 1, true)
+      -- nothing that was there before is gone
+      local after = object_set(uri)
+      for path in pairs(before) do
+        if not path:match("/LATEST$") then assert.is_truthy(after[path], what .. ": " .. path .. " was deleted") end
+      end
+      local snaps = assert_table_whole(uri, what)
+      assert.equals(6, #snaps, what)
+      if run[1] == "rollback.lua" then assert.matches("protection tag", err, 1, true) end
+    end
+    H.rmdir(tdir)
+  end)
+
   -- A fault that persists past the retries: exit 1, a message naming the
   -- object, the HTTP status and the S3 code, and nothing landed.
   it("a fault that outlasts the retries fails honestly and changes nothing", function()

@@ -25,6 +25,9 @@ function M.usage_error(msg) error(setmetatable({msg = msg}, Usage), 0) end
 
 -- The one mapping from a core code name to an exit code: conflict 3,
 -- misuse/usage 2, anything else (io, corrupt, notfound, unsupported, ...) 1.
+-- "uncertain" (a commit or a no-replace write whose outcome is unknown: it
+-- may have landed, every file is kept; docs/s3.md "Commit outcomes") is 1
+-- too, never 3: a conflict says nothing was published, uncertain cannot.
 function M.exit_code(code)
   if code == "conflict" then return M.EXIT_CONFLICT end
   if code == "misuse" or code == "usage" then return M.EXIT_USAGE end

@@ -2,9 +2,11 @@
 #include "test.h"
 #include "pm_commit.h"
 #include "pm_commit_internal.h"
+#include "pm_write.h"
 
 #include <stdint.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -492,11 +494,13 @@ static pm_fileio_ops race_ops;
 static int race_count;          /* how many times to pre-create the target */
 static int race_fired;
 static char *race_content;      /* snapshot JSON to plant (id patched in) */
-static int uncertain_mode;      /* 1: create then report IO error; 2: report IO error only */
+static int uncertain_mode;      /* 1: create then report IO error; 2: report IO error only;
+                                   3: IO error only where the racer's snapshot was planted */
 
 static int race_create(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
     if (strstr(path, "/snapshot/snapshot-")) {
-        if (race_fired < race_count) {
+        int planted = race_fired < race_count;
+        if (planted) {
             race_fired++;
             pm_err e2;
             /* the racer's snapshot carries the id of its file name */
@@ -516,7 +520,8 @@ static int race_create(pm_fileio *io, const char *path, const void *p, size_t n,
             if (rc) return rc;
             return pm_fail(e, PAIMON_IO, "%s: simulated I/O error after the write", path);
         }
-        if (uncertain_mode == 2) return pm_fail(e, PAIMON_IO, "%s: simulated I/O error", path);
+        if (uncertain_mode == 2 || (uncertain_mode == 3 && planted))
+            return pm_fail(e, PAIMON_IO, "%s: simulated I/O error", path);
     }
     return race_orig->create_no_replace(io, path, p, n, e);
 }
@@ -597,6 +602,44 @@ TEST(commit_retries_when_id_taken) {
     remove_copy(&c);
 }
 
+/* A snapshot write that failed with an error the FileIO cannot qualify,
+ * whose id then reads as another writer's snapshot: proven failed (a
+ * no-replace write cannot have replaced it), so a lost race: the attempt's
+ * files go and the retry lands on top (issue 22: only a proven failure
+ * cleans up, and a proven one does). Before, they stayed as orphans. */
+TEST(commit_unknown_write_under_anothers_snapshot_is_a_lost_race) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    char mdir[600];
+    snprintf(mdir, sizeof mdir, "%s/manifest", c.table);
+    char *m0 = listing(mdir);
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-proven.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "proven");
+    o.min_retry_wait_ms = 1;
+    race_install(t, c.table, 1, 3);
+    pm_err e = {0};
+    int64_t id = 0;
+    int rc = tu_commit(t, &x.m, 1, &o, &id, &e);
+    race_remove(t);
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(race_fired, 1);
+    CHECK_EQ_INT(id, 6);
+    int n_new = -1;
+    CHECK(new_manifest_files_referenced(t, m0, 6, &n_new) == 0);   /* no leftover of the failed attempt */
+    CHECK_EQ_INT(n_new, 3);
+    free(m0);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 TEST(commit_uncertain_failure) {
     tcopy c;
     paimon_table *t = open_fixture_copy(&c, COMPLEX);
@@ -617,7 +660,10 @@ TEST(commit_uncertain_failure) {
     race_remove(t);
     CHECK_EQ_INT(rc, PAIMON_OK);
     CHECK_EQ_INT(id, 5);
-    /* never written and always an error: retried, then the error; files kept */
+    /* never written and always an error the FileIO cannot qualify: retried,
+     * and the commit cannot prove that nothing landed (the snapshot read
+     * back missing proves nothing on a store without read-after-write):
+     * uncertain (issue 22), naming the snapshot; files kept */
     char *m0 = listing(mdir);
     o.max_retries = 2;
     o.min_retry_wait_ms = 1;
@@ -626,8 +672,9 @@ TEST(commit_uncertain_failure) {
     tentry_init(&x, part.data, part.len, 0, "data-uncertain-2.parquet", 2);
     rc = tu_commit(t, &x.m, 1, &o, &id, &e);
     race_remove(t);
-    CHECK_EQ_INT(rc, PAIMON_IO);
+    CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
     CHECK(strstr(e.msg, "simulated") && strstr(e.msg, "gave up after 2 retries"));
+    CHECK(strstr(e.msg, "commit outcome uncertain: snapshot 6 (") && strstr(e.msg, "/snapshot/snapshot-6)"));
     CHECK_EQ_INT(tu_latest_id(t), 5);
     char *m1 = listing(mdir);
     CHECK(m0 && m1 && strlen(m1) > strlen(m0));
@@ -650,6 +697,72 @@ int fsync(int fd) {
         return -1;
     }
     return (int)syscall(SYS_fsync, fd);
+}
+
+/* Interposes link(2) likewise: 1 makes the link and then reports EIO (an
+ * NFS server whose reply was lost), 2 reports EIO without linking. */
+static int link_eio;
+
+int link(const char *from, const char *to) {
+    if (link_eio == 2) {
+        errno = EIO;
+        return -1;
+    }
+    int r = (int)syscall(SYS_linkat, AT_FDCWD, from, AT_FDCWD, to, 0);
+    if (r == 0 && link_eio == 1) {
+        errno = EIO;
+        return -1;
+    }
+    return r;
+}
+
+/* Issue 22 on the local file system: a link that reports an error after
+ * linking is settled by looking: our temp file at the path -> created (it
+ * was PAIMON_IO, a failure over a file that exists); no file -> a plain
+ * failure. A commit through it lands once. */
+TEST(create_link_error_is_settled_by_looking) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    pm_err e = {0};
+    char probe[600], probe2[600];
+    snprintf(probe, sizeof probe, "%s/probe", c.table);
+    snprintf(probe2, sizeof probe2, "%s/probe2", c.table);
+    link_eio = 1;
+    int rc = pm_io_create_no_replace(t->io, probe, "x", 1, &e);
+    link_eio = 0;
+    if (rc) fprintf(stderr, "  create: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK(tu_file_exists(probe));
+    link_eio = 2;
+    rc = pm_io_create_no_replace(t->io, probe2, "x", 1, &e);
+    link_eio = 0;
+    CHECK_EQ_INT(rc, PAIMON_IO);
+    CHECK(strstr(e.msg, "probe2") != NULL);
+    CHECK(!tu_file_exists(probe2));
+    unlink(probe);
+
+    pm_buf part = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-linked.parquet", 2);
+    pm_commit_opts o;
+    opts_for(t, &o, "linked");
+    int64_t id = 0;
+    link_eio = 1;
+    rc = tu_commit(t, &x.m, 1, &o, &id, &e);
+    link_eio = 0;
+    if (rc) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(id, 5);
+    CHECK_EQ_INT(tu_latest_id(t), 5);
+    pm_snapshot *s5 = tu_read_snap(t, 5);
+    CHECK(s5 && !strcmp(s5->commit_user, "linked"));
+    pm_snapshot_free(s5);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_table_free(t);
+    remove_copy(&c);
 }
 
 /* issue 12: the snapshot is linked but the sync of snapshot/ fails. It was
@@ -684,7 +797,7 @@ TEST(commit_directory_sync_failure_is_uncertain) {
     rc = tu_commit(t, &x.m, 1, &o, &id, &e);      /* the data file exists */
     fail_dir_fsync = 0;
     CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
-    CHECK(strstr(e.msg, "snapshot 5 is written but not known to be durable") != NULL);
+    CHECK(strstr(e.msg, "commit outcome uncertain: snapshot 5 (") != NULL);
     CHECK(strstr(e.msg, "snapshot/snapshot-5 was created, but syncing its directory") != NULL);
     CHECK_EQ_INT(id, 0);
     CHECK_EQ_INT(tu_latest_id(t), 5);             /* in place, not retried as 6 */
@@ -1853,6 +1966,98 @@ TEST(commit_uncertain_retry_is_idempotent) {
 }
 
 
+/* Issue 22 at the commit level: the snapshot write landed but reported an
+ * error, and the snapshot then reads and checks as missing for a while (a
+ * store without read-after-write on the key). Every later attempt finds the
+ * id taken. Before: the lost races ended the commit as PAIMON_CONFLICT
+ * ("snapshot ids were taken by concurrent commits", exit 3), and abort,
+ * which could not see the snapshot either, deleted its data file. Now the
+ * unresolved first attempt makes the end PAIMON_UNCERTAIN naming snapshot
+ * 5, abort deletes nothing, and once the key reads, snapshot 5 is whole. */
+static int hidden_id;           /* snapshot id that reads and checks as missing (0: none) */
+
+static int is_hidden(const char *path) {
+    char tail[64];
+    snprintf(tail, sizeof tail, "/snapshot/snapshot-%d", hidden_id);
+    size_t l = strlen(path), k = strlen(tail);
+    return hidden_id && l >= k && !strcmp(path + l - k, tail);
+}
+
+static int hide_read(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
+    if (is_hidden(path)) return pm_fail(e, PAIMON_NOTFOUND, "%s: simulated 404", path);
+    return race_orig->read_all(io, path, out, e);
+}
+
+static int hide_exists(pm_fileio *io, const char *path, int *ex, pm_err *e) {
+    if (is_hidden(path)) { *ex = 0; return PAIMON_OK; }
+    return race_orig->exists(io, path, ex, e);
+}
+
+TEST(commit_uncertain_then_lost_races_stays_uncertain) {
+    tcopy c;
+    paimon_table *t = open_fixture_copy(&c, COMPLEX);
+    if (!t) return;
+    pm_buf part = {0}, names = {0};
+    CHECK(partition_bytes(t, "f1=10/", &part) == 0);
+    pm_commit_opts o;
+    opts_for(t, &o, "unread");
+    o.min_retry_wait_ms = 1;
+    o.max_retries = 3;
+    o.identifier = 7;
+    tentry x;
+    tentry_init(&x, part.data, part.len, 0, "data-unread.parquet", 2);
+    CHECK_EQ_INT(tu_touch_adds(t, &x.m, 1, NULL, 0), 0);
+    pm_buf data = {0};
+    pm_err e = {0};
+    CHECK_EQ_INT(pm_data_file_full_path(t, &x.m, &data, &e), PAIMON_OK);
+    race_orig = t->io->ops;
+    race_ops = *race_orig;
+    race_ops.create_no_replace = flaky_create;
+    race_ops.read_all = hide_read;
+    race_ops.exists = hide_exists;
+    flaky_left = 1;
+    flaky_write = 1;
+    flaky_reads = 0;
+    hidden_id = 5;
+    t->io->ops = &race_ops;
+    pm_commit_history h;
+    memset(&h, 0, sizeof h);
+    int64_t id = 0, removed = -1, kept = -1;
+    int created = 0;
+    int rc = pm_write_commit(t, &x.m, 1, &o, 0, &h, &id, &created, &e);
+    CHECK_EQ_INT(rc, PAIMON_UNCERTAIN);
+    if (rc != PAIMON_UNCERTAIN) fprintf(stderr, "  commit: %s\n", e.msg);
+    CHECK(strstr(e.msg, "commit outcome uncertain: snapshot 5 (") && strstr(e.msg, "/snapshot/snapshot-5)"));
+    CHECK(strstr(e.msg, "simulated uncertain failure") || strstr(e.msg, "gave up after 3 retries"));
+    CHECK_EQ_INT(h.uncertain, 1);
+    CHECK_EQ_INT(created, 0);
+    /* the snapshot still reads as missing: abort keeps the data file */
+    CHECK_EQ_INT(pm_write_abort(t, &h, &x.m, 1, &removed, &kept, &e), PAIMON_OK);
+    CHECK_EQ_INT(removed, 0);
+    CHECK_EQ_INT(kept, 1);
+    t->io->ops = race_orig;
+    hidden_id = 0;
+    CHECK(tu_file_exists((char *)data.data));
+    /* the key reads: snapshot 5 is ours, once, and whole */
+    CHECK_EQ_INT(tu_latest_id(t), 5);
+    pm_snapshot *s = tu_read_snap(t, 5);
+    CHECK(s && s->commit_identifier == 7 && !strcmp(s->commit_user, "unread"));
+    pm_snapshot_free(s);
+    CHECK_EQ_INT(live_names(t, 5, &names, NULL), 4);
+    CHECK(has_line(&names, "data-unread.parquet"));
+    /* a retry of the same commit is recognized */
+    int64_t last = 0, last_id = 0;
+    CHECK_EQ_INT(pm_commit_last_of_user(t, "unread", &last, &last_id, &e), PAIMON_OK);
+    CHECK_EQ_INT(last, 7);
+    CHECK_EQ_INT(last_id, 5);
+    pm_buf_free(&data);
+    tentry_free(&x);
+    pm_buf_free(&part);
+    pm_buf_free(&names);
+    pm_table_free(t);
+    remove_copy(&c);
+}
+
 /* ---- overtaken by expiration ------------------------------------------- */
 
 /* While our commit reads its base (snapshot 4), another writer commits
@@ -2035,8 +2240,10 @@ int main(void) {
     RUN(commit_delete_live_file);
     RUN(commit_delete_non_live_conflicts);
     RUN(commit_retries_when_id_taken);
+    RUN(commit_unknown_write_under_anothers_snapshot_is_a_lost_race);
     RUN(commit_uncertain_failure);
     RUN(commit_directory_sync_failure_is_uncertain);
+    RUN(create_link_error_is_settled_by_looking);
     RUN(commit_concurrent_processes);
     RUN(commit_concurrent_processes_4x50);
     RUN(commit_concurrent_deletes_conflict);
@@ -2055,6 +2262,7 @@ int main(void) {
     RUN(commit_rolls_manifests);
     RUN(commit_full_compaction_rolls);
     RUN(commit_uncertain_retry_is_idempotent);
+    RUN(commit_uncertain_then_lost_races_stays_uncertain);
     RUN(commit_overtaken_by_expiration_retries);
     RUN(commit_refuses_to_publish_a_deleted_file);
     return TEST_SUMMARY();

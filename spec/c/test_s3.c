@@ -713,6 +713,58 @@ TEST(test_create_unknown_outcome_resolved_by_read_back) {
     fake_stop(&f);
 }
 
+/* Issue 22: a 412 whose key then reads as missing contradicts itself (a
+ * store or cache without read-after-write on the key): the PUT may have
+ * been applied. UNCERTAIN naming the key, never EXISTS (before: EXISTS,
+ * and the commit deleted the manifests under its own snapshot). Once a
+ * PUT may have been applied, a later definite refusal is UNCERTAIN too. */
+TEST(test_create_412_then_404_is_uncertain) {
+    const char *first[] = {"412 PreconditionFailed x", "404 NoSuchKey", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, first), 0);
+    pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    pm_err e;
+    CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_UNCERTAIN);
+    CHECK_EQ_INT(f.served, 2);
+    CHECK(strstr(e.msg, "s3://fb/t/snapshot-3: outcome uncertain") != NULL && strstr(e.msg, "412") != NULL &&
+          strstr(e.msg, "404") != NULL);
+    check_no_secret(e.msg);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+
+    /* dropped after the body went out, missing, then 412, missing again */
+    const char *again[] = {"reset", "404 NoSuchKey", "412 PreconditionFailed x", "404 NoSuchKey", NULL};
+    CHECK_EQ_INT(fake_start(&f, again), 0);
+    io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_UNCERTAIN);
+    CHECK_EQ_INT(f.served, 4);
+    CHECK(strncmp(f.methods, "PGPG", 4) == 0);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+
+    /* dropped, missing, then a definite 403: the first PUT may have landed */
+    const char *refused[] = {"reset", "404 NoSuchKey", "403 AccessDenied no", NULL};
+    CHECK_EQ_INT(fake_start(&f, refused), 0);
+    io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_UNCERTAIN);
+    CHECK(strstr(e.msg, "outcome uncertain") != NULL && strstr(e.msg, "403") != NULL);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+
+    /* a definite 403 on the first PUT: nothing applied, a plain failure */
+    const char *denied[] = {"403 AccessDenied no", NULL};
+    CHECK_EQ_INT(fake_start(&f, denied), 0);
+    io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    CHECK_EQ_INT(pm_io_create_no_replace(io, "s3://fb/t/snapshot-3", "snapshot-body", 13, &e), PAIMON_IO);
+    CHECK_EQ_INT(f.served, 1);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
 /* A request that stalls past the timeout: a GET is retried; a conditional
  * PUT is resolved by reading back, and a stalled read-back is uncertain. */
 TEST(test_timeouts) {
@@ -977,6 +1029,7 @@ int main(void) {
     RUN(test_retry_after_reset_and_give_up);
     RUN(test_no_retry_of_4xx);
     RUN(test_create_unknown_outcome_resolved_by_read_back);
+    RUN(test_create_412_then_404_is_uncertain);
     RUN(test_timeouts);
     RUN(test_delete_objects_per_key_errors);
     RUN(test_create_conflict_409_retried);

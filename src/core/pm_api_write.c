@@ -113,7 +113,7 @@ struct paimon_commit {
     paimon_table *t;
     pm_commit_opts o;
     char *user;
-    int64_t first_seen;   /* see pm_write_commit */
+    pm_commit_history h;
 };
 
 int paimon_commit_open(paimon_table *t, const char *commit_user, paimon_commit **out) {
@@ -141,7 +141,7 @@ int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t ide
     if (kind) o.kind = kind;
     int64_t id = 0;
     int made = 0;
-    int rc = pm_write_commit(c->t, m->ents, m->n, &o, 0, &c->first_seen, &id, &made, &c->t->err);
+    int rc = pm_write_commit(c->t, m->ents, m->n, &o, 0, &c->h, &id, &made, &c->t->err);
     if (snapshot_id) *snapshot_id = id;
     if (created) *created = made;
     return rc;
@@ -150,7 +150,7 @@ int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t ide
 int paimon_commit_abort(paimon_commit *c, const paimon_messages *m, int64_t *removed, int64_t *kept) {
     if (!c || !m) return PAIMON_MISUSE;
     int64_t r = 0, k = 0;
-    int rc = pm_write_abort(c->t, c->first_seen ? c->first_seen : 1, m->ents, m->n, &r, &k, &c->t->err);
+    int rc = pm_write_abort(c->t, &c->h, m->ents, m->n, &r, &k, &c->t->err);
     if (removed) *removed = r;
     if (kept) *kept = k;
     return rc;

@@ -185,7 +185,7 @@ typedef struct attempt_state {
     char snap_uuid[37];
     pm_buf json;                       /* the new snapshot */
     char *path;                        /* where it goes */
-    int published;                     /* a snapshot of ours may exist: keep our files */
+    pm_attempt_outcome outcome;        /* FAILED until the snapshot write goes out */
 } attempt_state;
 
 static void attempt_state_free(attempt_state *st) {
@@ -202,16 +202,21 @@ static void attempt_state_free(attempt_state *st) {
     pm_buf_free(&st->json);
 }
 
-/* Retry after an uncertain failure: did that attempt commit after all?
- * *landed = the id of a snapshot with our (user, identifier, kind) after
- * the one the failed attempt built on, else 0. */
+/* Retry after an uncertain attempt: did it commit after all? *landed =
+ * the id of a snapshot with our (user, identifier, kind) after the one the
+ * first uncertain attempt built on, else 0. When none is ours and every id
+ * up to the last uncertain write reads as another writer's snapshot, no
+ * write of ours landed (a no-replace write goes to exactly its id): the
+ * uncertainty is resolved as failed. A snapshot that reads as missing
+ * proves nothing (expired, or a store without read-after-write). */
 static int find_landed_attempt(pm_attempt *a, int64_t lid, const char *kind, int64_t *landed, pm_err *e) {
     paimon_table *t = a->t;
     *landed = 0;
+    int all_read = 1;
     for (int64_t i = a->scan_from + 1; i <= lid; i++) {
         pm_snapshot *got = NULL;
         int rc = pm_snapshot_read(t->io, t->branch_root, i, &got, e);
-        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); continue; }
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); all_read = 0; continue; }
         if (rc) return rc;
         int same = got->commit_user && !strcmp(got->commit_user, a->o->commit_user) &&
                    got->commit_identifier == a->o->identifier && got->commit_kind &&
@@ -222,7 +227,20 @@ static int find_landed_attempt(pm_attempt *a, int64_t lid, const char *kind, int
             return PAIMON_OK;
         }
     }
+    if (all_read && lid >= a->uncertain_top) a->uncertain = 0;
     return PAIMON_OK;
+}
+
+/* This attempt's snapshot write may have landed: the next attempt looks
+ * for it, and the commit cannot end as failed until that is resolved. */
+static void mark_uncertain(pm_attempt *a, attempt_state *st) {
+    st->outcome = PM_ATTEMPT_UNCERTAIN;
+    if (!a->uncertain) {
+        a->uncertain = 1;
+        a->scan_from = st->lid;
+    }
+    if (st->lid + 1 > a->uncertain_top) a->uncertain_top = st->lid + 1;
+    a->uncertain_id = st->lid + 1;
 }
 
 /* The latest snapshot (none on an empty table) and the newest schema id. */
@@ -375,56 +393,65 @@ static int check_base_survived(pm_attempt *a, attempt_state *st, int rc, pm_err 
                     (now_latest > st->lid + 1 || snapshot_below_exists(t, st->lid));
     pm_snapshot_free(now);
     if (take_back) {
-        if (pm_io_remove(t->io, st->path, &e2) == PAIMON_OK)
+        if (pm_io_remove(t->io, st->path, &e2) == PAIMON_OK) {
+            st->outcome = PM_ATTEMPT_FAILED;
             rc = pm_fail(e, PAIMON_EXISTS, "%s: snapshot %lld was expired, rolled back or replaced while committing "
                          "on top of it", t->root, (long long)st->lid);
-        else   /* our snapshot file stays: keep what it names */
-            st->published = 1, rc = pm_fail(e, PAIMON_IO, "%s: snapshot %lld was expired, rolled back or replaced "
-                                            "while committing on top of it and %s cannot be removed: %s", t->root,
-                                            (long long)st->lid, st->path, e2.msg);
-    }
-    return rc;
-}
-
-/* The create failed with neither success nor "exists": the snapshot may
- * have been created. Never delete; ours if it carries our uuid, else the
- * next attempt looks for it. */
-static int settle_unknown_outcome(pm_attempt *a, attempt_state *st, int rc, pm_err *e) {
-    pm_snapshot *got = NULL;
-    pm_err e2;
-    if (pm_snapshot_read(a->t->io, a->t->branch_root, st->lid + 1, &got, &e2) == PAIMON_OK && got->uuid &&
-        !strcmp(got->uuid, st->snap_uuid)) {
-        rc = PAIMON_OK;
-        pm_err_clear(e);
-    }
-    pm_snapshot_free(got);
-    st->published = 1;   /* keep files either way */
-    if (rc) {
-        a->last_uncertain = 1;
-        if (!a->uncertain) {
-            a->uncertain = 1;
-            a->scan_from = st->lid;
+        } else {   /* our snapshot file stays: keep what it names */
+            mark_uncertain(a, st);
+            rc = pm_fail(e, PAIMON_UNCERTAIN, "%s: snapshot %lld was expired, rolled back or replaced while "
+                         "committing on top of it and %s cannot be removed: %s", t->root, (long long)st->lid,
+                         st->path, e2.msg);
         }
     }
     return rc;
 }
 
-/* Create the snapshot file without replacing and classify the outcome. */
+/* The create failed with neither success, "exists" nor "uncertain" (a
+ * FileIO error that does not say whether the write was applied): read the
+ * id back. Ours (our uuid, or our delta manifest list, whose name only
+ * this attempt uses): committed. Another writer's snapshot: failed, a lost
+ * race (a no-replace write cannot have replaced it). Anything else stays
+ * uncertain: nothing is deleted, and the next attempt looks for it. */
+static int settle_unknown_outcome(pm_attempt *a, attempt_state *st, int rc, pm_err *e) {
+    pm_snapshot *got = NULL;
+    pm_err e2;
+    int r = pm_snapshot_read(a->t->io, a->t->branch_root, st->lid + 1, &got, &e2);
+    int ours = r == PAIMON_OK && ((got->uuid && !strcmp(got->uuid, st->snap_uuid)) ||
+                                  (got->delta_manifest_list && st->delta_name &&
+                                   !strcmp(got->delta_manifest_list, st->delta_name)));
+    if (ours) {
+        st->outcome = PM_ATTEMPT_COMMITTED;
+        rc = PAIMON_OK;
+        pm_err_clear(e);
+    } else if (r == PAIMON_OK) {
+        st->outcome = PM_ATTEMPT_FAILED;
+        pm_err_prefix(e, "%s: snapshot %lld is another writer's", a->t->root, (long long)(st->lid + 1));
+        rc = PAIMON_EXISTS;
+    } else {
+        mark_uncertain(a, st);
+    }
+    pm_snapshot_free(got);
+    return rc;
+}
+
+/* Create the snapshot file without replacing and classify the outcome:
+ * committed; failed only when the FileIO proved the id another writer's
+ * (PAIMON_EXISTS); PAIMON_UNCERTAIN from the FileIO (applied or not, it
+ * cannot tell: a 412 whose key reads as missing, a durable-sync failure)
+ * is uncertain and final; any other error is settled by reading back. */
 static int publish(pm_attempt *a, attempt_state *st, pm_err *e) {
     paimon_table *t = a->t;
+    st->outcome = PM_ATTEMPT_UNCERTAIN;   /* from here on a snapshot of ours may exist */
     int rc = pm_io_create_no_replace(t->io, st->path, st->json.data, st->json.len, e);
-    if ((rc == PAIMON_OK || rc == PAIMON_UNCERTAIN) && st->lid > 0) rc = check_base_survived(a, st, rc, e);
-    if (rc == PAIMON_OK || st->published) {
-        st->published = 1;
+    if (rc == PAIMON_OK) {
+        st->outcome = PM_ATTEMPT_COMMITTED;
+        if (st->lid > 0) rc = check_base_survived(a, st, rc, e);
+    } else if (rc == PAIMON_EXISTS) {
+        st->outcome = PM_ATTEMPT_FAILED;
     } else if (rc == PAIMON_UNCERTAIN) {
-        /* Our snapshot is in place and readers may already use it, but its
-         * directory entry may not survive a crash: not a success, and no
-         * retry either (that would commit the same changes twice). */
-        st->published = 1;
-        pm_err_prefix(e, "commit to %s: snapshot %lld is written but not known to be durable (its manifests are "
-                      "kept; check that the snapshot exists before committing these changes again)",
-                      t->root, (long long)(st->lid + 1));
-    } else if (rc != PAIMON_EXISTS) {
+        mark_uncertain(a, st);
+    } else {
         rc = settle_unknown_outcome(a, st, rc, e);
     }
     return rc;
@@ -434,7 +461,7 @@ static int publish(pm_attempt *a, attempt_state *st, pm_err *e) {
  * base snapshot itself is gone, an expiration overtook us. That is a lost
  * race (retry on the new latest), not corruption. */
 static int base_expired_is_lost_race(pm_attempt *a, const attempt_state *st, int rc) {
-    if (rc != PAIMON_NOTFOUND || st->published || st->lid <= 0) return rc;
+    if (rc != PAIMON_NOTFOUND || st->outcome != PM_ATTEMPT_FAILED || st->lid <= 0) return rc;
     char *sp = snapshot_path(a->t, st->lid);
     int exists = 1;
     pm_err ignored = {0};
@@ -461,16 +488,18 @@ static int build_and_publish(pm_attempt *a, attempt_state *st, const pm_manifest
     return publish(a, st, e);
 }
 
-/* PAIMON_OK (committed, *out_id set), PAIMON_EXISTS (lost the race; this
- * attempt's files removed), or an error. */
+/* One attempt: *outcome committed (PAIMON_OK, *out_id set), failed
+ * (PAIMON_EXISTS: lost the race; else why; this attempt's files removed)
+ * or uncertain (the error; its files kept). */
 static int try_commit_once(pm_attempt *a, const pm_manifest_entry *ents, size_t n, const pm_index_entry *ix,
-                           size_t n_ix, const char *kind, int need_check, int64_t *out_id, pm_err *e) {
+                           size_t n_ix, const char *kind, int need_check, int64_t *out_id,
+                           pm_attempt_outcome *outcome, pm_err *e) {
     paimon_table *t = a->t;
     attempt_state st;
     memset(&st, 0, sizeof st);
+    st.outcome = PM_ATTEMPT_FAILED;
     pm_uuid4(a->uuid);
     a->n_manifest = a->n_list = a->n_index = 0;
-    a->last_uncertain = 0;
     a->write_hint = 1;
 
     int64_t landed = 0;
@@ -482,15 +511,30 @@ static int try_commit_once(pm_attempt *a, const pm_manifest_entry *ents, size_t 
                      t->root, (long long)st.lid, (long long)a->o->expect_latest);
     if (!rc && landed) {
         *out_id = landed;
+        st.outcome = PM_ATTEMPT_COMMITTED;
         a->write_hint = landed == st.lid;
     } else if (!rc && (rc = build_and_publish(a, &st, ents, n, ix, n_ix, kind, need_check, e)) == PAIMON_OK) {
         *out_id = st.lid + 1;
     }
     rc = base_expired_is_lost_race(a, &st, rc);
-    if (st.published) attempt_forget(a);
-    else attempt_cleanup(a);
+    *outcome = st.outcome;
+    if (st.outcome == PM_ATTEMPT_FAILED) attempt_cleanup(a);   /* proven: nothing of ours is visible */
+    else attempt_forget(a);
     attempt_state_free(&st);
     return rc;
+}
+
+/* The end of a commit with an unresolved uncertain attempt, whatever the
+ * last attempt said (a conflict found after an uncertain write is no proof
+ * that the write did not land): PAIMON_UNCERTAIN, naming the snapshot. */
+static int commit_uncertain(pm_attempt *a, pm_err *e) {
+    char *path = snapshot_path(a->t, a->uncertain_id);
+    pm_err_prefix(e, "commit outcome uncertain: snapshot %lld (%s) may or may not have been created; every file it "
+                  "may reference is kept. Once it reads, re-run the same commit (same commit user and identifier): "
+                  "it reports the commit if it landed", (long long)a->uncertain_id, path ? path : "?");
+    free(path);
+    e->code = PAIMON_UNCERTAIN;
+    return PAIMON_UNCERTAIN;
 }
 
 static void retry_sleep(const pm_commit_opts *o, int retry) {
@@ -566,20 +610,22 @@ int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size
     a.t = t;
     a.o = o;
     int64_t id = 0;
+    pm_attempt_outcome out = PM_ATTEMPT_FAILED;
     for (int retry = 0;; retry++) {
-        rc = try_commit_once(&a, entries, n, index_entries, n_index, kind, need_check, &id, e);
-        if (rc == PAIMON_OK) break;
-        /* Preparation failures and conflicts are final; a lost race and an
-         * uncertain snapshot write are retried. */
-        if (rc != PAIMON_EXISTS && !a.last_uncertain) break;
+        rc = try_commit_once(&a, entries, n, index_entries, n_index, kind, need_check, &id, &out, e);
+        if (out == PM_ATTEMPT_COMMITTED) break;
+        /* A lost race is retried, and so is a snapshot write whose outcome
+         * the next attempt can look for (a FileIO error); failures before
+         * publishing, conflicts and the FileIO's own "uncertain" are final. */
+        int again = out == PM_ATTEMPT_FAILED ? rc == PAIMON_EXISTS : rc != PAIMON_UNCERTAIN;
+        if (!again) break;
         if (retry >= o->max_retries) {
-            if (rc == PAIMON_EXISTS)
+            if (rc == PAIMON_EXISTS && !a.uncertain)
                 rc = pm_fail(e, PAIMON_CONFLICT,
                              "commit to %s gave up after %d retries: snapshot ids were taken by concurrent commits",
                              t->root, retry);
             else
-                pm_err_prefix(e, "commit to %s gave up after %d retries; the outcome of the last snapshot write "
-                              "is unknown (its manifests are kept)", t->root, retry);
+                pm_err_prefix(e, "gave up after %d retries", retry);
             break;
         }
         retry_sleep(o, retry);
@@ -589,10 +635,8 @@ int pm_commit_with_index(paimon_table *t, const pm_manifest_entry *entries, size
         pm_avro_schema_cache_bind(NULL);
         pm_avro_schema_cache_free(sc);
     }
-    if (rc && a.uncertain && !a.last_uncertain)
-        pm_err_prefix(e, "commit to %s: an earlier snapshot write failed with an unknown outcome (its manifests "
-                      "are kept) and the retry failed", t->root);
-    if (rc) return rc;
+    if (out != PM_ATTEMPT_COMMITTED && a.uncertain) rc = commit_uncertain(&a, e);
+    if (out != PM_ATTEMPT_COMMITTED) return rc ? rc : pm_fail(e, PAIMON_ERROR, "commit to %s failed", t->root);
     if (snapshot_id) *snapshot_id = id;
     if (a.write_hint) {
         pm_err e2;

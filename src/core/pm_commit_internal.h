@@ -15,18 +15,33 @@
 
 /* ---- one commit attempt ---------------------------------------------------- */
 
+/* The outcome of one commit attempt: the one place where the protocol is
+ * three-valued (issue 22). Only PM_ATTEMPT_FAILED, proven that nothing of
+ * the attempt is visible (it failed before its snapshot write, or the
+ * snapshot id holds another writer's readable snapshot, or ours was taken
+ * back), lets the attempt delete the files it wrote. Anything not proven
+ * is PM_ATTEMPT_UNCERTAIN: a snapshot of ours may exist, and every file it
+ * may reference stays. */
+typedef enum pm_attempt_outcome {
+    PM_ATTEMPT_FAILED = 0,
+    PM_ATTEMPT_COMMITTED,
+    PM_ATTEMPT_UNCERTAIN
+} pm_attempt_outcome;
+
 typedef struct pm_attempt {
     paimon_table *t;
     const pm_commit_opts *o;
     char uuid[37];
     int n_manifest, n_list, n_index;
     pm_strv written;                   /* full paths of the files it wrote */
-    /* Set once an attempt failed uncertainly (the snapshot may or may not
-     * have been created): later attempts first look for it among the
-     * snapshots after `scan_from` (Java tryCommitOnce, retryResult). */
+    /* Set while an uncertain attempt is unresolved (its snapshot may or may
+     * not have been created): later attempts first look for it among the
+     * snapshots after `scan_from` (Java tryCommitOnce, retryResult); it is
+     * resolved as failed once every id up to `uncertain_top` reads as
+     * another writer's snapshot. uncertain_id: the snapshot id of the last
+     * uncertain write (for the message). */
     int uncertain;
-    int64_t scan_from;
-    int last_uncertain;                /* the last attempt ended uncertainly */
+    int64_t scan_from, uncertain_top, uncertain_id;
     int write_hint;                    /* success: write LATEST */
 } pm_attempt;
 

@@ -366,6 +366,25 @@ static int link_unsupported(int err) {
            err == EMLINK || err == EINVAL;
 }
 
+/* link(2) or renameat2(2) failed with an error that does not say whether
+ * the entry was made (EIO; an NFS server whose answer was lost, the known
+ * case where link reports failure after linking): whether `path` is now our
+ * temp file tells (issue 22: an outcome not proven failed is uncertain).
+ * Ours: created. Another file: PAIMON_EXISTS. Missing: nothing was made.
+ * Cannot be checked: PAIMON_UNCERTAIN. */
+static int settle_link_error(const char *path, const struct stat *ours, const char *dir, int err, const char *how,
+                             pm_err *e) {
+    struct stat now;
+    if (stat(path, &now) == 0) {
+        if (now.st_dev == ours->st_dev && now.st_ino == ours->st_ino) return synced_or_uncertain(path, dir, e);
+        return pm_fail_errno(e, PAIMON_EXISTS, err, "%s already exists", path);
+    }
+    int serr = errno;
+    if (serr == ENOENT) return pm_fail_errno(e, PAIMON_IO, err, "cannot create %s (%s failed)", path, how);
+    return pm_fail_errno(e, PAIMON_UNCERTAIN, serr, "%s: outcome uncertain: %s failed (%s) and checking whether it "
+                         "was created failed too", path, how, strerror(err));
+}
+
 static int local_create_no_replace(pm_fileio *io, const char *uri, const void *p, size_t n,
                                    pm_err *e) {
     (void)io;
@@ -373,6 +392,14 @@ static int local_create_no_replace(pm_fileio *io, const char *uri, const void *p
     char *tmp, *dir;
     int rc = write_temp(path, p, n, &tmp, &dir, e);
     if (rc) return rc;
+    struct stat ours;
+    if (stat(tmp, &ours) != 0) {
+        rc = pm_fail_errno(e, PAIMON_IO, errno, "cannot create %s (its temp file %s vanished)", path, tmp);
+        unlink(tmp);
+        free(tmp);
+        free(dir);
+        return rc;
+    }
     if (link(tmp, path) == 0) {
         unlink(tmp);
         rc = synced_or_uncertain(path, dir, e);
@@ -389,12 +416,10 @@ static int local_create_no_replace(pm_fileio *io, const char *uri, const void *p
                 if (err2 == EEXIST)
                     rc = pm_fail_errno(e, PAIMON_EXISTS, err2, "%s already exists", path);
                 else
-                    rc = pm_fail_errno(e, PAIMON_IO, err2,
-                                       "cannot create %s (link failed: %s; renameat2 failed)", path,
-                                       strerror(err));
+                    rc = settle_link_error(path, &ours, dir, err2, "renameat2 (link unsupported)", e);
             }
         } else {
-            rc = pm_fail_errno(e, PAIMON_IO, err, "cannot create %s", path);
+            rc = settle_link_error(path, &ours, dir, err, "link", e);
         }
         unlink(tmp);   /* no-op if renameat2 consumed it */
     }

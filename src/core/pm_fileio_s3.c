@@ -453,7 +453,12 @@ static int resolve_by_reading_back(pm_fileio *io, const char *uri, const char *k
  * -> OK, other bytes -> EXISTS, missing -> the conditional PUT is tried
  * again (it cannot overwrite), unreadable -> UNCERTAIN. A 412 is checked
  * the same way: it may be our own write, applied by an earlier attempt or
- * by libcurl's silent re-send on a reused connection. */
+ * by libcurl's silent re-send on a reused connection. A 412 whose key then
+ * reads as missing contradicts itself (a store or cache without
+ * read-after-write on the key): UNCERTAIN, never EXISTS. Once a request may
+ * have been applied, every later failure is UNCERTAIN too. So: OK (ours is
+ * there), EXISTS (proven: another writer's bytes are there), UNCERTAIN, or
+ * another code (proven: nothing was applied). */
 static int s3_create_no_replace(pm_fileio *io, const char *uri, const void *p, size_t n, pm_err *e) {
     const char *key;
     int rc = object_key_of(io, uri, &key, e);
@@ -477,10 +482,9 @@ static int s3_create_no_replace(pm_fileio *io, const char *uri, const void *p, s
             if (!uncertain) snprintf(why, sizeof why, "the store answered 412 Precondition Failed");
             rc = resolve_by_reading_back(io, uri, key, p, n, why, &missing, e);
             if (missing)
-                rc = uncertain ? pm_fail(e, PAIMON_UNCERTAIN, "%s: the store answered 412 but the key cannot be read (%s)",
-                                         uri, why)
-                               : pm_fail(e, PAIMON_EXISTS, "%s already exists (the store answered 412; the key is "
-                                         "gone again)", uri);
+                rc = pm_fail(e, PAIMON_UNCERTAIN, "%s: outcome uncertain: the conditional PUT was answered 412 "
+                             "Precondition Failed (the key exists) but reading the key back answers 404 (missing); "
+                             "the write may have been applied (%s)", uri, why);
             break;
         }
         if (rc == PAIMON_OK && conditional_put_unsupported(&resp)) {
@@ -495,6 +499,10 @@ static int s3_create_no_replace(pm_fileio *io, const char *uri, const void *p, s
         int conflict = rc == PAIMON_OK && resp.status == 409 && strcmp(resp.s3_code, "ConditionalRequestConflict") == 0;
         if (rc == PAIMON_OK && !conflict && !pm_s3_retryable(&resp)) {
             rc = pm_s3_fail(s3, e, PAIMON_IO, "PUT", key, &resp);
+            if (uncertain) {   /* an earlier copy may have been applied */
+                pm_err_prefix(e, "%s: outcome uncertain (an earlier attempt may have been applied: %s)", uri, why);
+                rc = e->code = PAIMON_UNCERTAIN;
+            }
             break;
         }
         /* no answer or a retryable answer */

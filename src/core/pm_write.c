@@ -155,7 +155,7 @@ void pm_writer_free(paimon_writer *w) {
 /* ---- commit and abort ------------------------------------------------------- */
 
 int pm_write_commit(paimon_table *t, const pm_manifest_entry *ents, size_t n, const pm_commit_opts *o,
-                    int force, int64_t *first_seen, int64_t *snapshot_id, int *created, pm_err *e) {
+                    int force, pm_commit_history *h, int64_t *snapshot_id, int *created, pm_err *e) {
     *created = 0;
     *snapshot_id = 0;
     if (n == 0 && !force && !(o->kind && !strcmp(o->kind, "COMPACT"))) {
@@ -163,23 +163,28 @@ int pm_write_commit(paimon_table *t, const pm_manifest_entry *ents, size_t n, co
         if (rc == PAIMON_NOTFOUND) { *snapshot_id = 0; pm_err_clear(e); rc = PAIMON_OK; }
         return rc;
     }
-    if (!*first_seen) {
+    if (!h->first_seen) {
         int64_t latest = 0;
         pm_err ignored;
         if (pm_snapshot_latest_id(t->io, t->branch_root, &latest, &ignored) != PAIMON_OK) latest = 0;
-        *first_seen = latest + 1;
+        h->first_seen = latest + 1;
     }
     int rc = pm_commit(t, ents, n, o, snapshot_id, e);
     if (!rc) *created = 1;
+    if (rc == PAIMON_UNCERTAIN) h->uncertain = 1;
     return rc;
 }
 
-int pm_write_abort(paimon_table *t, int64_t from_id, const pm_manifest_entry *ents, size_t n,
+int pm_write_abort(paimon_table *t, const pm_commit_history *h, const pm_manifest_entry *ents, size_t n,
                    int64_t *removed, int64_t *kept, pm_err *e) {
     *removed = *kept = 0;
+    if (h->uncertain) {
+        for (size_t i = 0; i < n; i++) *kept += ents[i].kind == PM_FILE_ADD && !ents[i].file.external_path;
+        return PAIMON_OK;
+    }
     uint8_t *found = calloc(n ? n : 1, 1);
     if (!found) return pm_fail(e, PAIMON_NOMEM, "out of memory");
-    int rc = pm_commit_find_added(t, from_id, ents, n, found, e);
+    int rc = pm_commit_find_added(t, h->first_seen ? h->first_seen : 1, ents, n, found, e);
     if (rc) {
         pm_err_prefix(e, "abort: deleting nothing");
         free(found);

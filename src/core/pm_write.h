@@ -41,19 +41,28 @@ int pm_writer_write_row(paimon_writer *w, pm_err *e);
 void pm_writer_detach(paimon_writer *w);
 void pm_writer_free(paimon_writer *w);   /* NULL-safe; deletes files not handed out */
 
+/* What a commit handle (the C API's paimon_commit, the Lua binding's)
+ * remembers between its commits; zero-initialise. */
+typedef struct pm_commit_history {
+    int64_t first_seen;   /* the latest id before its first commit + 1 (0: none yet): where abort
+                             starts looking for snapshots of this committer */
+    int uncertain;        /* a commit ended with an unknown outcome (PAIMON_UNCERTAIN): its snapshot
+                             may exist, so abort deletes nothing from then on */
+} pm_commit_history;
+
 /* Commit entries as one snapshot, except that no entries and a kind other
  * than COMPACT (unless force) commit nothing, as Java's batch commit skips
- * empty commits: *created 0 and *snapshot_id the latest id (0 if none).
- * *first_seen (0 the first time) records where abort starts looking for
- * snapshots of this committer: the latest id before its first commit + 1. */
+ * empty commits: *created 0 and *snapshot_id the latest id (0 if none). */
 int pm_write_commit(paimon_table *t, const pm_manifest_entry *ents, size_t n, const pm_commit_opts *o,
-                    int force, int64_t *first_seen, int64_t *snapshot_id, int *created, pm_err *e);
+                    int force, pm_commit_history *h, int64_t *snapshot_id, int *created, pm_err *e);
 
 /* Delete the data files the ADD entries name, except those a snapshot
- * from from_id on adds (a commit whose snapshot write had an unknown
+ * from h->first_seen on adds (a commit whose snapshot write had an unknown
  * outcome may have landed); through the cleanup deleter (inside the table
- * directory only). Nothing is deleted when the snapshots cannot be read. */
-int pm_write_abort(paimon_table *t, int64_t from_id, const pm_manifest_entry *ents, size_t n,
+ * directory only). Nothing is deleted when the snapshots cannot be read,
+ * nor after a commit of this handle ended uncertain (a snapshot that reads
+ * as missing now may still be there): every ADD counts as kept. */
+int pm_write_abort(paimon_table *t, const pm_commit_history *h, const pm_manifest_entry *ents, size_t n,
                    int64_t *removed, int64_t *kept, pm_err *e);
 
 #endif

@@ -32,8 +32,12 @@ extern "C" {
 #define PAIMON_CONFLICT    7   /* concurrent change; commit aborted */
 #define PAIMON_MISUSE      8   /* bad argument from the caller */
 #define PAIMON_NOMEM       9
-#define PAIMON_UNCERTAIN   10  /* may or may not have taken effect (e.g. a snapshot
-                                  created whose directory sync failed) */
+#define PAIMON_UNCERTAIN   10  /* may or may not have taken effect: a commit whose
+                                  snapshot may exist (an object store's answer lost,
+                                  a 412 whose key reads as missing, a directory sync
+                                  failed). Every file it may reference is kept; not a
+                                  conflict (nothing proven unpublished). Re-run the
+                                  same commit (user, identifier) to learn the outcome */
 #define PAIMON_DONE        100 /* iterator exhausted (not an error) */
 
 PAIMON_API const char *paimon_errstr(int code);
@@ -381,12 +385,17 @@ PAIMON_API const char *paimon_commit_user(const paimon_commit *c);
  * with `identifier` (INT64_MAX for a batch commit). *snapshot_id is the
  * new snapshot, *created 1; no messages and a kind other than COMPACT create
  * nothing (*created 0, *snapshot_id the latest id or 0), as Java's batch
- * commit ignores empty commits. PAIMON_CONFLICT: nothing was committed. */
+ * commit ignores empty commits. PAIMON_CONFLICT: nothing was committed.
+ * PAIMON_UNCERTAIN: the snapshot may or may not exist; keep the files (from
+ * then on paimon_commit_abort on this committer deletes nothing) and ask
+ * paimon_commit_filter_committed later. */
 PAIMON_API int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t identifier,
                                     const char *kind, int64_t *snapshot_id, int *created);
 /* Delete the data files the messages add, except those a snapshot already
- * adds (a commit with an unknown outcome may have landed). *removed,
- * *kept (either may be NULL) count the files. */
+ * adds (a commit with an unknown outcome may have landed). After a commit
+ * of this committer returned PAIMON_UNCERTAIN nothing is deleted (every
+ * file counts as kept). *removed, *kept (either may be NULL) count the
+ * files. */
 PAIMON_API int paimon_commit_abort(paimon_commit *c, const paimon_messages *m, int64_t *removed,
                                    int64_t *kept);
 /* For each identifier, committed[i] = 1 if this commit user already

@@ -729,7 +729,7 @@ typedef struct lp_commit {
     char *user;
     lp_table *owner;
     int closed;
-    int64_t first_seen;   /* latest snapshot id before this object's first commit + 1 (0: none yet) */
+    pm_commit_history h;   /* where abort looks; whether a commit ended uncertain */
 } lp_commit;
 
 static int commit_gc(lua_State *L) {
@@ -894,7 +894,7 @@ static int commit_commit(lua_State *L) {
     int64_t id = 0;
     int created = 0;
     pm_err e = {0};
-    int rc = pm_write_commit(t, ents, n, &o, force, &c->first_seen, &id, &created, &e);
+    int rc = pm_write_commit(t, ents, n, &o, force, &c->h, &id, &created, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_pushint64(L, id);
     lua_pushboolean(L, created);
@@ -938,8 +938,9 @@ static int commit_filter(lua_State *L) {
  * files the ADD messages name, except those a snapshot adds (a commit
  * whose snapshot write had an unknown outcome may have landed; snapshots
  * from before this object's first commit, or all if it has none, are
- * checked). Deletion goes through the cleanup deleter (inside the table
- * directory only). */
+ * checked). After a commit of this object ended "uncertain" nothing is
+ * deleted (every file counts as kept). Deletion goes through the cleanup
+ * deleter (inside the table directory only). */
 static int commit_abort(lua_State *L) {
     lp_commit *c = check_commit(L);
     paimon_table *t = c->owner->t;
@@ -954,7 +955,7 @@ static int commit_abort(lua_State *L) {
     }
     int64_t removed = 0, kept = 0;
     pm_err e = {0};
-    int rc = pm_write_abort(t, c->first_seen ? c->first_seen : 1, ents, n, &removed, &kept, &e);
+    int rc = pm_write_abort(t, &c->h, ents, n, &removed, &kept, &e);
     if (rc) return lp_push_fail(L, rc, &e);
     lp_pushint64(L, removed);
     lua_pushinteger(L, (lua_Integer)kept);

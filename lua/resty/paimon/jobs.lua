@@ -436,7 +436,8 @@ local function commit_rows_on(t, rows, opts)
   end
   local id, committed, code = c:commit(msgs, { identifier = opts.identifier })
   if not id then
-    c:abort(msgs)
+    -- an uncertain outcome keeps every file: its snapshot may exist
+    if code ~= "uncertain" then c:abort(msgs) end
     w:close()
     return nil, committed, code
   end

@@ -4,7 +4,7 @@
 local M = {}
 
 local dict = ngx.shared.s3proxy
-local FAULTS = { ["500"] = true, ["503"] = true, drop_before = true, drop_after = true,
+local FAULTS = { ["500"] = true, ["503"] = true, ["404"] = true, drop_before = true, drop_after = true,
                  stall = true, stall_drop = true, stall_after = true }
 
 local cached_plan, cached_version
@@ -96,6 +96,9 @@ function M.access()
     return s3_error(500, "InternalError", "We encountered an internal error. Please try again. (s3proxy)")
   elseif f == "503" then
     return s3_error(503, "SlowDown", "Please reduce your request rate. (s3proxy)")
+  elseif f == "404" then
+    -- a store (or a cache in front of it) without read-after-write on this key
+    return s3_error(404, "NoSuchKey", "The specified key does not exist. (s3proxy)")
   elseif f == "drop_before" then
     return ngx.exit(444)
   elseif f == "stall" then
