@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pm_expire.h"
 #include "pm_protect.h"
 #include "pm_refs.h"
 
