@@ -160,3 +160,37 @@ describe("protection across branches and rollbacks (issue 22)", function()
     H.rmdir(dir)
   end)
 end)
+
+describe("a fast-forward's first copied snapshot starts a chain (issue 22)", function()
+  -- b1 forks at main's 2 and expires its early snapshots (its earliest, 6,
+  -- still holds p=2's file F); main drops p=2 (3), writes 4 and 5, expires
+  -- to 4, then is fast-forwarded: main's 6 is b1's copy and reads F again,
+  -- which no snapshot of main from 4 on added. Once b1 and the tags are
+  -- gone only main's 6 and 7 hold F: the copy must start a chain.
+  it("deleting the source branch keeps the files the copies read", function()
+    local path, dir = new_table()
+    write(path, 1)
+    write(path, 2)
+    run("tag.lua", {path, "create", "t1"})
+    run("branch.lua", {path, "create", "b1", "--from-tag", "t1"})
+    for _ = 1, 4 do write(path, 3, "b1") end                  -- b1: 3..6
+    run("expire.lua", {path, "--branch", "b1", "--retain-min", "1", "--older-than", "1ms"})
+    run("drop_partition.lua", {path, "--partition", "p=2"})   -- main 3
+    write(path, 1)                                             -- main 4
+    write(path, 1)                                             -- main 5
+    run("tag.lua", {path, "delete", "t1"})
+    run("expire.lua", {path, "--retain-min", "2", "--older-than", "1ms"})
+    assert.are.same({4, 5}, snapshot_ids(path, "main"))
+    run("branch.lua", {path, "fast-forward", "b1"})
+    assert.are.same({4, 5, 6}, snapshot_ids(path, "main"))
+    write(path, 1)                                             -- main 7
+    local tags = cjson.decode((run("tag.lua", {path, "list", "--json"}))).tags or {}
+    for _, t in ipairs(tags) do run("tag.lua", {path, "delete", t.name or t.tag_name}) end
+    assert_whole(path, "after the fast-forward")
+    run("branch.lua", {path, "delete", "b1"})
+    assert_whole(path, "after branch delete")
+    run("expire.lua", {path, "--retain-min", "2", "--older-than", "1ms"})
+    assert_whole(path, "after expire.lua")
+    H.rmdir(dir)
+  end)
+end)

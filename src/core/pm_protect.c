@@ -221,7 +221,8 @@ static int protect_list_adds(const char *list, int gone_ok, protect *p, pm_err *
  * delta: a[0..na)) merged, as every commit writes it: the manifests merged
  * away and the ones new in s carry the same net file count (a merge
  * cancels ADD/DELETE pairs, never changes the count), nothing is new
- * unless something went, and the record counts add up. Anything else
+ * unless something went, the new ones carry the UUID of s's own lists
+ * (one commit wrote them), and the record counts add up. Anything else
  * (a fast-forward's first copied snapshot, a base written by hand) starts
  * a new chain: a false "no" only costs reading a live set. */
 static int derived_from(pm_opt_i64 parent_total, const pm_mfile *a, size_t na, const pm_snapshot *s,
@@ -238,9 +239,20 @@ static int derived_from(pm_opt_i64 parent_total, const pm_mfile *a, size_t na, c
     size_t n_gone = 0, n_fresh = 0;
     for (size_t i = 0; !rc && i < na; i++)
         if (!name_has(sb, a[i].name)) { gone += a[i].added - a[i].deleted; n_gone++; }
+    /* the new ones are the merge's output, written by s's commit: Java and
+     * we name every file of one commit with one UUID (manifest-<uuid>-<n>,
+     * manifest-list-<uuid>-<n>) */
+    const char *lu = s->base_manifest_list;
+    int same_writer = !strncmp(lu, "manifest-list-", 14) && strlen(lu) >= 14 + 36;
     for (size_t i = 0; !rc && i < nb; i++)
-        if (!name_has(sa, b[i].name)) { fresh += b[i].added - b[i].deleted; n_fresh++; }
-    if (!rc) *yes = gone == fresh && (n_gone == 0) == (n_fresh == 0);
+        if (!name_has(sa, b[i].name)) {
+            fresh += b[i].added - b[i].deleted;
+            n_fresh++;
+            const char *mu = b[i].name;
+            if (!same_writer || strncmp(mu, "manifest-", 9) || strlen(mu) < 9 + 36 || memcmp(mu + 9, lu + 14, 36))
+                same_writer = 0;
+        }
+    if (!rc) *yes = gone == fresh && (n_gone == 0) == (n_fresh == 0) && same_writer;
     pm_set_free(sa);
     pm_set_free(sb);
     return rc;

@@ -15,7 +15,8 @@
  * branches changes (fast-forward copies, branch heads), and wherever its
  * base manifest list cannot be shown to be its parent's base + delta merged
  * (the manifests merged away and the new ones must carry the same net file
- * count, and the record counts must add up). A chain start's whole live set
+ * count, the new ones must be named by s's own commit, and the record
+ * counts must add up). A chain start's whole live set
  * is read; every later snapshot of the chain adds only its delta's ADDs
  * (a name re-added by rollback --as-latest is such an ADD) and its
  * changelog's ADDs. Metadata names come from every retained snapshot's own
