@@ -4,6 +4,7 @@
 #include "pm_meta.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -992,6 +993,94 @@ TEST(hint_write) {
     free(root);
 }
 
+/* ---- hostile metadata (issue 22 item 4) -------------------------------- */
+
+/* A read that never ends (a hint symlinked to /dev/zero, a FIFO nobody
+ * writes) must not hang the suite: it fails it. */
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char m[] = "  FAIL hostile_metadata_refused: a metadata read did not finish in 20 s\n";
+    if (write(2, m, sizeof m - 1) < 0) {}
+    _exit(1);
+}
+
+static void expect_refused(int rc, const pm_err *e, const char *needle) {
+    CHECK_EQ_INT(rc, PAIMON_CORRUPT);
+    if (!strstr(e->msg, needle)) {
+        fprintf(stderr, "    message '%s' lacks '%s'\n", e->msg, needle);
+        CHECK(0);
+    }
+}
+
+TEST(hostile_metadata_refused) {
+    signal(SIGALRM, on_alarm);
+    alarm(20);
+    int64_t ids[] = {1, 2, 3};
+    char *root = table_with_snapshots(ids, 3);
+    char *sd = jdir(root, "snapshot"), *latest = jdir(sd, "LATEST"), *earliest = jdir(sd, "EARLIEST");
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    int64_t id = 0;
+    /* hints: a symlink to /dev/zero, a FIFO, a regular file longer than any id */
+    CHECK_EQ_INT(symlink("/dev/zero", latest), 0);
+    expect_refused(pm_snapshot_latest_id(io, root, &id, &e), &e, "snapshot/LATEST: not a regular file");
+    expect_refused(pm_hint_read(io, root, "LATEST", &id, &e), &e, "snapshot/LATEST: not a regular file");
+    unlink(latest);
+    CHECK_EQ_INT(mkfifo(earliest, 0600), 0);
+    expect_refused(pm_snapshot_earliest_id(io, root, &id, &e), &e, "snapshot/EARLIEST: not a regular file (a FIFO)");
+    unlink(earliest);
+    char digits[200];
+    memset(digits, '1', sizeof digits - 1);
+    digits[sizeof digits - 1] = '\0';
+    set_hint(root, "LATEST", digits);
+    expect_refused(pm_snapshot_latest_id(io, root, &id, &e), &e,
+                   "snapshot/LATEST is 199 bytes, more than the 64 bytes allowed for metadata");
+    unlink(latest);
+    CHECK_EQ_INT(pm_snapshot_latest_id(io, root, &id, &e), PAIMON_OK);   /* and without them: the listing */
+    CHECK_EQ_INT(id, 3);
+    /* a sparse 16 GiB snapshot and schema: refused by size, never read */
+    char *s2 = jdir(sd, "snapshot-2"), *schd = jdir(root, "schema");
+    mkdir(schd, 0777);
+    char *sch0 = jdir(schd, "schema-0");
+    CHECK_EQ_INT(truncate(s2, (off_t)16 << 30), 0);
+    write_text(schd, "schema-0", "");
+    CHECK_EQ_INT(truncate(sch0, (off_t)16 << 30), 0);
+    pm_snapshot *s = NULL;
+    expect_refused(pm_snapshot_read(io, root, 2, &s, &e), &e,
+                   "snapshot/snapshot-2 is 17179869184 bytes, more than the 16 MiB allowed for metadata");
+    CHECK(s == NULL);
+    pm_schema *sc = NULL;
+    expect_refused(pm_schema_read(io, root, 0, &sc, &e), &e,
+                   "schema/schema-0 is 17179869184 bytes, more than the 16 MiB allowed for metadata");
+    CHECK(sc == NULL);
+    /* a tag that is a FIFO, a consumer symlinked to /dev/zero */
+    char *td = jdir(root, "tag"), *cd = jdir(root, "consumer");
+    mkdir(td, 0777);
+    mkdir(cd, 0777);
+    char *tag = jdir(td, "tag-t1"), *con = jdir(cd, "consumer-c1");
+    CHECK_EQ_INT(mkfifo(tag, 0600), 0);
+    CHECK_EQ_INT(symlink("/dev/zero", con), 0);
+    expect_refused(pm_tag_read(io, root, "t1", &s, &e), &e, "tag/tag-t1: not a regular file (a FIFO)");
+    pm_consumer c;
+    expect_refused(pm_consumer_read(io, root, "c1", &c, &e), &e,
+                   "consumer/consumer-c1: not a regular file (a character device)");
+    /* a symlink to a regular file is read as that file */
+    unlink(s2);
+    write_text(root, "s2.json", "{}");
+    char *target = jdir(root, "s2.json");
+    CHECK_EQ_INT(symlink(target, s2), 0);
+    pm_buf b = {0};
+    CHECK_EQ_INT(pm_io_read_meta(io, s2, PM_META_MAX, &b, &e), PAIMON_OK);
+    CHECK(b.len == 2 && memcmp(b.data, "{}", 2) == 0 && b.read_max == 0);
+    pm_buf_free(&b);
+    alarm(0);
+    pm_fileio_destroy(io);
+    free(target); free(tag); free(con); free(td); free(cd); free(s2); free(sch0); free(schd);
+    free(latest); free(earliest); free(sd);
+    tu_rm_rf(root);
+    free(root);
+}
+
 /* ---- durations, memory sizes, defaults -------------------------------- */
 
 static int64_t dur(const char *s, int *rc) {
@@ -1127,6 +1216,7 @@ int main(void) {
     RUN(listing_gaps_and_non_numeric_names);
     RUN(no_snapshots_notfound);
     RUN(hint_write);
+    RUN(hostile_metadata_refused);
     RUN(duration_parsing);
     RUN(memory_size_parsing);
     RUN(option_defaults_table);

@@ -507,7 +507,25 @@ static int read_request(int c, char *buf, size_t cap) {
     }
 }
 
-/* Answers: "reset" (drop the connection), "html", or "CODE[ S3CODE[ BODY]]". */
+/* "huge N": 200 announcing a body of N bytes, then 64 KiB of it and the
+ * connection closed; "stream N": 200 without Content-Length, N bytes, closed. */
+static void fake_big(int c, const char *a) {
+    char head[256], zeros[4096];
+    int announced = a[0] == 'h';
+    long long n = atoll(strchr(a, ' ') + 1);
+    if (announced) snprintf(head, sizeof head, "HTTP/1.1 200 X\r\nContent-Length: %lld\r\n\r\n", n);
+    else snprintf(head, sizeof head, "HTTP/1.1 200 X\r\nConnection: close\r\n\r\n");
+    if (send(c, head, strlen(head), MSG_NOSIGNAL) < 0) return;
+    memset(zeros, '0', sizeof zeros);
+    long long left = announced && n > 65536 ? 65536 : n;
+    for (size_t k; left > 0; left -= (long long)k) {
+        k = left < (long long)sizeof zeros ? (size_t)left : sizeof zeros;
+        if (send(c, zeros, k, MSG_NOSIGNAL) < 0) return;
+    }
+}
+
+/* Answers: "reset" (drop the connection), "html", "huge N", "stream N" (fake_big; the connection is then closed),
+ * or "CODE[ S3CODE[ BODY]]". */
 static void fake_answer(int c, const char *a) {
     char out[2048], body[1024] = "";
     int code = atoi(a);
@@ -548,6 +566,10 @@ static void *fake_main(void *arg) {
             if (strcmp(a, "reset") == 0) {
                 struct linger lg = {1, 0};   /* RST, as a dropped connection */
                 setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+                break;
+            }
+            if (strncmp(a, "huge ", 5) == 0 || strncmp(a, "stream ", 7) == 0) {
+                fake_big(c, a);
                 break;
             }
             fake_answer(c, a);
@@ -661,6 +683,32 @@ TEST(test_no_retry_of_4xx) {
     CHECK_EQ_INT(pm_io_read_all(io, "s3://fb/t/k", &b, &e), PAIMON_IO);
     CHECK_EQ_INT(f.served, 1);
     CHECK(strstr(e.msg, "HTTP 403 AccessDenied: nope") != NULL);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
+/* A metadata object over the cap is refused on its Content-Length before
+ * its body is read, and not retried; a body without one is cut at the cap
+ * (issue 22 item 4). */
+TEST(test_read_meta_capped) {
+    const char *script[] = {"huge 17179869184", "stream 1000", "200 12", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    pm_buf b = {0};
+    pm_err e;
+    CHECK_EQ_INT(pm_io_read_meta(io, "s3://fb/t/snapshot/snapshot-2", PM_META_MAX, &b, &e), PAIMON_CORRUPT);
+    CHECK(strstr(e.msg, "s3://fb/t/snapshot/snapshot-2 is 17179869184 bytes, more than the 16 MiB allowed for "
+                        "metadata") != NULL);
+    CHECK_EQ_INT(f.served, 1);
+    CHECK_EQ_INT(b.len, 0);
+    CHECK_EQ_INT(pm_io_read_meta(io, "s3://fb/t/snapshot/LATEST", PM_HINT_MAX, &b, &e), PAIMON_CORRUPT);
+    CHECK(strstr(e.msg, "s3://fb/t/snapshot/LATEST is more than the 64 bytes allowed for metadata") != NULL);
+    CHECK_EQ_INT(f.served, 2);
+    CHECK_EQ_INT(pm_io_read_meta(io, "s3://fb/t/snapshot/LATEST", PM_HINT_MAX, &b, &e), PAIMON_OK);
+    CHECK(b.len == 2 && memcmp(b.data, "12", 2) == 0 && b.read_max == 0);
+    pm_buf_free(&b);
     pm_fileio_destroy(io);
     fake_stop(&f);
 }
@@ -976,6 +1024,7 @@ int main(void) {
     RUN(test_keep_alive);
     RUN(test_retry_after_reset_and_give_up);
     RUN(test_no_retry_of_4xx);
+    RUN(test_read_meta_capped);
     RUN(test_create_unknown_outcome_resolved_by_read_back);
     RUN(test_timeouts);
     RUN(test_delete_objects_per_key_errors);

@@ -397,6 +397,8 @@ static int s3_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e) {
     rc = pm_s3_request(S3(io), &r, &resp, e);
     if (rc == PAIMON_OK && resp.status != 200)
         rc = pm_s3_fail(S3(io), e, resp.status == 404 ? PAIMON_NOTFOUND : PAIMON_IO, "GET", key, &resp);
+    else if (rc == PAIMON_OK && resp.too_big)
+        rc = pm_io_fail_too_big(e, uri, resp.content_length, out->read_max);
     if (rc && !had_memory) pm_buf_free(out);   /* the buffer as the caller gave it */
     else if (rc) out->len = from;              /* no error document in it */
     return rc;

@@ -148,12 +148,18 @@ static int list_names(pm_fileio *io, const char *root, const char *sub, const ch
 
 /* ---- hints ------------------------------------------------------------ */
 
-int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e) {
+/* pm_hint_read; *junk: 1 when the file was read but holds no decimal id
+ * (what Java's readHint ignores), 0 when reading it failed, refusals of a
+ * file that is no hint at all (pm_io_read_meta) included. */
+static int hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, int *junk,
+                     pm_err *e) {
+    *junk = 0;
     char *path = path3(branch_root, "snapshot", which);
     if (!path) return pm_nomem(e);
     pm_buf b = {0};
-    int rc = pm_io_read_all(io, path, &b, e);
+    int rc = pm_io_read_meta(io, path, PM_HINT_MAX, &b, e);
     if (rc == PAIMON_OK && !parse_long_exact((const char *)b.data, b.len, id)) {
+        *junk = 1;
         char shown[48];
         size_t k = 0;
         for (size_t i = 0; i < b.len && k + 5 < sizeof shown; i++) {
@@ -168,6 +174,27 @@ int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int6
     pm_buf_free(&b);
     free(path);
     return rc;
+}
+
+int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e) {
+    int junk;
+    return hint_read(io, branch_root, which, id, &junk, e);
+}
+
+/* A hint to use: PAIMON_OK with *use set when it holds an id. A missing,
+ * unreadable or junk hint is ignored (*use 0), as Java's readHint does; a
+ * file that is no hint at all (a FIFO, a device, more bytes than any id:
+ * planted, never written by Paimon) is refused (PAIMON_CORRUPT). */
+static int hint_use(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, int *use, pm_err *e) {
+    pm_err he;
+    int junk;
+    int rc = hint_read(io, branch_root, which, id, &junk, &he);
+    *use = rc == PAIMON_OK;
+    if (rc == PAIMON_CORRUPT && !junk) {
+        if (e) *e = he;
+        return rc;
+    }
+    return PAIMON_OK;
 }
 
 int pm_hint_write(pm_fileio *io, const char *branch_root, const char *which, int64_t id, pm_err *e) {
@@ -213,10 +240,10 @@ static int find_by_listing(pm_fileio *io, const char *root, int want_max, int64_
 
 int pm_snapshot_latest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e) {
     int64_t h;
-    pm_err he;
-    /* An unreadable or junk hint is ignored, as Java's readHint does. */
-    if (pm_hint_read(io, branch_root, "LATEST", &h, &he) == PAIMON_OK && h > 0) {
-        int ex = 0, next = 0, rc;
+    int use, rc;
+    if ((rc = hint_use(io, branch_root, "LATEST", &h, &use, e))) return rc;
+    if (use && h > 0) {
+        int ex = 0, next = 0;
         if ((rc = snapshot_exists(io, branch_root, h, &ex, e))) return rc;
         if (ex && h < INT64_MAX) {
             if ((rc = snapshot_exists(io, branch_root, h + 1, &next, e))) return rc;
@@ -231,10 +258,11 @@ int pm_snapshot_latest_id(pm_fileio *io, const char *branch_root, int64_t *id, p
 
 int pm_snapshot_earliest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e) {
     int64_t h;
-    pm_err he;
-    if (pm_hint_read(io, branch_root, "EARLIEST", &h, &he) == PAIMON_OK) {
+    int use, rc;
+    if ((rc = hint_use(io, branch_root, "EARLIEST", &h, &use, e))) return rc;
+    if (use) {
         int ex = 0;
-        int rc = snapshot_exists(io, branch_root, h, &ex, e);
+        rc = snapshot_exists(io, branch_root, h, &ex, e);
         if (rc) return rc;
         if (ex) {
             *id = h;
@@ -252,7 +280,7 @@ static int read_versioned(pm_fileio *io, const char *branch_root, const char *di
     char prefix[32];
     snprintf(prefix, sizeof prefix, "%s-", dir);
     if (!(*path = versioned_path(branch_root, dir, prefix, id))) return pm_nomem(e);
-    int rc = pm_io_read_all(io, *path, b, e);
+    int rc = pm_io_read_meta(io, *path, PM_META_MAX, b, e);
     if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s %lld not found (%s)", dir, (long long)id, *path);
     return rc;
 }
@@ -407,7 +435,7 @@ static int read_named(pm_fileio *io, const char *branch_root, const char *dir, c
     *path = path3(branch_root, dir, fname);
     free(fname);
     if (!*path) return pm_nomem(e);
-    rc = pm_io_read_all(io, *path, b, e);
+    rc = pm_io_read_meta(io, *path, PM_META_MAX, b, e);
     if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s '%s' not found (%s)", dir, name, *path);
     return rc;
 }
