@@ -838,8 +838,17 @@ TEST(hint_latest_trusted_without_listing) {
     set_hint(root, "LATEST", "3");
     CHECK_EQ_INT(latest_of(root, &rc), 3);
     CHECK_EQ_INT(rc, PAIMON_OK);
-    set_hint(root, "EARLIEST", "2");
-    CHECK_EQ_INT(earliest_of(root, &rc), 2);
+    /* EARLIEST: trusted when the snapshot below it is missing (a gap here:
+     * the listing would say 1); 3 exists below 4, so 4 is stale: listing */
+    int64_t gap[] = {1, 3, 4, 10};
+    char *root2 = table_with_snapshots(gap, 4);
+    set_hint(root2, "EARLIEST", "3");
+    CHECK_EQ_INT(earliest_of(root2, &rc), 3);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    set_hint(root2, "EARLIEST", "4");
+    CHECK_EQ_INT(earliest_of(root2, &rc), 1);
+    tu_rm_rf(root2);
+    free(root2);
     tu_rm_rf(root);
     free(root);
 }
@@ -887,8 +896,13 @@ TEST(hint_earliest_expired) {
     set_hint(root, "EARLIEST", "1");   /* snapshot-1 was expired */
     CHECK_EQ_INT(earliest_of(root, &rc), 6);
     CHECK_EQ_INT(rc, PAIMON_OK);
+    set_hint(root, "EARLIEST", "6");
+    CHECK_EQ_INT(earliest_of(root, &rc), 6);
+    /* above existing snapshots (issue 22): 6 is there, below 7 and 8 */
     set_hint(root, "EARLIEST", "7");
-    CHECK_EQ_INT(earliest_of(root, &rc), 7);
+    CHECK_EQ_INT(earliest_of(root, &rc), 6);
+    set_hint(root, "EARLIEST", "8");
+    CHECK_EQ_INT(earliest_of(root, &rc), 6);
     /* no hints at all */
     char *p = pm_path_join(root, "snapshot/EARLIEST");
     unlink(p);

@@ -260,11 +260,17 @@ int pm_snapshot_earliest_id(pm_fileio *io, const char *branch_root, int64_t *id,
     int64_t h;
     int use, rc;
     if ((rc = hint_use(io, branch_root, "EARLIEST", &h, &use, e))) return rc;
+    /* Trusted when its snapshot exists and the one below it does not (the
+     * mirror of LATEST's rule): expiration deletes an ascending prefix with
+     * no gap, so nothing lower is left. A hint above existing snapshots
+     * (EARLIEST=3 with 1 and 2 there) would strand them for good: the
+     * listing decides, and expiration takes them. Java trusts any hint
+     * whose snapshot exists. Ids start at 1: below 1 is not asked. */
     if (use) {
-        int ex = 0;
-        rc = snapshot_exists(io, branch_root, h, &ex, e);
-        if (rc) return rc;
-        if (ex) {
+        int ex = 0, below = 0;
+        if ((rc = snapshot_exists(io, branch_root, h, &ex, e))) return rc;
+        if (ex && h > 1 && (rc = snapshot_exists(io, branch_root, h - 1, &below, e))) return rc;
+        if (ex && !below) {
             *id = h;
             return PAIMON_OK;
         }
