@@ -245,6 +245,7 @@ describe("bad input", function()
       {'"version" : 3', '"version" : 4', "field 'version' is 4"},
       {'"totalRecordCount" : %d+', '"totalRecordCount" : -3', "field 'totalRecordCount' is negative"},
       {'"schemaId" : 0', '"schemaId" : 7', "field 'schemaId' names schema 7, which does not exist"},
+      {'"timeMillis" : %d+', '"timeMillis" : -1', "field 'timeMillis' is negative (-1)"},
     }) do
       with_copy(function(path)
         set_field(path, "snapshot/snapshot-2", case[1], case[2])

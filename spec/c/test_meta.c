@@ -218,14 +218,14 @@ TEST(snapshot_all_fields_roundtrip) {
 TEST(snapshot_int64_extremes) {
     const char *js = "{\"id\":1,\"schemaId\":0,\"baseManifestList\":\"b\",\"deltaManifestList\":\"d\","
                      "\"commitUser\":\"u\",\"commitIdentifier\":9223372036854775807,"
-                     "\"commitKind\":\"APPEND\",\"timeMillis\":-9223372036854775808,"
+                     "\"commitKind\":\"APPEND\",\"timeMillis\":9223372036854775807,"
                      "\"watermark\":-9223372036854775808,\"totalRecordCount\":9223372036854775807}";
     pm_snapshot *s = NULL;
     pm_err e;
     CHECK_EQ_INT(pm_snapshot_parse(js, strlen(js), "snapshot-1", &s, &e), PAIMON_OK);
     if (!s) return;
     CHECK(s->commit_identifier == INT64_MAX);
-    CHECK(s->time_millis == INT64_MIN);
+    CHECK(s->time_millis == INT64_MAX);   /* a negative one is refused (snapshot_values_java_refuses) */
     CHECK(s->watermark.has && s->watermark.v == INT64_MIN);
     CHECK(s->total_record_count.v == INT64_MAX);
     CHECK_EQ_INT(s->version, 1);   /* missing version -> 1 */
@@ -235,7 +235,7 @@ TEST(snapshot_int64_extremes) {
     CHECK(strstr((char *)out.data, "\"commitIdentifier\" : 9223372036854775807,\n") != NULL);
     CHECK(strstr((char *)out.data, "\"totalRecordCount\" : 9223372036854775807,\n") != NULL);
     CHECK(strstr((char *)out.data, "\"watermark\" : -9223372036854775808\n}") != NULL);
-    CHECK(strstr((char *)out.data, "\"timeMillis\" : -9223372036854775808,\n") != NULL);
+    CHECK(strstr((char *)out.data, "\"timeMillis\" : 9223372036854775807,\n") != NULL);
     /* the output re-parses to the same values */
     pm_snapshot *s2 = NULL;
     CHECK_EQ_INT(pm_snapshot_parse((char *)out.data, out.len, "again", &s2, &e), PAIMON_OK);
@@ -358,6 +358,14 @@ TEST(snapshot_values_java_refuses) {
     js = snapshot_with("APPEND", ",\"changelogRecordCount\":-7");
     expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'changelogRecordCount' is negative");
     free(js);
+    js = snapshot_with("APPEND", ",\"version\":0");
+    expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'version' is 0");
+    free(js);
+    {   /* no clock gives a time before 1970; Java writes System.currentTimeMillis() */
+        static const char neg[] = "{\"id\":3,\"schemaId\":0,\"baseManifestList\":\"b\",\"deltaManifestList\":\"d\","
+                                  "\"commitUser\":\"u\",\"commitIdentifier\":1,\"commitKind\":\"APPEND\",\"timeMillis\":-1}";
+        expect_corrupt(neg, strlen(neg), "snapshot/snapshot-3", "snapshot/snapshot-3: field 'timeMillis' is negative (-1)");
+    }
     js = snapshot_with("APPEND", ",\"version\":0");
     expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'version' is 0");
     free(js);
@@ -779,6 +787,15 @@ TEST(consumers) {
     CHECK(strstr(e.msg, "consumer-junk") != NULL);
     CHECK_EQ_INT(pm_consumer_read(io, root, "zzz", &c, &e), PAIMON_NOTFOUND);
     CHECK(strstr(e.msg, "consumer-zzz") != NULL);
+    /* a control character in an id: refused when given, and when a file
+     * name holds it (issue 22), the file and the character named */
+    CHECK_EQ_INT(pm_consumer_read(io, root, "b\n", &c, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "invalid consumer id 'b\\x0a'") != NULL);
+    write_text(cd, "consumer-x\ny", "{\"nextSnapshot\": 3}");
+    ids = NULL;
+    CHECK_EQ_INT(pm_consumer_list(io, root, &ids, &n, &e), PAIMON_CORRUPT);
+    CHECK(ids == NULL);
+    CHECK(strstr(e.msg, "/consumer/consumer-x\\x0ay: the consumer id in the file name holds a control character") != NULL);
     pm_fileio_destroy(io);
     free(cd);
     tu_rm_rf(root);

@@ -146,6 +146,25 @@ static int list_names(pm_fileio *io, const char *root, const char *sub, const ch
     return PAIMON_OK;
 }
 
+/* At most cap - 1 bytes of s[0, n) into out, printable ASCII as is, other
+ * bytes (and '\\') as \\xNN; returns 1 when s was cut short. */
+static int shown_bytes(const char *s, size_t n, char *out, size_t cap) {
+    size_t k = 0, i = 0;
+    for (; i < n && k + 5 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') out[k++] = (char)c;
+        else k += (size_t)snprintf(out + k, cap - k, "\\x%02x", c);
+    }
+    out[k] = '\0';
+    return i < n;
+}
+
+static int has_control(const char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+    return 0;
+}
+
 /* ---- hints ------------------------------------------------------------ */
 
 /* pm_hint_read; *junk: 1 when the file was read but holds no decimal id
@@ -161,15 +180,8 @@ static int hint_read(pm_fileio *io, const char *branch_root, const char *which, 
     if (rc == PAIMON_OK && !parse_long_exact((const char *)b.data, b.len, id)) {
         *junk = 1;
         char shown[48];
-        size_t k = 0;
-        for (size_t i = 0; i < b.len && k + 5 < sizeof shown; i++) {
-            unsigned char c = b.data[i];
-            if (c >= 0x20 && c < 0x7f && c != '\\') shown[k++] = (char)c;
-            else k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", c);
-        }
-        shown[k] = '\0';
-        rc = pm_fail(e, PAIMON_CORRUPT, "%s: hint is not a decimal id: \"%s\"%s", path, shown,
-                     k + 5 >= sizeof shown ? "..." : "");
+        int cut = shown_bytes((const char *)b.data, b.len, shown, sizeof shown);
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: hint is not a decimal id: \"%s\"%s", path, shown, cut ? "..." : "");
     }
     pm_buf_free(&b);
     free(path);
@@ -416,9 +428,14 @@ int pm_schema_read(pm_fileio *io, const char *branch_root, int64_t id, pm_schema
 
 /* ---- tags, consumers, branches ---------------------------------------- */
 
-static int check_name(const char *what, const char *name, pm_err *e) {
-    if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        return pm_fail(e, PAIMON_MISUSE, "invalid %s name '%s'", what, name ? name : "(null)");
+int pm_meta_name_check(const char *what, const char *name, pm_err *e) {
+    if (!name || !*name || strchr(name, '/') || has_control(name) || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0) {
+        char shown[160];
+        int cut = name ? shown_bytes(name, strlen(name), shown, sizeof shown) : 0;
+        return pm_fail(e, PAIMON_MISUSE, "invalid %s '%s%s': not a file name (empty, '.', '..', '/' or a control "
+                       "character)", what, name ? shown : "(null)", cut ? "..." : "");
+    }
     return PAIMON_OK;
 }
 
@@ -432,7 +449,7 @@ int pm_tag_list(pm_fileio *io, const char *branch_root, char ***names, size_t *n
 static int read_named(pm_fileio *io, const char *branch_root, const char *dir, const char *name, pm_buf *b,
                       char **path, pm_err *e) {
     *path = NULL;
-    int rc = check_name(dir, name, e);
+    int rc = pm_meta_name_check(strcmp(dir, "consumer") ? "tag name" : "consumer id", name, e);
     if (rc) return rc;
     size_t nl = strlen(dir) + strlen(name) + 2;
     char *fname = malloc(nl);
@@ -466,8 +483,23 @@ int pm_tag_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *k
     return rc;
 }
 
+/* A file name holding a control character is refused, not listed: every
+ * id is printed, one a line (Java takes any name after "consumer-"). */
 int pm_consumer_list(pm_fileio *io, const char *branch_root, char ***ids, size_t *n, pm_err *e) {
-    return list_names(io, branch_root, "consumer", "consumer-", 0, ids, n, e);
+    int rc = list_names(io, branch_root, "consumer", "consumer-", 0, ids, n, e);
+    for (size_t i = 0; !rc && i < *n; i++) {
+        if (!has_control((*ids)[i])) continue;
+        char shown[160];
+        int cut = shown_bytes((*ids)[i], strlen((*ids)[i]), shown, sizeof shown);
+        char *dir = path3(branch_root, "consumer", NULL);
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s/consumer-%s%s: the consumer id in the file name holds a control character; "
+                     "rename or remove the file", dir ? dir : branch_root, shown, cut ? "..." : "");
+        free(dir);
+        pm_strv_free(*ids, *n);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 int pm_consumer_read(pm_fileio *io, const char *branch_root, const char *id, pm_consumer *out,
