@@ -13,6 +13,8 @@
 
 typedef struct pm_s3_config {
     char *endpoint;        /* "http(s)://host[:port]", no trailing '/' */
+    char *endpoint_shown;  /* the endpoint for messages: any "user:password@" in it as "***@" */
+    char *endpoint_userinfo;   /* that "user:password" (scrubbed from messages), or NULL */
     char *region;
     char *access_key, *secret_key, *session_token;   /* NULL: anonymous */
     int path_style;        /* 1: endpoint/bucket/key; 0: bucket.host/key */

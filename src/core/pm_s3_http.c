@@ -339,6 +339,7 @@ void pm_s3_scrub(const pm_s3 *s3, pm_err *e) {
     scrub_one(e->msg, sizeof e->msg, s3->cfg.secret_key);
     scrub_one(e->msg, sizeof e->msg, s3->cfg.session_token);
     scrub_one(e->msg, sizeof e->msg, s3->cfg.access_key);
+    scrub_one(e->msg, sizeof e->msg, s3->cfg.endpoint_userinfo);
 }
 
 /* What a status without an S3 error code most likely means. */
@@ -348,7 +349,7 @@ static const char *no_body_hint(const pm_s3 *s3, long status, char *hint, size_t
     if (status == 301 || status == 307 || status == 308)
         return "redirected: the bucket is in another region (s3.region) or needs another endpoint";
     if (status == 404) return "not found: no such bucket, or the endpoint is not an S3 store";
-    snprintf(hint, cap, "no S3 error in the answer: is %s an S3 endpoint?", s3->cfg.endpoint);
+    snprintf(hint, cap, "no S3 error in the answer: is %s an S3 endpoint?", s3->cfg.endpoint_shown);
     return hint;
 }
 
@@ -356,7 +357,7 @@ int pm_s3_fail(pm_s3 *s3, pm_err *e, int code, const char *verb, const char *key
     char hint[600];
     if (resp->status == 0)
         pm_fail(e, code, "s3://%s/%s: %s failed: no answer from %s after %d attempt(s): %s", s3->bucket, key, verb,
-                s3->cfg.endpoint, resp->attempts ? resp->attempts : 1, resp->transport_msg);
+                s3->cfg.endpoint_shown, resp->attempts ? resp->attempts : 1, resp->transport_msg);
     else if (resp->s3_code[0])
         pm_fail(e, code, "s3://%s/%s: %s failed: HTTP %ld %s%s%s", s3->bucket, key, verb, resp->status,
                 resp->s3_code, resp->s3_message[0] ? ": " : "", resp->s3_message);
