@@ -245,6 +245,7 @@ describe("bad input", function()
       {'"version" : 3', '"version" : 4', "field 'version' is 4"},
       {'"totalRecordCount" : %d+', '"totalRecordCount" : -3', "field 'totalRecordCount' is negative"},
       {'"schemaId" : 0', '"schemaId" : 7', "field 'schemaId' names schema 7, which does not exist"},
+      {'"timeMillis" : %d+', '"timeMillis" : -1', "field 'timeMillis' is negative (-1)"},
     }) do
       with_copy(function(path)
         set_field(path, "snapshot/snapshot-2", case[1], case[2])
@@ -270,6 +271,48 @@ describe("bad input", function()
       assert.equals(1, rc)
       assert.matches("schema-0", err, 1, true)
     end)
+  end)
+
+  -- issue 22 item 4: a planted hint or metadata file made write, expire and
+  -- orphan cleaning read forever (a symlink to /dev/zero, a FIFO nobody
+  -- writes) or allocate what its size said (a sparse 16 GiB snapshot).
+  it("a hint or metadata file that is no regular file or too large is refused promptly, naming it", function()
+    local dir = H.tmpdir()
+    local tp = dir .. "/t"
+    local input = dir .. "/rows.jsonl"
+    assert.equals(0, select(3, H.script("create_table.lua", {tp, "--field", "id:BIGINT"})))
+    H.write_file(input, '{"id": 1}\n')
+    for _ = 1, 2 do assert.equals(0, select(3, H.script("write.lua", {tp, "--input", input}))) end
+    local function refused(what, msg, scripts)
+      local all = {
+        write = {"write.lua", tp, "--input", input},
+        expire = {"expire.lua", tp, "--retain-min", "1", "--older-than", "0s"},
+        orphans = {"remove_orphan_files.lua", tp, "--older-than", "0s", "--allow-young-cutoff"},
+      }
+      for _, name in ipairs(scripts) do
+        -- the guard: the old code never ended here
+        local parts = {"timeout", "30", H.sh_quote(H.cli)}
+        for _, a in ipairs(all[name]) do parts[#parts + 1] = H.sh_quote(a) end
+        local _, err, rc = H.run(table.concat(parts, " "))
+        assert.equals(1, rc, what .. ", " .. name .. ": " .. err)
+        assert.matches(msg, err, 1, true)
+      end
+    end
+    local latest, earliest = tp .. "/snapshot/LATEST", tp .. "/snapshot/EARLIEST"
+    os.remove(latest)
+    assert.equals(0, select(3, H.run("ln -s /dev/zero " .. H.sh_quote(latest))))
+    refused("LATEST -> /dev/zero", "snapshot/LATEST: not a regular file (a character device)",
+            {"write", "expire", "orphans"})
+    os.remove(latest)
+    os.remove(earliest)
+    assert.equals(0, select(3, H.run("mkfifo " .. H.sh_quote(earliest))))
+    refused("EARLIEST a FIFO", "snapshot/EARLIEST: not a regular file (a FIFO)", {"expire"})
+    os.remove(earliest)
+    assert.equals(0, select(3, H.run("truncate -s 16G " .. H.sh_quote(tp .. "/snapshot/snapshot-2"))))
+    refused("a sparse 16 GiB snapshot",
+            "snapshot/snapshot-2 is 17179869184 bytes, more than the 16 MiB allowed for metadata",
+            {"write", "expire", "orphans"})
+    H.rmdir(dir)
   end)
 
   it("a path that is not a table is refused", function()

@@ -135,6 +135,34 @@ describe("expiration safety", function()
     H.rmdir(dir)
   end)
 
+  -- issue 22 item 5: EARLIEST=3 while snapshots 1 and 2 exist left them
+  -- behind for good (expiration began at the hint).
+  it("a stale EARLIEST above existing snapshots: expiration takes those below it too", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    H.write_file(copy .. "/snapshot/EARLIEST", "3")
+    local before = H.tree(copy)
+    local out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    local res = H.cjson.decode(out)
+    assert.equals(5, res.expired)
+    assert.same({1, 5}, res.range)
+    local planned = {}
+    for _, p in ipairs(res.paths) do planned[p.path] = true end
+    assert.is_true(planned[copy .. "/snapshot/snapshot-1"])
+    assert.is_true(planned[copy .. "/snapshot/snapshot-2"])
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--dry-run"})
+    assert.equals(0, rc, err)
+    assert.matches("would expire 5 snapshot(s): 1..5", out, 1, true)
+    assert.equals(before, H.tree(copy))
+    out, err, rc = expire_cli({copy, "--retain-min", "1", "--older-than", "0s", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(5, H.cjson.decode(out).expired)
+    for id = 1, 5 do assert.is_false(H.exists(copy .. "/snapshot/snapshot-" .. id), "snapshot-" .. id) end
+    assert.equals("6", read_hint(copy, "EARLIEST"))
+    assert.equals(6, assert(paimon.open(copy)):earliest_snapshot().id)
+    H.rmdir(dir)
+  end)
+
   it("consumers cap the range", function()
     local copy, dir = H.copy_table(H.fixture(PK))
     os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))

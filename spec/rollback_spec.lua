@@ -362,6 +362,29 @@ describe("consumers", function()
     H.rmdir(dir)
   end)
 
+  -- issue 22 item 5: a consumer id holding a newline was accepted, from the
+  -- command line and from a file name.
+  it("a consumer id with a control character is refused, naming the id or the file", function()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    local out, err, rc = consumer_cli({copy, "reset", "job\n1", "--next-snapshot", "3"})
+    assert.equals(2, rc, out)
+    assert.matches("invalid consumer id 'job\\x0a1'", err, 1, true)
+    assert.is_false(H.exists(copy .. "/consumer"))
+    os.execute("mkdir -p " .. H.sh_quote(copy .. "/consumer"))
+    H.write_file(copy .. "/consumer/consumer-job\nx", '{\n  "nextSnapshot" : 2\n}')
+    local file = copy .. "/consumer/consumer-job\\x0ax: the consumer id in the file name holds a control character"
+    for _, args in ipairs({{copy, "list"}, {copy, "expire", "--expiration", "1d"}}) do
+      out, err, rc = consumer_cli(args)
+      assert.equals(1, rc, out)
+      assert.matches(file, err, 1, true)
+    end
+    out, err, rc = H.script("expire.lua", {copy, "--retain-min", "1", "--older-than", "0s"})
+    assert.equals(1, rc, out)
+    assert.matches(file, err, 1, true)
+    assert.is_true(H.exists(copy .. "/snapshot/snapshot-1"))
+    H.rmdir(dir)
+  end)
+
   it("expire removes consumers not updated for the expiration (ConsumerManager.expire)", function()
     local copy, dir = H.copy_table(H.fixture(PK))
     local t = assert(paimon.open(copy))

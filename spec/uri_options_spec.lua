@@ -162,6 +162,27 @@ describe("--option KEY=VALUE on every script", function()
     no_secret(out, err)
   end)
 
+  -- issue 22 item 5: /proc/PID/cmdline shows every argument to every local
+  -- user; a credential given there draws a warning naming the key (never
+  -- the value) and pointing to the environment or a profile.
+  it("warns in every script when --option carries a credential", function()
+    for _, s in ipairs(SCRIPTS) do
+      local args = {"pmtest://bk/t", "--option", "pmtest.secret-key=" .. SECRET, "--option",
+                    "s3.endpoint=http://ep-user:" .. SECRET .. "@127.0.0.1:9"}
+      if s == "inspect.lua" then table.insert(args, 2, "snapshots") end
+      local out, err = H.script(s, args)
+      assert.truthy(err:find(s .. ": warning: --option pmtest.secret-key puts a credential on the command line", 1,
+                             true), s .. ": " .. err)
+      assert.truthy(err:find("--option s3.endpoint puts a credential on the command line", 1, true), s .. ": " .. err)
+      assert.truthy(err:find("AWS_SECRET_ACCESS_KEY", 1, true), err)
+      no_secret(out, err)
+      -- no warning without one
+      local _, err2 = H.script(s, {"pmtest://bk/t", "--option", "pmtest.root=" .. dir, "--option",
+                                   "s3.endpoint=http://127.0.0.1:9"})
+      assert.is_nil(err2:find("puts a credential", 1, true), s .. ": " .. err2)
+    end
+  end)
+
   it("reaches the FileIO in every script (a misspelt key: exit 2, by name)", function()
     local function run(s, args, want)
       local all = {}

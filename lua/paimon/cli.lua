@@ -85,6 +85,29 @@ local function add_option(opts, arg)
   opts.options[k] = v
 end
 
+-- A credential in --option is readable by every local user while the script
+-- runs (/proc/PID/cmdline, ps) and stays in shell history: one warning per
+-- such key on stderr, naming the key, never the value (docs/s3.md). The
+-- credential keys are the core's (paimon.core.option_is_secret); an
+-- endpoint "scheme://user:password@host" carries one too.
+local function warn_credentials(spec, options)
+  if not options then return end
+  local core = require "paimon.core"
+  local keys = {}
+  for k, v in pairs(options) do
+    if core.option_is_secret(k) or (k:match("endpoint$") and v:match("^%a[%w+.-]*://[^/?#]*@")) then
+      keys[#keys + 1] = k
+    end
+  end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    io.stderr:write(spec.name, ": warning: --option ", k, " puts a credential on the command line, where any ",
+                    "local user can read it (/proc/PID/cmdline, ps) and shell history keeps it; give it through ",
+                    "the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) or a ~/.aws ",
+                    "profile (AWS_PROFILE) instead\n")
+  end
+end
+
 -- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"}, optional = {"ID"},
 --          flags = { json = "boolean", snapshot = "integer", branch = "string" },
 --          multi = { partition = true }, min = { snapshot = 1 } }
@@ -142,6 +165,7 @@ function M.parse(argv, spec)
     i = i + 1
   end
   if opts.help then return opts, pos end
+  warn_credentials(spec, opts.options)
   local need = spec.positional or {}
   if #pos < #need then M.usage_error("missing " .. need[#pos + 1]) end
   local most = #need + #(spec.optional or {})   -- optional positionals follow the required ones

@@ -1853,7 +1853,7 @@ TEST(test_throughput) {
     printf("# decoded %ld manifest entries (%zu bytes zstd, %.1f bytes/record raw) in %.3f s: %.0f records/s\n",
            cnt, out.len, recs[0].len * 1.0, secs, secs > 0 ? (double)cnt / secs : 0.0);
     /* many blocks: every other one refused, the others' records as a plain read gives them */
-    pm_buf ob = {out.data, out.len, out.cap};
+    pm_buf ob = {out.data, out.len, out.cap, 0};
     CHECK(check_block_filter(&ob, "bench") == 1);
     check_block_share(&ob, "bench", 3);
     check_block_share(&ob, "bench", 1);

@@ -4,6 +4,7 @@
 #include "pm_meta.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -217,14 +218,14 @@ TEST(snapshot_all_fields_roundtrip) {
 TEST(snapshot_int64_extremes) {
     const char *js = "{\"id\":1,\"schemaId\":0,\"baseManifestList\":\"b\",\"deltaManifestList\":\"d\","
                      "\"commitUser\":\"u\",\"commitIdentifier\":9223372036854775807,"
-                     "\"commitKind\":\"APPEND\",\"timeMillis\":-9223372036854775808,"
+                     "\"commitKind\":\"APPEND\",\"timeMillis\":9223372036854775807,"
                      "\"watermark\":-9223372036854775808,\"totalRecordCount\":9223372036854775807}";
     pm_snapshot *s = NULL;
     pm_err e;
     CHECK_EQ_INT(pm_snapshot_parse(js, strlen(js), "snapshot-1", &s, &e), PAIMON_OK);
     if (!s) return;
     CHECK(s->commit_identifier == INT64_MAX);
-    CHECK(s->time_millis == INT64_MIN);
+    CHECK(s->time_millis == INT64_MAX);   /* a negative one is refused (snapshot_values_java_refuses) */
     CHECK(s->watermark.has && s->watermark.v == INT64_MIN);
     CHECK(s->total_record_count.v == INT64_MAX);
     CHECK_EQ_INT(s->version, 1);   /* missing version -> 1 */
@@ -234,7 +235,7 @@ TEST(snapshot_int64_extremes) {
     CHECK(strstr((char *)out.data, "\"commitIdentifier\" : 9223372036854775807,\n") != NULL);
     CHECK(strstr((char *)out.data, "\"totalRecordCount\" : 9223372036854775807,\n") != NULL);
     CHECK(strstr((char *)out.data, "\"watermark\" : -9223372036854775808\n}") != NULL);
-    CHECK(strstr((char *)out.data, "\"timeMillis\" : -9223372036854775808,\n") != NULL);
+    CHECK(strstr((char *)out.data, "\"timeMillis\" : 9223372036854775807,\n") != NULL);
     /* the output re-parses to the same values */
     pm_snapshot *s2 = NULL;
     CHECK_EQ_INT(pm_snapshot_parse((char *)out.data, out.len, "again", &s2, &e), PAIMON_OK);
@@ -357,6 +358,14 @@ TEST(snapshot_values_java_refuses) {
     js = snapshot_with("APPEND", ",\"changelogRecordCount\":-7");
     expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'changelogRecordCount' is negative");
     free(js);
+    js = snapshot_with("APPEND", ",\"version\":0");
+    expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'version' is 0");
+    free(js);
+    {   /* no clock gives a time before 1970; Java writes System.currentTimeMillis() */
+        static const char neg[] = "{\"id\":3,\"schemaId\":0,\"baseManifestList\":\"b\",\"deltaManifestList\":\"d\","
+                                  "\"commitUser\":\"u\",\"commitIdentifier\":1,\"commitKind\":\"APPEND\",\"timeMillis\":-1}";
+        expect_corrupt(neg, strlen(neg), "snapshot/snapshot-3", "snapshot/snapshot-3: field 'timeMillis' is negative (-1)");
+    }
     js = snapshot_with("APPEND", ",\"version\":0");
     expect_corrupt(js, strlen(js), "snapshot/snapshot-3", "field 'version' is 0");
     free(js);
@@ -778,6 +787,15 @@ TEST(consumers) {
     CHECK(strstr(e.msg, "consumer-junk") != NULL);
     CHECK_EQ_INT(pm_consumer_read(io, root, "zzz", &c, &e), PAIMON_NOTFOUND);
     CHECK(strstr(e.msg, "consumer-zzz") != NULL);
+    /* a control character in an id: refused when given, and when a file
+     * name holds it (issue 22), the file and the character named */
+    CHECK_EQ_INT(pm_consumer_read(io, root, "b\n", &c, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "invalid consumer id 'b\\x0a'") != NULL);
+    write_text(cd, "consumer-x\ny", "{\"nextSnapshot\": 3}");
+    ids = NULL;
+    CHECK_EQ_INT(pm_consumer_list(io, root, &ids, &n, &e), PAIMON_CORRUPT);
+    CHECK(ids == NULL);
+    CHECK(strstr(e.msg, "/consumer/consumer-x\\x0ay: the consumer id in the file name holds a control character") != NULL);
     pm_fileio_destroy(io);
     free(cd);
     tu_rm_rf(root);
@@ -837,8 +855,17 @@ TEST(hint_latest_trusted_without_listing) {
     set_hint(root, "LATEST", "3");
     CHECK_EQ_INT(latest_of(root, &rc), 3);
     CHECK_EQ_INT(rc, PAIMON_OK);
-    set_hint(root, "EARLIEST", "2");
-    CHECK_EQ_INT(earliest_of(root, &rc), 2);
+    /* EARLIEST: trusted when the snapshot below it is missing (a gap here:
+     * the listing would say 1); 3 exists below 4, so 4 is stale: listing */
+    int64_t gap[] = {1, 3, 4, 10};
+    char *root2 = table_with_snapshots(gap, 4);
+    set_hint(root2, "EARLIEST", "3");
+    CHECK_EQ_INT(earliest_of(root2, &rc), 3);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    set_hint(root2, "EARLIEST", "4");
+    CHECK_EQ_INT(earliest_of(root2, &rc), 1);
+    tu_rm_rf(root2);
+    free(root2);
     tu_rm_rf(root);
     free(root);
 }
@@ -886,8 +913,13 @@ TEST(hint_earliest_expired) {
     set_hint(root, "EARLIEST", "1");   /* snapshot-1 was expired */
     CHECK_EQ_INT(earliest_of(root, &rc), 6);
     CHECK_EQ_INT(rc, PAIMON_OK);
+    set_hint(root, "EARLIEST", "6");
+    CHECK_EQ_INT(earliest_of(root, &rc), 6);
+    /* above existing snapshots (issue 22): 6 is there, below 7 and 8 */
     set_hint(root, "EARLIEST", "7");
-    CHECK_EQ_INT(earliest_of(root, &rc), 7);
+    CHECK_EQ_INT(earliest_of(root, &rc), 6);
+    set_hint(root, "EARLIEST", "8");
+    CHECK_EQ_INT(earliest_of(root, &rc), 6);
     /* no hints at all */
     char *p = pm_path_join(root, "snapshot/EARLIEST");
     unlink(p);
@@ -988,6 +1020,94 @@ TEST(hint_write) {
     free(sd);
     free(p);
     pm_fileio_destroy(io);
+    tu_rm_rf(root);
+    free(root);
+}
+
+/* ---- hostile metadata (issue 22 item 4) -------------------------------- */
+
+/* A read that never ends (a hint symlinked to /dev/zero, a FIFO nobody
+ * writes) must not hang the suite: it fails it. */
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char m[] = "  FAIL hostile_metadata_refused: a metadata read did not finish in 20 s\n";
+    if (write(2, m, sizeof m - 1) < 0) {}
+    _exit(1);
+}
+
+static void expect_refused(int rc, const pm_err *e, const char *needle) {
+    CHECK_EQ_INT(rc, PAIMON_CORRUPT);
+    if (!strstr(e->msg, needle)) {
+        fprintf(stderr, "    message '%s' lacks '%s'\n", e->msg, needle);
+        CHECK(0);
+    }
+}
+
+TEST(hostile_metadata_refused) {
+    signal(SIGALRM, on_alarm);
+    alarm(20);
+    int64_t ids[] = {1, 2, 3};
+    char *root = table_with_snapshots(ids, 3);
+    char *sd = jdir(root, "snapshot"), *latest = jdir(sd, "LATEST"), *earliest = jdir(sd, "EARLIEST");
+    pm_fileio *io = pm_fileio_local();
+    pm_err e;
+    int64_t id = 0;
+    /* hints: a symlink to /dev/zero, a FIFO, a regular file longer than any id */
+    CHECK_EQ_INT(symlink("/dev/zero", latest), 0);
+    expect_refused(pm_snapshot_latest_id(io, root, &id, &e), &e, "snapshot/LATEST: not a regular file");
+    expect_refused(pm_hint_read(io, root, "LATEST", &id, &e), &e, "snapshot/LATEST: not a regular file");
+    unlink(latest);
+    CHECK_EQ_INT(mkfifo(earliest, 0600), 0);
+    expect_refused(pm_snapshot_earliest_id(io, root, &id, &e), &e, "snapshot/EARLIEST: not a regular file (a FIFO)");
+    unlink(earliest);
+    char digits[200];
+    memset(digits, '1', sizeof digits - 1);
+    digits[sizeof digits - 1] = '\0';
+    set_hint(root, "LATEST", digits);
+    expect_refused(pm_snapshot_latest_id(io, root, &id, &e), &e,
+                   "snapshot/LATEST is 199 bytes, more than the 64 bytes allowed for metadata");
+    unlink(latest);
+    CHECK_EQ_INT(pm_snapshot_latest_id(io, root, &id, &e), PAIMON_OK);   /* and without them: the listing */
+    CHECK_EQ_INT(id, 3);
+    /* a sparse 16 GiB snapshot and schema: refused by size, never read */
+    char *s2 = jdir(sd, "snapshot-2"), *schd = jdir(root, "schema");
+    mkdir(schd, 0777);
+    char *sch0 = jdir(schd, "schema-0");
+    CHECK_EQ_INT(truncate(s2, (off_t)16 << 30), 0);
+    write_text(schd, "schema-0", "");
+    CHECK_EQ_INT(truncate(sch0, (off_t)16 << 30), 0);
+    pm_snapshot *s = NULL;
+    expect_refused(pm_snapshot_read(io, root, 2, &s, &e), &e,
+                   "snapshot/snapshot-2 is 17179869184 bytes, more than the 16 MiB allowed for metadata");
+    CHECK(s == NULL);
+    pm_schema *sc = NULL;
+    expect_refused(pm_schema_read(io, root, 0, &sc, &e), &e,
+                   "schema/schema-0 is 17179869184 bytes, more than the 16 MiB allowed for metadata");
+    CHECK(sc == NULL);
+    /* a tag that is a FIFO, a consumer symlinked to /dev/zero */
+    char *td = jdir(root, "tag"), *cd = jdir(root, "consumer");
+    mkdir(td, 0777);
+    mkdir(cd, 0777);
+    char *tag = jdir(td, "tag-t1"), *con = jdir(cd, "consumer-c1");
+    CHECK_EQ_INT(mkfifo(tag, 0600), 0);
+    CHECK_EQ_INT(symlink("/dev/zero", con), 0);
+    expect_refused(pm_tag_read(io, root, "t1", &s, &e), &e, "tag/tag-t1: not a regular file (a FIFO)");
+    pm_consumer c;
+    expect_refused(pm_consumer_read(io, root, "c1", &c, &e), &e,
+                   "consumer/consumer-c1: not a regular file (a character device)");
+    /* a symlink to a regular file is read as that file */
+    unlink(s2);
+    write_text(root, "s2.json", "{}");
+    char *target = jdir(root, "s2.json");
+    CHECK_EQ_INT(symlink(target, s2), 0);
+    pm_buf b = {0};
+    CHECK_EQ_INT(pm_io_read_meta(io, s2, PM_META_MAX, &b, &e), PAIMON_OK);
+    CHECK(b.len == 2 && memcmp(b.data, "{}", 2) == 0 && b.read_max == 0);
+    pm_buf_free(&b);
+    alarm(0);
+    pm_fileio_destroy(io);
+    free(target); free(tag); free(con); free(td); free(cd); free(s2); free(sch0); free(schd);
+    free(latest); free(earliest); free(sd);
     tu_rm_rf(root);
     free(root);
 }
@@ -1127,6 +1247,7 @@ int main(void) {
     RUN(listing_gaps_and_non_numeric_names);
     RUN(no_snapshots_notfound);
     RUN(hint_write);
+    RUN(hostile_metadata_refused);
     RUN(duration_parsing);
     RUN(memory_size_parsing);
     RUN(option_defaults_table);

@@ -507,7 +507,25 @@ static int read_request(int c, char *buf, size_t cap) {
     }
 }
 
-/* Answers: "reset" (drop the connection), "html", or "CODE[ S3CODE[ BODY]]". */
+/* "huge N": 200 announcing a body of N bytes, then 64 KiB of it and the
+ * connection closed; "stream N": 200 without Content-Length, N bytes, closed. */
+static void fake_big(int c, const char *a) {
+    char head[256], zeros[4096];
+    int announced = a[0] == 'h';
+    long long n = atoll(strchr(a, ' ') + 1);
+    if (announced) snprintf(head, sizeof head, "HTTP/1.1 200 X\r\nContent-Length: %lld\r\n\r\n", n);
+    else snprintf(head, sizeof head, "HTTP/1.1 200 X\r\nConnection: close\r\n\r\n");
+    if (send(c, head, strlen(head), MSG_NOSIGNAL) < 0) return;
+    memset(zeros, '0', sizeof zeros);
+    long long left = announced && n > 65536 ? 65536 : n;
+    for (size_t k; left > 0; left -= (long long)k) {
+        k = left < (long long)sizeof zeros ? (size_t)left : sizeof zeros;
+        if (send(c, zeros, k, MSG_NOSIGNAL) < 0) return;
+    }
+}
+
+/* Answers: "reset" (drop the connection), "html", "huge N", "stream N" (fake_big; the connection is then closed),
+ * or "CODE[ S3CODE[ BODY]]". */
 static void fake_answer(int c, const char *a) {
     char out[2048], body[1024] = "";
     int code = atoi(a);
@@ -548,6 +566,10 @@ static void *fake_main(void *arg) {
             if (strcmp(a, "reset") == 0) {
                 struct linger lg = {1, 0};   /* RST, as a dropped connection */
                 setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+                break;
+            }
+            if (strncmp(a, "huge ", 5) == 0 || strncmp(a, "stream ", 7) == 0) {
+                fake_big(c, a);
                 break;
             }
             fake_answer(c, a);
@@ -661,6 +683,32 @@ TEST(test_no_retry_of_4xx) {
     CHECK_EQ_INT(pm_io_read_all(io, "s3://fb/t/k", &b, &e), PAIMON_IO);
     CHECK_EQ_INT(f.served, 1);
     CHECK(strstr(e.msg, "HTTP 403 AccessDenied: nope") != NULL);
+    pm_fileio_destroy(io);
+    fake_stop(&f);
+}
+
+/* A metadata object over the cap is refused on its Content-Length before
+ * its body is read, and not retried; a body without one is cut at the cap
+ * (issue 22 item 4). */
+TEST(test_read_meta_capped) {
+    const char *script[] = {"huge 17179869184", "stream 1000", "200 12", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    pm_fileio *io = fake_io(&f, "3");
+    if (!io) { CHECK(0); fake_stop(&f); return; }
+    pm_buf b = {0};
+    pm_err e;
+    CHECK_EQ_INT(pm_io_read_meta(io, "s3://fb/t/snapshot/snapshot-2", PM_META_MAX, &b, &e), PAIMON_CORRUPT);
+    CHECK(strstr(e.msg, "s3://fb/t/snapshot/snapshot-2 is 17179869184 bytes, more than the 16 MiB allowed for "
+                        "metadata") != NULL);
+    CHECK_EQ_INT(f.served, 1);
+    CHECK_EQ_INT(b.len, 0);
+    CHECK_EQ_INT(pm_io_read_meta(io, "s3://fb/t/snapshot/LATEST", PM_HINT_MAX, &b, &e), PAIMON_CORRUPT);
+    CHECK(strstr(e.msg, "s3://fb/t/snapshot/LATEST is more than the 64 bytes allowed for metadata") != NULL);
+    CHECK_EQ_INT(f.served, 2);
+    CHECK_EQ_INT(pm_io_read_meta(io, "s3://fb/t/snapshot/LATEST", PM_HINT_MAX, &b, &e), PAIMON_OK);
+    CHECK(b.len == 2 && memcmp(b.data, "12", 2) == 0 && b.read_max == 0);
+    pm_buf_free(&b);
     pm_fileio_destroy(io);
     fake_stop(&f);
 }
@@ -913,6 +961,49 @@ TEST(test_endpoint_not_s3) {
     pm_fileio_destroy(io);
 }
 
+/* An endpoint given with user:password@ is never printed with them (issue
+ * 22): the non-S3 answer, the status without an S3 error, no answer. */
+static void check_endpoint_redacted(const char *msg, int port) {
+    char shown[64];
+    snprintf(shown, sizeof shown, "http://***@127.0.0.1:%d", port);
+    if (!strstr(msg, shown) || strstr(msg, "p4ssw0rd") || strstr(msg, "ep-user")) {
+        fprintf(stderr, "    message '%s' shows the endpoint's credentials or lacks '%s'\n", msg, shown);
+        CHECK(0);
+    }
+}
+
+TEST(test_endpoint_credentials_redacted) {
+    const char *script[] = {"200 <html><body>x</body></html>", "418", NULL};
+    fake f;
+    CHECK_EQ_INT(fake_start(&f, script), 0);
+    char ep[96];
+    snprintf(ep, sizeof ep, "http://ep-user:p4ssw0rd@127.0.0.1:%d", f.port);
+    const char *opts[] = {"s3.endpoint", ep, "s3.path.style.access", "true", "s3.access-key", AK, "s3.secret-key", SK,
+                          "s3.retry-base", "1 ms", "s3.max-retries", "0", "s3.request-timeout", "300 ms", NULL};
+    pm_fileio *io = NULL;
+    pm_err e;
+    CHECK_EQ_INT(pm_fileio_open("s3://fb/t", opts, &io, &e), PAIMON_OK);
+    if (!io) { fake_stop(&f); return; }
+    pm_dirent *d;
+    size_t n;
+    CHECK_EQ_INT(pm_io_list(io, "s3://fb/t/snapshot", &d, &n, &e), PAIMON_IO);
+    check_endpoint_redacted(e.msg, f.port);
+    pm_buf b = {0};
+    CHECK_EQ_INT(pm_io_read_all(io, "s3://fb/t/k", &b, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, "HTTP 418") != NULL);
+    check_endpoint_redacted(e.msg, f.port);
+    pm_fileio_destroy(io);   /* its kept-alive connection first: the server waits on it */
+    fake_stop(&f);
+    io = NULL;
+    CHECK_EQ_INT(pm_fileio_open("s3://fb/t", opts, &io, &e), PAIMON_OK);
+    if (!io) return;
+    CHECK_EQ_INT(pm_io_read_all(io, "s3://fb/t/k", &b, &e), PAIMON_IO);
+    CHECK(strstr(e.msg, "no answer") != NULL);
+    check_endpoint_redacted(e.msg, f.port);
+    pm_buf_free(&b);
+    pm_fileio_destroy(io);
+}
+
 TEST(test_bad_xml_is_an_error) {
     const char *script[] = {"200 <ListBucketResult><Contents><Key>t/x/a</Key></Contents>", "200 <ListBucketResult><Contents><Key>a&bogus;</Key></Contents></ListBucketResult>",
                             "200 <ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", NULL};
@@ -1028,6 +1119,7 @@ int main(void) {
     RUN(test_keep_alive);
     RUN(test_retry_after_reset_and_give_up);
     RUN(test_no_retry_of_4xx);
+    RUN(test_read_meta_capped);
     RUN(test_create_unknown_outcome_resolved_by_read_back);
     RUN(test_create_412_then_404_is_uncertain);
     RUN(test_timeouts);
@@ -1036,6 +1128,7 @@ int main(void) {
     RUN(test_missing_last_modified_is_an_error);
     RUN(test_create_refused_without_conditional_writes);
     RUN(test_endpoint_not_s3);
+    RUN(test_endpoint_credentials_redacted);
     RUN(test_bad_xml_is_an_error);
     RUN(test_request_trace);
     return TEST_SUMMARY();

@@ -44,7 +44,7 @@ static int meta_file_id(const char *broot, const char *dir, int64_t id, pm_buf *
 
 static int read_file(pm_fileio *io, const char *path, pm_buf *out, pm_err *e) {
     out->len = 0;
-    return pm_io_read_all(io, path, out, e);
+    return pm_io_read_meta(io, path, PM_META_MAX, out, e);
 }
 
 static int branch_exists(paimon_table *t, const char *broot, int *ex, pm_err *e) {

@@ -44,7 +44,7 @@ static int write_one(paimon_table *t, const pm_snapshot *s, pm_buf *json, pm_buf
     if (rc != PAIMON_EXISTS) return rc;
     pm_err_clear(e);
     pm_buf have = {0};
-    rc = pm_io_read_all(t->io, (char *)path->data, &have, e);
+    rc = pm_io_read_meta(t->io, (char *)path->data, PM_META_MAX, &have, e);
     if (!rc && (have.len != json->len || memcmp(have.data, json->data, json->len)))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: exists with other content than snapshot %lld; refusing to replace it",
                      (char *)path->data, (long long)s->id);

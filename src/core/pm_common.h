@@ -42,6 +42,10 @@ int pm_nomem(pm_err *e);
 typedef struct pm_buf {
     uint8_t *data;
     size_t len, cap;
+    /* Nonzero: a FileIO read into this buffer refuses a file of more bytes
+     * or one that is no regular file (set by pm_io_read_meta; carried by the
+     * buffer so that every FileIO wrapper passes it on unchanged). */
+    size_t read_max;
 } pm_buf;
 
 /* Same bytes (an empty buffer may have data NULL: memcmp must not see it). */

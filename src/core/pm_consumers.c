@@ -20,10 +20,10 @@ void pm_consumer_expire_result_free(pm_consumer_expire_result *r) {
     r->n_expired = 0;
 }
 
-/* Java ConsumerManager.consumerPath; ids are checked like tag names. */
+/* Java ConsumerManager.consumerPath; ids must be file names (pm_meta_name_check). */
 static int consumer_path(const paimon_table *t, const char *id, pm_buf *out, pm_err *e) {
-    if (!id || !*id || strchr(id, '/') || !strcmp(id, ".") || !strcmp(id, ".."))
-        return pm_fail(e, PAIMON_MISUSE, "invalid consumer id '%s'", id ? id : "(null)");
+    int rc = pm_meta_name_check("consumer id", id, e);
+    if (rc) return rc;
     out->len = 0;
     if (pm_buf_printf(out, "%s/consumer/consumer-%s", t->branch_root, id)) return pm_nomem(e);
     return PAIMON_OK;

@@ -55,16 +55,24 @@ static size_t scheme_len(const char *uri) {
 
 /* ---- local implementation -------------------------------------------- */
 
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a file";
+}
+
 /* The whole file into out. Its size: `size` when the metadata records it
  * (-1: unknown, fstat says). A regular file is read until it has given that
  * many bytes (short reads, as on some network or FUSE mounts, continue),
  * with no extra read to see the end (Paimon's files are immutable once
  * published); a recorded size is asked for one byte more, so a file longer
  * than recorded is still read to its end. Anything else is read until
- * read() returns 0. */
+ * read() returns 0. With a max (out->read_max, 0: none): a file that is not regular or has more
+ * bytes is refused without reading it (O_NONBLOCK: opening a FIFO does not
+ * wait for a writer), and no more than max + 1 bytes are ever read. */
 static int local_read(const char *path, int64_t size, pm_buf *out, pm_err *e) {
+    size_t max = out->read_max;
     int fd;
-    do fd = open(path, O_RDONLY | O_CLOEXEC); while (fd < 0 && errno == EINTR);
+    do fd = open(path, O_RDONLY | O_CLOEXEC | (max ? O_NONBLOCK : 0)); while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         int err = errno;
         return pm_fail_errno(e, err == ENOENT || err == ENOTDIR ? PAIMON_NOTFOUND : PAIMON_IO, err,
@@ -75,6 +83,19 @@ static int local_read(const char *path, int64_t size, pm_buf *out, pm_err *e) {
     if (!sized) {
         struct stat st;
         int have_st = fstat(fd, &st) == 0;
+        if (!have_st && max) {
+            int err = errno;
+            close(fd);
+            return pm_fail_errno(e, PAIMON_IO, err, "cannot stat %s", path);
+        }
+        if (max && !S_ISREG(st.st_mode)) {
+            close(fd);
+            return pm_fail(e, PAIMON_CORRUPT, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+        }
+        if (max && (uint64_t)st.st_size > max) {
+            close(fd);
+            return pm_io_fail_too_big(e, path, (int64_t)st.st_size, max);
+        }
         if (have_st && S_ISDIR(st.st_mode)) {
             close(fd);
             return pm_fail_errno(e, PAIMON_IO, EISDIR, "cannot read %s", path);
@@ -99,6 +120,7 @@ static int local_read(const char *path, int64_t size, pm_buf *out, pm_err *e) {
             room = out->cap - out->len;
         }
         if (room > ((size_t)1 << 30)) room = (size_t)1 << 30;   /* Linux returns at most ~2 GiB per read */
+        if (max && room > max + 1 - got) room = max + 1 - got;    /* grew since fstat: a byte past max tells */
         ssize_t n = read(fd, out->data + out->len, room);
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -116,6 +138,11 @@ static int local_read(const char *path, int64_t size, pm_buf *out, pm_err *e) {
          * network mounts may give) or one byte more: read on to the end. */
         if (size >= 0 && got == (size_t)size && reads == 1) break;
         if (size >= 0 && got > (size_t)size) sized = 0;
+        if (max && got > max) {
+            close(fd);
+            out->len -= got;
+            return pm_io_fail_too_big(e, path, -1, max);
+        }
     }
     close(fd);
     return PAIMON_OK;
@@ -851,6 +878,23 @@ int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels,
         stopped = (flags & PM_RM_STOP_ON_FAILURE) && pm_rm_failed(rcs[i]);
     }
     return PAIMON_OK;
+}
+
+int pm_io_fail_too_big(pm_err *e, const char *path, int64_t size, size_t max) {
+    char lim[32];
+    if (max % ((size_t)1 << 20) == 0) snprintf(lim, sizeof lim, "%zu MiB", max >> 20);
+    else snprintf(lim, sizeof lim, "%zu bytes", max);
+    if (size < 0) return pm_fail(e, PAIMON_CORRUPT, "%s is more than the %s allowed for metadata", path, lim);
+    return pm_fail(e, PAIMON_CORRUPT, "%s is %lld bytes, more than the %s allowed for metadata", path,
+                   (long long)size, lim);
+}
+
+int pm_io_read_meta(pm_fileio *io, const char *path, size_t max, pm_buf *out, pm_err *e) {
+    size_t was = out->read_max;
+    out->read_max = max;
+    int rc = pm_io_read_all(io, path, out, e);
+    out->read_max = was;
+    return rc;
 }
 
 /* Recorded sizes above this are not trusted with an allocation (corrupt

@@ -174,6 +174,22 @@ static inline int pm_io_write_atomic(pm_fileio *io, const char *p, const void *d
 static inline int pm_io_create_no_replace(pm_fileio *io, const char *p, const void *d, size_t n, pm_err *e) { return io->ops->create_no_replace(io, p, d, n, e); }
 static inline int pm_io_remove(pm_fileio *io, const char *p, pm_err *e) { return io->ops->remove(io, p, e); }
 static inline int pm_io_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) { return io->ops->remove_within(io, root, rel, flags, st, e); }
+/* Caps of the metadata reads (docs/maintenance.md, "Hostile metadata"):
+ * snapshot, changelog, schema, tag, consumer and branch metadata JSON; the
+ * LATEST / EARLIEST hints (a decimal long: 20 bytes at most). */
+#define PM_META_MAX ((size_t)16 << 20)
+#define PM_HINT_MAX ((size_t)64)
+/* pm_io_read_all of a metadata file of at most max bytes (PM_META_MAX,
+ * PM_HINT_MAX): a larger one, or on a local file system one that is not a
+ * regular file (a FIFO, a device, a directory, a symlink to one), is
+ * PAIMON_CORRUPT naming the path and why, without reading it; an object
+ * store's Content-Length is checked before the body is read. The one home
+ * of that rule: every FileIO honours out->read_max. */
+int pm_io_read_meta(pm_fileio *io, const char *path, size_t max, pm_buf *out, pm_err *e);
+/* The refusal of a file over out->read_max: "PATH is SIZE bytes, more than
+ * the 16 MiB allowed for metadata" (size < 0: unknown). */
+int pm_io_fail_too_big(pm_err *e, const char *path, int64_t size, size_t max);
+
 /* pm_io_read_all of a file whose size the metadata records (a manifest's
  * file_size, a snapshot's manifest list size; -1: unknown): the local
  * FileIO then reads it without asking for its size first (open, read,

@@ -202,7 +202,7 @@ static int list_objects(pm_fileio *io, const char *prefix, int delim, int max_ke
             rc = pm_xml_walk((const char *)body.data, body.len, on_list_elem, &pg, root, what, e);
         if (rc == PAIMON_OK && strcmp(root, "ListBucketResult") != 0)
             rc = pm_fail(e, PAIMON_IO, "%s: the answer is a <%s> document, not a ListBucketResult (is %s an S3 endpoint?)",
-                         what, root, pm_s3_cfg(s3)->endpoint);
+                         what, root, pm_s3_cfg(s3)->endpoint_shown);
         else if (rc == PAIMON_IO && !strstr(e->msg, "s3://"))
             pm_err_prefix(e, "%s", what);
         if (rc) break;
@@ -314,7 +314,7 @@ static int head_object(pm_fileio *io, const char *key, pm_stat *st, pm_err *e) {
     if (resp.status != 200) return pm_s3_fail(S3(io), e, PAIMON_IO, "HEAD", key, &resp);
     if (resp.content_length < 0 || resp.mtime_ms <= 0)
         return pm_fail(e, PAIMON_IO, "s3://%s/%s: HEAD answered without Content-Length or Last-Modified "
-                       "(is %s an S3 endpoint?)", pm_s3_bucket(S3(io)), key, pm_s3_cfg(S3(io))->endpoint);
+                       "(is %s an S3 endpoint?)", pm_s3_bucket(S3(io)), key, pm_s3_cfg(S3(io))->endpoint_shown);
     st->size = resp.content_length;
     st->mtime_ms = resp.mtime_ms;
     st->is_dir = 0;
@@ -397,6 +397,8 @@ static int s3_read_all(pm_fileio *io, const char *uri, pm_buf *out, pm_err *e) {
     rc = pm_s3_request(S3(io), &r, &resp, e);
     if (rc == PAIMON_OK && resp.status != 200)
         rc = pm_s3_fail(S3(io), e, resp.status == 404 ? PAIMON_NOTFOUND : PAIMON_IO, "GET", key, &resp);
+    else if (rc == PAIMON_OK && resp.too_big)
+        rc = pm_io_fail_too_big(e, uri, resp.content_length, out->read_max);
     if (rc && !had_memory) pm_buf_free(out);   /* the buffer as the caller gave it */
     else if (rc) out->len = from;              /* no error document in it */
     return rc;

@@ -463,6 +463,10 @@ static int snapshot_check(const pm_snapshot *s, const char *f, pm_err *e) {
     if (s->changelog_record_count.has && s->changelog_record_count.v < 0)
         return pm_fail(e, PAIMON_CORRUPT, "%s: field 'changelogRecordCount' is negative (%lld)", f,
                        (long long)s->changelog_record_count.v);
+    /* Java writes System.currentTimeMillis(): never before 1970. Expiration's
+     * time rule and tag retention compare it. */
+    if (s->time_millis < 0)
+        return pm_fail(e, PAIMON_CORRUPT, "%s: field 'timeMillis' is negative (%lld)", f, (long long)s->time_millis);
     return PAIMON_OK;
 }
 

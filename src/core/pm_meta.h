@@ -189,6 +189,10 @@ int pm_tag_list(pm_fileio *io, const char *branch_root, char ***names, size_t *n
 int pm_tag_read(pm_fileio *io, const char *branch_root, const char *name, pm_snapshot **out, pm_err *e);
 /* Consumers: ids (without "consumer-"). */
 int pm_consumer_list(pm_fileio *io, const char *branch_root, char ***ids, size_t *n, pm_err *e);
+/* PAIMON_MISUSE unless name can be a tag or consumer file's suffix: not
+ * empty, ".", "..", no '/' and no control character (shown escaped in the
+ * message, as "invalid <what> 'a\x0ab': ..."). */
+int pm_meta_name_check(const char *what, const char *name, pm_err *e);
 int pm_consumer_read(pm_fileio *io, const char *branch_root, const char *id, pm_consumer *out, pm_err *e);
 /* Branch names under <table>/branch/ (directories "branch-<name>"). */
 int pm_branch_list(pm_fileio *io, const char *table_root, char ***names, size_t *n, pm_err *e);

@@ -13,6 +13,8 @@
 
 typedef struct pm_s3_config {
     char *endpoint;        /* "http(s)://host[:port]", no trailing '/' */
+    char *endpoint_shown;  /* the endpoint for messages: any "user:password@" in it as "***@" */
+    char *endpoint_userinfo;   /* that "user:password" (scrubbed from messages), or NULL */
     char *region;
     char *access_key, *secret_key, *session_token;   /* NULL: anonymous */
     int path_style;        /* 1: endpoint/bucket/key; 0: bucket.host/key */
@@ -44,7 +46,9 @@ typedef struct pm_s3_req {
     const char *extra_header;        /* one "Name: value" or NULL */
     const char *content_md5;         /* base64, or NULL */
     int max_attempts;                /* 0: 1 + max_retries; 1: no retry */
-    pm_buf *out;                     /* response body; appended, reset per attempt */
+    pm_buf *out;                     /* response body; appended, reset per attempt; a 2xx body
+                                        over out->read_max (Content-Length, else the bytes as
+                                        they come) is not read: resp->too_big */
 } pm_s3_req;
 
 typedef struct pm_s3_resp {
@@ -53,6 +57,7 @@ typedef struct pm_s3_resp {
     int maybe_sent;                  /* the request may have reached the store */
     int attempts;                    /* attempts made */
     int64_t content_length;          /* -1 unknown */
+    int too_big;                     /* the body was over r->out->read_max: not read, not retried */
     int64_t mtime_ms;                /* Last-Modified, 0 unknown */
     char transport_msg[256];
     char s3_code[64];                /* from the XML error body */

@@ -122,6 +122,28 @@ static char *normalize_endpoint(const char *v) {
     return s;
 }
 
+/* An endpoint given as "scheme://user:password@host" keeps its
+ * credentials out of every message: *shown is it with "***@" for them,
+ * *userinfo the "user:password" (NULL when there is none). */
+static int endpoint_redact(const char *ep, char **shown, char **userinfo) {
+    const char *h = strstr(ep, "://");
+    h = h ? h + 3 : ep;
+    size_t auth = strcspn(h, "/?#");
+    const char *at = NULL;
+    for (const char *q = h; q < h + auth; q++)
+        if (*q == '@') at = q;
+    *userinfo = NULL;
+    if (!at) return (*shown = pm_strdup(ep)) ? 0 : -1;
+    pm_buf b = {0};
+    if (pm_buf_append(&b, ep, (size_t)(h - ep)) || pm_buf_printf(&b, "***%s", at) || pm_buf_cstr(&b) ||
+        !(*userinfo = pm_strndup(h, (size_t)(at - h)))) {
+        pm_buf_free(&b);
+        return -1;
+    }
+    *shown = (char *)b.data;
+    return 0;
+}
+
 /* The host of "scheme://host[:port]" is an IP address or localhost. */
 static int endpoint_is_ip_or_localhost(const char *ep) {
     const char *h = strstr(ep, "://");
@@ -243,7 +265,10 @@ int pm_s3_config_load(pm_s3_config *c, const char *bucket, const char *const *op
             c->endpoint = (char *)b.data;
     }
     free(pe);
-    if (!c->region || !c->endpoint) { rc = pm_nomem(e); goto done; }
+    if (!c->region || !c->endpoint || endpoint_redact(c->endpoint, &c->endpoint_shown, &c->endpoint_userinfo)) {
+        rc = pm_nomem(e);
+        goto done;
+    }
 
     /* Path style when asked for, for an IP/localhost endpoint (no DNS names
      * per bucket there) and for bucket names with a dot (they break the
@@ -291,6 +316,8 @@ done:
 
 void pm_s3_config_free(pm_s3_config *c) {
     free(c->endpoint);
+    free(c->endpoint_shown);
+    free(c->endpoint_userinfo);
     free(c->region);
     free(c->access_key);
     free(c->secret_key);

@@ -114,10 +114,24 @@ static void handle_put(pm_s3 *s3, CURL *h) {
     if (h) curl_easy_cleanup(h);
 }
 
+/* Where a response body goes: b, from byte `from`, up to b->read_max for a
+ * 2xx answer (checked on Content-Length before the first byte is kept). */
+typedef struct body_sink { pm_buf *b; CURL *h; size_t from; int too_big; } body_sink;
+
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud) {
-    pm_buf *b = ud;
-    size_t n = size * nmemb;
-    return pm_buf_append(b, p, n) ? 0 : n;
+    body_sink *s = ud;
+    size_t n = size * nmemb, max = s->b->read_max;
+    if (max) {
+        long status = 0;
+        curl_off_t cl = -1;
+        curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(s->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+        if (status >= 200 && status < 300 && ((cl >= 0 && (uint64_t)cl > max) || s->b->len - s->from + n > max)) {
+            s->too_big = 1;
+            return 0;   /* aborts the transfer */
+        }
+    }
+    return pm_buf_append(s->b, p, n) ? 0 : n;
 }
 
 static size_t on_discard(char *p, size_t size, size_t nmemb, void *ud) {
@@ -246,9 +260,10 @@ static void attempt_once(pm_s3 *s3, CURL *h, const pm_s3_req *r, const char *url
     if (r->extra_header) hl = curl_slist_append(hl, r->extra_header);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
     size_t from = r->out ? r->out->len : 0;
+    body_sink sink = {r->out, h, from, 0};
     if (r->out) {
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, r->out);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     } else {
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_discard);
     }
@@ -258,8 +273,9 @@ static void attempt_once(pm_s3 *s3, CURL *h, const pm_s3_req *r, const char *url
     memset(hdr_tok, 0, sizeof hdr_tok);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    if (cc == CURLE_OK) {
+    if (cc == CURLE_OK || sink.too_big) {
         resp->status = status;
+        resp->too_big = sink.too_big;
         curl_off_t cl = -1, ft = -1;
         curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
         curl_easy_getinfo(h, CURLINFO_FILETIME_T, &ft);
@@ -323,6 +339,7 @@ void pm_s3_scrub(const pm_s3 *s3, pm_err *e) {
     scrub_one(e->msg, sizeof e->msg, s3->cfg.secret_key);
     scrub_one(e->msg, sizeof e->msg, s3->cfg.session_token);
     scrub_one(e->msg, sizeof e->msg, s3->cfg.access_key);
+    scrub_one(e->msg, sizeof e->msg, s3->cfg.endpoint_userinfo);
 }
 
 /* What a status without an S3 error code most likely means. */
@@ -332,7 +349,7 @@ static const char *no_body_hint(const pm_s3 *s3, long status, char *hint, size_t
     if (status == 301 || status == 307 || status == 308)
         return "redirected: the bucket is in another region (s3.region) or needs another endpoint";
     if (status == 404) return "not found: no such bucket, or the endpoint is not an S3 store";
-    snprintf(hint, cap, "no S3 error in the answer: is %s an S3 endpoint?", s3->cfg.endpoint);
+    snprintf(hint, cap, "no S3 error in the answer: is %s an S3 endpoint?", s3->cfg.endpoint_shown);
     return hint;
 }
 
@@ -340,7 +357,7 @@ int pm_s3_fail(pm_s3 *s3, pm_err *e, int code, const char *verb, const char *key
     char hint[600];
     if (resp->status == 0)
         pm_fail(e, code, "s3://%s/%s: %s failed: no answer from %s after %d attempt(s): %s", s3->bucket, key, verb,
-                s3->cfg.endpoint, resp->attempts ? resp->attempts : 1, resp->transport_msg);
+                s3->cfg.endpoint_shown, resp->attempts ? resp->attempts : 1, resp->transport_msg);
     else if (resp->s3_code[0])
         pm_fail(e, code, "s3://%s/%s: %s failed: HTTP %ld %s%s%s", s3->bucket, key, verb, resp->status,
                 resp->s3_code, resp->s3_message[0] ? ": " : "", resp->s3_message);

@@ -146,28 +146,67 @@ static int list_names(pm_fileio *io, const char *root, const char *sub, const ch
     return PAIMON_OK;
 }
 
+/* At most cap - 1 bytes of s[0, n) into out, printable ASCII as is, other
+ * bytes (and '\\') as \\xNN; returns 1 when s was cut short. */
+static int shown_bytes(const char *s, size_t n, char *out, size_t cap) {
+    size_t k = 0, i = 0;
+    for (; i < n && k + 5 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') out[k++] = (char)c;
+        else k += (size_t)snprintf(out + k, cap - k, "\\x%02x", c);
+    }
+    out[k] = '\0';
+    return i < n;
+}
+
+static int has_control(const char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+    return 0;
+}
+
 /* ---- hints ------------------------------------------------------------ */
 
-int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e) {
+/* pm_hint_read; *junk: 1 when the file was read but holds no decimal id
+ * (what Java's readHint ignores), 0 when reading it failed, refusals of a
+ * file that is no hint at all (pm_io_read_meta) included. */
+static int hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, int *junk,
+                     pm_err *e) {
+    *junk = 0;
     char *path = path3(branch_root, "snapshot", which);
     if (!path) return pm_nomem(e);
     pm_buf b = {0};
-    int rc = pm_io_read_all(io, path, &b, e);
+    int rc = pm_io_read_meta(io, path, PM_HINT_MAX, &b, e);
     if (rc == PAIMON_OK && !parse_long_exact((const char *)b.data, b.len, id)) {
+        *junk = 1;
         char shown[48];
-        size_t k = 0;
-        for (size_t i = 0; i < b.len && k + 5 < sizeof shown; i++) {
-            unsigned char c = b.data[i];
-            if (c >= 0x20 && c < 0x7f && c != '\\') shown[k++] = (char)c;
-            else k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", c);
-        }
-        shown[k] = '\0';
-        rc = pm_fail(e, PAIMON_CORRUPT, "%s: hint is not a decimal id: \"%s\"%s", path, shown,
-                     k + 5 >= sizeof shown ? "..." : "");
+        int cut = shown_bytes((const char *)b.data, b.len, shown, sizeof shown);
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: hint is not a decimal id: \"%s\"%s", path, shown, cut ? "..." : "");
     }
     pm_buf_free(&b);
     free(path);
     return rc;
+}
+
+int pm_hint_read(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, pm_err *e) {
+    int junk;
+    return hint_read(io, branch_root, which, id, &junk, e);
+}
+
+/* A hint to use: PAIMON_OK with *use set when it holds an id. A missing,
+ * unreadable or junk hint is ignored (*use 0), as Java's readHint does; a
+ * file that is no hint at all (a FIFO, a device, more bytes than any id:
+ * planted, never written by Paimon) is refused (PAIMON_CORRUPT). */
+static int hint_use(pm_fileio *io, const char *branch_root, const char *which, int64_t *id, int *use, pm_err *e) {
+    pm_err he;
+    int junk;
+    int rc = hint_read(io, branch_root, which, id, &junk, &he);
+    *use = rc == PAIMON_OK;
+    if (rc == PAIMON_CORRUPT && !junk) {
+        if (e) *e = he;
+        return rc;
+    }
+    return PAIMON_OK;
 }
 
 int pm_hint_write(pm_fileio *io, const char *branch_root, const char *which, int64_t id, pm_err *e) {
@@ -213,10 +252,10 @@ static int find_by_listing(pm_fileio *io, const char *root, int want_max, int64_
 
 int pm_snapshot_latest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e) {
     int64_t h;
-    pm_err he;
-    /* An unreadable or junk hint is ignored, as Java's readHint does. */
-    if (pm_hint_read(io, branch_root, "LATEST", &h, &he) == PAIMON_OK && h > 0) {
-        int ex = 0, next = 0, rc;
+    int use, rc;
+    if ((rc = hint_use(io, branch_root, "LATEST", &h, &use, e))) return rc;
+    if (use && h > 0) {
+        int ex = 0, next = 0;
         if ((rc = snapshot_exists(io, branch_root, h, &ex, e))) return rc;
         if (ex && h < INT64_MAX) {
             if ((rc = snapshot_exists(io, branch_root, h + 1, &next, e))) return rc;
@@ -231,12 +270,19 @@ int pm_snapshot_latest_id(pm_fileio *io, const char *branch_root, int64_t *id, p
 
 int pm_snapshot_earliest_id(pm_fileio *io, const char *branch_root, int64_t *id, pm_err *e) {
     int64_t h;
-    pm_err he;
-    if (pm_hint_read(io, branch_root, "EARLIEST", &h, &he) == PAIMON_OK) {
-        int ex = 0;
-        int rc = snapshot_exists(io, branch_root, h, &ex, e);
-        if (rc) return rc;
-        if (ex) {
+    int use, rc;
+    if ((rc = hint_use(io, branch_root, "EARLIEST", &h, &use, e))) return rc;
+    /* Trusted when its snapshot exists and the one below it does not (the
+     * mirror of LATEST's rule): expiration deletes an ascending prefix with
+     * no gap, so nothing lower is left. A hint above existing snapshots
+     * (EARLIEST=3 with 1 and 2 there) would strand them for good: the
+     * listing decides, and expiration takes them. Java trusts any hint
+     * whose snapshot exists. Ids start at 1: below 1 is not asked. */
+    if (use) {
+        int ex = 0, below = 0;
+        if ((rc = snapshot_exists(io, branch_root, h, &ex, e))) return rc;
+        if (ex && h > 1 && (rc = snapshot_exists(io, branch_root, h - 1, &below, e))) return rc;
+        if (ex && !below) {
             *id = h;
             return PAIMON_OK;
         }
@@ -252,7 +298,7 @@ static int read_versioned(pm_fileio *io, const char *branch_root, const char *di
     char prefix[32];
     snprintf(prefix, sizeof prefix, "%s-", dir);
     if (!(*path = versioned_path(branch_root, dir, prefix, id))) return pm_nomem(e);
-    int rc = pm_io_read_all(io, *path, b, e);
+    int rc = pm_io_read_meta(io, *path, PM_META_MAX, b, e);
     if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s %lld not found (%s)", dir, (long long)id, *path);
     return rc;
 }
@@ -382,9 +428,14 @@ int pm_schema_read(pm_fileio *io, const char *branch_root, int64_t id, pm_schema
 
 /* ---- tags, consumers, branches ---------------------------------------- */
 
-static int check_name(const char *what, const char *name, pm_err *e) {
-    if (!name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        return pm_fail(e, PAIMON_MISUSE, "invalid %s name '%s'", what, name ? name : "(null)");
+int pm_meta_name_check(const char *what, const char *name, pm_err *e) {
+    if (!name || !*name || strchr(name, '/') || has_control(name) || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0) {
+        char shown[160];
+        int cut = name ? shown_bytes(name, strlen(name), shown, sizeof shown) : 0;
+        return pm_fail(e, PAIMON_MISUSE, "invalid %s '%s%s': not a file name (empty, '.', '..', '/' or a control "
+                       "character)", what, name ? shown : "(null)", cut ? "..." : "");
+    }
     return PAIMON_OK;
 }
 
@@ -398,7 +449,7 @@ int pm_tag_list(pm_fileio *io, const char *branch_root, char ***names, size_t *n
 static int read_named(pm_fileio *io, const char *branch_root, const char *dir, const char *name, pm_buf *b,
                       char **path, pm_err *e) {
     *path = NULL;
-    int rc = check_name(dir, name, e);
+    int rc = pm_meta_name_check(strcmp(dir, "consumer") ? "tag name" : "consumer id", name, e);
     if (rc) return rc;
     size_t nl = strlen(dir) + strlen(name) + 2;
     char *fname = malloc(nl);
@@ -407,7 +458,7 @@ static int read_named(pm_fileio *io, const char *branch_root, const char *dir, c
     *path = path3(branch_root, dir, fname);
     free(fname);
     if (!*path) return pm_nomem(e);
-    rc = pm_io_read_all(io, *path, b, e);
+    rc = pm_io_read_meta(io, *path, PM_META_MAX, b, e);
     if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s '%s' not found (%s)", dir, name, *path);
     return rc;
 }
@@ -432,8 +483,23 @@ int pm_tag_read_known(pm_fileio *io, const char *branch_root, pm_schema_known *k
     return rc;
 }
 
+/* A file name holding a control character is refused, not listed: every
+ * id is printed, one a line (Java takes any name after "consumer-"). */
 int pm_consumer_list(pm_fileio *io, const char *branch_root, char ***ids, size_t *n, pm_err *e) {
-    return list_names(io, branch_root, "consumer", "consumer-", 0, ids, n, e);
+    int rc = list_names(io, branch_root, "consumer", "consumer-", 0, ids, n, e);
+    for (size_t i = 0; !rc && i < *n; i++) {
+        if (!has_control((*ids)[i])) continue;
+        char shown[160];
+        int cut = shown_bytes((*ids)[i], strlen((*ids)[i]), shown, sizeof shown);
+        char *dir = path3(branch_root, "consumer", NULL);
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s/consumer-%s%s: the consumer id in the file name holds a control character; "
+                     "rename or remove the file", dir ? dir : branch_root, shown, cut ? "..." : "");
+        free(dir);
+        pm_strv_free(*ids, *n);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 int pm_consumer_read(pm_fileio *io, const char *branch_root, const char *id, pm_consumer *out,

@@ -242,7 +242,7 @@ int pm_tag_rename(paimon_table *t, const char *from, const char *to, pm_err *e) 
     pm_buf src = {0}, dst = {0}, bytes = {0};
     pm_snapshot *s = NULL;
     if (!(rc = tag_path(t, from, &src, e)) && !(rc = tag_path(t, to, &dst, e))) {
-        rc = pm_io_read_all(t->io, (char *)src.data, &bytes, e);
+        rc = pm_io_read_meta(t->io, (char *)src.data, PM_META_MAX, &bytes, e);
         if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "tag '%s' doesn't exist (%s)", from, (char *)src.data);
     }
     /* only a tag we can read moves: its bytes go over unchanged */
