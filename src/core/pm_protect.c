@@ -391,7 +391,9 @@ static int chain_window(void *ud, pm_snapshot *const *s, size_t n, pm_err *e) {
     for (size_t at = 0; !rc && at < n; at += CHAIN_WINDOW) {
         size_t k = n - at < CHAIN_WINDOW ? n - at : CHAIN_WINDOW;
         chain_batch b = {p->t, s + at, c->rd, pm_avro_schema_cache_bound()};
-        rc = pm_exec_run(p->threads, k, chain_read_task, &b, "read retained snapshots' lists", NULL, NULL, e);
+        /* an object store's reads wait on round trips: more at once than threads */
+        rc = pm_exec_run(pm_io_read_threads(p->t->io, p->threads), k, chain_read_task, &b,
+                         "read retained snapshots' lists", NULL, NULL, e);
         for (size_t j = 0; !rc && j < k; j++) {
             const pm_snapshot *si = s[at + j];
             chain_read *r = &c->rd[j];
@@ -482,7 +484,8 @@ static int protect_tags_changelogs(protect *p, pm_err *e) {
  * the spec gives them, every other branch's all (listed), through fn. */
 static int walk_branch(paimon_table *bt, const pm_protect_spec *sp, const protect *p, pm_refs_window_fn fn, void *ud,
                        pm_err *e) {
-    if (strcmp(bt->branch, p->own)) return pm_refs_walk_snapshots(bt, INT64_MIN, INT64_MAX, 1, p->threads, 0, fn, ud, e);
+    int threads = pm_io_read_threads(bt->io, p->threads);
+    if (strcmp(bt->branch, p->own)) return pm_refs_walk_snapshots(bt, INT64_MIN, INT64_MAX, 1, threads, 0, fn, ud, e);
     if (p->whole) return PAIMON_OK;
     if (sp->kept) {
         int rc = PAIMON_OK;
@@ -490,9 +493,9 @@ static int walk_branch(paimon_table *bt, const pm_protect_spec *sp, const protec
             rc = fn(ud, sp->kept + at, sp->n_kept - at < 256 ? sp->n_kept - at : 256, e);
         return rc;
     }
-    if (sp->kept_all) return pm_refs_walk_snapshots(bt, INT64_MIN, INT64_MAX, 1, p->threads, 0, fn, ud, e);
+    if (sp->kept_all) return pm_refs_walk_snapshots(bt, INT64_MIN, INT64_MAX, 1, threads, 0, fn, ud, e);
     int rc = sp->kept_first ? fn(ud, &sp->kept_first, 1, e) : PAIMON_OK;
-    return rc ? rc : pm_refs_walk_snapshots(bt, sp->kept_from, sp->kept_to, 0, p->threads, 0, fn, ud, e);
+    return rc ? rc : pm_refs_walk_snapshots(bt, sp->kept_from, sp->kept_to, 0, threads, 0, fn, ud, e);
 }
 
 /* Every root of every branch: retained snapshots by chains, tags,
