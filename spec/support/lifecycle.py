@@ -1,0 +1,443 @@
+#!/usr/bin/python3
+"""lifecycle: randomized lifecycle test of paimon-lua's maintenance, checked
+after every step against the independent oracle (spec/support/oracle.py).
+
+Each sequence creates a small partitioned append table (create_table.lua +
+write.lua) in a temp dir and runs seeded random steps through the real CLI
+($PAIMON_BUILD/paimon-lua scripts/X.lua): writes on main and on branches, tag
+create/delete/expire, branch create (empty or from a tag)/delete/fast-forward,
+rollback (destructive and --as-latest, main and branches), drop partition,
+expire (main and branches), changelog expire (some sequences decouple the
+changelog lifecycle, so long-lived changelogs exist), consumer
+reset/delete/expire and orphan cleaning with a young cut-off.
+
+An operation may refuse (exit 1/2/3 with a message); a crash (signal, an
+"internal error", a Lua traceback, another exit code) is a failure. After
+EVERY step:
+  * every file the oracle says is needed exists;
+  * `verify.lua --all-snapshots --json` says whole iff the oracle does;
+  * the latest snapshot of each branch, and one random snapshot or tag, read
+    with read.lua and give as many rows as the oracle's live files record.
+The table directory is listed before every step, so a failure names the step
+that deleted each needed file.
+
+Usage:
+  /usr/bin/python3 spec/support/lifecycle.py            # LIFECYCLE_* below
+  /usr/bin/python3 spec/support/lifecycle.py --replay FILE.json
+Environment: PAIMON_BUILD (default ./build), LIFECYCLE_SEQS (40),
+LIFECYCLE_STEPS (30), LIFECYCLE_SEED (sequence i uses seed SEED + i; default
+from the clock, printed), LIFECYCLE_SHRINK=1 (shrink each failure to a
+minimal step list by replaying), LIFECYCLE_KEEP=1 (keep failing tables),
+LIFECYCLE_VERBOSE=1 (print every step).
+Output: "ok N - ..." / "not ok N - ..." per sequence (with the seed and the
+replayable step list on failure), and last "N passed, N failed".
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import oracle as oracle_mod  # noqa: E402
+import pyref  # noqa: E402
+
+BUILD = os.environ.get("PAIMON_BUILD") or os.path.join(ROOT, "build")
+LUA = os.path.join(BUILD, "paimon-lua")
+SCRIPTS = os.path.join(ROOT, "scripts")
+VERBOSE = os.environ.get("LIFECYCLE_VERBOSE") == "1"
+PARTS = ("a", "b", "c")
+ENV = dict(os.environ, PAIMON_LUA_TRACEBACK="1")
+
+
+class Failure(Exception):
+    def __init__(self, kind, msg):
+        Exception.__init__(self, msg)
+        self.kind = kind
+        self.msg = msg
+
+
+def run(argv, table, stdin=None):
+    """argv[0] is a script name; "T" stands for the table."""
+    args = [LUA, os.path.join(SCRIPTS, argv[0])] + [table if a == "T" else a for a in argv[1:]]
+    p = subprocess.run(args, input=(stdin or "").encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=ENV, timeout=120)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def crashed(rc, err):
+    if rc not in (0, 1, 2, 3):
+        return "exit %d" % rc
+    low = err.lower()
+    if "internal error" in low or "stack traceback" in low:
+        return "internal error"
+    return None
+
+
+def listing(table):
+    out = set()
+    for d, _, files in os.walk(table):
+        for f in files:
+            out.add(os.path.relpath(os.path.join(d, f), table))
+    return out
+
+
+# --------------------------------------------------------------------------
+# table state, read from disk (what the generator may choose from)
+
+
+def state(table):
+    st = {}
+    for bname, broot in oracle_mod.branches(table):
+        snaps = sorted(pyref.snapshot_files(broot))
+        tags = [n[4:] for n in oracle_mod.list_dir(os.path.join(broot, "tag"), "tag-")]
+        cons = [n[9:] for n in oracle_mod.list_dir(os.path.join(broot, "consumer"), "consumer-")]
+        st[bname] = {"snapshots": snaps, "tags": tags, "consumers": cons}
+    return st
+
+
+def bflag(b):
+    return [] if b == "main" else ["--branch", b]
+
+
+class Generator(object):
+    def __init__(self, rng):
+        self.rng = rng
+        self.n_tag = 0
+        self.n_branch = 0
+        self.n_row = 0
+
+    def rows(self):
+        r = self.rng
+        out = []
+        for _ in range(r.randint(1, 3)):
+            self.n_row += 1
+            out.append(json.dumps({"id": self.n_row, "p": r.choice(PARTS)}))
+        return "\n".join(out) + "\n"
+
+    def step(self, st):
+        r = self.rng
+        names = sorted(st)
+        others = [b for b in names if b != "main"]
+        any_b = lambda: "main" if not others or r.random() < 0.55 else r.choice(others)  # noqa: E731
+        ops = [("write", 6), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1),
+               ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 1 if others else 0),
+               ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
+               ("expire", 3.5), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1)]
+        total = sum(w for _, w in ops)
+        x = r.random() * total
+        for op, w in ops:
+            x -= w
+            if x < 0:
+                break
+        b = any_b()
+        s = st[b]
+        if op == "write":
+            return {"op": op, "argv": ["write.lua", "T"] + bflag(b), "stdin": self.rows()}
+        if op == "tag_create":
+            self.n_tag += 1
+            name = "t%d" % self.n_tag
+            a = ["tag.lua", "T", "create", name] + bflag(b)
+            if s["snapshots"] and r.random() < 0.5:
+                a += ["--snapshot", str(r.choice(s["snapshots"]))]
+            if r.random() < 0.3:
+                a += ["--time-retained", "1s"]
+            return {"op": op, "argv": a}
+        if op == "tag_delete":
+            if not s["tags"]:
+                return self.step_write(b)
+            return {"op": op, "argv": ["tag.lua", "T", "delete", r.choice(s["tags"])] + bflag(b)}
+        if op == "tag_expire":
+            a = ["tag.lua", "T", "expire"] + bflag(b)
+            if r.random() < 0.4:
+                a += ["--older-than", "1ms"]
+            return {"op": op, "argv": a}
+        if op == "branch_create":
+            self.n_branch += 1
+            name = "b%d" % self.n_branch
+            a = ["branch.lua", "T", "create", name]
+            if st["main"]["tags"] and r.random() < 0.75:
+                a += ["--from-tag", r.choice(st["main"]["tags"])]
+            return {"op": op, "argv": a}
+        if op == "branch_delete":
+            return {"op": op, "argv": ["branch.lua", "T", "delete", r.choice(others)]}
+        if op == "fast_forward":
+            return {"op": op, "argv": ["branch.lua", "T", "fast-forward", r.choice(others)]}
+        if op == "rollback":
+            a = ["rollback.lua", "T"] + bflag(b)
+            older = s["snapshots"][:-1]
+            if s["tags"] and (not older or r.random() < 0.35):
+                a += ["--to-tag", r.choice(s["tags"])]
+            elif older:
+                a += ["--to-snapshot", str(r.choice(older))]
+            else:
+                return self.step_write(b)
+            if r.random() < 0.5:
+                a.append("--as-latest")
+            return {"op": op, "argv": a}
+        if op == "drop_partition":
+            return {"op": op, "argv": ["drop_partition.lua", "T", "--partition", "p=" + r.choice(PARTS)] + bflag(b)}
+        if op == "expire":
+            a = ["expire.lua", "T", "--retain-min", str(r.randint(1, 3)), "--older-than", "1ms"] + bflag(b)
+            if r.random() < 0.2:
+                a += ["--max-deletes", str(r.randint(1, 3))]
+            return {"op": op, "argv": a}
+        if op == "expire_changelogs":
+            return {"op": op, "argv": ["expire_changelogs.lua", "T", "--retain-min", str(r.randint(1, 2)),
+                                       "--older-than", "1ms"] + bflag(b)}
+        if op == "consumer":
+            y = r.random()
+            if y < 0.6 and s["snapshots"]:
+                return {"op": "consumer_reset", "argv": ["consumer.lua", "T", "reset", r.choice(["c1", "c2"]),
+                                                         "--next-snapshot", str(r.choice(s["snapshots"]))] + bflag(b)}
+            if y < 0.8 and s["consumers"]:
+                return {"op": "consumer_delete", "argv": ["consumer.lua", "T", "delete", r.choice(s["consumers"])] + bflag(b)}
+            return {"op": "consumer_expire", "argv": ["consumer.lua", "T", "expire", "--expiration", "1s"] + bflag(b)}
+        if op == "orphans":
+            return {"op": op, "argv": ["remove_orphan_files.lua", "T", "--older-than", "1ms", "--allow-young-cutoff"]}
+        raise AssertionError(op)
+
+    def step_write(self, b):
+        return {"op": "write", "argv": ["write.lua", "T"] + bflag(b), "stdin": self.rows()}
+
+
+def table_options(rng):
+    opts = ["bucket=-1"]
+    if rng.random() < 0.5:
+        # decouple the changelog lifecycle: expiration keeps long-lived changelogs
+        opts.append(rng.choice(["changelog.time-retained=1d", "changelog.num-retained.min=20"]))
+    if rng.random() < 0.3:
+        opts.append("consumer.expiration-time=1s")
+    return opts
+
+
+# --------------------------------------------------------------------------
+# checks
+
+
+class Checker(object):
+    def __init__(self, table, rng):
+        self.table = table
+        self.rng = rng
+        self.oracle = oracle_mod.Oracle(table)
+
+    def check(self):
+        needed, missing = self.oracle.compute()
+        rc, out, err = run(["verify.lua", "T", "--all-snapshots", "--json"], self.table)
+        c = crashed(rc, err)
+        if c:
+            raise Failure("crash", "verify.lua crashed (%s): %s" % (c, err.strip()[-2000:]))
+        try:
+            v = json.loads(out)
+        except ValueError:
+            raise Failure("verify", "verify.lua printed no JSON (exit %d): %s %s" % (rc, out[:500], err[:500]))
+        if missing:
+            raise Failure("missing", "needed files are missing:\n" + "\n".join(
+                "    %s  (needed by %s)" % (p, ", ".join(sorted(r))) for p, r in sorted(missing.items()))
+                + "\n  verify.lua says %s" % ("whole" if v.get("ok") else "not whole: " + json.dumps(
+                    {k: v.get(k) for k in ("missing", "wrong_size", "unreadable")})[:3000]))
+        if not v.get("ok"):
+            raise Failure("verify", "the oracle says whole, verify.lua does not: " + json.dumps(
+                {k: v.get(k) for k in ("missing", "wrong_size", "unreadable")})[:3000])
+        # reads: the latest of each branch, and one random snapshot or tag
+        st = state(self.table)
+        targets = []
+        for b in sorted(st):
+            if st[b]["snapshots"]:
+                targets.append((b, "snapshot", st[b]["snapshots"][-1]))
+        pool = [(b, "snapshot", s) for b in sorted(st) for s in st[b]["snapshots"]] + \
+               [(b, "tag", t) for b in sorted(st) for t in st[b]["tags"]]
+        if pool:
+            targets.append(self.rng.choice(pool))
+        for b, kind, what in targets:
+            a = ["read.lua", "T"] + bflag(b) + ["--" + kind, str(what)]
+            rc, out, err = run(a, self.table)
+            if rc != 0:
+                raise Failure("read", "%s (%s %s %s) failed, exit %d: %s"
+                              % (" ".join(a), b, kind, what, rc, err.strip()[-1500:]))
+            rows = sum(1 for line in out.splitlines() if line.strip())
+            expect = self.expected_rows(b, kind, what)
+            if expect is not None and rows != expect:
+                raise Failure("read", "%s gave %d rows, its live files record %d" % (" ".join(a), rows, expect))
+
+    def expected_rows(self, b, kind, what):
+        tbl = pyref.Table(self.table, None if b == "main" else b)
+        try:
+            snap = tbl.resolve_snapshot(what if kind == "snapshot" else None, what if kind == "tag" else None)
+            return sum(e["_FILE"]["_ROW_COUNT"] for e in tbl.live_files(snap))
+        except pyref.RefError:
+            return None
+
+
+# --------------------------------------------------------------------------
+# one sequence
+
+
+def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
+    """Runs spec = {"options": [...], "steps": [...]}; with generate (a
+    Generator) steps are made up as it goes and appended to spec["steps"].
+    Returns (None, log) or (Failure, log); log is a list of step records."""
+    tmp = tempfile.mkdtemp(prefix="paimon-lifecycle.")
+    table = os.path.join(tmp, "t")
+    log = []
+    listings = []
+    failure = None
+    try:
+        a = ["create_table.lua", "T", "--field", "id:INT", "--field", "p:STRING", "--partition", "p"]
+        for o in spec["options"]:
+            a += ["--option", o]
+        rc, out, err = run(a, table)
+        if rc != 0:
+            raise Failure("setup", "create_table.lua failed: " + err)
+        checker = Checker(table, random.Random(rng_seed))
+        i = 0
+        while True:
+            if generate is not None:
+                if i >= steps_max:
+                    break
+                step = generate.step(state(table))
+                spec["steps"].append(step)
+            else:
+                if i >= len(spec["steps"]):
+                    break
+                step = spec["steps"][i]
+            listings.append(listing(table))
+            rc, out, err = run(step["argv"], table, step.get("stdin"))
+            rec = {"i": i + 1, "argv": step["argv"], "rc": rc,
+                   "msg": (err.strip().splitlines() or [""])[-1][:200]}
+            log.append(rec)
+            if VERBOSE:
+                sys.stdout.write("#   %2d %s -> %d %s\n" % (i + 1, " ".join(step["argv"]), rc, rec["msg"]))
+            c = crashed(rc, err)
+            if c:
+                raise Failure("crash", "step %d %s crashed (%s):\n%s" % (i + 1, " ".join(step["argv"]), c,
+                                                                          err.strip()[-3000:]))
+            try:
+                checker.check()
+            except Failure as f:
+                f.msg = "after step %d (%s):\n  %s" % (i + 1, " ".join(step["argv"]), f.msg)
+                if f.kind == "missing":
+                    f.msg += "\n" + who_deleted(f, listings, listing(table), log)
+                raise
+            i += 1
+    except Failure as f:
+        failure = f
+    except pyref.RefError as ex:
+        failure = Failure("oracle", "the oracle cannot read the table: %s" % ex)
+    finally:
+        if failure is not None and keep:
+            sys.stdout.write("# table kept at %s\n" % table)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return failure, log
+
+
+def who_deleted(f, listings, now, log):
+    lines = []
+    paths = [ln.split("  (needed by")[0].strip() for ln in f.msg.splitlines() if "  (needed by" in ln]
+    for p in paths:
+        who = None
+        for k, before in enumerate(listings):
+            after = listings[k + 1] if k + 1 < len(listings) else now
+            if p in before and p not in after:
+                who = k
+        if who is None:
+            lines.append("    %s: never present in any listing" % p)
+        else:
+            lines.append("    %s: deleted by step %d (%s)" % (p, who + 1, " ".join(log[who]["argv"])))
+    return "  who deleted them:\n" + "\n".join(lines)
+
+
+def shrink(spec, kind):
+    """greedy: drop steps (from the end) while the same kind of failure stays."""
+    steps = list(spec["steps"])
+    k = len(steps) - 1
+    while k >= 0:
+        cand = steps[:k] + steps[k + 1:]
+        f, _ = run_sequence({"options": spec["options"], "steps": cand})
+        if f is not None and f.kind == kind:
+            steps = cand
+        k -= 1
+    # and the options not needed
+    opts = list(spec["options"])
+    for o in list(opts):
+        if o == "bucket=-1":
+            continue
+        cand = [x for x in opts if x != o]
+        f, _ = run_sequence({"options": cand, "steps": steps})
+        if f is not None and f.kind == kind:
+            opts = cand
+    return {"options": opts, "steps": steps}
+
+
+def describe(spec, log):
+    out = ["  options: " + " ".join(spec["options"])]
+    for rec in log:
+        out.append("  %2d. %s  -> exit %d%s" % (rec["i"], " ".join(rec["argv"]), rec["rc"],
+                                               ("  (" + rec["msg"] + ")") if rec["rc"] and rec["msg"] else ""))
+    return "\n".join(out)
+
+
+def main(argv):
+    if not os.access(LUA, os.X_OK):
+        sys.stdout.write("not ok 1 - %s is not built\n0 passed, 1 failed\n" % LUA)
+        return 1
+    shrink_on = os.environ.get("LIFECYCLE_SHRINK") == "1"
+    keep = os.environ.get("LIFECYCLE_KEEP") == "1"
+    if len(argv) == 3 and argv[1] == "--replay":
+        with open(argv[2]) as fh:
+            spec = json.load(fh)
+        f, log = run_sequence(spec, keep=keep)
+        sys.stdout.write(describe(spec, log) + "\n")
+        if f:
+            sys.stdout.write("not ok 1 - replay %s: %s: %s\n0 passed, 1 failed\n" % (argv[2], f.kind, f.msg))
+            return 1
+        sys.stdout.write("ok 1 - replay %s\n1 passed, 0 failed\n" % argv[2])
+        return 0
+    seqs = int(os.environ.get("LIFECYCLE_SEQS", "40"))
+    steps = int(os.environ.get("LIFECYCLE_STEPS", "30"))
+    base = int(os.environ.get("LIFECYCLE_SEED") or int(time.time()) % 1000000)
+    sys.stdout.write("# lifecycle: %d sequences x %d steps, seeds %d..%d (LIFECYCLE_SEED=%d)\n"
+                     % (seqs, steps, base, base + seqs - 1, base))
+    passed = failed = 0
+    kinds = {}
+    t0 = time.time()
+    for n in range(seqs):
+        seed = base + n
+        rng = random.Random(seed)
+        spec = {"seed": seed, "options": table_options(rng), "steps": []}
+        f, log = run_sequence(spec, steps_max=steps, rng_seed=seed, generate=Generator(rng), keep=keep)
+        if f is None:
+            passed += 1
+            sys.stdout.write("ok %d - lifecycle seed %d (%d steps)\n" % (n + 1, seed, len(log)))
+            sys.stdout.flush()
+            continue
+        failed += 1
+        kinds[f.kind] = kinds.get(f.kind, 0) + 1
+        spec["steps"] = spec["steps"][:len(log)]
+        sys.stdout.write("not ok %d - lifecycle seed %d: %s (reproduce: LIFECYCLE_SEED=%d LIFECYCLE_SEQS=1 "
+                         "LIFECYCLE_STEPS=%d)\n" % (n + 1, seed, f.kind, seed, steps))
+        sys.stdout.write("  %s\n" % f.msg.replace("\n", "\n  "))
+        sys.stdout.write("  steps:\n%s\n" % describe(spec, log))
+        if shrink_on:
+            small = shrink(spec, f.kind)
+            f2, log2 = run_sequence(small)
+            sys.stdout.write("  shrunk to %d steps:\n%s\n" % (len(small["steps"]), describe(small, log2)))
+            if f2:
+                sys.stdout.write("  %s\n" % f2.msg.replace("\n", "\n  "))
+            sys.stdout.write("  replay spec: %s\n" % json.dumps(small))
+        else:
+            sys.stdout.write("  replay spec: %s\n" % json.dumps(spec))
+        sys.stdout.flush()
+    sys.stdout.write("# lifecycle: %.0f s; failures by kind: %s\n" % (time.time() - t0, json.dumps(kinds)))
+    sys.stdout.write("%d passed, %d failed\n" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
