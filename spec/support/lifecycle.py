@@ -29,7 +29,9 @@ LIFECYCLE_STEPS (30), LIFECYCLE_SEED (sequence i uses seed SEED + i; default
 from the clock, printed), LIFECYCLE_SHRINK=1 (shrink each failure to a
 minimal step list by replaying), LIFECYCLE_KEEP=1 (keep failing tables),
 LIFECYCLE_VERBOSE=1 (print every step).
-Output: "ok N - ..." / "not ok N - ..." per sequence (with the seed and the
+Known cases: every spec/lifecycle/*.json ({"what", "options", "steps"} as
+printed by a failing run's "replay spec") is replayed first, one test each.
+Output: "ok N - ..." / "not ok N - ..." per case and sequence (with the seed and the
 replayable step list on failure), and last "N passed, N failed".
 """
 import json
@@ -50,6 +52,7 @@ import pyref  # noqa: E402
 BUILD = os.environ.get("PAIMON_BUILD") or os.path.join(ROOT, "build")
 LUA = os.path.join(BUILD, "paimon-lua")
 SCRIPTS = os.path.join(ROOT, "scripts")
+CASES = os.path.join(ROOT, "spec", "lifecycle")
 VERBOSE = os.environ.get("LIFECYCLE_VERBOSE") == "1"
 PARTS = ("a", "b", "c")
 ENV = dict(os.environ, PAIMON_LUA_TRACEBACK="1")
@@ -237,7 +240,8 @@ class Checker(object):
         except ValueError:
             raise Failure("verify", "verify.lua printed no JSON (exit %d): %s %s" % (rc, out[:500], err[:500]))
         if missing:
-            raise Failure("missing", "needed files are missing:\n" + "\n".join(
+            # "missing": data loss that verify sees too; "verify-blind": verify calls it whole
+            raise Failure("missing" if not v.get("ok") else "verify-blind", "needed files are missing:\n" + "\n".join(
                 "    %s  (needed by %s)" % (p, ", ".join(sorted(r))) for p, r in sorted(missing.items()))
                 + "\n  verify.lua says %s" % ("whole" if v.get("ok") else "not whole: " + json.dumps(
                     {k: v.get(k) for k in ("missing", "wrong_size", "unreadable")})[:3000]))
@@ -321,7 +325,7 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
                 checker.check()
             except Failure as f:
                 f.msg = "after step %d (%s):\n  %s" % (i + 1, " ".join(step["argv"]), f.msg)
-                if f.kind == "missing":
+                if f.kind in ("missing", "verify-blind"):
                     f.msg += "\n" + who_deleted(f, listings, listing(table), log)
                 raise
             i += 1
@@ -399,14 +403,33 @@ def main(argv):
             return 1
         sys.stdout.write("ok 1 - replay %s\n1 passed, 0 failed\n" % argv[2])
         return 0
+    passed = failed = 0
+    kinds = {}
+    # the known cases first: every spec/lifecycle/*.json, one test each
+    n = 0
+    for name in sorted(os.listdir(CASES)) if os.path.isdir(CASES) else []:
+        if not name.endswith(".json"):
+            continue
+        n += 1
+        with open(os.path.join(CASES, name)) as fh:
+            spec = json.load(fh)
+        f, log = run_sequence(spec, keep=keep)
+        if f is None:
+            passed += 1
+            sys.stdout.write("ok %d - lifecycle case %s\n" % (n, name))
+        else:
+            failed += 1
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
+            sys.stdout.write("not ok %d - lifecycle case %s: %s: %s\n" % (n, name, spec.get("what", ""), f.kind))
+            sys.stdout.write("  %s\n  steps:\n%s\n" % (f.msg.replace("\n", "\n  "), describe(spec, log)))
+        sys.stdout.flush()
     seqs = int(os.environ.get("LIFECYCLE_SEQS", "40"))
     steps = int(os.environ.get("LIFECYCLE_STEPS", "30"))
     base = int(os.environ.get("LIFECYCLE_SEED") or int(time.time()) % 1000000)
     sys.stdout.write("# lifecycle: %d sequences x %d steps, seeds %d..%d (LIFECYCLE_SEED=%d)\n"
                      % (seqs, steps, base, base + seqs - 1, base))
-    passed = failed = 0
-    kinds = {}
     t0 = time.time()
+    ncase = n
     for n in range(seqs):
         seed = base + n
         rng = random.Random(seed)
@@ -414,14 +437,14 @@ def main(argv):
         f, log = run_sequence(spec, steps_max=steps, rng_seed=seed, generate=Generator(rng), keep=keep)
         if f is None:
             passed += 1
-            sys.stdout.write("ok %d - lifecycle seed %d (%d steps)\n" % (n + 1, seed, len(log)))
+            sys.stdout.write("ok %d - lifecycle seed %d (%d steps)\n" % (ncase + n + 1, seed, len(log)))
             sys.stdout.flush()
             continue
         failed += 1
         kinds[f.kind] = kinds.get(f.kind, 0) + 1
         spec["steps"] = spec["steps"][:len(log)]
         sys.stdout.write("not ok %d - lifecycle seed %d: %s (reproduce: LIFECYCLE_SEED=%d LIFECYCLE_SEQS=1 "
-                         "LIFECYCLE_STEPS=%d)\n" % (n + 1, seed, f.kind, seed, steps))
+                         "LIFECYCLE_STEPS=%d)\n" % (ncase + n + 1, seed, f.kind, seed, steps))
         sys.stdout.write("  %s\n" % f.msg.replace("\n", "\n  "))
         sys.stdout.write("  steps:\n%s\n" % describe(spec, log))
         if shrink_on:
