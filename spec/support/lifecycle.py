@@ -56,6 +56,9 @@ CASES = os.path.join(ROOT, "spec", "lifecycle")
 VERBOSE = os.environ.get("LIFECYCLE_VERBOSE") == "1"
 PARTS = ("a", "b", "c")
 ENV = dict(os.environ, PAIMON_LUA_TRACEBACK="1")
+# LIFECYCLE_NO_OPS=fast_forward,rollback: leave those operations out (to look
+# for failures behind a known one)
+NO_OPS = set(x for x in os.environ.get("LIFECYCLE_NO_OPS", "").split(",") if x)
 
 
 class Failure(Exception):
@@ -63,6 +66,7 @@ class Failure(Exception):
         Exception.__init__(self, msg)
         self.kind = kind
         self.msg = msg
+        self.signature = kind
 
 
 def run(argv, table, stdin=None):
@@ -114,6 +118,7 @@ class Generator(object):
         self.n_tag = 0
         self.n_branch = 0
         self.n_row = 0
+        self.focus = "main"
 
     def rows(self):
         r = self.rng
@@ -128,17 +133,24 @@ class Generator(object):
         names = sorted(st)
         others = [b for b in names if b != "main"]
         any_b = lambda: "main" if not others or r.random() < 0.55 else r.choice(others)  # noqa: E731
-        ops = [("write", 6), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1),
-               ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 1 if others else 0),
+        ops = [("write", 7), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1),
+               ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
-               ("expire", 3.5), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1)]
+               ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1)]
+        ops = [(o, 0 if o in NO_OPS else w) for o, w in ops]
         total = sum(w for _, w in ops)
         x = r.random() * total
         for op, w in ops:
             x -= w
             if x < 0:
                 break
-        b = any_b()
+        # stay on the branch of the last step more often than not, so that
+        # a branch gets several commits, tags and maintenance in a row
+        if self.focus in st and r.random() < 0.6:
+            b = self.focus
+        else:
+            b = any_b()
+        self.focus = b
         s = st[b]
         if op == "write":
             return {"op": op, "argv": ["write.lua", "T"] + bflag(b), "stdin": self.rows()}
@@ -164,8 +176,9 @@ class Generator(object):
             self.n_branch += 1
             name = "b%d" % self.n_branch
             a = ["branch.lua", "T", "create", name]
-            if st["main"]["tags"] and r.random() < 0.75:
+            if st["main"]["tags"] and r.random() < 0.85:
                 a += ["--from-tag", r.choice(st["main"]["tags"])]
+            self.focus = name
             return {"op": op, "argv": a}
         if op == "branch_delete":
             return {"op": op, "argv": ["branch.lua", "T", "delete", r.choice(others)]}
@@ -311,6 +324,7 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
                     break
                 step = spec["steps"][i]
             listings.append(listing(table))
+            before_state = state(table)
             rc, out, err = run(step["argv"], table, step.get("stdin"))
             rec = {"i": i + 1, "argv": step["argv"], "rc": rc,
                    "msg": (err.strip().splitlines() or [""])[-1][:200]}
@@ -321,6 +335,8 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
             if c:
                 raise Failure("crash", "step %d %s crashed (%s):\n%s" % (i + 1, " ".join(step["argv"]), c,
                                                                           err.strip()[-3000:]))
+            if step["argv"][0] == "expire.lua" and rc == 0:
+                consumers_kept(table, before_state, step, i)
             try:
                 checker.check()
             except Failure as f:
@@ -341,8 +357,32 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
     return failure, log
 
 
+def consumers_kept(table, before, step, i):
+    """expiration keeps the snapshot a (remaining) consumer reads next."""
+    b = step["argv"][step["argv"].index("--branch") + 1] if "--branch" in step["argv"] else "main"
+    broot = pyref.branch_root(table, b)
+    if b not in before:
+        return
+    now = set(pyref.snapshot_files(broot))
+    for n in oracle_mod.list_dir(os.path.join(broot, "consumer"), "consumer-"):
+        nxt = pyref.read_json(os.path.join(broot, "consumer", n)).get("nextSnapshot")
+        if nxt in before[b]["snapshots"] and nxt not in now:
+            raise Failure("consumer", "step %d %s expired snapshot %d of %s, which consumer %s reads next"
+                          % (i + 1, " ".join(step["argv"]), nxt, b, n[9:]))
+
+
+def op_name(argv):
+    name = argv[0][:-4]
+    if name in ("tag", "branch", "consumer"):
+        name += " " + argv[2]
+    if "--as-latest" in argv:
+        name += " --as-latest"
+    return name
+
+
 def who_deleted(f, listings, now, log):
     lines = []
+    sigs = set()
     paths = [ln.split("  (needed by")[0].strip() for ln in f.msg.splitlines() if "  (needed by" in ln]
     for p in paths:
         who = None
@@ -354,17 +394,29 @@ def who_deleted(f, listings, now, log):
             lines.append("    %s: never present in any listing" % p)
         else:
             lines.append("    %s: deleted by step %d (%s)" % (p, who + 1, " ".join(log[who]["argv"])))
-    return "  who deleted them:\n" + "\n".join(lines)
+            argv = log[who]["argv"]
+            ob = argv[argv.index("--branch") + 1] if "--branch" in argv else "main"
+            roots = [ln.split("(needed by ")[1].rstrip(")") for ln in f.msg.splitlines()
+                     if ln.strip().startswith(p + "  (needed by")][0]
+            for root in roots.split(", "):
+                rb, rkind = root.split(" ")[:2]
+                what = "data file" if "/bucket-" in p else p.split("/")[-1].rsplit("-", 6)[0] \
+                    if p.startswith("manifest/") else p.split("/")[-2] if "/" in p else p
+                sigs.add("%s deletes %s of a %s of %s" % (op_name(argv), what.replace("manifest-list", "manifest list"),
+                                                          rkind, "the same branch" if rb == ob or argv[0] in
+                                                          ("remove_orphan_files.lua",) else "another branch"))
+    f.signature = "; ".join(sorted(sigs)) or "never present"
+    return "  who deleted them:\n" + "\n".join(lines) + "\n  signature: " + f.signature
 
 
-def shrink(spec, kind):
-    """greedy: drop steps (from the end) while the same kind of failure stays."""
+def shrink(spec, sig):
+    """greedy: drop steps (from the end) while the same failure (signature) stays."""
     steps = list(spec["steps"])
     k = len(steps) - 1
     while k >= 0:
         cand = steps[:k] + steps[k + 1:]
         f, _ = run_sequence({"options": spec["options"], "steps": cand})
-        if f is not None and f.kind == kind:
+        if f is not None and f.signature == sig:
             steps = cand
         k -= 1
     # and the options not needed
@@ -374,7 +426,7 @@ def shrink(spec, kind):
             continue
         cand = [x for x in opts if x != o]
         f, _ = run_sequence({"options": cand, "steps": steps})
-        if f is not None and f.kind == kind:
+        if f is not None and f.signature == sig:
             opts = cand
     return {"options": opts, "steps": steps}
 
@@ -403,6 +455,11 @@ def main(argv):
             return 1
         sys.stdout.write("ok 1 - replay %s\n1 passed, 0 failed\n" % argv[2])
         return 0
+    seqs = int(os.environ.get("LIFECYCLE_SEQS", "40"))
+    steps = int(os.environ.get("LIFECYCLE_STEPS", "30"))
+    base = int(os.environ.get("LIFECYCLE_SEED") or int(time.time()) % 1000000)
+    sys.stdout.write("# lifecycle: the cases of spec/lifecycle, then %d sequences x %d steps, seeds %d..%d "
+                     "(LIFECYCLE_SEED=%d)\n" % (seqs, steps, base, base + seqs - 1, base))
     passed = failed = 0
     kinds = {}
     # the known cases first: every spec/lifecycle/*.json, one test each
@@ -423,13 +480,9 @@ def main(argv):
             sys.stdout.write("not ok %d - lifecycle case %s: %s: %s\n" % (n, name, spec.get("what", ""), f.kind))
             sys.stdout.write("  %s\n  steps:\n%s\n" % (f.msg.replace("\n", "\n  "), describe(spec, log)))
         sys.stdout.flush()
-    seqs = int(os.environ.get("LIFECYCLE_SEQS", "40"))
-    steps = int(os.environ.get("LIFECYCLE_STEPS", "30"))
-    base = int(os.environ.get("LIFECYCLE_SEED") or int(time.time()) % 1000000)
-    sys.stdout.write("# lifecycle: %d sequences x %d steps, seeds %d..%d (LIFECYCLE_SEED=%d)\n"
-                     % (seqs, steps, base, base + seqs - 1, base))
     t0 = time.time()
     ncase = n
+    sigs = {}
     for n in range(seqs):
         seed = base + n
         rng = random.Random(seed)
@@ -442,13 +495,14 @@ def main(argv):
             continue
         failed += 1
         kinds[f.kind] = kinds.get(f.kind, 0) + 1
+        sigs.setdefault(f.signature, []).append(seed)
         spec["steps"] = spec["steps"][:len(log)]
         sys.stdout.write("not ok %d - lifecycle seed %d: %s (reproduce: LIFECYCLE_SEED=%d LIFECYCLE_SEQS=1 "
                          "LIFECYCLE_STEPS=%d)\n" % (ncase + n + 1, seed, f.kind, seed, steps))
         sys.stdout.write("  %s\n" % f.msg.replace("\n", "\n  "))
         sys.stdout.write("  steps:\n%s\n" % describe(spec, log))
         if shrink_on:
-            small = shrink(spec, f.kind)
+            small = shrink(spec, f.signature)
             f2, log2 = run_sequence(small)
             sys.stdout.write("  shrunk to %d steps:\n%s\n" % (len(small["steps"]), describe(small, log2)))
             if f2:
@@ -458,6 +512,8 @@ def main(argv):
             sys.stdout.write("  replay spec: %s\n" % json.dumps(spec))
         sys.stdout.flush()
     sys.stdout.write("# lifecycle: %.0f s; failures by kind: %s\n" % (time.time() - t0, json.dumps(kinds)))
+    for sig in sorted(sigs):
+        sys.stdout.write("# signature (seeds %s): %s\n" % (" ".join(map(str, sigs[sig])), sig))
     sys.stdout.write("%d passed, %d failed\n" % (passed, failed))
     return 1 if failed else 0
 
