@@ -431,6 +431,13 @@ def shrink(spec, sig):
     return {"options": opts, "steps": steps}
 
 
+def spec_text(spec, what=""):
+    """a replayable spec as spec/lifecycle/*.json keeps it: one step a line."""
+    return ('{\n "what": %s,\n "options": %s,\n "steps": [\n%s\n ]\n}\n'
+            % (json.dumps(spec.get("what", what)), json.dumps(spec["options"]),
+               ",\n".join("  " + json.dumps({k: v for k, v in st.items() if k != "op"}) for st in spec["steps"])))
+
+
 def describe(spec, log):
     out = ["  options: " + " ".join(spec["options"])]
     for rec in log:
@@ -507,9 +514,9 @@ def main(argv):
             sys.stdout.write("  shrunk to %d steps:\n%s\n" % (len(small["steps"]), describe(small, log2)))
             if f2:
                 sys.stdout.write("  %s\n" % f2.msg.replace("\n", "\n  "))
-            sys.stdout.write("  replay spec: %s\n" % json.dumps(small))
-        else:
-            sys.stdout.write("  replay spec: %s\n" % json.dumps(spec))
+            spec = small
+        sys.stdout.write("  replay spec (lifecycle.py --replay FILE):\n%s" % spec_text(
+            spec, "seed %d: %s" % (seed, f.signature)))
         sys.stdout.flush()
     sys.stdout.write("# lifecycle: %.0f s; failures by kind: %s\n" % (time.time() - t0, json.dumps(kinds)))
     for sig in sorted(sigs):
