@@ -31,9 +31,13 @@ minimal step list by replaying), LIFECYCLE_KEEP=1 (keep failing tables),
 LIFECYCLE_VERBOSE=1 (print every step).
 Known cases: every spec/lifecycle/*.json ({"what", "options", "steps"} as
 printed by a failing run's "replay spec") is replayed first, one test each.
+Self-tests of the checks: a step {"rm": GLOB} removes files under the table
+as a bug would, and "expect": KIND makes the case pass only when it fails
+with that kind (missing, verify-blind, read, ...).
 Output: "ok N - ..." / "not ok N - ..." per case and sequence (with the seed and the
 replayable step list on failure), and last "N passed, N failed".
 """
+import glob
 import json
 import os
 import random
@@ -325,7 +329,15 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
                 step = spec["steps"][i]
             listings.append(listing(table))
             before_state = state(table)
-            rc, out, err = run(step["argv"], table, step.get("stdin"))
+            if "rm" in step:
+                # a self-test of the checks: remove files as a bug would
+                gone = sorted(glob.glob(os.path.join(table, step["rm"])))
+                for p in gone:
+                    os.remove(p)
+                step["argv"] = ["rm", step["rm"]]
+                rc, out, err = 0, "", "removed %d file(s)" % len(gone)
+            else:
+                rc, out, err = run(step["argv"], table, step.get("stdin"))
             rec = {"i": i + 1, "argv": step["argv"], "rc": rc,
                    "msg": (err.strip().splitlines() or [""])[-1][:200]}
             log.append(rec)
@@ -372,6 +384,8 @@ def consumers_kept(table, before, step, i):
 
 
 def op_name(argv):
+    if argv[0] == "rm":
+        return "rm"
     name = argv[0][:-4]
     if name in ("tag", "branch", "consumer"):
         name += " " + argv[2]
@@ -478,7 +492,16 @@ def main(argv):
         with open(os.path.join(CASES, name)) as fh:
             spec = json.load(fh)
         f, log = run_sequence(spec, keep=keep)
-        if f is None:
+        expect = spec.get("expect")     # a self-test: the failure kind it must cause
+        if expect is not None and f is not None and f.kind == expect:
+            passed += 1
+            sys.stdout.write("ok %d - lifecycle case %s (fails as expected: %s)\n" % (n, name, expect))
+        elif expect is not None:
+            failed += 1
+            sys.stdout.write("not ok %d - lifecycle case %s: %s: expected a %s failure, got %s\n"
+                             % (n, name, spec.get("what", ""), expect, f.kind + ": " + f.msg if f else "none"))
+            sys.stdout.write("  steps:\n%s\n" % describe(spec, log))
+        elif f is None:
             passed += 1
             sys.stdout.write("ok %d - lifecycle case %s\n" % (n, name))
         else:
