@@ -329,6 +329,7 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
                 step = spec["steps"][i]
             listings.append(listing(table))
             before_state = state(table)
+            hints_before = stale_hints(table)
             if "rm" in step:
                 # a self-test of the checks: remove files as a bug would
                 gone = sorted(glob.glob(os.path.join(table, step["rm"])))
@@ -347,6 +348,7 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
             if c:
                 raise Failure("crash", "step %d %s crashed (%s):\n%s" % (i + 1, " ".join(step["argv"]), c,
                                                                           err.strip()[-3000:]))
+            note_stale_hints(hints_before, stale_hints(table), step, i, rng_seed)
             if step["argv"][0] == "expire.lua" and rc == 0:
                 consumers_kept(table, before_state, step, i)
             try:
@@ -367,6 +369,37 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     return failure, log
+
+
+NOTES = set()
+
+
+def stale_hints(table):
+    """{(branch, hint): (value, first id, last id)} for the EARLIEST/LATEST
+    hints that are off the branch's real snapshots."""
+    out = {}
+    for bname, broot in oracle_mod.branches(table):
+        ids = sorted(pyref.snapshot_files(broot))
+        for hint, real in (("EARLIEST", ids[0] if ids else None), ("LATEST", ids[-1] if ids else None)):
+            try:
+                with open(os.path.join(broot, "snapshot", hint)) as fh:
+                    v = int(fh.read().strip())
+            except (OSError, ValueError):
+                continue
+            if real is not None and v != real:
+                out[(bname, hint)] = (v, ids[0], ids[-1])
+    return out
+
+
+def note_stale_hints(before, after, step, i, seed):
+    """a note, not a failure (readers must tolerate stale hints), the first
+    time an operation leaves a hint off the real snapshots."""
+    for (bname, hint), (v, lo, hi) in sorted(after.items()):
+        key = (op_name(step["argv"]), hint)
+        if (bname, hint) not in before and key not in NOTES:
+            NOTES.add(key)
+            sys.stdout.write("# note: seed %s step %d (%s) leaves %s's %s hint at %d, its snapshots are %d..%d\n"
+                             % (seed, i + 1, " ".join(step["argv"]), bname, hint, v, lo, hi))
 
 
 def consumers_kept(table, before, step, i):
