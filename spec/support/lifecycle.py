@@ -18,8 +18,13 @@ EVERY step:
   * `verify.lua --all-snapshots --json` says whole iff the oracle does;
   * the latest snapshot of each branch, and one random snapshot or tag, read
     with read.lua and give as many rows as the oracle's live files record.
+  * after an expire, the snapshot each remaining consumer reads next is still
+    there.
 The table directory is listed before every step, so a failure names the step
-that deleted each needed file.
+that deleted each needed file, and gets a signature (which operation deleted
+what kind of file of which root) that sets distinct failures apart. The first
+time an operation leaves an EARLIEST/LATEST hint off the real snapshots is
+printed as a "# note" (hints may be stale; not a failure).
 
 Usage:
   /usr/bin/python3 spec/support/lifecycle.py            # LIFECYCLE_* below
@@ -28,7 +33,8 @@ Environment: PAIMON_BUILD (default ./build), LIFECYCLE_SEQS (40),
 LIFECYCLE_STEPS (30), LIFECYCLE_SEED (sequence i uses seed SEED + i; default
 from the clock, printed), LIFECYCLE_SHRINK=1 (shrink each failure to a
 minimal step list by replaying), LIFECYCLE_KEEP=1 (keep failing tables),
-LIFECYCLE_VERBOSE=1 (print every step).
+LIFECYCLE_VERBOSE=1 (print every step), LIFECYCLE_NO_OPS=fast_forward,rollback
+(leave operations out, to look for failures behind a known one).
 Known cases: every spec/lifecycle/*.json ({"what", "options", "steps"} as
 printed by a failing run's "replay spec") is replayed first, one test each.
 Self-tests of the checks: a step {"rm": GLOB} removes files under the table
@@ -76,8 +82,11 @@ class Failure(Exception):
 def run(argv, table, stdin=None):
     """argv[0] is a script name; "T" stands for the table."""
     args = [LUA, os.path.join(SCRIPTS, argv[0])] + [table if a == "T" else a for a in argv[1:]]
-    p = subprocess.run(args, input=(stdin or "").encode(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=ENV, timeout=120)
+    try:
+        p = subprocess.run(args, input=(stdin or "").encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=ENV, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise Failure("crash", "%s did not finish in 300 s" % " ".join(argv))
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
@@ -363,6 +372,9 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
         failure = f
     except pyref.RefError as ex:
         failure = Failure("oracle", "the oracle cannot read the table: %s" % ex)
+    except Exception:  # a bug of this driver: reported with the sequence, not fatal
+        import traceback
+        failure = Failure("driver", "lifecycle.py itself failed:\n" + traceback.format_exc())
     finally:
         if failure is not None and keep:
             sys.stdout.write("# table kept at %s\n" % table)
