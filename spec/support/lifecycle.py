@@ -37,7 +37,8 @@ LIFECYCLE_VERBOSE=1 (print every step), LIFECYCLE_NO_OPS=fast_forward,rollback
 (leave operations out, to look for failures behind a known one).
 Known cases: every spec/lifecycle/*.json ({"what", "options", "steps"} as
 printed by a failing run's "replay spec") is replayed first, one test each.
-Self-tests of the checks: a step {"rm": GLOB} removes files under the table
+Then the oracle and verify.lua must agree on every Java-written fixture
+(spec/fixtures, read-only). Self-tests of the checks: a step {"rm": GLOB} removes files under the table
 as a bug would, and "expect": KIND makes the case pass only when it fails
 with that kind (missing, verify-blind, read, ...).
 Output: "ok N - ..." / "not ok N - ..." per case and sequence (with the seed and the
@@ -267,10 +268,14 @@ class Checker(object):
             raise Failure("verify", "verify.lua printed no JSON (exit %d): %s %s" % (rc, out[:500], err[:500]))
         if missing:
             # "missing": data loss that verify sees too; "verify-blind": verify calls it whole
+            vm = verify_missing(v, self.table)
             raise Failure("missing" if not v.get("ok") else "verify-blind", "needed files are missing:\n" + "\n".join(
                 "    %s  (needed by %s)" % (p, ", ".join(sorted(r))) for p, r in sorted(missing.items()))
-                + "\n  verify.lua says %s" % ("whole" if v.get("ok") else "not whole: " + json.dumps(
-                    {k: v.get(k) for k in ("missing", "wrong_size", "unreadable")})[:3000]))
+                + "\n  verify.lua says %s" % ("whole" if v.get("ok") else "not whole")
+                + "".join("\n  verify.lua does not report %s" % p for p in sorted(set(missing) - vm))
+                + "".join("\n  verify.lua also reports %s" % p for p in sorted(vm - set(missing)))
+                + ("\n  verify.lua: " + json.dumps({k: v.get(k) for k in ("wrong_size", "unreadable")})
+                   if v.get("wrong_size") or v.get("unreadable") else ""))
         if not v.get("ok"):
             raise Failure("verify", "the oracle says whole, verify.lua does not: " + json.dumps(
                 {k: v.get(k) for k in ("missing", "wrong_size", "unreadable")})[:3000])
@@ -505,6 +510,23 @@ def describe(spec, log):
     return "\n".join(out)
 
 
+def verify_missing(v, table):
+    """verify.lua's missing paths, relative to the table as the oracle's."""
+    out = set()
+    for m in v.get("missing") or []:
+        p = m["path"]
+        out.add(os.path.relpath(p, table) if p.startswith(table + "/") else p)
+    return out
+
+
+def fixture_tables(root):
+    out = []
+    for d, dirs, _ in os.walk(root):
+        if "schema" in dirs and "/branch/" not in d + "/":
+            out.append(d)
+    return sorted(out)
+
+
 def main(argv):
     if not os.access(LUA, os.X_OK):
         sys.stdout.write("not ok 1 - %s is not built\n0 passed, 1 failed\n" % LUA)
@@ -555,6 +577,32 @@ def main(argv):
             sys.stdout.write("not ok %d - lifecycle case %s: %s: %s\n" % (n, name, spec.get("what", ""), f.kind))
             sys.stdout.write("  %s\n  steps:\n%s\n" % (f.msg.replace("\n", "\n  "), describe(spec, log)))
         sys.stdout.flush()
+    # the oracle against verify on every Java-written fixture (read-only)
+    fixtures = os.environ.get("PAIMON_FIXTURES") or os.path.join(ROOT, "spec", "fixtures")
+    for d in fixture_tables(fixtures):
+        n += 1
+        name = os.path.relpath(d, fixtures)
+        missing, vm = {}, set()
+        try:
+            _, missing = oracle_mod.Oracle(d).compute()
+            o = "whole" if not missing else "not whole"
+        except pyref.RefError as ex:
+            o = "refused (%s)" % ex
+        rc, out, err = run(["verify.lua", "T", "--all-snapshots", "--json"], d)
+        try:
+            vj = json.loads(out)
+            v = "refused (%s)" % vj["error"] if "error" in vj else "whole" if vj.get("ok") else "not whole"
+            vm = verify_missing(vj, d)
+        except ValueError:
+            v = "refused (%s)" % err.strip()
+        if set(missing) != vm:
+            v += "; missing differs: oracle only %s, verify only %s" % (sorted(set(missing) - vm), sorted(vm - set(missing)))
+        if (o == v) or (o.startswith("refused") and v.startswith("refused") and rc == 1):
+            passed += 1
+            sys.stdout.write("ok %d - oracle and verify agree on fixture %s (%s)\n" % (n, name, o.split(" (")[0]))
+        else:
+            failed += 1
+            sys.stdout.write("not ok %d - fixture %s: the oracle says %s, verify.lua says %s\n" % (n, name, o, v))
     t0 = time.time()
     ncase = n
     sigs = {}
