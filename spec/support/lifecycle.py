@@ -34,7 +34,9 @@ LIFECYCLE_STEPS (30), LIFECYCLE_SEED (sequence i uses seed SEED + i; default
 from the clock, printed), LIFECYCLE_SHRINK=1 (shrink each failure to a
 minimal step list by replaying), LIFECYCLE_KEEP=1 (keep failing tables),
 LIFECYCLE_VERBOSE=1 (print every step), LIFECYCLE_NO_OPS=fast_forward,rollback
-(leave operations out, to look for failures behind a known one).
+(leave operations out, to look for failures behind a known one),
+LIFECYCLE_WEIGHTS=rollback=6,drop_partition=4 (other weights; the names are
+those of Generator.step).
 Known cases: every spec/lifecycle/*.json ({"what", "options", "steps"} as
 printed by a failing run's "replay spec") is replayed first, one test each.
 Then the oracle and verify.lua must agree on every Java-written fixture
@@ -70,6 +72,8 @@ ENV = dict(os.environ, PAIMON_LUA_TRACEBACK="1")
 # LIFECYCLE_NO_OPS=fast_forward,rollback: leave those operations out (to look
 # for failures behind a known one)
 NO_OPS = set(x for x in os.environ.get("LIFECYCLE_NO_OPS", "").split(",") if x)
+# LIFECYCLE_WEIGHTS=rollback=6,drop_partition=4: other weights for operations
+WEIGHTS = dict((k, float(v)) for k, v in (x.split("=") for x in os.environ.get("LIFECYCLE_WEIGHTS", "").split(",") if x))
 
 
 class Failure(Exception):
@@ -151,7 +155,7 @@ class Generator(object):
                ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
                ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1)]
-        ops = [(o, 0 if o in NO_OPS else w) for o, w in ops]
+        ops = [(o, 0 if o in NO_OPS or not w else WEIGHTS.get(o, w)) for o, w in ops]
         total = sum(w for _, w in ops)
         x = r.random() * total
         for op, w in ops:
