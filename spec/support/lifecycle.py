@@ -101,6 +101,8 @@ def crashed(rc, err):
     low = err.lower()
     if "internal error" in low or "stack traceback" in low:
         return "internal error"
+    if "addresssanitizer" in low or "leaksanitizer" in low or "runtime error:" in low:
+        return "sanitizer report"
     return None
 
 
