@@ -69,7 +69,7 @@ ifeq ($(HAVE_LUAJIT),1)
   TARGETS += $(LUAJIT_SO)
 endif
 
-.PHONY: all deps deps-bench test test-s3-sweep test-c test-nginx test-install demo bench fuzz clean \
+.PHONY: all deps deps-bench test test-s3-sweep test-c test-lifecycle test-nginx test-install demo bench fuzz clean \
         install uninstall rock rock-install FORCE
 all: $(TARGETS)
 
@@ -161,6 +161,12 @@ test-s3-sweep: deps
 
 test-c: all
 	@for t in $(CTEST_BIN); do $$t || exit 1; done
+
+# the randomized lifecycle test (spec/support/lifecycle.py) for long: make
+# test runs LIFECYCLE_SEQS=60 x LIFECYCLE_STEPS=30; LIFECYCLE_SEED=S repeats a run
+test-lifecycle: all
+	@PAIMON_BUILD=$(CURDIR)/$(BUILD) LIFECYCLE_SEQS=$${LIFECYCLE_SEQS:-300} LIFECYCLE_STEPS=$${LIFECYCLE_STEPS:-40} \
+	  /usr/bin/python3 spec/support/lifecycle.py
 
 test-nginx: all
 	@sh scripts/nginx-test.sh $(BUILD)

@@ -5,6 +5,9 @@
 #   - the busted specs under Lua 5.4 (or, for sanitizer builds, through the
 #     sanitized BUILD/paimon-lua) and again under LuaJIT 2.1
 #   - the harnesses that print "ok"/"not ok" lines and their own summary:
+#     spec/support/lifecycle.py (randomized lifecycle sequences checked
+#     against an independent oracle, one test per sequence; LIFECYCLE_SEQS,
+#     LIFECYCLE_STEPS, LIFECYCLE_SEED; make test-lifecycle runs it long),
 #     scripts/example-test.sh (the C API example), scripts/nginx-test.sh (a
 #     real nginx), scripts/install-test.sh (make install/uninstall, luarocks)
 # Sanitizer builds (SANITIZER set) skip the LuaJIT, nginx and install passes:
@@ -206,6 +209,10 @@ else
 fi
 
 stage_done busted
+# 60 sequences x 30 steps, about 2 minutes (the sanitizer pass: 10)
+if [ -n "$SANITIZER" ]; then lc_seqs=${LIFECYCLE_SEQS:-10}; else lc_seqs=${LIFECYCLE_SEQS:-60}; fi
+counted "lifecycle.py" env LIFECYCLE_SEQS="$lc_seqs" timeout 900 /usr/bin/python3 spec/support/lifecycle.py
+stage_done lifecycle
 counted "example-test.sh" timeout 60 sh scripts/example-test.sh "$BUILD"
 if [ -z "$SANITIZER" ]; then
   counted "nginx-test.sh" timeout 120 sh scripts/nginx-test.sh "$BUILD"

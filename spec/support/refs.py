@@ -5,6 +5,9 @@ code shared with the C core). Used by spec/helper.lua (H.refs).
 
 Usage: /usr/bin/python3 spec/support/refs.py TABLE_DIR
 
+Importable: data_path(tbl, entry, partition_info) is the path of a manifest
+entry's data file (spec/support/oracle.py uses it).
+
 Output (JSON on stdout):
     {branch: {"snapshots": {id: [paths]}, "tags": {name: [paths]}}}
 with "main" for the main branch; paths are relative to the table directory,
@@ -13,8 +16,6 @@ or absolute for external paths.
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pyref
-
-table = sys.argv[1].rstrip("/")
 
 def rel(p):
     if p.startswith("file:") or p.startswith("FILE:"):
@@ -77,7 +78,7 @@ def snap_refs(tbl, snap):
         out.add("statistics/" + snap["statistics"])
     return sorted(out)
 
-def branch_refs(branch):
+def branch_refs(table, branch):
     tbl = pyref.Table(table, branch)
     res = {"snapshots": {}, "tags": {}}
     files = pyref.snapshot_files(tbl.broot)
@@ -91,10 +92,15 @@ def branch_refs(branch):
                 res["tags"][n[4:]] = snap_refs(tbl, pyref.read_json(os.path.join(tdir, n)))
     return res
 
-out = {"main": branch_refs(None)}
-bdir = os.path.join(table, "branch")
-if os.path.isdir(bdir):
-    for n in sorted(os.listdir(bdir)):
-        if n.startswith("branch-"):
-            out[n[7:]] = branch_refs(n[7:])
-json.dump(out, sys.stdout)
+def main():
+    table = sys.argv[1].rstrip("/")
+    out = {"main": branch_refs(table, None)}
+    bdir = os.path.join(table, "branch")
+    if os.path.isdir(bdir):
+        for n in sorted(os.listdir(bdir)):
+            if n.startswith("branch-"):
+                out[n[7:]] = branch_refs(table, n[7:])
+    json.dump(out, sys.stdout)
+
+if __name__ == "__main__":
+    main()
