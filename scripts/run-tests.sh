@@ -211,7 +211,13 @@ fi
 stage_done busted
 # 60 sequences x 30 steps, about 2 minutes (the sanitizer pass: 10)
 if [ -n "$SANITIZER" ]; then lc_seqs=${LIFECYCLE_SEQS:-10}; else lc_seqs=${LIFECYCLE_SEQS:-60}; fi
-counted "lifecycle.py" env LIFECYCLE_SEQS="$lc_seqs" timeout 900 /usr/bin/python3 spec/support/lifecycle.py
+# the seeds follow the commit (the same run for the same tree, new sequences
+# for every commit); LIFECYCLE_SEED overrides, make test-lifecycle explores
+lc_head=$(git rev-parse --short=6 HEAD 2>/dev/null) || lc_head=""
+case $lc_head in *[!0-9a-f]*|"") lc_head=67932 ;; esac
+lc_seed=${LIFECYCLE_SEED:-$(( 0x$lc_head % 900000 ))}
+counted "lifecycle.py" env LIFECYCLE_SEQS="$lc_seqs" LIFECYCLE_SEED="$lc_seed" \
+  timeout 900 /usr/bin/python3 spec/support/lifecycle.py
 stage_done lifecycle
 counted "example-test.sh" timeout 60 sh scripts/example-test.sh "$BUILD"
 if [ -z "$SANITIZER" ]; then
