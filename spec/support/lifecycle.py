@@ -17,7 +17,8 @@ EVERY step:
   * every file the oracle says is needed exists;
   * `verify.lua --all-snapshots --json` says whole iff the oracle does;
   * the latest snapshot of each branch, and one random snapshot or tag, read
-    with read.lua and give as many rows as the oracle's live files record.
+    with read.lua and give as many rows as the oracle's live files record
+    (at the end of a sequence every snapshot and tag of every branch does).
   * after an expire, the snapshot each remaining consumer reads next is still
     there.
 The table directory is listed before every step, so a failure names the step
@@ -262,7 +263,7 @@ class Checker(object):
         self.rng = rng
         self.oracle = oracle_mod.Oracle(table)
 
-    def check(self):
+    def check(self, read_all=False):
         needed, missing = self.oracle.compute()
         rc, out, err = run(["verify.lua", "T", "--all-snapshots", "--json"], self.table)
         c = crashed(rc, err)
@@ -293,7 +294,9 @@ class Checker(object):
                 targets.append((b, "snapshot", st[b]["snapshots"][-1]))
         pool = [(b, "snapshot", s) for b in sorted(st) for s in st[b]["snapshots"]] + \
                [(b, "tag", t) for b in sorted(st) for t in st[b]["tags"]]
-        if pool:
+        if read_all:   # the end of a sequence: every retained snapshot and tag reads
+            targets = pool
+        elif pool:
             targets.append(self.rng.choice(pool))
         for b, kind, what in targets:
             a = ["read.lua", "T"] + bflag(b) + ["--" + kind, str(what)]
@@ -379,6 +382,11 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
                     f.msg += "\n" + who_deleted(f, listings, listing(table), log)
                 raise
             i += 1
+        try:
+            checker.check(read_all=True)
+        except Failure as f:
+            f.msg = "at the end (every snapshot and tag read):\n  %s" % f.msg
+            raise
     except Failure as f:
         failure = f
     except pyref.RefError as ex:
