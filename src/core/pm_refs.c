@@ -99,11 +99,13 @@ static void read_one_id(void *ctx, size_t i) {
     pthread_mutex_unlock(&r->mu);
 }
 
-int pm_refs_read_ids(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot **v, pm_err *e) {
-    if (to < from) return PAIMON_OK;
-    size_t n = (size_t)(to - from + 1);
+/* The snapshots of ids (or from + i) into v[0..n) (NULL: missing), read
+ * `threads` at a time; any error other than a missing id fails, the
+ * lowest id's (then every slot is NULL). */
+static int read_snapshots(paimon_table *bt, int64_t from, const int64_t *ids, size_t n, int threads,
+                          pm_snapshot **v, pm_err *e) {
     memset(v, 0, n * sizeof *v);
-    id_reads r = {bt, from, NULL, v, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}};
+    id_reads r = {bt, from, ids, v, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}};
     int rc = pm_exec_run(threads, n, read_one_id, &r, "read snapshots", NULL, NULL, e);
     pthread_mutex_destroy(&r.mu);
     if (!rc && r.bad_rc) {
@@ -114,6 +116,10 @@ int pm_refs_read_ids(paimon_table *bt, int64_t from, int64_t to, int threads, pm
     if (rc)
         for (size_t i = 0; i < n; i++) { pm_snapshot_free(v[i]); v[i] = NULL; }
     return rc;
+}
+
+int pm_refs_read_ids(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot **v, pm_err *e) {
+    return to < from ? PAIMON_OK : read_snapshots(bt, from, NULL, (size_t)(to - from + 1), threads, v, e);
 }
 
 int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, int threads, pm_snapshot ***out,
@@ -131,23 +137,6 @@ int pm_refs_snapshots_between(paimon_table *bt, int64_t from, int64_t to, int th
     *out = v;
     *nout = k;
     return PAIMON_OK;
-}
-
-/* The snapshots ids[0..n) into v (NULL: gone), read `threads` at a time;
- * any error other than a missing id fails, the lowest id's. */
-static int read_listed(paimon_table *bt, const int64_t *ids, size_t n, int threads, pm_snapshot **v, pm_err *e) {
-    memset(v, 0, n * sizeof *v);
-    id_reads r = {bt, 0, ids, v, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}};
-    int rc = pm_exec_run(threads, n, read_one_id, &r, "read snapshots", NULL, NULL, e);
-    pthread_mutex_destroy(&r.mu);
-    if (!rc && r.bad_rc) {
-        *e = r.bad;
-        rc = r.bad_rc;
-        pm_err_prefix(e, "cannot read snapshot %lld of branch %s", (long long)r.bad_id, bt->branch);
-    }
-    if (rc)
-        for (size_t i = 0; i < n; i++) { pm_snapshot_free(v[i]); v[i] = NULL; }
-    return rc;
 }
 
 int pm_refs_walk_snapshots(paimon_table *bt, int64_t from, int64_t to, int listed, int threads, size_t window,
@@ -170,7 +159,7 @@ int pm_refs_walk_snapshots(paimon_table *bt, int64_t from, int64_t to, int liste
         if (listed) {
             while (at + k < n_ids && k < window && ids[at + k] <= to) k++;
             if (!k) break;
-            rc = read_listed(bt, ids + at, k, threads, v, e);
+            rc = read_snapshots(bt, 0, ids + at, k, threads, v, e);
             at += k;
         } else {
             if (next > to) break;

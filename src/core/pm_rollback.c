@@ -376,23 +376,6 @@ static void rb_plan_free(rb_plan *p) {
     pm_buf_free(&p->fingerprint);
 }
 
-/* Tag and branch names (and each tag file's size): a tag created on a
- * snapshot we remove, or a new branch, while we planned must abort. */
-static int fingerprint(paimon_table *t, pm_buf *out, pm_err *e) {
-    char **v = NULL;
-    size_t n = 0;
-    out->len = 0;
-    int rc = pm_tag_list(t->io, t->branch_root, &v, &n, e);
-    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "t:%s\n", v[i]) ? pm_nomem(e) : 0;
-    pm_strv_free(v, n);
-    v = NULL;
-    n = 0;
-    if (!rc) rc = pm_branch_list(t->io, t->root, &v, &n, e);
-    for (size_t i = 0; !rc && i < n; i++) rc = pm_buf_printf(out, "b:%s\n", v[i]) ? pm_nomem(e) : 0;
-    pm_strv_free(v, n);
-    return rc;
-}
-
 /* Tags above the target: read (an unreadable one refuses: it may be one
  * that stays and protects files) and collected. */
 static int plan_tags(paimon_table *t, int64_t target, rb_plan *p, pm_rollback_result *r, pm_err *e) {
@@ -445,7 +428,7 @@ static int plan_rollback(paimon_table *t, const pm_rollback_opts *o, pm_snapshot
                          pm_rollback_result *r, pm_err *e) {
     int64_t earliest;
     int rc = pm_snapshot_earliest_id(t->io, t->branch_root, &earliest, e);
-    if (!rc) rc = fingerprint(t, &p->fingerprint, e);
+    if (!rc) rc = pm_refs_fingerprint(t, &p->fingerprint, e);
     if (!rc && (rc = pm_refs_snapshots(t, earliest, &p->all, &p->n_all, e))) pm_err_prefix(e, "refusing to roll back");
     if (rc) return rc;
     size_t k = 0;
@@ -506,9 +489,9 @@ static int check_unchanged(paimon_table *t, const rb_plan *p, int64_t latest, pm
     if (!rc && (now != latest || ex))
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: a snapshot was committed while the rollback was planned (latest %lld, planned from %lld); nothing deleted, run again",
                      t->branch_root, (long long)(ex ? latest + 1 : now), (long long)latest);
-    if (!rc) rc = fingerprint(t, &fp, e);
+    if (!rc) rc = pm_refs_fingerprint(t, &fp, e);
     if (!rc && !pm_buf_eq(&fp, &p->fingerprint))
-        rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags or branches changed while the rollback was planned; nothing deleted, run again",
+        rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while the rollback was planned; nothing deleted, run again",
                      t->branch_root);
     pm_buf_free(&fp);
     return rc;
