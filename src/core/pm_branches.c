@@ -259,8 +259,15 @@ static int plan_branch_deletion(paimon_table *t, const char *name, int threads, 
     int rc = pm_protect_build(t, &sp, &x, e);
     if (!rc && (rc = pm_table_open_shared(t, name, &victim, e))) pm_err_prefix(e, "refusing to delete branch '%s'", name);
     if (!rc) rc = pm_refs_snapshots(victim, INT64_MIN, &v, &k, e);
+    /* the first snapshot's (and after a gap the next one's) whole live set,
+     * then each delta's additions: every file a snapshot of the branch
+     * holds is one of them (a file only a non-derived snapshot brought back
+     * stays, for orphan cleaning) */
     for (size_t i = 0; !rc && i < k; i++)
-        if ((rc = pm_protect_plan_dropped(x, victim, v[i], PM_PROTECT_LIVE, 1, pl, e)))
+        if ((rc = pm_protect_plan_dropped(x, victim, v[i],
+                                          i == 0 || v[i]->id != v[i - 1]->id + 1 ? PM_PROTECT_LIVE
+                                                                                  : PM_PROTECT_DELTA_ADDS,
+                                          1, pl, e)))
             pm_err_prefix(e, "refusing to delete branch '%s': cannot read what snapshot %lld holds", name,
                           (long long)v[i]->id);
     if (!rc) {
