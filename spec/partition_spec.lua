@@ -75,6 +75,24 @@ describe("drop_partition.lua", function()
     H.rmdir(dir)
   end)
 
+  it("refuses a value that is not of the partition column's type (usage error)", function()
+    -- issue 24: "f1=abc" on an INT key printed "nothing to drop", exit 0
+    local path, dir = H.copy_table(H.fixture(COMPLEX))
+    local fp = H.fingerprint(path)
+    for _, spec in ipairs{"f1=abc", "f1=1.5", "f1=99999999999", "f1=0x10"} do
+      local out, err, rc = drop({path, "--partition", spec, "--dry-run"})
+      assert.equals(2, rc, spec .. ": " .. out .. err)
+      assert.matches("is not a value of partition key 'f1' %(INT%)", err)
+    end
+    -- the null partition and in-range integers are values
+    for _, spec in ipairs{"f1=__DEFAULT_PARTITION__", "f1=-7"} do
+      local _, err, rc = drop({path, "--partition", spec, "--dry-run"})
+      assert.equals(0, rc, spec .. ": " .. err)
+    end
+    assert.equals(fp, H.fingerprint(path))
+    H.rmdir(dir)
+  end)
+
   it("--dry-run prints the plan and changes nothing", function()
     local path, dir = H.copy_table(H.fixture(COMPLEX))
     local fp = H.fingerprint(path)

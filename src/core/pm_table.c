@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <strings.h>
 #include <stdlib.h>
@@ -233,18 +234,65 @@ static int key_index(const paimon_table *t, const char *key) {
     return -1;
 }
 
+/* Whether `v` can be a value of partition column type ty as Paimon renders
+ * it (a value that cannot never matches: a typo, not "nothing to drop").
+ * Types whose text has several forms (time, timestamp) are not checked. */
+static int value_parses(const pm_type *ty, const char *v) {
+    char *end;
+    switch (ty->root) {
+    case PM_T_TINYINT: case PM_T_SMALLINT: case PM_T_INT: case PM_T_BIGINT: {
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (errno || end == v || *end) return 0;
+        long long lo = ty->root == PM_T_TINYINT ? -128 : ty->root == PM_T_SMALLINT ? -32768
+                     : ty->root == PM_T_INT ? -2147483648LL : LLONG_MIN;
+        long long hi = ty->root == PM_T_TINYINT ? 127 : ty->root == PM_T_SMALLINT ? 32767
+                     : ty->root == PM_T_INT ? 2147483647LL : LLONG_MAX;
+        return x >= lo && x <= hi;
+    }
+    case PM_T_FLOAT: case PM_T_DOUBLE:
+        errno = 0;
+        (void)strtod(v, &end);
+        return end != v && !*end;
+    case PM_T_DECIMAL: {
+        const char *q = v + (*v == '-' || *v == '+');
+        size_t digits = 0;
+        while (*q >= '0' && *q <= '9') { q++; digits++; }
+        if (*q == '.') for (q++; *q >= '0' && *q <= '9'; q++) digits++;
+        return digits > 0 && !*q;
+    }
+    case PM_T_BOOLEAN:
+        return !strcasecmp(v, "true") || !strcasecmp(v, "false");
+    case PM_T_DATE: {   /* legacy: days since the epoch; else yyyy-MM-dd */
+        errno = 0;
+        (void)strtoll(v, &end, 10);
+        if (!errno && end != v && !*end) return 1;
+        int y, m, d, n = 0;
+        return sscanf(v, "%d-%d-%d%n", &y, &m, &d, &n) == 3 && !v[n] && m >= 1 && m <= 12 && d >= 1 && d <= 31;
+    }
+    default:
+        return 1;
+    }
+}
+
 int pm_partition_filter_check(const paimon_table *t, const pm_partition_filter *f, pm_err *e) {
     if (!f) return PAIMON_OK;
-    for (size_t i = 0; i < f->n; i++)
-        if (key_index(t, f->keys[i]) < 0) {
+    for (size_t i = 0; i < f->n; i++) {
+        int k = key_index(t, f->keys[i]);
+        const char *v = f->values[i];
+        if (k >= 0 && v && strcmp(v, t->default_part_name) && !value_parses(t->part_types[k], v))
+            return pm_fail(e, PAIMON_MISUSE, "'%s' is not a value of partition key '%s' (%s) of %s", v, f->keys[i],
+                           pm_type_root_name(t->part_types[k]->root), t->root);
+        if (k < 0) {
             pm_buf keys = {0};
-            for (size_t k = 0; k < t->n_part; k++) pm_buf_printf(&keys, "%s%s", k ? ", " : "", t->part_keys[k]);
+            for (size_t j = 0; j < t->n_part; j++) pm_buf_printf(&keys, "%s%s", j ? ", " : "", t->part_keys[j]);
             pm_buf_cstr(&keys);
             int rc = pm_fail(e, PAIMON_MISUSE, "'%s' is not a partition key of %s (partition keys: %s)",
                              f->keys[i], t->root, t->n_part ? (char *)keys.data : "none, the table is unpartitioned");
             pm_buf_free(&keys);
             return rc;
         }
+    }
     return PAIMON_OK;
 }
 
