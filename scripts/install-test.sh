@@ -125,6 +125,20 @@ check "lua5.4 requires the installed paimon (lib/lua/5.4 + share/lua/5.4)" lua5.
   local t = assert(p.open('$SAMPLE'))
   assert(t:latest_snapshot().id == 5)
   assert(package.searchpath('paimon.core', package.cpath):find('$R', 1, true) == 1)"
+check "lua5.4 with the installed modules finds the installed policies by name" sh -c "
+  cd '$TMP' && lua5.4 -e \"
+    package.path = '$R/share/lua/5.4/?.lua;$R/share/lua/5.4/?/init.lua'
+    package.cpath = '$R/lib/lua/5.4/?.so'
+    local t = assert(require('paimon').open('$TMP/pol/orders'))
+    assert(t:expire_snapshots{retain_min = 1, older_than = '0s', dry_run = true, policy = 'keep_daily.lua'})\""
+if command -v luajit >/dev/null; then
+  check "luajit with the installed modules finds the installed policies by name" sh -c "
+    cd '$TMP' && luajit -e \"
+      package.path = '$R/share/lua/5.1/?.lua;$R/share/lua/5.1/?/init.lua'
+      package.cpath = '$R/lib/lua/5.1/?.so'
+      local t = assert(require('paimon').open('$TMP/pol/orders'))
+      assert(t:expire_snapshots{retain_min = 1, older_than = '0s', dry_run = true, policy = 'keep_daily.lua'})\""
+fi
 if command -v luajit >/dev/null; then
   check "luajit requires the installed paimon and resty.paimon (lib/lua/5.1 + share/lua/5.1)" luajit -e "
     package.path = '$R/share/lua/5.1/?.lua;$R/share/lua/5.1/?/init.lua'

@@ -470,6 +470,18 @@ describe("expiration limits and policies", function()
     assert.is_true(ok, tostring(r))
     assert.same({1, 2}, r.range)
     t:close()
+    -- from a stock interpreter (no paimon.policies_dir, as lua5.4, LuaJIT
+    -- or OpenResty load the module) the bundled folder is found beside the
+    -- module (issue 24: "cannot load policy")
+    t = assert(paimon.open(copy))
+    saved = paimon.policies_dir
+    paimon.policies_dir = nil
+    ok, r = pcall(t.expire_snapshots, t, {retain_min = 1, older_than = maint.now_ms(), dry_run = true,
+                                          policy = "keep_daily.lua"})
+    paimon.policies_dir = saved
+    assert.is_true(ok, tostring(r))
+    assert.same({1, 2}, r.range)
+    t:close()
     -- the loader's answers for what is not a policy
     local f, msg, code = loader.load(42, "expire")
     assert.is_nil(f)

@@ -18,18 +18,35 @@ local function readable(p)
   return f ~= nil
 end
 
+-- The bundled policies beside this module, for a stock lua5.4, LuaJIT or
+-- OpenResty (only paimon-lua sets paimon.policies_dir): an installed tree
+-- keeps them in DATADIR/paimon-lua/policies next to DATADIR/lua/5.x, a
+-- source tree in examples/policies next to lua/.
+local function bundled_dirs()
+  local src = debug.getinfo(1, "S").source
+  local dir = src:sub(1, 1) == "@" and src:sub(2):match("^(.*)/paimon/[^/]*$")
+  if not dir then return {} end
+  local share, root = dir:match("^(.*)/lua/5%.%d$"), dir:match("^(.*)/lua$")
+  local out = {}
+  if share then out[#out + 1] = share .. "/paimon-lua/policies" end
+  if root then out[#out + 1] = root .. "/examples/policies" end
+  return out
+end
+
 -- Where a policy named by a string is: the name itself when it is a path
 -- (has a "/") or a readable file, else the first of the PAIMON_POLICY_PATH
 -- directories (colon-separated) and the bundled policies folder (paimon-lua
 -- sets paimon.policies_dir: examples/policies in a source tree, or
--- PREFIX/share/paimon-lua/policies when installed) that holds it; else the
--- name unchanged (loading it then fails naming it).
+-- PREFIX/share/paimon-lua/policies when installed; elsewhere the folder is
+-- found beside this module) that holds it; else the name unchanged (loading
+-- it then fails naming it).
 function M.find(name)
   if name:find("/", 1, true) or readable(name) then return name end
   local dirs = {}
   for d in (os.getenv("PAIMON_POLICY_PATH") or ""):gmatch("[^:]+") do dirs[#dirs + 1] = d end
   local ok, paimon = pcall(require, "paimon")
   if ok and type(paimon) == "table" and paimon.policies_dir then dirs[#dirs + 1] = paimon.policies_dir end
+  for _, d in ipairs(bundled_dirs()) do dirs[#dirs + 1] = d end
   for _, d in ipairs(dirs) do
     if readable(d .. "/" .. name) then return d .. "/" .. name end
   end
