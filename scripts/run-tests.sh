@@ -38,6 +38,18 @@ s3_stop() {
   S3_DIR=""
 }
 trap 's3_stop; rm -rf "$log" "$log".*' EXIT
+# every "not ok" line (and its diagnostics) is recapped just above the
+# summary, so that the tail of a long log names what failed
+FAILED="$log.failed"; : >"$FAILED"
+recap() { # recap LABEL FILE: its "not ok" lines, each with up to 6 "#" lines
+  # after (busted's TAP), and the C tests' "  FAIL" lines (stderr)
+  awk -v l="$1" '/^not ok/ { print "[" l "] " $0; n = 6; next }
+                 /^  FAIL / { print "[" l "] " $0; next }
+                 n > 0 && /^#/ { print "[" l "]   " $0; n--; next } { n = 0 }' "$2" >>"$FAILED"
+}
+failed() { # failed LINE: print a synthesized failure and recap it
+  echo "$1"; echo "$1" >>"$FAILED"
+}
 trap 'exit 130' INT TERM
 SUMMARY='^[0-9]+ passed, [0-9]+ failed$'
 # wall time of each stage, printed before the summary (CI has a time limit)
@@ -58,14 +70,16 @@ report_counted() { # report_counted NAME LOG RC
   summary=$(grep -E "$SUMMARY" "$out" | tail -1)
   if [ -z "$summary" ]; then
     sed 's/^/  /' "$out" | tail -40
-    echo "not ok - $name crashed or printed no summary (exit $rc)"
+    failed "not ok - $name crashed or printed no summary (exit $rc)"
+    tail -8 "$out" | sed 's/^/    /' >>"$FAILED"
     fail=$((fail + 1))
     return
   fi
   grep -v -E "$SUMMARY" "$out"
+  recap "$name" "$out"
   p=${summary%% passed*}
   f=${summary#*passed, }; f=${f%% failed*}
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "not ok - $name exited $rc"; fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; failed "not ok - $name exited $rc"; fi
   echo "# $name: $p passed, $f failed"
   pass=$((pass + p))
   fail=$((fail + f))
@@ -98,7 +112,7 @@ else
     echo "# S3 test server (Ceph RGW) $AWS_ENDPOINT_URL started in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
   else
     sed 's/^/  /' "$log"
-    echo "not ok - S3 test server did not start (scripts/s3-server.sh; logs kept in $S3_DIR/log): the S3 tests fail"
+    failed "not ok - S3 test server did not start (scripts/s3-server.sh; logs kept in $S3_DIR/log): the S3 tests fail"
     fail=$((fail + 1))
     sh scripts/s3-server.sh stop "$S3_DIR" >/dev/null 2>&1
     S3_DIR=""
@@ -144,11 +158,12 @@ busted_report() { # busted_report LABEL LOG
   label=$1 out=$2
   rc=$(cat "$out.rc" 2>/dev/null || echo 1)
   grep -v -E "$SUMMARY" "$out"
+  recap "busted $label" "$out"
   s=$(grep -c -E '^ok [0-9]+ .*# (SKIP|TODO)' "$out")
   p=$(grep -c -E '^ok [0-9]+' "$out")
   p=$((p - s))
   f=$(grep -c -E '^not ok [0-9]+' "$out")
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "not ok - busted ($label) exited $rc"; fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; failed "not ok - busted ($label) exited $rc"; fi
   echo "# busted ($label): $p passed, $f failed, $s skipped"
   pass=$((pass + p))
   fail=$((fail + f))
@@ -204,7 +219,7 @@ elif command -v luajit >/dev/null && [ -f "$BUILD/luajit/paimon/core.so" ]; then
 else
   busted_run "$log.b54" "$ROOT/$BUILD/lua54/?.so" spec lua5.4 /usr/bin/busted
   busted_report "lua5.4" "$log.b54"
-  echo "not ok - busted (luajit): luajit or $BUILD/luajit/paimon/core.so missing (scripts/install-deps.sh)"
+  failed "not ok - busted (luajit): luajit or $BUILD/luajit/paimon/core.so missing (scripts/install-deps.sh)"
   fail=$((fail + 1))
 fi
 
@@ -228,6 +243,10 @@ fi
 stage_done harnesses
 s3_stop report
 echo "# time: $(( $(date +%s) - T0 )) s in all${TIMES}"
+if [ -s "$FAILED" ]; then
+  echo "# what failed (at most 60 lines; each is in full above):"
+  head -60 "$FAILED" | sed 's/^/#   /'
+fi
 [ "$skip" -gt 0 ] && echo "# $skip skipped (pending specs, spec/luajit-skip.txt)"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
