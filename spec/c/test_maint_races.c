@@ -879,9 +879,11 @@ TEST(orphan_cleaning_beside_commits_in_flight) {
     int rounds = env && atoi(env) > 0 ? atoi(env) : 3, broken = 0, bad_after_clean = 0, n_rounds = 0;
     race_stats ov;
     memset(&ov, 0, sizeof ov);
-    /* at least `rounds`; more (up to 10) until a file in flight was
-     * deleted at all: a loaded machine makes the race rarer */
-    for (int i = 0; i < rounds || (ov.refused == 0 && i < 10); i++) {
+    /* at least `rounds`; more (up to 30) until 20 files in flight were
+     * deleted: the window is a rare event (about one in 50 refusals seen
+     * under ASan), so the ratio below is judged on enough refusals; a
+     * sanitized or loaded run sees only 1 to 3 refusals a round */
+    for (int i = 0; i < rounds || (ov.refused < 20 && i < 30); i++) {
         race_stats r;
         memset(&r, 0, sizeof r);
         race_round(0, 1000, &r);
@@ -901,7 +903,8 @@ TEST(orphan_cleaning_beside_commits_in_flight) {
            broken, n_rounds, ov.missing, ov.unreadable);
     CHECK(ov.refused > 0);                         /* the race was real: in-flight files were deleted */
     CHECK(ov.landed > 0);
-    CHECK(ov.window * 10 < ov.refused);            /* those commits failed instead of landing, but for the window */
+    CHECK(ov.window * 5 < ov.refused);             /* those commits failed instead of landing, but for the window
+                                                      (without the committer's check every refusal would be one) */
     CHECK_EQ_INT(ov.stray, 0);                     /* every missing file is one of a window commit (its data */
     CHECK(ov.window > 0 || ov.missing == 0);       /* files, and its lists and manifests the same window took) */
     CHECK_EQ_INT(bad_after_clean, 0);
