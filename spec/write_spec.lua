@@ -936,3 +936,54 @@ describe("commit abort", function()
     H.rmdir(dir)
   end)
 end)
+
+-- Issue 24, defect 1: {"amount":2.675} into DECIMAL(10,2) stored 2.67 and
+-- 1.005 stored 1.00 (the double was rounded to the scale).
+describe("write.lua: a DECIMAL from a JSON number", function()
+  local function table_with_amount()
+    local dir = H.tmpdir()
+    local tp = dir .. "/t"
+    local _, err, rc = H.script("create_table.lua", {tp, "--field", "id:INT", "--field", "amount:DECIMAL(10, 2)",
+                                                     "--field", "wide:DECIMAL(38, 20)", "--option", "file.format=avro"})
+    assert(rc == 0, err)
+    return tp, dir
+  end
+  local function write(tp, dir, line)
+    H.write_file(dir .. "/rows.jsonl", line .. "\n")
+    return H.script("write.lua", {tp, "--input", dir .. "/rows.jsonl"})
+  end
+
+  it("is the number's text, exactly: never rounded to the scale", function()
+    local tp, dir = table_with_amount()
+    for _, case in ipairs{{"2.67", "2.67"}, {"12.5", "12.50"}, {"-0.01", "-0.01"}, {"1e2", "100.00"},
+                          {"7", "7.00"}, {"0.000001e6", "1.00"}, {"99999999.99", "99999999.99"}} do
+      local _, err, rc = write(tp, dir, '{"id":1,"amount":' .. case[1] .. '}')
+      assert.equals(0, rc, err)
+      local out = assert(H.script("read.lua", {tp}))
+      local last
+      for l in out:gmatch("[^\n]+") do last = l end
+      assert.equals(case[2], H.cjson.decode(last).amount, case[1])
+    end
+    H.rmdir(dir)
+  end)
+
+  it("refuses a value with more digits than the scale, quoting column and value", function()
+    local tp, dir = table_with_amount()
+    for _, v in ipairs{"2.675", "1.005", "0.001"} do
+      local _, err, rc = write(tp, dir, '{"id":1,"amount":' .. v .. '}')
+      assert.equals(1, rc)
+      assert.matches("column 'amount' (DECIMAL(10, 2)): value " .. v .. " has more fractional digits than the scale",
+                     err, 1, true)
+    end
+    -- a double that needs 17 digits may not be what was written: as a string it is exact
+    local _, err, rc = write(tp, dir, '{"id":1,"wide":0.30000000000000004}')
+    assert.equals(1, rc)
+    assert.matches("column 'wide' (DECIMAL(38, 20)): value 0.30000000000000004 has more than 15 significant digits",
+                   err, 1, true)
+    _, err, rc = write(tp, dir, '{"id":1,"wide":"0.30000000000000004"}')
+    assert.equals(0, rc, err)
+    local _, _, n = H.script("read.lua", {tp})
+    assert.equals(0, n)
+    H.rmdir(dir)
+  end)
+end)

@@ -78,8 +78,13 @@ TEST(test_type_rules_and_messages) {
     CHECK(refused(w, t, C_B, paimon_int(1), "column 'b' (BOOLEAN): expected a boolean, got number"));
     CHECK(refused(w, t, C_F, paimon_str("one"), "column 'f': 'one' is not a number"));
     CHECK(refused(w, t, C_D, paimon_bool(0), "column 'd' (DOUBLE): expected a number, got boolean"));
-    CHECK(refused(w, t, C_DEC, paimon_str("1.234"), "column 'dec' (DECIMAL(10, 2)): value has more fractional digits than the scale"));
-    CHECK(refused(w, t, C_DEC, paimon_str("123456789"), "value does not fit the precision"));
+    CHECK(refused(w, t, C_DEC, paimon_str("1.234"), "column 'dec' (DECIMAL(10, 2)): value '1.234' has more fractional digits than the scale"));
+    /* a double is its shortest text, never rounded to the scale (2.675 stored 2.67) */
+    CHECK(refused(w, t, C_DEC, paimon_double(2.675), "column 'dec' (DECIMAL(10, 2)): value 2.675 has more fractional digits than the scale"));
+    CHECK(refused(w, t, C_DEC, paimon_double(1.005), "value 1.005 has more fractional digits than the scale"));
+    CHECK(refused(w, t, C_WDEC, paimon_double(0.1 + 0.2), "value 0.30000000000000004 has more than 15 significant digits"));
+    CHECK(refused(w, t, C_DEC, paimon_double(1e300), "value 1e+300 has too many digits"));
+    CHECK(refused(w, t, C_DEC, paimon_str("123456789"), "value '123456789' does not fit the precision"));
     CHECK(refused(w, t, C_S, paimon_int(5), "column 's' (VARCHAR): expected a string, got number"));
     CHECK(refused(w, t, C_DT, paimon_str("2024-02-30"), "column 'dt' (DATE): '2024-02-30' is not a date (yyyy-MM-dd)"));
     CHECK(refused(w, t, C_TM, paimon_int(86400000), "column 'tm' (TIME): out of range"));

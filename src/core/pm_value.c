@@ -51,7 +51,10 @@ static const char *kind_name(const paimon_value *v) {
 
 /* A number as Lua 5.4 prints it ("%.14g", ".0" added to integral floats). */
 static void render_double(double d, char *buf, size_t n) {
-    snprintf(buf, n, "%.14g", d);
+    for (int p = 1; p <= 17; p++) {   /* the shortest text that reads back */
+        snprintf(buf, n, "%.*g", p, d);
+        if (strtod(buf, NULL) == d || !isfinite(d)) break;
+    }
     if (buf[strspn(buf, "-0123456789")] == '\0' && strlen(buf) + 3 <= n) strcat(buf, ".0");
 }
 
@@ -214,24 +217,66 @@ static const char *parse_decimal(const char *s, int precision, int scale, pv_i12
     return NULL;
 }
 
+/* A double -> the decimal text it was written as: the shortest digits
+ * that read back as the same double, without an exponent. That is the
+ * text of every number of at most 15 significant digits (2.675, not the
+ * binary neighbour 2.67499999...); a double needing 16 or 17 digits may
+ * not be what was written, so it is refused (NULL). buf: 400 bytes. */
+static const char *double_decimal_text(double d, char *buf) {
+    if (!isfinite(d)) return NULL;
+    char e[40];
+    int p = 1;
+    for (; p <= 17; p++) {
+        snprintf(e, sizeof e, "%.*e", p - 1, d);
+        if (strtod(e, NULL) == d) break;
+    }
+    if (p > 15) return NULL;
+    /* e: [-]D.DDDe[+-]XX -> plain digits with the point placed */
+    const char *q = e;
+    char digits[20], *o = buf;
+    int nd = 0;
+    if (*q == '-') { *o++ = '-'; q++; }
+    for (; *q && *q != 'e'; q++) if (isdigit((unsigned char)*q)) digits[nd++] = *q;
+    int exp10 = atoi(q + 1), point = exp10 + 1;   /* digits before the point */
+    if (point > 360 || point < -360) return NULL;   /* never: doubles end at 1e308 and 5e-324 */
+    if (point <= 0) {
+        *o++ = '0'; *o++ = '.';
+        for (int i = 0; i < -point; i++) *o++ = '0';
+        for (int i = 0; i < nd; i++) *o++ = digits[i];
+    } else {
+        for (int i = 0; i < point || i < nd; i++) {
+            if (i == point) *o++ = '.';
+            *o++ = i < nd ? digits[i] : '0';
+        }
+    }
+    *o = '\0';
+    return buf;
+}
+
 static int to_decimal(const paimon_value *v, const pm_type *ty, const char *col, pm_datum *d, uint8_t dec[16], pm_err *e) {
     pv_i128 x = 0;
     const char *err;
-    char buf[400];
+    char buf[400], what[960];
     if (v->kind == PAIMON_VALUE_STRING) {
         cstr_tmp t;
         const char *s = cstr_of(v, &t);
         if (!s) return pm_fail(e, PAIMON_NOMEM, "out of memory");
         err = parse_decimal(s, ty->precision, ty->scale, &x);
         cstr_done(&t);
-    } else if (v->kind == PAIMON_VALUE_INT || v->kind == PAIMON_VALUE_DOUBLE) {
-        if (v->kind == PAIMON_VALUE_INT) snprintf(buf, sizeof buf, "%lld", (long long)v->v.i);
-        else snprintf(buf, sizeof buf, "%.*f", (int)ty->scale, v->v.d);
+    } else if (v->kind == PAIMON_VALUE_INT) {
+        snprintf(buf, sizeof buf, "%lld", (long long)v->v.i);
         err = parse_decimal(buf, ty->precision, ty->scale, &x);
+    } else if (v->kind == PAIMON_VALUE_DOUBLE) {
+        /* never rounded to the scale: the number's text, exactly */
+        if (v->text) err = parse_decimal(v->text, ty->precision, ty->scale, &x);
+        else if (double_decimal_text(v->v.d, buf)) err = parse_decimal(buf, ty->precision, ty->scale, &x);
+        else if (!isfinite(v->v.d)) err = "is not a finite number";
+        else err = "has more than 15 significant digits as a number: give it as a string (\"12.34\") to keep it exact";
     } else {
         err = "is not a number or decimal string";
     }
-    if (err) return pm_fail(e, PAIMON_MISUSE, "column '%s' (DECIMAL(%d, %d)): value %s", col, (int)ty->precision, (int)ty->scale, err);
+    if (err) return pm_fail(e, PAIMON_MISUSE, "column '%s' (DECIMAL(%d, %d)): value %s %s", col, (int)ty->precision,
+                            (int)ty->scale, shown(v, what, sizeof what), err);
     if (ty->precision <= 18) { d->v.i = (int64_t)x; return PAIMON_OK; }
     /* the core takes a wide decimal as big-endian two's complement (and
      * writes Java's minimal form itself) */
