@@ -16,9 +16,9 @@ usage: paimon-lua write.lua TABLE [--input ROWS.jsonl] [--commit-user USER] [--i
                  [--branch NAME] [--json]
   Reads one JSON object per line (stdin by default), {"column": value, ...}, and
   commits all rows as one APPEND snapshot. Values: numbers, strings, true/false,
-  null; DECIMAL as "12.34" or a number (its text, exact: never rounded); DATE "yyyy-MM-dd"; TIMESTAMP
-  "yyyy-MM-dd HH:mm:ss[.fff]"; BINARY/BYTES base64 (top-level columns); ARRAY
-  a JSON array, MAP/ROW a JSON object. Integers beyond 2^53 must be
+  null; DECIMAL as "12.34" or a number (its text, exact: never rounded);
+  DATE "yyyy-MM-dd"; TIMESTAMP "yyyy-MM-dd HH:mm:ss[.fff]"; BINARY/BYTES
+  base64 (top-level columns); ARRAY a JSON array, MAP/ROW a JSON object. Integers beyond 2^53 must be
   given as strings ("9223372036854775807"): the JSON decoder keeps doubles.
   --input FILE       read the rows from FILE instead of stdin
   --commit-user U    commit user (default: a random UUID)
