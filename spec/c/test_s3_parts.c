@@ -6,7 +6,7 @@
 #include "pm_s3_xml.h"
 
 static const char *const AWS_VARS[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
-                                       "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_PROFILE",
+                                       "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
                                        "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", NULL};
 static char *home;
 
@@ -113,6 +113,65 @@ TEST(test_profiles) {
     CHECK_EQ_STR(c.access_key, "otherkey");
     CHECK_EQ_STR(c.region, "us-east-1");
     pm_s3_config_free(&c);
+}
+
+/* Issue 24, defect 3: AWS_PROFILE=lak (no such profile) sent unsigned
+ * requests and read as "HTTP 403"; a profile that assumes a role or runs
+ * a process fell back to unsigned requests silently. */
+TEST(test_profile_mistakes_are_named) {
+    clean_env();
+    char d[600];
+    snprintf(d, sizeof d, "mkdir -p '%s/.aws'", home);
+    tu_sh(d);
+    write_file(".aws/credentials", "[default]\naws_access_key_id = defkey\naws_secret_access_key = defsecret\n"
+                                   "[only-creds]\naws_access_key_id = k2\naws_secret_access_key = s2\n");
+    write_file(".aws/config", "[profile ci]\nrole_arn = arn:aws:iam::123:role/x\nsource_profile = default\n"
+                              "[profile tool]\ncredential_process = /bin/false\n"
+                              "[profile sso]\nsso_session = corp\nsso_account_id = 1\n"
+                              "[profile web]\nweb_identity_token_file = /tmp/token\n"
+                              "[profile regional]\nregion = eu-west-1\n");
+    pm_s3_config c;
+    pm_err e;
+    setenv("AWS_PROFILE", "lak", 1);
+    CHECK_EQ_INT(pm_s3_config_load(&c, "lake", NULL, &e), PAIMON_MISUSE);
+    CHECK(strstr(e.msg, "profile lak not found in ~/.aws/config or ~/.aws/credentials") != NULL);
+    /* keys in the environment do not hide the typo (the AWS CLI refuses it too) */
+    setenv("AWS_ACCESS_KEY_ID", "envkey", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "envsecret", 1);
+    CHECK_EQ_INT(pm_s3_config_load(&c, "lake", NULL, &e), PAIMON_MISUSE);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    unsetenv("AWS_PROFILE");
+    setenv("AWS_DEFAULT_PROFILE", "lak", 1);            /* the older variable, same rule */
+    CHECK_EQ_INT(pm_s3_config_load(&c, "lake", NULL, &e), PAIMON_MISUSE);
+    setenv("AWS_DEFAULT_PROFILE", "only-creds", 1);     /* a profile only the credentials file has */
+    CHECK_EQ_INT(pm_s3_config_load(&c, "lake", NULL, &e), PAIMON_OK);
+    CHECK_EQ_STR(c.access_key, "k2");
+    pm_s3_config_free(&c);
+    unsetenv("AWS_DEFAULT_PROFILE");
+    static const char *const indirect[][2] = {{"ci", "role_arn"}, {"tool", "credential_process"},
+                                              {"sso", "sso_session"}, {"web", "web_identity_token_file"}};
+    for (int i = 0; i < 4; i++) {
+        setenv("AWS_PROFILE", indirect[i][0], 1);
+        CHECK_EQ_INT(pm_s3_config_load(&c, "lake", NULL, &e), PAIMON_UNSUPPORTED);
+        char want[200];
+        snprintf(want, sizeof want, "profile %s gets its credentials through %s", indirect[i][0], indirect[i][1]);
+        CHECK(strstr(e.msg, want) != NULL);
+        /* keys given explicitly are used as they are */
+        setenv("AWS_ACCESS_KEY_ID", "envkey", 1);
+        setenv("AWS_SECRET_ACCESS_KEY", "envsecret", 1);
+        CHECK_EQ_INT(pm_s3_config_load(&c, "lake", NULL, &e), PAIMON_OK);
+        CHECK_EQ_STR(c.access_key, "envkey");
+        pm_s3_config_free(&c);
+        unsetenv("AWS_ACCESS_KEY_ID");
+        unsetenv("AWS_SECRET_ACCESS_KEY");
+    }
+    setenv("AWS_PROFILE", "regional", 1);               /* exists, no credentials: anonymous, as before */
+    CHECK_EQ_INT(pm_s3_config_load(&c, "lake", NULL, &e), PAIMON_OK);
+    CHECK_EQ_STR(c.region, "eu-west-1");
+    CHECK(c.access_key == NULL);
+    pm_s3_config_free(&c);
+    clean_env();
 }
 
 TEST(test_addressing_rule_and_bad_options) {
@@ -231,6 +290,7 @@ int main(void) {
     RUN(test_defaults_without_anything);
     RUN(test_options_win_over_env_and_profiles);
     RUN(test_profiles);
+    RUN(test_profile_mistakes_are_named);
     RUN(test_addressing_rule_and_bad_options);
     RUN(test_xml_reader);
     RUN(test_uri_encoding);

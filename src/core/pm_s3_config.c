@@ -68,6 +68,23 @@ static char *ini_get(const char *file, const char *section, const char *key) {
     return val;
 }
 
+/* 1 if the INI file has section `section`. */
+static int ini_has_section(const char *file, const char *section) {
+    FILE *f = file ? fopen(file, "r") : NULL;
+    if (!f) return 0;
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *s = trim(line), *close;
+        if (*s == '[' && (close = strchr(s, ']')) != NULL) {
+            *close = '\0';
+            found = strcmp(trim(s + 1), section) == 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
 static char *home_file(const char *env, const char *rel) {
     const char *v = env_get(env);
     if (v) return pm_strdup(v);
@@ -215,6 +232,28 @@ static int load_credentials(pm_s3_config *c, const char *const *options, const p
     return 0;
 }
 
+/* A profile that gets its credentials some other way than static keys:
+ * the first such key it has (never silently unsigned requests then). */
+static const char *profile_indirect_source(const profile_files *p) {
+    static const char *const keys[] = {"role_arn", "credential_process", "web_identity_token_file", "sso_session",
+                                       "sso_start_url", "sso_account_id", "sso_role_name", "credential_source"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char *v = profile_get(p, keys[i], 1);
+        free(v);
+        if (v) return keys[i];
+    }
+    return NULL;
+}
+
+/* The files as the message shows them: ~ for $HOME. */
+static void shown_file(const char *file, char *out, size_t n) {
+    const char *home = env_get("HOME");
+    size_t hl = home ? strlen(home) : 0;
+    if (!file) snprintf(out, n, "(none: HOME is not set)");
+    else if (hl && strncmp(file, home, hl) == 0 && file[hl] == '/') snprintf(out, n, "~%s", file + hl);
+    else snprintf(out, n, "%s", file);
+}
+
 int pm_s3_config_load(pm_s3_config *c, const char *bucket, const char *const *options, pm_err *e) {
     memset(c, 0, sizeof *c);
     c->verify_tls = 1;
@@ -226,10 +265,30 @@ int pm_s3_config_load(pm_s3_config *c, const char *bucket, const char *const *op
     profile_files p = {0};
     p.creds = home_file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials");
     p.config = home_file("AWS_CONFIG_FILE", ".aws/config");
-    p.name = env_get("AWS_PROFILE") ? env_get("AWS_PROFILE") : "default";
+    /* AWS_PROFILE, then AWS_DEFAULT_PROFILE (the AWS CLI's order) */
+    const char *named = env_get("AWS_PROFILE") ? env_get("AWS_PROFILE") : env_get("AWS_DEFAULT_PROFILE");
+    p.name = named ? named : "default";
     snprintf(p.section, sizeof p.section, strcmp(p.name, "default") == 0 ? "%s" : "profile %s", p.name);
     int rc = PAIMON_OK;
+    char fa[300], fb[300];
+    shown_file(p.config, fa, sizeof fa);
+    shown_file(p.creds, fb, sizeof fb);
+    /* a profile asked for by name must exist, as the AWS CLI says: a typo
+     * is not an anonymous request answered by "access denied" */
+    if (named && strcmp(named, "default") != 0 && !ini_has_section(p.config, p.section) && !ini_has_section(p.creds, p.name) &&
+        !(strcmp(p.name, "default") != 0 && ini_has_section(p.config, p.name))) {
+        rc = pm_fail(e, PAIMON_MISUSE, "s3://%s: profile %s not found in %s or %s (AWS_PROFILE)", bucket, p.name, fa, fb);
+        goto done;
+    }
     if (load_credentials(c, options, &p)) { rc = pm_nomem(e); goto done; }
+    const char *indirect;
+    if (!c->access_key && (indirect = profile_indirect_source(&p)) != NULL) {
+        rc = pm_fail(e, PAIMON_UNSUPPORTED,
+                     "s3://%s: profile %s gets its credentials through %s, which paimon-lua does not support yet: "
+                     "export AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (e.g. from "
+                     "`aws configure export-credentials --profile %s --format env`)", bucket, p.name, indirect, p.name);
+        goto done;
+    }
     if (c->access_key && !c->secret_key) {
         rc = pm_fail(e, PAIMON_MISUSE, "s3://%s: an access key is configured without its secret key", bucket);
         goto done;
