@@ -273,3 +273,40 @@ describe("null and empty-string partitions", function()
     H.rmdir(dir)
   end)
 end)
+
+-- Issue 24, defect 4: an endpoint that answers, but not as S3 (a web
+-- server's HTML 200, a proxy's plain 404), read as "no such table directory".
+describe("an endpoint that is not an S3 service", function()
+  it("is named as such by every script, never a missing table", function()
+    for _, mode in ipairs{"html200", "text404"} do
+      local dir = H.tmpdir()
+      local portfile = dir .. "/port"
+      local pid = H.run(string.format("/usr/bin/python3 %s/support/not_s3.py %s %s >/dev/null 2>&1 & echo $!",
+                                      H.sh_quote(H.spec_dir), mode, H.sh_quote(portfile))):match("%d+")
+      local port
+      for _ = 1, 100 do
+        port = H.exists(portfile) and H.read_file(portfile)
+        if port then break end
+        os.execute("sleep 0.05")
+      end
+      assert(port, "the server did not start")
+      local ep = "http://127.0.0.1:" .. port
+      for _, args in ipairs{{"inspect.lua", "s3://b/db.db/t", "snapshots"}, {"expire.lua", "s3://b/db.db/t", "--dry-run"},
+                            {"remove_orphan_files.lua", "s3://b/db.db/t", "--dry-run"}, {"read.lua", "s3://b/db.db/t"},
+                            {"tag.lua", "s3://b/db.db/t", "list"}, {"verify.lua", "s3://b/db.db/t"}} do
+        args[#args + 1] = "--option"
+        args[#args + 1] = "s3.endpoint=" .. ep
+        local _, err, rc = H.run("env AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " ..
+                                 H.sh_quote(H.cli) .. " " .. table.concat((function()
+                                   local q = {}
+                                   for i, a in ipairs(args) do q[i] = H.sh_quote(a) end
+                                   return q end)(), " "))
+        assert.equals(1, rc, mode .. " " .. args[1] .. ": " .. err)
+        assert.matches(ep .. " does not answer as an S3 service", err, 1, true)
+        assert.is_nil(err:find("no such table", 1, true))
+      end
+      os.execute("kill " .. pid)
+      H.rmdir(dir)
+    end
+  end)
+end)

@@ -646,7 +646,7 @@ s.serve_forever()
     local ok, err = pcall(function()
       assert.is_not_nil(port, "the HTML server did not start: " .. (H.exists(dir .. "/err") and H.read_file(dir .. "/err") or ""))
       local endpoint = "http://127.0.0.1:" .. port
-      refuses_all(p, p.uri, {}, {"--option", "s3.endpoint=" .. endpoint}, 1, "is " .. endpoint .. " an S3 endpoint?")
+      refuses_all(p, p.uri, {}, {"--option", "s3.endpoint=" .. endpoint}, 1, endpoint .. " does not answer as an S3 service")
     end)
     H.run("kill " .. H.read_file(dir .. "/pid"):match("%d+"))
     H.rmdir(dir)

@@ -188,6 +188,13 @@ static int list_objects(pm_fileio *io, const char *prefix, int delim, int max_ke
         pm_s3_resp resp;
         rc = pm_s3_request(s3, &r, &resp, e);
         if (rc) break;
+        if (resp.status == 404 && !resp.s3_code[0]) {
+            /* S3 answers a listing 404 only with an error document
+             * (NoSuchBucket): a bare one is not a missing table */
+            rc = pm_fail(e, PAIMON_IO, "s3://%s/%s: LIST answered HTTP 404 without an S3 error: %s does not answer as "
+                         "an S3 service", pm_s3_bucket(s3), prefix, pm_s3_cfg(s3)->endpoint_shown);
+            break;
+        }
         if (resp.status != 200) {
             rc = pm_s3_fail(s3, e, resp.status == 404 && strcmp(resp.s3_code, "NoSuchBucket") != 0 ? PAIMON_NOTFOUND : PAIMON_IO,
                             "LIST", prefix, &resp);
@@ -198,11 +205,13 @@ static int list_objects(pm_fileio *io, const char *prefix, int delim, int max_ke
         pg.truncated = 0;
         /* the whole page is checked before any entry reaches the callback */
         rc = pm_xml_walk((const char *)body.data, body.len, NULL, NULL, root, what, e);
+        if (rc && rc != PAIMON_NOMEM)
+            pm_err_prefix(e, "%s does not answer as an S3 service: ", pm_s3_cfg(s3)->endpoint_shown);
         if (rc == PAIMON_OK && strcmp(root, "ListBucketResult") == 0)
             rc = pm_xml_walk((const char *)body.data, body.len, on_list_elem, &pg, root, what, e);
         if (rc == PAIMON_OK && strcmp(root, "ListBucketResult") != 0)
-            rc = pm_fail(e, PAIMON_IO, "%s: the answer is a <%s> document, not a ListBucketResult (is %s an S3 endpoint?)",
-                         what, root, pm_s3_cfg(s3)->endpoint_shown);
+            rc = pm_fail(e, PAIMON_IO, "%s: the answer is a <%s> document, not a ListBucketResult: %s does not answer "
+                         "as an S3 service", what, root, pm_s3_cfg(s3)->endpoint_shown);
         else if (rc == PAIMON_IO && !strstr(e->msg, "s3://"))
             pm_err_prefix(e, "%s", what);
         if (rc) break;
@@ -313,8 +322,8 @@ static int head_object(pm_fileio *io, const char *key, pm_stat *st, pm_err *e) {
     if (resp.status == 404) return pm_fail(e, PAIMON_NOTFOUND, "s3://%s/%s: no such object", pm_s3_bucket(S3(io)), key);
     if (resp.status != 200) return pm_s3_fail(S3(io), e, PAIMON_IO, "HEAD", key, &resp);
     if (resp.content_length < 0 || resp.mtime_ms <= 0)
-        return pm_fail(e, PAIMON_IO, "s3://%s/%s: HEAD answered without Content-Length or Last-Modified "
-                       "(is %s an S3 endpoint?)", pm_s3_bucket(S3(io)), key, pm_s3_cfg(S3(io))->endpoint_shown);
+        return pm_fail(e, PAIMON_IO, "s3://%s/%s: HEAD answered without Content-Length or Last-Modified: %s does not "
+                       "answer as an S3 service", pm_s3_bucket(S3(io)), key, pm_s3_cfg(S3(io))->endpoint_shown);
     st->size = resp.content_length;
     st->mtime_ms = resp.mtime_ms;
     st->is_dir = 0;
