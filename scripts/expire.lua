@@ -33,7 +33,8 @@ usage: paimon-lua expire.lua TABLE [options]
                      (snapshot.clean-empty-directories, default false)
   --dry-run          print the plan, change nothing
   --json             print one JSON object
-exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict, 130 interrupted (Ctrl-C or SIGTERM: stopped
+            at a consistent point, every snapshot left whole; run again)]],
 }
 
 local function main(opts, pos)

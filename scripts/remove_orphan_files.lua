@@ -21,7 +21,8 @@ usage: paimon-lua remove_orphan_files.lua TABLE [options]
   --threads N      list, read and delete with N threads (default 4)
   --dry-run        print the plan, change nothing
   --json           print one JSON object
-exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
+exit codes: 0 done, 1 failed, 2 usage, 3 conflict, 130 interrupted (Ctrl-C or SIGTERM: stopped
+            between deletions; run again to finish)]],
 }
 
 local function main(opts, pos)

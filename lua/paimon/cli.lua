@@ -9,6 +9,8 @@ local unpack = table.unpack or unpack          -- LuaJIT has no table.unpack/pac
 local function pack(...) return {n = select("#", ...), ...} end
 
 M.EXIT_OK, M.EXIT_FAILED, M.EXIT_USAGE, M.EXIT_CONFLICT = 0, 1, 2, 3
+-- stopped by Ctrl-C / SIGTERM at a consistent point (the shell's 128 + SIGINT)
+M.EXIT_INTERRUPTED = 130
 
 -- Errors the scripts raise on purpose: a usage error (exit 2) or a failure
 -- with the core's code name (exit by M.exit_code). Tables, so no Lua
@@ -31,6 +33,7 @@ function M.usage_error(msg) error(setmetatable({msg = msg}, Usage), 0) end
 function M.exit_code(code)
   if code == "conflict" then return M.EXIT_CONFLICT end
   if code == "misuse" or code == "usage" then return M.EXIT_USAGE end
+  if code == "interrupted" then return M.EXIT_INTERRUPTED end
   return M.EXIT_FAILED
 end
 

@@ -5,6 +5,7 @@ local M = {
   _VERSION = core._VERSION,
   null = core.null,           -- same value as cjson.null: a NULL lightuserdata
   open = core.open,
+  interrupt = core.interrupt, -- stop the expiration or orphan cleaning in progress at a consistent point
   create_table = core.create_table,
   version = core.version,
 }

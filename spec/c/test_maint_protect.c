@@ -571,7 +571,7 @@ TEST(stop_on_failure_stops_after_a_directory) {
     pm_deleter *del = pm_deleter_new();
     CHECK_EQ_INT(pm_deleter_add(del, a, PM_K_SNAPSHOT, &e), PAIMON_OK);
     CHECK_EQ_INT(pm_deleter_add(del, b, PM_K_SNAPSHOT, &e), PAIMON_OK);
-    pm_clean_opts co = {1, 0, 1, NULL, NULL};
+    pm_clean_opts co = {1, 0, 1, NULL, NULL, 0};
     pm_clean_result r;
     memset(&r, 0, sizeof r);
     CHECK_EQ_INT(pm_deleter_run(del, t->io, t->root, &co, "snapshots", &r, &e), PAIMON_OK);
@@ -613,7 +613,7 @@ TEST(clean_dirs_after_deleting) {
         CHECK_EQ_INT(pm_deleter_add(del, p2, PM_K_DATA, &e), PAIMON_OK);
         CHECK_EQ_INT(pm_deleter_add(del, p3, PM_K_DATA, &e), PAIMON_OK);
         CHECK_EQ_INT(pm_deleter_add(del, gone, PM_K_DATA, &e), PAIMON_OK);
-        pm_clean_opts co = {2, dry, 0, NULL, NULL};
+        pm_clean_opts co = {2, dry, 0, NULL, NULL, 0};
         pm_clean_result r;
         memset(&r, 0, sizeof r);
         CHECK_EQ_INT(pm_deleter_run(del, io, root, &co, "data files", &r, &e), PAIMON_OK);

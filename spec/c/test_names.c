@@ -235,7 +235,7 @@ TEST(plan_round_trips_paths_in_order) {
     CHECK_EQ_INT(pm_deleter_add(d2, p, PM_K_MANIFEST_LIST, &e), PAIMON_OK);
     pm_strv_push(&want, p);
     pm_fileio *io = pm_fileio_local();
-    pm_clean_opts o = {2, 1, 0, NULL, NULL};
+    pm_clean_opts o = {2, 1, 0, NULL, NULL, 0};
     pm_clean_result r;
     memset(&r, 0, sizeof r);
     CHECK_EQ_INT(pm_deleter_run(d, io, root, &o, "test", &r, &e), PAIMON_OK);

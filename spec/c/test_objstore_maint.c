@@ -428,7 +428,7 @@ TEST(deleter_batches_of_at_most_1000) {
     o.inner = pm_fileio_local();
     char root[300];
     snprintf(root, sizeof root, "%s/t", dir);
-    pm_clean_opts co = {4, 0, 0, NULL, NULL};
+    pm_clean_opts co = {4, 0, 0, NULL, NULL, 0};
     pm_clean_result r;
     memset(&r, 0, sizeof r);
     pm_err e;
@@ -474,7 +474,7 @@ TEST(deleter_reports_failed_items_and_batches) {
     CHECK(d != NULL);
     if (!d) return;
     o.fail_item = "data-00003";
-    pm_clean_opts co = {2, 0, 0, NULL, NULL};
+    pm_clean_opts co = {2, 0, 0, NULL, NULL, 0};
     pm_clean_result r;
     memset(&r, 0, sizeof r);
     CHECK_EQ_INT(pm_deleter_run(d, &o.io, root, &co, "deleting", &r, &e), PAIMON_OK);
@@ -500,7 +500,7 @@ TEST(deleter_reports_failed_items_and_batches) {
     /* stop on failure, one thread: the batch after a failed one is not sent */
     d = many_files(dir, 1500);
     os_reset(&o);
-    pm_clean_opts stop = {1, 0, 1, NULL, NULL};
+    pm_clean_opts stop = {1, 0, 1, NULL, NULL, 0};
     memset(&r, 0, sizeof r);
     CHECK_EQ_INT(pm_deleter_run(d, &o.io, root, &stop, "deleting", &r, &e), PAIMON_OK);
     CHECK_EQ_INT(o.n[N_BATCH], 1);

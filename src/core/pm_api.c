@@ -19,6 +19,7 @@ const char *paimon_errstr(int code) {
     case PAIMON_MISUSE: return "bad argument";
     case PAIMON_NOMEM: return "out of memory";
     case PAIMON_UNCERTAIN: return "outcome unknown";
+    case PAIMON_INTERRUPT: return "interrupted";
     case PAIMON_DONE: return "no more items";
     default: return "unknown error";
     }

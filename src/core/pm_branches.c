@@ -318,7 +318,7 @@ int pm_branch_delete(paimon_table *t, const char *name, const pm_branch_delete_o
                      t->root);
     if (!rc) rc = add_all(first, &tf.first, e);
     if (!rc) rc = add_all(last, &tf.last, e);
-    pm_clean_opts co = {o->threads, o->dry_run, 1, o->progress, o->progress_ud};
+    pm_clean_opts co = {o->threads, o->dry_run, 1, o->progress, o->progress_ud, 0};
     /* what references files first, then the files, then the rest of the
      * directory: a crash leaves orphans, never a reference to a deleted file */
     pm_deleter *phases[5] = {first, data, manifests, lists, last};

@@ -301,7 +301,7 @@ int pm_expire_changelogs(paimon_table *t, const pm_changelog_expire_opts *o, pm_
      * nothing left to expire has no hint to repair */
     if (work && !rc && !o->dry_run) rc = pm_changelog_hint_write(t->io, t->branch_root, "EARLIEST", r->range.end, e);
     if (work && !rc) rc = delete_changelog_files(t, cls, n, o, &r->expired, e);
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
     pm_deleter *phases[3] = {data, manifests, lists};
     static const char *const phase_names[3] = {"data files", "manifests", "manifest lists"};
     for (int ph = 0; work && !rc && ph < 3; ph++) {

@@ -38,6 +38,22 @@ int pm_fail_errno(pm_err *e, int code, int err, const char *fmt, ...) {
     return code;
 }
 
+/* Lock-free atomics on plain ints: safe from a signal handler and from
+ * the executor's threads. */
+static int interrupt_flag, interrupt_depth;
+
+/* a no-op while nothing interruptible runs: no stale flag stops a later one */
+void paimon_interrupt(void) {
+    if (__atomic_load_n(&interrupt_depth, __ATOMIC_SEQ_CST) > 0) __atomic_store_n(&interrupt_flag, 1, __ATOMIC_SEQ_CST);
+}
+int paimon_interruptible(void) { return __atomic_load_n(&interrupt_depth, __ATOMIC_SEQ_CST) > 0; }
+void pm_interrupt_enter(void) { __atomic_add_fetch(&interrupt_depth, 1, __ATOMIC_SEQ_CST); }
+void pm_interrupt_leave(void) {
+    if (__atomic_sub_fetch(&interrupt_depth, 1, __ATOMIC_SEQ_CST) == 0)
+        __atomic_store_n(&interrupt_flag, 0, __ATOMIC_SEQ_CST);
+}
+int pm_interrupted(void) { return __atomic_load_n(&interrupt_flag, __ATOMIC_SEQ_CST); }
+
 void pm_err_prefix(pm_err *e, const char *fmt, ...) {
     if (!e) return;
     char head[512], old[sizeof e->msg];

@@ -35,6 +35,13 @@ int pm_fail_errno(pm_err *e, int code, int err, const char *fmt, ...) PM_PRINTF(
 /* Prepend "<context>: " to the current message (keeps code). */
 void pm_err_prefix(pm_err *e, const char *fmt, ...) PM_PRINTF(2, 3);
 void pm_err_clear(pm_err *e);
+/* Interruption (paimon_interrupt): an interruptible operation brackets its
+ * destructive part with enter/leave and polls pm_interrupted() where it can
+ * stop consistently; leaving the outermost one clears the flag. */
+void pm_interrupt_enter(void);
+void pm_interrupt_leave(void);
+int pm_interrupted(void);
+
 /* pm_fail(e, PAIMON_NOMEM, "out of memory"): the one out-of-memory report. */
 int pm_nomem(pm_err *e);
 

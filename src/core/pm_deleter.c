@@ -240,6 +240,7 @@ struct pm_deleter {
     const char *root;
     int dry_run;
     int stop_on_failure;
+    int interruptible;   /* stop starting batches after paimon_interrupt() */
     int failed;          /* __atomic */
 };
 
@@ -388,6 +389,7 @@ int pm_deleter_add_sized(pm_deleter *d, const char *path, int kind, int64_t size
  * calls a batch) stays far below the 2 per file (fstatat, unlinkat). */
 #define DELETE_BATCH_MAX 1000
 #define LOCAL_BATCH_MAX 256
+#define LOCAL_BATCH_INTERRUPTIBLE 64
 
 /* Keep msg as item i's reason (workers too: under the lock). */
 static void keep_msg(pm_deleter *d, size_t i, char *msg) {
@@ -490,7 +492,7 @@ static void delete_batch_task(void *ctx, size_t b) {
     batch_plan *bp = ctx;
     pm_deleter *d = bp->d;
     size_t from = b * bp->per_batch, n = bp->n - from < bp->per_batch ? bp->n - from : bp->per_batch;
-    if (d->stop_on_failure && __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) {
+    if ((d->stop_on_failure && __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE)) || (d->interruptible && pm_interrupted())) {
         for (size_t k = 0; k < n; k++) d->st.v[batch_item(bp, from + k)].entry[E_STATUS] = 4;
         return;
     }
@@ -599,6 +601,7 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
     d->root = root;
     d->dry_run = o->dry_run;
     d->stop_on_failure = o->stop_on_failure;
+    d->interruptible = o->interruptible && !o->dry_run;
     d->failed = 0;
     const char *lroot = pm_local_path(root);
     size_t rl = strlen(lroot);
@@ -642,6 +645,9 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
             if (bp.idx) group_by_dir(d, bp.idx, bp.n);   /* out of memory: only slower unsorted */
         }
         size_t max = local ? LOCAL_BATCH_MAX : DELETE_BATCH_MAX;
+        /* an interruption stops between batches: locally keep them short
+         * (a store's batch is one request either way) */
+        if (local && d->interruptible && max > LOCAL_BATCH_INTERRUPTIBLE) max = LOCAL_BATCH_INTERRUPTIBLE;
         n_batches = (bp.n + max - 1) / max;
         bp.per_batch = (bp.n + n_batches - 1) / n_batches;
     }
@@ -666,7 +672,8 @@ int pm_deleter_run(pm_deleter *d, pm_fileio *io, const char *root, const pm_clea
         case 1:
             r->missing++;
             break;
-        case 4:              /* not attempted after an earlier failure */
+        case 4:              /* not attempted after an earlier failure or an interruption */
+            if (d->interruptible && pm_interrupted()) r->not_attempted++;
             break;
         case 2: {
             const char *p = item_path(s, i, &pb);

@@ -42,6 +42,7 @@ typedef struct pm_clean_result {
     int64_t missing;                 /* already gone (not an error) */
     int64_t dirs_removed;            /* empty bucket / partition directories removed afterwards */
     int64_t protected_files;         /* candidates kept because something still uses them */
+    int64_t not_attempted;           /* left undeleted: an interruption (interruptible runs) */
     pm_plan *plan; size_t n_paths;               /* dry run: the plan (pm_plan_path) and its size */
     pm_clean_item *failures; size_t n_failures;  /* could not delete */
     pm_clean_item *skipped; size_t n_skipped;    /* refused: outside the table directory */
@@ -57,6 +58,7 @@ typedef struct pm_clean_opts {
     int stop_on_failure;     /* with threads <= 1: after a failure, attempt nothing more */
     pm_progress_fn progress;
     void *progress_ud;
+    int interruptible;       /* after paimon_interrupt(), start no further batch (not_attempted) */
 } pm_clean_opts;
 
 /* 1 if `path` (full path or file: URI) lies strictly inside the table

@@ -382,18 +382,29 @@ static int check_refs_unchanged(paimon_table *t, const pm_buf *fp0, const pm_exp
 /* The deletions, in Java's order: data files, manifests, manifest lists,
  * then the snapshot files one by one, ascending, so a crash leaves no gap.
  * A failure stops before the next phase (which would forget the file). */
+/* An interruption (paimon_interrupt) stops the data, manifest and list
+ * phases between batches; the snapshot files of the range still go, in
+ * order, and EARLIEST moves: every snapshot left is whole, and what the
+ * expired ones alone used and was not deleted is left to orphan cleaning.
+ * (Stopping with the range's snapshots kept would leave them unreadable.) */
 static int delete_in_order(paimon_table *t, const pm_expire_opts *o, pm_protect_plan *pl, pm_deleter *snaps_del,
-                           pm_clean_result *clean, pm_err *e) {
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+                           pm_clean_result *clean, int64_t *data_left, pm_err *e) {
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 1};
     pm_clean_opts seq = co;
     seq.threads = 1;
     seq.stop_on_failure = 1;
+    seq.interruptible = 0;
     pm_deleter *phases[4] = {pl->data, pl->meta_a, pl->meta_b, snaps_del};
     static const char *const names[4] = {"data files", "manifests", "manifest lists", "snapshots"};
     for (int ph = 0; ph < 4; ph++) {
+        if (ph < 3 && clean->not_attempted) {   /* interrupted: straight to the snapshot files */
+            clean->not_attempted += (int64_t)pm_deleter_count(phases[ph]);
+            continue;
+        }
         size_t skipped_before = clean->n_skipped;
         int rc = pm_deleter_run(phases[ph], t->io, t->root, ph == 3 ? &seq : &co, names[ph], clean, e);
         if (rc) return rc;
+        if (ph == 0) *data_left = clean->not_attempted;
         /* a snapshot file that cannot be deleted must not move EARLIEST */
         if (!o->dry_run && ph == 3 && clean->n_skipped > skipped_before)
             return pm_fail(e, PAIMON_IO, "%s: snapshot file %s was not deleted: %s; EARLIEST not moved", t->root,
@@ -534,7 +545,19 @@ static int expire_consumers_first(paimon_table *t, const pm_expire_opts *o, pm_e
     return PAIMON_OK;
 }
 
+static int expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e);
+
+/* A real run is interruptible from its start: a signal while planning
+ * (nothing changed yet) stops it before the first deletion. */
 int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e) {
+    if (o->dry_run) return expire_snapshots(t, o, res, e);
+    pm_interrupt_enter();
+    int rc = expire_snapshots(t, o, res, e);
+    pm_interrupt_leave();
+    return rc;
+}
+
+static int expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_result *res, pm_err *e) {
     int64_t t0 = pm_now_millis();
     memset(res, 0, sizeof *res);
     res->clean.dry_run = o->dry_run;
@@ -587,8 +610,21 @@ int pm_expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_resu
         res->changelogs = (int64_t)n_exp;
         if (!o->dry_run) rc = pm_changelog_write_moved(t, all, n_exp, e);
     }
-    if (!rc) rc = delete_in_order(t, o, &pl, snaps_del, &res->clean, e);
+    if (!rc && !o->dry_run && pm_interrupted())
+        rc = pm_fail(e, PAIMON_INTERRUPT, "%s: interrupted before anything was deleted: no snapshot expired; run again",
+                     t->root);
+    int64_t data_left = 0;
+    if (!rc) rc = delete_in_order(t, o, &pl, snaps_del, &res->clean, &data_left, e);
     if (!rc && !o->dry_run) rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", end, e);
+    /* the data files left stay named by the retained snapshots' manifests
+     * (as DELETE entries) until those are merged; the manifests and lists
+     * left are orphans at once */
+    if (!rc && res->clean.not_attempted)
+        rc = pm_fail(e, PAIMON_INTERRUPT, "%s: interrupted: snapshots [%lld, %lld) expired (%lld), every snapshot left "
+                     "is whole; not deleted: %lld manifest(s) and list(s) (remove_orphan_files.lua removes them) and "
+                     "%lld data file(s) (orphans once the manifests naming them are merged)", t->root,
+                     (long long)begin, (long long)end, (long long)(end - begin),
+                     (long long)(res->clean.not_attempted - data_left), (long long)data_left);
     /* last, after EARLIEST: the bucket and partition directories emptied,
      * if asked for (Java: snapshot.clean-empty-directories, default false) */
     if (!rc && clean_dirs_wanted(t, o))

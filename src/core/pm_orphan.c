@@ -1234,9 +1234,19 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
     }
     if (rc) return rc;
     const pm_orphan_opts *o = r->o;
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 1};
+    /* interruptible: every orphan is deleted on its own, so stopping
+     * between batches leaves nothing half done */
+    if (!o->dry_run) pm_interrupt_enter();
     rc = pm_deleter_run(r->del, r->t->io, r->t->root, &co, "deleting", &r->res->clean, e);
     if (!rc) pm_deleter_clean_dirs(r->del, r->t->io, r->t->root, r->bts[0]->schema->n_partition_keys, &r->res->clean);
+    if (!o->dry_run) pm_interrupt_leave();
+    if (!rc && r->res->clean.not_attempted) {
+        int64_t done = 0;
+        for (int k = 0; k < PM_K__N; k++) done += r->res->clean.count[k];
+        rc = pm_fail(e, PAIMON_INTERRUPT, "%s: interrupted: %lld of %lld orphan file(s) deleted; run again to finish",
+                     r->t->root, (long long)done, (long long)(done + r->res->clean.not_attempted));
+    }
     return rc;
 }
 

@@ -543,7 +543,7 @@ static int remove_snapshots(paimon_table *t, const pm_rollback_result *r, int64_
 
 static int act(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target, rb_plan *p,
                pm_rollback_result *r, pm_err *e) {
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
     int rc = PAIMON_OK;
     if (!o->dry_run) {
         if ((rc = check_unchanged(t, p, r->previous_latest, e))) return rc;

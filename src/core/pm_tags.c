@@ -315,7 +315,7 @@ int pm_tags_delete(paimon_table *t, const char *const *names, size_t n, const pm
         }
         r->n_tags++;
     }
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
     pm_deleter *phases[3] = {data, manifests, lists};
     static const char *const phase_names[3] = {"data files", "manifests", "manifest lists"};
     for (int ph = 0; !rc && ph < 3; ph++) {

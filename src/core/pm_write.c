@@ -203,7 +203,7 @@ int pm_write_abort(paimon_table *t, const pm_commit_history *h, const pm_manifes
     }
     pm_clean_result res;
     memset(&res, 0, sizeof res);
-    pm_clean_opts co = {1, 0, 0, NULL, NULL};
+    pm_clean_opts co = {1, 0, 0, NULL, NULL, 0};
     if (!rc) rc = pm_deleter_run(del, t->io, t->root, &co, "aborting", &res, e);
     pm_deleter_free(del);
     *removed = res.count[PM_K_DATA];

@@ -38,9 +38,23 @@ extern "C" {
                                   failed). Every file it may reference is kept; not a
                                   conflict (nothing proven unpublished). Re-run the
                                   same commit (user, identifier) to learn the outcome */
+#define PAIMON_INTERRUPT   11  /* paimon_interrupt() stopped it at a consistent point:
+                                  what was done is whole (the message says what is
+                                  left); run it again to finish */
 #define PAIMON_DONE        100 /* iterator exhausted (not an error) */
 
 PAIMON_API const char *paimon_errstr(int code);
+
+/* Interruption (SIGINT/SIGTERM in paimon-lua): a long destructive operation
+ * (snapshot expiration, orphan cleaning) checks the flag paimon_interrupt()
+ * sets between batches of deletions and stops at the next consistent point
+ * with PAIMON_INTERRUPT. Both are async-signal-safe (a signal handler may
+ * call them). paimon_interruptible() is nonzero while such an operation
+ * runs in this process: a handler can let any other work die at once.
+ * paimon_interrupt() while none runs does nothing; the flag is cleared
+ * when the last interruptible operation ends. */
+PAIMON_API void paimon_interrupt(void);
+PAIMON_API int paimon_interruptible(void);
 PAIMON_API const char *paimon_version(void);
 
 /* ---- tables ---------------------------------------------------------- */

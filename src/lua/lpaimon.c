@@ -21,6 +21,7 @@ const char *lp_code_name(int code) {
     case PAIMON_MISUSE: return "misuse";
     case PAIMON_NOMEM: return "nomem";
     case PAIMON_UNCERTAIN: return "uncertain";
+    case PAIMON_INTERRUPT: return "interrupted";
     default: return "error";
     }
 }
@@ -1112,8 +1113,17 @@ static int l_option_is_secret(lua_State *L) {
     return 1;
 }
 
+/* paimon.interrupt(): asks the interruptible operation in progress
+ * (expiration, orphan cleaning) to stop at its next consistent point. */
+static int l_interrupt(lua_State *L) {
+    (void)L;
+    paimon_interrupt();
+    return 0;
+}
+
 static const luaL_Reg core_funcs[] = {
     {"open", l_open},
+    {"interrupt", l_interrupt},
     {"version", l_version},
     {"check_options", l_check_options},
     {"fileio_option_known", l_fileio_option_known},

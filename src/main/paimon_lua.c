@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,12 +275,46 @@ static int pmain(lua_State *L) {
     return 0;
 }
 
+/* SIGINT/SIGTERM: while an interruptible operation runs (expiration,
+ * orphan cleaning), the first one asks it to stop at its next consistent
+ * point (it then fails with "interrupted", exit 130); anything else, or a
+ * second signal, ends the process at once as before. */
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop_signal(int sig) {
+    if (!stop_asked && paimon_interruptible()) {
+        static const char msg[] = "\ninterrupted: stopping at the next consistent point (again to stop at once)\n";
+        stop_asked = 1;
+        paimon_interrupt();
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+        return;
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int i = 0; i < 2; i++) {
+        int sig = i ? SIGTERM : SIGINT;
+        struct sigaction old;
+        /* a signal ignored by whoever started us (nohup, cron) stays ignored */
+        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sig, &sa, NULL);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argv[0] && argv[0][0]) {
         const char *b = strrchr(argv[0], '/');
         progname = b ? b + 1 : argv[0];
     }
     find_dirs();
+    catch_stop_signals();
     lua_State *L = luaL_newstate();
     if (!L) { fprintf(stderr, "%s: cannot create Lua state: not enough memory\n", progname); return 1; }
     struct ctx c = {argc, argv, 0};
