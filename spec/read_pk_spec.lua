@@ -210,6 +210,44 @@ describe("read.lua on primary-key tables", function()
       assert.equals(5, #rows)            -- Emily's -D ignored
     end)
 
+    it("every combination of engine, deletion vectors, merge-on-read and ignore-delete, tags too", function()
+      -- the same rows as python3-avro, or both fail (first-row meeting a -D without
+      -- ignore-delete, as Java's FirstRowMergeFunction: exit 1, possibly after the
+      -- rows of the buckets before)
+      local n = 0
+      for _, name in ipairs({DV, MULTI}) do
+        for _, engine in ipairs({"deduplicate", "first-row"}) do
+          for _, dv in ipairs({"true", "false"}) do
+            for _, mor in ipairs(dv == "true" and {"true", "false"} or {"false"}) do   -- mor: a DV option
+              for _, ign in ipairs({"true", "false"}) do
+                local p = copy(name, {["merge-engine"] = engine, ["deletion-vectors.enabled"] = dv,
+                                      ["deletion-vectors.merge-on-read"] = mor, ["ignore-delete"] = ign})
+                local _, terr, trc = H.paimon_lua({"tag.lua", p, "create", "t1", "--snapshot", "1"})
+                assert(trc == 0, terr)
+                local vs = versions(p)
+                for _, v in ipairs(vs) do
+                  local what = table.concat({name, engine, "dv=" .. dv, "mor=" .. mor, "ignore=" .. ign,
+                                             table.concat(v, " ")}, " ")
+                  local pout, perr, prc = H.pyref(p, "rows", v)
+                  local out, err, rc = H.paimon_lua({"read.lua", p, v[1], v[2]})
+                  if prc == 0 then
+                    assert(rc == 0, what .. ": read.lua failed: " .. err)
+                    assert.are.same(array_rows(H.decode(pout)), lines_rows(out), what)
+                  else
+                    assert(perr:find("retract", 1, true), what .. ": " .. perr)
+                    assert.equals(1, rc, what)
+                    assert.truthy(err:find("first-row", 1, true), what .. ": " .. err)
+                  end
+                  n = n + 1
+                end
+              end
+            end
+          end
+        end
+      end
+      assert.equals(12 * (7 + 3), n)     -- 12 combinations x (6 + 2 snapshots, 1 tag each)
+    end)
+
     for _, engine in ipairs({"partial-update", "aggregation", "no-such-engine"}) do
       it("refuses merge-engine=" .. engine .. " naming the engine and the table, exit 1, no rows", function()
         local p = copy(DV, {["merge-engine"] = engine})
