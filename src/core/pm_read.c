@@ -220,6 +220,8 @@ static int dv_key(pm_buf *k, pm_bytes part, int32_t bucket, const char *name) {
            pm_buf_append(k, name, strlen(name));
 }
 
+static int is_dv(const pm_index_entry *x) { return x->index_type && !strcmp(x->index_type, "DELETION_VECTORS"); }
+
 /* The DELETION_VECTORS ranges of the snapshot's index manifest, looked up
  * for every file: files[i].dv. */
 static int load_dv_index(pm_read *r, const pm_snapshot *s, pm_err *e) {
@@ -232,7 +234,7 @@ static int load_dv_index(pm_read *r, const pm_snapshot *s, pm_err *e) {
     const pm_index_entry *x;
     /* deleted index files first (an index manifest holds ADDs; be exact if it does not) */
     while (!rc && (rc = pm_manifest_next_index(mr, &x, e)) == PAIMON_OK) {
-        if (x->kind != PM_FILE_DELETE || strcmp(x->index_type, "DELETION_VECTORS")) continue;
+        if (x->kind != PM_FILE_DELETE || !is_dv(x)) continue;
         if (dv_key(&k, x->partition, x->bucket, x->file_name) || pm_set_add(gone, k.data, k.len) < 0) rc = pm_nomem(e);
     }
     if (rc == PAIMON_DONE) rc = PAIMON_OK;
@@ -240,7 +242,7 @@ static int load_dv_index(pm_read *r, const pm_snapshot *s, pm_err *e) {
     mr = NULL;
     if (!rc) rc = pm_table_open_manifest(t, s->index_manifest, PM_INDEX_MANIFEST, &mr, e);
     while (!rc && (rc = pm_manifest_next_index(mr, &x, e)) == PAIMON_OK) {
-        if (x->kind != PM_FILE_ADD || strcmp(x->index_type, "DELETION_VECTORS")) continue;
+        if (x->kind != PM_FILE_ADD || !is_dv(x)) continue;
         if (dv_key(&k, x->partition, x->bucket, x->file_name)) { rc = pm_nomem(e); break; }
         if (pm_set_contains(gone, k.data, k.len)) continue;
         pm_buf path = {0};
@@ -252,8 +254,7 @@ static int load_dv_index(pm_read *r, const pm_snapshot *s, pm_err *e) {
             if (dv_key(&k, x->partition, x->bucket, dr->data_file) ||
                 (o = pm_set_add_ordinal(ranges, k.data, k.len, &added)) < 0) { rc = pm_nomem(e); break; }
             if (!added)
-                rc = pm_fail(e, PAIMON_CORRUPT, "%s: two deletion vectors for data file %s",
-                             s->index_manifest, dr->data_file);
+                rc = pm_fail(e, PAIMON_CORRUPT, "two deletion vectors for data file %s", dr->data_file);
             if (rc) break;
             if ((size_t)o >= cap) {
                 size_t nc = cap ? cap * 2 : 16;
