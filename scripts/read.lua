@@ -1,5 +1,6 @@
 -- read.lua TABLE [--snapshot ID | --tag NAME] [--partition K=V ...] [--branch NAME] [--limit N]
--- Prints the rows of a snapshot's live Avro data files as JSON lines.
+-- Prints the rows of a snapshot as JSON lines, as Java's batch read returns them
+-- (primary-key tables merged by key, deletion vectors applied).
 local paimon = require "paimon"
 local cli = require "paimon.cli"
 local json = require "paimon.json"
@@ -17,6 +18,12 @@ usage: paimon-lua read.lua TABLE [--snapshot ID | --tag NAME] [--partition KEY=V
   NULL is null; DECIMAL a string ("12.34"); DATE "yyyy-MM-dd"; TIME "HH:mm:ss[.fff]";
   TIMESTAMP "yyyy-MM-dd HH:mm:ss[.fff]"; BINARY/BYTES base64; ARRAY/MAP/ROW nested JSON.
   Reads Avro data files only (file.format=avro); other formats fail.
+  Rows as Java's batch read returns them: deletion vectors applied;
+  primary-key tables merged by key per bucket (merge-engine deduplicate or
+  first-row; level-0 files unseen with deletion vectors or first-row, as in
+  Java); partial-update, aggregation and sequence.field are refused (exit 1).
+  Memory: the live-file list, then one bucket's distinct keys at a time.
+  See docs/writing.md "Primary-key tables and deletion vectors".
 exit codes: 0 ok, 1 failed, 2 usage]],
 }
 

@@ -10,7 +10,8 @@ Usage (always with Debian's interpreter, which has avro and zstandard):
     /usr/bin/python3 spec/support/pyref.py TABLE_DIR VIEW \
         [--snapshot ID] [--branch NAME] [--tag NAME]
 
-VIEW is one of: snapshots, schemas, options, files, manifests, partitions.
+VIEW is one of: snapshots, schemas, options, files, manifests, partitions, rows
+(rows: what a batch read returns, merged by key for primary-key tables).
 Output: one JSON array on stdout. Errors: a message on stderr, exit 1.
 
 Rules implemented (see docs/paimon-format.md in the shared docs):
@@ -779,6 +780,256 @@ def view_partitions(tbl, args):
     return [groups[k] for k in sorted(groups)]
 
 
+# --------------------------------------------------------------------------
+# Rows (read.lua's view): the rows a batch read of Java Paimon returns
+#
+# Primary-key tables as Java's batch read (AbstractBatchTableScan,
+# MergeTreeSplitGenerator, the raw/merge split reads, DeduplicateMergeFunction,
+# FirstRowMergeFunction, DropDeleteReader): per (partition, bucket); level-0
+# files skipped when deletion vectors are on (unless
+# deletion-vectors.merge-on-read) or the engine is first-row; a bucket whose
+# files are all above level 0 with _DELETE_ROW_COUNT 0 (and deletion vectors,
+# first-row or one level) is read file by file, otherwise merged by the
+# _KEY_ columns: deduplicate keeps the largest (_SEQUENCE_NUMBER, is-add),
+# first-row the smallest add; a winning -U/-D drops the key. Deletion
+# vectors (index manifest DELETION_VECTORS ranges) remove row positions
+# before either. Values are printed as read.lua prints them.
+
+DV_MAGIC = 1581511376
+
+
+def roaring_positions(buf, what):
+    """Positions of a portable-format 32-bit RoaringBitmap."""
+    def u16(o):
+        return struct.unpack_from("<H", buf, o)[0]
+
+    def u32(o):
+        return struct.unpack_from("<I", buf, o)[0]
+    try:
+        cookie = u32(0)
+        pos = 4
+        if cookie & 0xFFFF == 12347:
+            n = (cookie >> 16) + 1
+            runs = buf[pos:pos + (n + 7) // 8]
+            pos += (n + 7) // 8
+            has_offsets = n >= 4
+        elif cookie == 12346:
+            n = u32(pos)
+            pos += 4
+            runs = b""
+            has_offsets = True
+        else:
+            raise RefError("%s: not a RoaringBitmap (cookie %d)" % (what, cookie))
+        heads = []
+        for i in range(n):
+            heads.append((u16(pos), u16(pos + 2) + 1))
+            pos += 4
+        if has_offsets:
+            pos += 4 * n
+        out = []
+        for i, (key, card) in enumerate(heads):
+            base = key << 16
+            if runs and (runs[i // 8] >> (i % 8)) & 1:
+                nruns = u16(pos)
+                pos += 2
+                for _ in range(nruns):
+                    start, ln = u16(pos), u16(pos + 2)
+                    pos += 4
+                    out.extend(base + v for v in range(start, start + ln + 1))
+            elif card > 4096:
+                words = struct.unpack_from("<1024Q", buf, pos)
+                pos += 8192
+                for w, word in enumerate(words):
+                    for b in range(64):
+                        if (word >> b) & 1:
+                            out.append(base + w * 64 + b)
+            else:
+                out.extend(base + v for v in struct.unpack_from("<%dH" % card, buf, pos))
+                pos += 2 * card
+        return set(out)
+    except struct.error:
+        raise RefError("%s: truncated RoaringBitmap" % what)
+
+
+def read_dv(path, offset, length, what):
+    import zlib
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as ex:
+        raise RefError("cannot read deletion vector file %s: %s" % (path, ex))
+    if offset + 4 + length + 4 > len(data):
+        raise RefError("%s: deletion vector at %d+%d beyond the file" % (what, offset, length))
+    size, magic = struct.unpack_from(">iI", data, offset)
+    if size != length:
+        raise RefError("%s: deletion vector size %d, the index manifest says %d" % (what, size, length))
+    if magic != DV_MAGIC:
+        raise RefError("%s: deletion vector magic %d (64-bit bitmaps are not read)" % (what, magic))
+    body = data[offset + 4:offset + 4 + size]
+    crc = struct.unpack_from(">I", data, offset + 4 + size)[0]
+    if zlib.crc32(body) & 0xFFFFFFFF != crc:
+        raise RefError("%s: deletion vector checksum mismatch" % what)
+    return roaring_positions(body[4:], what)
+
+
+def _days_text(d):
+    if isinstance(d, datetime.date):
+        return d.isoformat()
+    return java_local_date(d)
+
+
+def read_value(ftype, v):
+    """A data-file value as read.lua prints it (after json decoding)."""
+    import base64
+    if v is None:
+        return None
+    if isinstance(ftype, dict):
+        kind = str(ftype.get("type", "")).upper().split()[0]
+        if kind == "ROW":
+            return {f["name"]: read_value(f["type"], v.get(f["name"])) for f in ftype["fields"]}
+        if kind == "ARRAY":
+            return [read_value(ftype["element"], x) for x in v]
+        if kind in ("MAP", "MULTISET"):
+            vt = ftype.get("value", "INT NOT NULL")
+            kt = ftype.get("key", ftype.get("element"))
+            items = v.items() if isinstance(v, dict) else [(x["key"], x["value"]) for x in v]
+            out = {}
+            for k, x in items:
+                kk = read_value(kt, k)
+                out[kk if isinstance(kk, str) else json.dumps(kk)] = read_value(vt, x)
+            return out
+        raise RefError("cannot print type %s" % json.dumps(ftype))
+    t = parse_type(ftype)
+    r = t.root
+    if r in ("VARBINARY", "BINARY"):
+        return base64.b64encode(bytes(v)).decode("ascii")
+    if r == "DECIMAL":
+        return format(v, "f") if isinstance(v, Decimal) else decimal_plain(v)
+    if r == "DATE":
+        return _days_text(v)
+    if r == "FLOAT":
+        return float(java_double_string(v, True)) if v == v else None
+    return v
+
+
+def _index_dvs(tbl, snap):
+    """{(partition bytes, bucket, data file name): (index path, offset, length)}"""
+    name = snap.get("indexManifest")
+    out = {}
+    if not name:
+        return out
+    deleted = set()
+    adds = []
+    for ie in read_avro(tbl.manifest_path(name)):
+        if ie.get("_INDEX_TYPE") != "DELETION_VECTORS":
+            continue
+        ident = (bytes(ie["_PARTITION"]), ie["_BUCKET"], ie["_FILE_NAME"])
+        if ie.get("_KIND") == 1:
+            deleted.add(ident)
+        else:
+            adds.append((ident, ie))
+    for ident, ie in adds:
+        if ident in deleted:
+            continue
+        path = ie.get("_EXTERNAL_PATH") or os.path.join(tbl.dir, "index", ie["_FILE_NAME"])
+        for rng in ie.get("_DELETIONS_VECTORS_RANGES") or []:
+            out[(ident[0], ident[1], rng["f0"])] = (path, rng["f1"], rng["f2"])
+    return out
+
+
+def view_rows(tbl, args):
+    snap = _snapshot_for(tbl, args)
+    if snap is None:
+        return []
+    sch = tbl.schema
+    opts = tbl.options
+    fields = sch.get("fields") or []
+    pk = list(sch.get("primaryKeys") or [])
+    parts = set(sch.get("partitionKeys") or [])
+    keys = ["_KEY_" + k for k in pk if k not in parts]
+    dv = _opt_bool(opts.get("deletion-vectors.enabled"), False)
+    # Java reads deletion vectors only when the option is on (SnapshotReaderImpl)
+    dvs = _index_dvs(tbl, snap) if dv else {}
+    engine = (opts.get("merge-engine") or "deduplicate").strip().lower()
+    if pk and engine not in ("deduplicate", "first-row"):
+        raise RefError("merge-engine=%s is not read" % engine)
+    if pk and opts.get("sequence.field"):
+        raise RefError("sequence.field is not read")
+    ignore_delete = any(_opt_bool(opts.get(k), False) for k in (
+        "ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
+        "partial-update.ignore-delete"))
+    skip0 = pk and ((not _opt_bool(opts.get("deletion-vectors.merge-on-read"), False))
+                    if dv else engine == "first-row")
+    pdir = tbl.options.get("data-file.path-directory")
+    pkeys, ptypes, default_name, legacy = tbl.partition_info()
+
+    def rows_of(e):
+        f = e["_FILE"]
+        name = f["_FILE_NAME"]
+        if f.get("_EXTERNAL_PATH"):
+            path = f["_EXTERNAL_PATH"]
+        else:
+            vals = decode_binrow(bytes(e["_PARTITION"]), ptypes, "_PARTITION of %s" % name)
+            rel = partition_path(pkeys, ptypes, vals, default_name, legacy) + "bucket-%d/" % e["_BUCKET"] + name
+            path = os.path.join(tbl.dir, pdir.strip("/"), rel) if pdir else os.path.join(tbl.dir, rel)
+        recs = read_avro(path)
+        gone = set()
+        d = dvs.get((bytes(e["_PARTITION"]), e["_BUCKET"], name))
+        if d is not None:
+            gone = read_dv(d[0], d[1], d[2], name)
+        return [r for i, r in enumerate(recs) if i not in gone]
+
+    def out_row(r):
+        return {f["name"]: read_value(f["type"], r.get(f["name"])) for f in fields}
+
+    groups = {}
+    for e in tbl.live_files(snap):
+        if pk and e["_BUCKET"] == -2:
+            continue
+        if skip0 and e["_FILE"].get("_LEVEL") == 0:
+            continue
+        groups.setdefault((bytes(e["_PARTITION"]), e["_BUCKET"]), []).append(e)
+    out = []
+    for g in groups.values():
+        if not pk:
+            for e in g:
+                out.extend(out_row(r) for r in rows_of(e))
+            continue
+        files = [e["_FILE"] for e in g]
+        raw = (all(f.get("_LEVEL") != 0 and f.get("_DELETE_ROW_COUNT") == 0 for f in files)
+               and (dv or engine == "first-row" or len(set(f.get("_LEVEL") for f in files)) == 1))
+        if raw:
+            for e in g:
+                out.extend(out_row(r) for r in rows_of(e))
+            continue
+        best = {}
+        order = 0
+        for e in g:
+            for r in rows_of(e):
+                order += 1
+                missing = [k for k in keys if k not in r]
+                if missing or "_SEQUENCE_NUMBER" not in r or "_VALUE_KIND" not in r:
+                    raise RefError("%s: not a key-value file" % e["_FILE"]["_FILE_NAME"])
+                key = tuple(r[k] for k in keys)
+                is_add = r["_VALUE_KIND"] in (0, 2)
+                if not is_add:
+                    if ignore_delete:
+                        continue
+                    if engine == "first-row":
+                        raise RefError("first-row table with a retract row")
+                rank = (r["_SEQUENCE_NUMBER"], is_add, order)
+                cur = best.get(key)
+                if engine == "first-row":
+                    if cur is None or (rank[0], rank[1]) < (cur[0][0], cur[0][1]):
+                        best[key] = (rank, r)
+                elif cur is None or rank > cur[0]:
+                    best[key] = (rank, r)
+        for rank, r in best.values():
+            if rank[1]:
+                out.append(out_row(r))
+    return out
+
+
 VIEWS = {
     "snapshots": view_snapshots,
     "schemas": view_schemas,
@@ -786,6 +1037,7 @@ VIEWS = {
     "files": view_files,
     "manifests": view_manifests,
     "partitions": view_partitions,
+    "rows": view_rows,
 }
 
 

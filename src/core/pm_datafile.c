@@ -977,6 +977,10 @@ fail:
     return rc;
 }
 
+int pm_datafile_reader_has(const pm_datafile_reader *r, size_t i) {
+    return i < r->n && r->map[i] >= 0;
+}
+
 int pm_datafile_reader_open(const paimon_table *t, const pm_manifest_entry *m,
                             const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                             pm_err *e) {

@@ -84,6 +84,8 @@ int pm_datafile_reader_open_path(pm_fileio *io, const char *path, const char *di
 int pm_datafile_reader_next(pm_datafile_reader *r, pm_datum *vals, const pm_avro_value **raw,
                             pm_err *e);
 void pm_datafile_reader_close(pm_datafile_reader *r);     /* NULL-safe */
+/* 1 if the file has a column named fields[i].name, else 0. */
+int pm_datafile_reader_has(const pm_datafile_reader *r, size_t i);
 
 /* Avro value (already resolved) -> datum of Paimon type ty; atomic types. */
 int pm_datafile_to_datum(const pm_type *ty, const pm_avro_value *v, const char *column,

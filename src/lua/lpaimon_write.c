@@ -12,6 +12,7 @@
 #include "pm_create.h"
 #include "pm_datafile.h"
 #include "pm_deleter.h"
+#include "pm_read.h"
 #include "pm_write.h"
 
 #define WRITE_MT "paimon.Write"
@@ -966,28 +967,22 @@ static int commit_abort(lua_State *L) {
 
 typedef struct lp_rows {
     lp_table *owner;
-    pm_scan *scan;
-    pm_datafile_reader *rd;
+    pm_read *rd;
     pm_partition_filter filter;
     size_t n;
     pm_datum *vals;
     const pm_avro_value **raw;
     int with_file;
-    char *cur_file;
 } lp_rows;
 
 static void rows_release(lp_rows *r) {
-    pm_datafile_reader_close(r->rd);
+    pm_read_close(r->rd);
     r->rd = NULL;
-    pm_scan_close(r->scan);
-    r->scan = NULL;
     lp_partition_filter_free(&r->filter);
     free(r->vals);
     free(r->raw);
-    free(r->cur_file);
     r->vals = NULL;
     r->raw = NULL;
-    r->cur_file = NULL;
 }
 
 static int rows_gc(lua_State *L) {
@@ -997,28 +992,14 @@ static int rows_gc(lua_State *L) {
 
 static int rows_next(lua_State *L) {
     lp_rows *r = luaL_checkudata(L, lua_upvalueindex(1), ROWS_MT);
-    if (!r->scan) return 0;
+    if (!r->rd) return 0;
     paimon_table *t = r->owner->t;
     if (!t) return luaL_error(L, "the paimon.Table of this iterator is closed");
     pm_err e = {0};
-    for (;;) {
-        if (!r->rd) {
-            const pm_manifest_entry *m;
-            int rc = pm_scan_next(r->scan, &m, &e);
-            if (rc == PAIMON_DONE) { rows_release(r); return 0; }
-            if (rc) { rows_release(r); return lp_raise(L, &e); }
-            rc = pm_datafile_reader_open(t, m, t->schema->fields, r->n, &r->rd, &e);
-            if (rc) { rows_release(r); return lp_raise(L, &e); }
-            free(r->cur_file);
-            pm_buf b = {0};
-            r->cur_file = pm_table_file_path(t, m, &b, &e) == PAIMON_OK ? pm_strdup((const char *)b.data) : NULL;
-            pm_buf_free(&b);
-        }
-        int rc = pm_datafile_reader_next(r->rd, r->vals, r->raw, &e);
-        if (rc == PAIMON_DONE) { pm_datafile_reader_close(r->rd); r->rd = NULL; continue; }
-        if (rc) { rows_release(r); return lp_raise(L, &e); }
-        break;
-    }
+    const char *file = NULL;
+    int rc = pm_read_next(r->rd, r->vals, r->raw, &file, &e);
+    if (rc == PAIMON_DONE) { rows_release(r); return 0; }
+    if (rc) { rows_release(r); return lp_raise(L, &e); }
     const pm_schema *s = t->schema;
     lua_createtable(L, 0, (int)r->n);
     for (size_t i = 0; i < r->n; i++) {
@@ -1030,7 +1011,7 @@ static int rows_next(lua_State *L) {
         lua_setfield(L, -2, s->fields[i].name);
     }
     if (r->with_file) {
-        lua_pushstring(L, r->cur_file ? r->cur_file : "");
+        lua_pushstring(L, file ? file : "");
         return 2;
     }
     return 1;
@@ -1065,7 +1046,7 @@ static int snap_read(lua_State *L) {
     r->raw = calloc(r->n ? r->n : 1, sizeof *r->raw);
     if (!r->vals || !r->raw) { rows_release(r); return luaL_error(L, "out of memory"); }
     pm_err e = {0};
-    int rc = pm_scan_open(t, ud->s, &r->filter, &r->scan, &e);
+    int rc = pm_read_open(t, ud->s, &r->filter, &r->rd, &e);
     if (rc) { rows_release(r); return lp_push_fail(L, rc, &e); }
     /* iterator function, nil, nil, to-be-closed value */
     lua_pushvalue(L, -1);
