@@ -68,6 +68,61 @@ static int snapshot_at_time(paimon_table *t, int64_t ts, pm_snapshot **out, pm_e
     return pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot at or before timestamp %lld", t->branch_root, (long long)ts);
 }
 
+/* Java's SnapshotManager.earlierOrEqualWatermark (rollback_to_watermark),
+ * the same search so that the same snapshot is found: a binary search
+ * over [first snapshot with a watermark, latest] that assumes watermarks
+ * never decrease (Java's commit carries the latest one forward); a
+ * snapshot without one (absent or Long.MIN_VALUE) stands at the place of
+ * the nearest earlier one that has one; on an exact match the search
+ * stops there, so among several snapshots with the watermark W the one
+ * the search meets first is the target, as in Java. */
+static int wm_missing(const pm_snapshot *s) { return !s->watermark.has || s->watermark.v == INT64_MIN; }
+
+static int read_at(paimon_table *t, int64_t id, pm_snapshot **s, pm_err *e) {
+    pm_snapshot_free(*s);
+    *s = NULL;
+    int rc = pm_snapshot_read(t->io, t->branch_root, id, s, e);
+    if (rc) pm_err_prefix(e, "rollback to a watermark: reading snapshot %lld", (long long)id);
+    return rc;
+}
+
+static int snapshot_at_watermark(paimon_table *t, int64_t wm, pm_snapshot **out, pm_err *e) {
+    int64_t lo = 0, hi = 0;
+    int rc = pm_snapshot_latest_id(t->io, t->branch_root, &hi, e);
+    if (!rc) rc = pm_snapshot_earliest_id(t->io, t->branch_root, &lo, e);
+    if (rc == PAIMON_NOTFOUND) {
+        pm_err_clear(e);
+        return pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot: nothing to roll back", t->branch_root);
+    }
+    if (rc) return rc;
+    pm_snapshot *s = NULL, *found = NULL;
+    if ((rc = read_at(t, lo, &s, e))) return rc;
+    while (wm_missing(s) && lo < hi)
+        if ((rc = read_at(t, ++lo, &s, e))) return rc;
+    int none = wm_missing(s) || s->watermark.v > wm;
+    while (!rc && !none && lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2, pos = mid;
+        if ((rc = read_at(t, pos, &s, e))) break;
+        while (wm_missing(s) && pos > lo)
+            if ((rc = read_at(t, --pos, &s, e))) break;
+        if (rc) break;
+        if (wm_missing(s)) { lo = mid + 1; continue; }
+        if (s->watermark.v > wm) { hi = pos - 1; continue; }
+        pm_snapshot_free(found);
+        found = s;
+        s = NULL;
+        if (found->watermark.v == wm) break;
+        lo = mid + 1;
+    }
+    pm_snapshot_free(s);
+    if (!rc && !found)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot with a watermark at or before %lld", t->branch_root,
+                     (long long)wm);
+    if (rc) { pm_snapshot_free(found); return rc; }
+    *out = found;
+    return PAIMON_OK;
+}
+
 /* A tag with snapshot id `id` (Java's rollback_to_as_latest findSnapshot). */
 static int tag_with_id(paimon_table *t, int64_t id, pm_snapshot **out, pm_err *e) {
     char **names = NULL;
@@ -94,9 +149,9 @@ static void trim_to_snapshot(pm_snapshot *s) {
 static int resolve_target(paimon_table *t, const pm_rollback_opts *o, pm_snapshot **out, int *from_tag, pm_err *e) {
     *out = NULL;
     *from_tag = 0;
-    int given = (o->to_snapshot > 0) + (o->to_tag != NULL) + (o->has_timestamp != 0);
+    int given = (o->to_snapshot > 0) + (o->to_tag != NULL) + (o->has_timestamp != 0) + (o->has_watermark != 0);
     if (given != 1)
-        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of a snapshot id, a tag or a timestamp");
+        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of a snapshot id, a tag, a timestamp or a watermark");
     int rc;
     if (o->to_tag) {
         rc = pm_tag_read(t->io, t->branch_root, o->to_tag, out, e);
@@ -104,6 +159,8 @@ static int resolve_target(paimon_table *t, const pm_rollback_opts *o, pm_snapsho
         *from_tag = 1;
     } else if (o->has_timestamp) {
         if ((rc = snapshot_at_time(t, o->to_timestamp_ms, out, e))) return rc;
+    } else if (o->has_watermark) {
+        if ((rc = snapshot_at_watermark(t, o->to_watermark, out, e))) return rc;
     } else {
         rc = pm_snapshot_read(t->io, t->branch_root, o->to_snapshot, out, e);
         if (rc == PAIMON_NOTFOUND && o->as_latest) {
@@ -453,6 +510,8 @@ static int plan_rollback(paimon_table *t, const pm_rollback_opts *o, pm_snapshot
     for (size_t i = p->n_above; i-- > 0;)
         if ((rc = push_id(&r->snapshots, &r->n_snapshots, p->above[i]->id, e))) return rc;
     if ((rc = plan_tags(t, target->id, p, r, e)) || (rc = plan_changelogs(t, target->id, p, r, e))) return rc;
+    /* metadata only (Java 1.2+): the files stay for orphan cleaning */
+    if (!o->purge_files) return PAIMON_OK;
     pm_protect_spec sp = {.kept = p->kept, .n_kept = p->n_kept, .refs_above = target->id,
                           .refusing = "refusing to roll back", .threads = o->threads};
     if ((rc = pm_protect_build(t, &sp, &p->prot, e))) return rc;
@@ -562,7 +621,7 @@ static int act(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *ta
     }
     pm_deleter *phases[3] = {p->data, p->meta_a, p->meta_b};
     static const char *const names[3] = {"data files", "manifests", "manifest lists"};
-    for (int ph = 0; ph < 3; ph++) {
+    for (int ph = 0; o->purge_files && ph < 3; ph++) {
         if ((rc = pm_deleter_run(phases[ph], t->io, t->root, &co, names[ph], &r->clean, e))) return rc;
         if (!o->dry_run && r->clean.n_failures)
             return pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); the table is rolled back to snapshot %lld, the rest are orphans",

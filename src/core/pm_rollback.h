@@ -5,11 +5,15 @@
  * tag, or a timestamp (the latest snapshot at or before it, Java's
  * SnapshotManager.earlierOrEqualTimeMills).
  *
- * Destructive rollback: everything is read and planned first; the files
- * of the snapshots, tags and long-lived changelogs above the target are
- * deleted only when nothing retained (snapshots up to the target, the tags
- * and changelogs that stay, every other branch) needs them (pm_protect,
- * the walk expiration uses). The rule against racing writers: right before
+ * Destructive rollback: everything is read and planned first. By default
+ * only metadata goes, as Java since 1.2.0 (RollbackHelper.cleanLargerThan,
+ * apache/paimon#5712): the snapshot, tag and long-lived changelog files
+ * above the target; their data files, manifests, manifest lists, index
+ * files and statistics stay for orphan cleaning (data cannot come back).
+ * With purge_files (the old behaviour), those files are deleted too, but
+ * only when nothing retained (snapshots up to the target, the tags and
+ * changelogs that stay, every other branch) needs them (pm_protect, the
+ * walk expiration uses). The rule against racing writers: right before
  * the first deletion LATEST must still be the snapshot we planned from and
  * tags/branches unchanged; snapshot files go newest first, each after
  * checking that no snapshot above the planned latest appeared; after the
@@ -40,7 +44,10 @@ typedef struct pm_rollback_opts {
     const char *to_tag;           /* else this tag */
     int has_timestamp;            /* else the latest snapshot with timeMillis <= to_timestamp_ms */
     int64_t to_timestamp_ms;
+    int has_watermark;            /* else the snapshot Java's earlierOrEqualWatermark finds */
+    int64_t to_watermark;
     int as_latest;
+    int purge_files;              /* destructive: also delete the files only the removed roots used */
     int dry_run;
     int threads;
     const char *commit_user;      /* as latest; NULL: "rollback-to-as-latest-<uuid>" */
@@ -49,7 +56,7 @@ typedef struct pm_rollback_opts {
 } pm_rollback_opts;
 
 typedef struct pm_rollback_result {
-    pm_clean_result clean;        /* data files, manifests, lists (a plan in a dry run) */
+    pm_clean_result clean;        /* purge_files: data files, manifests, lists (a plan in a dry run) */
     int64_t target;               /* the snapshot id rolled back to */
     int64_t previous_latest;
     int64_t new_latest;           /* target, or the as-latest snapshot (dry run: what it would be) */

@@ -138,9 +138,17 @@ PAIMON_API void paimon_free(void *p);
  *                        tag.num-retained-max, deleted as delete_tags)
  *   rollback:            exactly one of to-snapshot (id), to-tag (name),
  *                        to-timestamp (epoch ms: the latest snapshot at or
- *                        before it); as-latest (a new snapshot with the
- *                        target's content, nothing deleted), dry-run,
- *                        threads, commit-user (as-latest)
+ *                        before it), to-watermark (Java's
+ *                        rollback_to_watermark: the snapshot its
+ *                        earlierOrEqualWatermark finds); as-latest (a new
+ *                        snapshot with the target's content, nothing
+ *                        deleted), purge-files (destructive: also delete
+ *                        the data files, manifests and index files only the
+ *                        removed snapshots, tags and changelogs used;
+ *                        without it only those metadata files go, as in
+ *                        Java 1.2+, and the rest is left for
+ *                        remove_orphan_files), dry-run, threads,
+ *                        commit-user (as-latest)
  *   consumers:           (none) the consumers, id / next_snapshot / mtime
  *   reset_consumer:      id, next-snapshot
  *   delete_consumer:     id

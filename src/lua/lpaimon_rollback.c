@@ -1,7 +1,7 @@
 /* paimon.core, rollback and consumers (the operations layer, pm_ops, parses
  * the options and builds the results):
- *   t:rollback{to_snapshot = N | to_tag = "t" | to_timestamp = ms,
- *              as_latest, dry_run, threads, commit_user, progress}
+ *   t:rollback{to_snapshot = N | to_tag = "t" | to_timestamp = ms | to_watermark = W,
+ *              as_latest, purge_files, dry_run, threads, commit_user, progress}
  * (t:consumers(), the list, is the read side's: lpaimon.c)
  *   t:reset_consumer(id, n)       -> {id, next_snapshot, previous}
  *   t:delete_consumer(id)         -> {id, deleted}
