@@ -11,7 +11,8 @@ rollback without --purge-files must remove only snapshot, tag and changelog
 files), drop partition,
 expire (main and branches), changelog expire (some sequences decouple the
 changelog lifecycle, so long-lived changelogs exist), consumer
-reset/delete/expire and orphan cleaning with a young cut-off.
+reset/delete/expire, orphan cleaning with a young cut-off, and now and then
+purge_files (the table emptied but for its schemas).
 
 An operation may refuse (exit 1/2/3 with a message); a crash (signal, an
 "internal error", a Lua traceback, another exit code) is a failure. After
@@ -160,7 +161,7 @@ class Generator(object):
         ops = [("write", 7), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1),
                ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
-               ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1)]
+               ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1), ("purge", 0.25)]
         ops = [(o, 0 if o in NO_OPS or not w else WEIGHTS.get(o, w)) for o, w in ops]
         total = sum(w for _, w in ops)
         x = r.random() * total
@@ -241,6 +242,9 @@ class Generator(object):
             if y < 0.8 and s["consumers"]:
                 return {"op": "consumer_delete", "argv": ["consumer.lua", "T", "delete", r.choice(s["consumers"])] + bflag(b)}
             return {"op": "consumer_expire", "argv": ["consumer.lua", "T", "expire", "--expiration", "1s"] + bflag(b)}
+        if op == "purge":
+            # purge_files: the whole table emptied (main only; every branch goes)
+            return {"op": op, "argv": ["purge_files.lua", "T", "--yes"]}
         if op == "orphans":
             return {"op": op, "argv": ["remove_orphan_files.lua", "T", "--older-than", "1ms", "--allow-young-cutoff"]}
         raise AssertionError(op)

@@ -317,6 +317,8 @@ static void put_range(pm_result *r, pm_rv *o, const pm_expire_range *g) {
     pm_rv_str(r, o, "capped_by", g->capped_by);
 }
 
+static void put_paths(pm_result *res, pm_rv *o, const char *key, const pm_strv *v);
+
 /* ---- operations ------------------------------------------------------- */
 
 static const pm_op_hooks no_hooks;
@@ -847,6 +849,29 @@ static int run_rollback(paimon_table *t, const pm_op_args *a, const pm_op_hooks 
     return PAIMON_OK;
 }
 
+/* Java's purge_files (pm_purge_files). */
+static int run_purge_files(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_purge_opts x = {(int)a->v[PM_O_THREADS], (int)a->v[PM_O_DRY_RUN], a->text[PM_O_COMMIT_USER], h->progress,
+                       h->progress_ud};
+    pm_purge_result pr;
+    int rc = pm_purge_files(t, &x, &pr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "table", t->root);
+    pm_rv_int(res, o, "previous_latest", pr.previous_latest);
+    pm_rv_int(res, o, "latest", pr.new_latest);
+    pm_rv_int(res, o, "truncated", pr.truncated);
+    pm_rv_int(res, o, "index_truncated", pr.index_truncated);
+    put_paths(res, o, "branches", &pr.branches);
+    put_paths(res, o, "tags", &pr.tags);
+    put_paths(res, o, "consumers", &pr.consumers);
+    pm_rv_int(res, o, "snapshots", (int64_t)pr.n_snapshots);
+    pm_rv_int(res, o, "changelogs", (int64_t)pr.n_changelogs);
+    put_clean(res, o, &pr.clean);
+    pm_purge_result_free(&pr);
+    return PAIMON_OK;
+}
+
 static void put_consumer(pm_result *res, pm_rv *list, const pm_consumer_info *c) {
     pm_rv *it = pm_rv_obj(res, list, NULL);
     pm_rv_str(res, it, "id", c->id);
@@ -1108,6 +1133,8 @@ static const pm_opt_id auto_tags_opts[] = {PM_O_DRY_RUN, PM_O_NOW, PM_O_NOW_MS_A
 static const pm_opt_id rollback_opts[] = {PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_TO_WATERMARK,
                                           PM_O_AS_LATEST, PM_O_PURGE_FILES, PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS,
                                           PM_O_PATHS_HANDLE, PM_O__N};
+static const pm_opt_id purge_files_opts[] = {PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS,
+                                             PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id consumers_opts[] = {PM_O__N};
 static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O__N};
 static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
@@ -1135,6 +1162,7 @@ static const pm_op ops[] = {
     {"expire_tags", expire_tags_opts, run_expire_tags},
     {"auto_tags", auto_tags_opts, run_auto_tags},
     {"rollback", rollback_opts, run_rollback},
+    {"purge_files", purge_files_opts, run_purge_files},
     {"consumers", consumers_opts, run_consumers},
     {"reset_consumer", reset_consumer_opts, run_reset_consumer},
     {"delete_consumer", delete_consumer_opts, run_delete_consumer},

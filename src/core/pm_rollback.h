@@ -75,4 +75,43 @@ void pm_rollback_result_free(pm_rollback_result *r);
 
 int pm_rollback(paimon_table *t, const pm_rollback_opts *o, pm_rollback_result *r, pm_err *e);
 
+/* Purge: empty the whole table, keeping its schemas (Java 1.2+'s
+ * FileStoreTable.purgeFiles, the purge_files procedure, which drops every
+ * branch, tag and consumer, truncates, deletes changelog/, expires all
+ * snapshots but the truncating one and cleans orphans with the cut-off
+ * now). Here as one plan, made first and listed by a dry run: every file
+ * of branch/, tag/, consumer/, changelog/, the snapshot files, and every
+ * file of manifest/, index/, statistics/ and the bucket directories.
+ * Then: a new snapshot latest+1 (OVERWRITE, through pm_commit with
+ * expect_latest: a writer that commits first makes it PAIMON_CONFLICT,
+ * nothing deleted) deletes every live file and index file, its base
+ * manifests rewritten in full so that it names no old manifest; the tag,
+ * branch and consumer names must be unchanged (else PAIMON_CONFLICT);
+ * EARLIEST moves to it; the planned metadata files go, then every planned
+ * file that nothing left (the new snapshot) needs, by pm_protect. What the
+ * new snapshot keeps naming stays (the latest's statistics file, carried
+ * as Java's commit carries it; its index manifest when it had no index
+ * file): left out of the plan. Only main: every branch goes. Nothing
+ * outside the table directory. */
+typedef struct pm_purge_opts {
+    int threads;
+    int dry_run;
+    const char *commit_user;      /* NULL: "purge-files-<uuid>" */
+    pm_progress_fn progress;
+    void *progress_ud;
+} pm_purge_opts;
+
+typedef struct pm_purge_result {
+    pm_clean_result clean;        /* every file deleted (a plan in a dry run), roots as "snapshot" */
+    int64_t previous_latest;      /* 0: the table had no snapshot */
+    int64_t new_latest;           /* the truncating snapshot (dry run: what it would be); 0: none */
+    int64_t truncated;            /* data-file entries it deletes */
+    int64_t index_truncated;
+    pm_strv branches, tags, consumers;
+    size_t n_snapshots, n_changelogs;   /* snapshot and long-lived changelog files removed */
+} pm_purge_result;
+
+void pm_purge_result_free(pm_purge_result *r);
+int pm_purge_files(paimon_table *t, const pm_purge_opts *o, pm_purge_result *r, pm_err *e);
+
 #endif
