@@ -186,6 +186,57 @@ TEST(metadata_only_rollback_survives_a_crash_at_every_mutation_and_keeps_every_f
     purge = 1;
 }
 
+/* purge_files (pm_purge_files) crashed at every mutation: the table stays
+ * complete (every snapshot, tag and branch left reads whole), and running
+ * it again finishes: one snapshot, no live file. */
+static int purge_table(paimon_table *t, pm_err *e) {
+    pm_purge_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    pm_purge_result r;
+    int rc = pm_purge_files(t, &o, &r, e);
+    if (!rc) pm_purge_result_free(&r);
+    return rc;
+}
+
+TEST(purge_survives_a_crash_at_every_mutation) {
+    unsigned kinds = PM_FAULT_WRITE | PM_FAULT_CREATE | PM_FAULT_REMOVE | PM_FAULT_MKDIRS;
+    tu_copy d;
+    CHECK(tu_copy_make(&d, prefix, FIXTURE) == 0);
+    paimon_table *t = tu_open_table(d.table);
+    pm_err e;
+    t->io = pm_fileio_fault_new(t->io, kinds, 0, 0);
+    CHECK_EQ_INT(purge_table(t, &e), PAIMON_OK);
+    long ops = pm_fileio_fault_count(t->io);
+    pm_table_free(t);
+    tu_copy_remove(&d, prefix);
+    CHECK(ops > 20);
+    int bad = 0;
+    for (long k = 1; k <= ops && bad < 3; k = tu_sweep_next(k)) {
+        if (tu_copy_make(&d, prefix, FIXTURE)) { CHECK(0); break; }
+        t = tu_open_table(d.table);
+        t->io = pm_fileio_fault_new(t->io, kinds, k, 1);
+        purge_table(t, &e);
+        pm_table_free(t);
+        if (!complete(d.table)) {
+            fprintf(stderr, "  purge crashed at op %ld: the table is not complete\n", k);
+            bad++;
+        }
+        t = tu_open_table(d.table);
+        int rc = t ? purge_table(t, &e) : -1;
+        pm_table_free(t);
+        char *got = live_names(d.table, 0);
+        if (rc || !got || *got || !complete(d.table)) {
+            fprintf(stderr, "  purge crashed at op %ld: re-run rc %d (%s), live files: %s\n", k, rc, rc ? e.msg : "",
+                    got ? got : "?");
+            bad++;
+        }
+        free(got);
+        tu_copy_remove(&d, prefix);
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 /* ---- a writer committing in the middle of an operation -------------------------- */
 
 static const pm_fileio_ops *hook_inner;
@@ -431,6 +482,7 @@ int main(void) {
     RUN(rollback_survives_a_fault_at_every_io_operation);
     RUN(rollback_survives_a_crash_at_every_mutation);
     RUN(metadata_only_rollback_survives_a_crash_at_every_mutation_and_keeps_every_file);
+    RUN(purge_survives_a_crash_at_every_mutation);
     RUN(rollback_racing_a_writer_wins_or_conflicts);
     RUN(rollback_as_latest_loses_to_a_racing_writer_cleanly);
     RUN(writer_publishing_on_a_rolled_back_base_commits_again_on_the_target);

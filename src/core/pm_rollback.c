@@ -690,6 +690,9 @@ typedef struct purge_plan {
     paimon_table *t;
     int64_t latest;
     pm_strv roots;                /* snapshot, tag, consumer, changelog and branch files (full paths) */
+    pm_strv roots_last;           /* the rest of a branch's directory (schemas, consumers): after its
+                                     snapshots and tags, so that a crash never leaves a branch with
+                                     snapshots but no schema (as pm_branch_delete orders them) */
     pm_strv files;                /* manifest/, index/, statistics/ and bucket files (full paths) */
     pm_buf path;
     pm_purge_result *r;
@@ -729,7 +732,10 @@ static int purge_classify(void *ctx, const char *rel, const pm_stat *st, pm_err 
     int64_t id;
     char tail;
     if (!strncmp(rel, "branch/", 7)) {
-        into = &p->roots;
+        const char *sub = strchr(rel + 7, '/');
+        sub = sub ? sub + 1 : "";
+        int first = !strncmp(sub, "snapshot/", 9) || !strncmp(sub, "tag/", 4) || !strncmp(sub, "changelog/", 10);
+        into = first ? &p->roots : &p->roots_last;
         if (!strncmp(rel + 7, "branch-", 7) && push_name(&p->r->branches, rel, 14)) return pm_nomem(e);
     } else if (!strncmp(rel, "tag/", 4)) {
         into = &p->roots;
@@ -839,9 +845,16 @@ static int purge_remove_roots(paimon_table *t, const pm_purge_opts *o, purge_pla
     pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
     pm_deleter *d = pm_deleter_new();
     int rc = d ? PAIMON_OK : pm_nomem(e);
+    pm_deleter *last = pm_deleter_new();
+    if (!rc && !last) rc = pm_nomem(e);
     for (size_t i = 0; !rc && i < p->roots.n; i++) rc = pm_deleter_add(d, p->roots.v[i], PM_K_SNAPSHOT, e);
-    if (!rc) rc = pm_deleter_run(d, t->io, t->root, &co, "snapshots, tags, consumers, changelogs, branches", &r->clean, e);
+    for (size_t i = 0; !rc && i < p->roots_last.n; i++) rc = pm_deleter_add(last, p->roots_last.v[i], PM_K_SNAPSHOT, e);
+    if (!rc) rc = pm_deleter_run(d, t->io, t->root, &co, "snapshots, tags, consumers, changelogs", &r->clean, e);
+    if (!rc && !o->dry_run && r->clean.n_failures) goto failed;
+    if (!rc) rc = pm_deleter_run(last, t->io, t->root, &co, "branch directories", &r->clean, e);
+failed:
     pm_deleter_free(d);
+    pm_deleter_free(last);
     if (!rc && !o->dry_run && r->clean.n_failures)
         rc = pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); the table is truncated, run the purge again",
                      t->root, r->clean.n_failures, r->clean.failures[0].path, r->clean.failures[0].msg);
@@ -940,6 +953,7 @@ int pm_purge_files(paimon_table *t, const pm_purge_opts *o, pm_purge_result *r, 
     free(lone);
     pm_buf_free(&p.path);
     pm_strv_clear(&p.roots);
+    pm_strv_clear(&p.roots_last);
     pm_strv_clear(&p.files);
     pm_buf_free(&fp);
     pm_buf_free(&fp2);
