@@ -1,7 +1,7 @@
 /* The operations layer under both faces (paimon.h and the Lua binding) for
  * the maintenance operations: expire_range, expire_snapshots,
  * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
- * rename_tag, expire_tags, auto_tags, rollback, consumers, reset_consumer,
+ * rename_tag, expire_tags, auto_tags, rollback, purge_files, consumers, reset_consumer,
  * delete_consumer, expire_consumers, expire_changelogs, branches,
  * create_branch, delete_branch, fast_forward. Each face hands over its
  * options as a list of key / value pairs (paimon.h: text under the flags'
