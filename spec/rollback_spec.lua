@@ -81,7 +81,7 @@ end
 describe("rollback to a snapshot on every Java fixture", function()
   for _, fx in ipairs(H.fixture_tables()) do
     if fx.name ~= ORC then
-      it(fx.name .. ": reads as the target, later snapshots gone, dry run = real run", function()
+      it(fx.name .. ": --purge-files reads as the target, later snapshots gone, dry run = real run", function()
         local copy, dir = H.copy_table(fx.path)
         local ids = snapshot_ids(copy)
         assert.is_true(#ids >= 1)
@@ -91,9 +91,10 @@ describe("rollback to a snapshot on every Java fixture", function()
         local before = H.tree(copy)
         local missing = missing_set(copy)
         local t = assert(paimon.open(copy))
-        local plan = assert(t:rollback{to_snapshot = target, dry_run = true})
+        -- --purge-files: the files only the removed snapshot used go too
+        local plan = assert(t:rollback{to_snapshot = target, dry_run = true, purge_files = true})
         assert.equals(before, H.tree(copy))    -- a dry run changes nothing
-        local r = assert(t:rollback{to_snapshot = target})
+        local r = assert(t:rollback{to_snapshot = target, purge_files = true})
         t:close()
         assert.equals(target, r.latest)
         assert.same({ids[#ids]}, r.snapshots)
@@ -146,13 +147,13 @@ describe("rollback to a snapshot on every Java fixture", function()
 end)
 
 describe("rollback on the tagged and branched fixture", function()
-  it("to snapshot 1: tags above go, the branch keeps every file it needs", function()
+  it("--purge-files to snapshot 1: tags above go, the branch keeps every file it needs", function()
     local copy, dir = H.copy_table(H.fixture(PK))
     -- a second tag above the target (Java writes the snapshot JSON + tag fields)
     H.write_file(copy .. "/tag/tag-t4", H.read_file(copy .. "/snapshot/snapshot-4"))
     local want = files_view(copy, {"--snapshot", "1"})
     local branch_before = files_view(copy, {"--branch", "fallback"})
-    local out, err, rc = rollback_cli({copy, "--to-snapshot", "1", "--json"})
+    local out, err, rc = rollback_cli({copy, "--to-snapshot", "1", "--purge-files", "--json"})
     assert.equals(0, rc, err)
     local r = H.cjson.decode(out)
     assert.same({5, 4, 3, 2}, r.snapshots)
@@ -437,5 +438,212 @@ describe("consumers", function()
     assert.is_true(H.exists(copy .. "/consumer/consumer-live"))
     t:close()
     H.rmdir(dir)
+  end)
+end)
+
+-- issue 23: a destructive rollback deletes only metadata (snapshots, tags,
+-- long-lived changelogs above the target), as Java does since 1.2.0
+-- (apache/paimon#5712, RollbackHelper.cleanLargerThan); the files only they
+-- used are left for orphan cleaning. --purge-files keeps the old way.
+describe("rollback modes (issue 23)", function()
+  -- relative paths in a but not in b, sorted
+  local function minus(a, b)
+    local v = {}
+    for p in pairs(a) do if not b[p] then v[#v + 1] = p end end
+    table.sort(v)
+    return v
+  end
+  local function is_meta(p)
+    return p:match("^snapshot/snapshot%-%d+$") or p:match("^tag/tag%-") or p:match("^changelog/changelog%-%d+$")
+  end
+  local function split(paths)
+    local meta, files = {}, {}
+    for _, p in ipairs(paths) do
+      if is_meta(p) then meta[#meta + 1] = p else files[#files + 1] = p end
+    end
+    return meta, files
+  end
+  local function rel(copy, p) return p:sub(1, #copy + 1) == copy .. "/" and p:sub(#copy + 2) or p end
+  local function orphan_cli(copy, extra)
+    local args = {copy, "--older-than", "0s", "--allow-young-cutoff", "--json"}
+    for _, a in ipairs(extra or {}) do args[#args + 1] = a end
+    local out, err, rc = H.script("remove_orphan_files.lua", args)
+    assert.equals(0, rc, err)
+    return H.decode(out)
+  end
+  -- the fixture with a second tag above the target and the files aged
+  local function prepared()
+    local copy, dir = H.copy_table(H.fixture(PK))
+    H.write_file(copy .. "/tag/tag-t4", H.read_file(copy .. "/snapshot/snapshot-4"))
+    os.execute("find " .. H.sh_quote(copy) .. " -type f -exec touch -d '2 days ago' {} +")
+    return copy, dir
+  end
+  local META = {"snapshot/snapshot-2", "snapshot/snapshot-3", "snapshot/snapshot-4", "snapshot/snapshot-5",
+                "tag/tag-fallback-base", "tag/tag-t4"}
+
+  it("by default deletes no data, manifest or index file; orphan cleaning then removes them", function()
+    -- what the old behaviour deleted: the reference
+    local pcopy, pdir = prepared()
+    local pbefore = H.file_set(pcopy)
+    local out, err, rc = rollback_cli({pcopy, "--to-snapshot", "1", "--purge-files", "--json"})
+    assert.equals(0, rc, err)
+    local _, purged = split(minus(pbefore, H.file_set(pcopy)))
+    assert.is_true(#purged > 0)
+    -- orphans the fixture had before any rollback
+    local ocopy, odir = prepared()
+    local pre = {}
+    for _, p in ipairs(orphan_cli(ocopy, {"--dry-run"}).paths) do pre[rel(ocopy, p.path)] = true end
+
+    local copy, dir = prepared()
+    local want = files_view(copy, {"--snapshot", "1"})
+    local before = H.file_set(copy)
+    out, err, rc = rollback_cli({copy, "--to-snapshot", "1", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.decode(out)
+    assert.is_false(r.purge_files)
+    assert.equals(0, r.files)
+    assert.same({5, 4, 3, 2}, r.snapshots)
+    local gone = minus(before, H.file_set(copy))
+    assert.same(META, gone)                              -- metadata only
+    assert.equals("1", hint(copy, "LATEST"))
+    assert.equals(want, files_view(copy))
+    verify_ok(copy)
+    -- orphan cleaning removes exactly what the rollback left behind
+    local o = orphan_cli(copy)
+    local removed = {}
+    for _, p in ipairs(minus(before, H.file_set(copy))) do
+      if not is_meta(p) then removed[#removed + 1] = p end
+    end
+    local expect = {}
+    for _, p in ipairs(purged) do expect[#expect + 1] = p end
+    for p in pairs(pre) do expect[#expect + 1] = p end
+    table.sort(expect)
+    assert.same(expect, removed)
+    assert.equals(#removed, o.files)
+    assert.equals(want, files_view(copy))
+    verify_ok(copy)
+    H.rmdir(dir); H.rmdir(pdir); H.rmdir(odir)
+  end)
+
+  it("--purge-files deletes the files only the removed roots used; the dry run lists them path by path", function()
+    local copy, dir = prepared()
+    local before = H.file_set(copy)
+    local out, err, rc = rollback_cli({copy, "--to-snapshot", "1", "--purge-files", "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    local plan = H.decode(out)
+    assert.is_true(plan.purge_files)
+    assert.is_true(plan.dry_run)
+    assert.same({}, minus(before, H.file_set(copy)))
+    local planned = {}
+    for _, p in ipairs(plan.paths) do planned[#planned + 1] = rel(copy, p.path) end
+    table.sort(planned)
+    assert.is_true(#planned > 0)
+    out, err, rc = rollback_cli({copy, "--to-snapshot", "1", "--purge-files", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.decode(out)
+    assert.is_true(r.purge_files)
+    local meta, files = split(minus(before, H.file_set(copy)))
+    assert.same(META, meta)
+    assert.same(planned, files)
+    assert.equals(#files, r.files)
+    verify_ok(copy)
+    H.rmdir(dir)
+  end)
+
+  it("says which mode ran; the plain mode points at remove_orphan_files.lua", function()
+    local copy, dir = prepared()
+    local out, err, rc = rollback_cli({copy, "--to-snapshot", "3", "--dry-run"})
+    assert.equals(0, rc, err)
+    assert.matches("metadata only", out, 1, true)
+    assert.matches("remove_orphan_files.lua", out, 1, true)
+    out, err, rc = rollback_cli({copy, "--to-snapshot", "3", "--dry-run", "--purge-files"})
+    assert.equals(0, rc, err)
+    assert.matches("--purge-files", out, 1, true)
+    assert.not_matches("remove_orphan_files", out, 1, true)
+    -- the Lua API and paimon.h name it too
+    local t = assert(paimon.open(copy))
+    assert.is_true(assert(t:rollback{to_snapshot = 3, dry_run = true, purge_files = true}).purge_files)
+    assert.is_false(assert(t:rollback{to_snapshot = 3, dry_run = true}).purge_files)
+    assert.has_error(function() t:rollback{to_snapshot = 3, purge_files = "yes"} end)
+    t:close()
+    H.rmdir(dir)
+  end)
+end)
+
+-- Java's rollback_to_watermark (RollbackToWatermarkProcedure): the target is
+-- SnapshotManager.earlierOrEqualWatermark(W), a binary search over the
+-- snapshots from the first with a watermark (absent or Long.MIN_VALUE: none)
+-- that stops at an exact match; then rollbackTo(id).
+describe("rollback to a watermark (issue 23)", function()
+  -- the fixture's snapshots with watermarks ({[id] = W | false})
+  local function with_watermarks(marks)
+    local copy, dir = H.copy_table(H.fixture(PK))
+    for id, w in pairs(marks) do
+      local p = copy .. "/snapshot/snapshot-" .. id
+      local s = H.read_file(p)
+      if w then s = s:gsub('("timeMillis" : %d+,)', '%1\n  "watermark" : ' .. w .. ',', 1) end
+      H.write_file(p, s)
+    end
+    return copy, dir
+  end
+  local function target_of(copy, w)
+    local out, err, rc = rollback_cli({copy, "--to-watermark", tostring(w), "--dry-run", "--json"})
+    if rc ~= 0 then return nil, err, rc end
+    return H.decode(out).target
+  end
+
+  it("finds the snapshot Java's earlierOrEqualWatermark finds, then rolls back to it", function()
+    local copy, dir = with_watermarks({[2] = 100, [3] = 200, [4] = 200, [5] = 300})
+    assert.equals(4, target_of(copy, 250))
+    assert.equals(4, target_of(copy, 299))
+    assert.equals(5, target_of(copy, 300))
+    assert.equals(5, target_of(copy, 9000))
+    assert.equals(2, target_of(copy, 100))
+    assert.equals(2, target_of(copy, 150))
+    -- two snapshots with the watermark: Java's search stops at the first it meets (3)
+    assert.equals(3, target_of(copy, 200))
+    -- below the first watermark (snapshot 1 has none): nothing to roll back to
+    local _, err, rc = target_of(copy, 99)
+    assert.equals(1, rc)
+    assert.matches("no snapshot with a watermark at or before 99", err, 1, true)
+    -- the real run: metadata only, the table reads as snapshot 4
+    local want = files_view(copy, {"--snapshot", "4"})
+    local out
+    out, err, rc = rollback_cli({copy, "--to-watermark", "250", "--json"})
+    assert.equals(0, rc, err)
+    local r = H.decode(out)
+    assert.equals(4, r.target)
+    assert.same({5}, r.snapshots)
+    assert.same({1, 2, 3, 4}, snapshot_ids(copy))
+    assert.equals(want, files_view(copy))
+    verify_ok(copy)
+    H.rmdir(dir)
+  end)
+
+  it("a snapshot without a watermark (Long.MIN_VALUE) is never the target", function()
+    local copy, dir = with_watermarks({[2] = 100, [3] = 200, [4] = "-9223372036854775808", [5] = 300})
+    assert.equals(3, target_of(copy, 250))
+    -- no watermark anywhere: Java's null, here a clear error
+    local plain, pdir = H.copy_table(H.fixture(PK))
+    local _, err, rc = target_of(plain, 1000)
+    assert.equals(1, rc)
+    assert.matches("no snapshot with a watermark at or before 1000", err, 1, true)
+    -- the Lua API: to_watermark, exclusive with the other targets
+    local t = assert(paimon.open(copy))
+    assert.equals(3, assert(t:rollback{to_watermark = 250, dry_run = true}).target)
+    assert.has_error(function() t:rollback{to_watermark = 250, to_snapshot = 2, dry_run = true} end,
+                     "rollback: give exactly one of 'to_snapshot', 'to_tag', 'to_timestamp' or 'to_watermark'")
+    local r
+    -- as latest works from a watermark too (a protection tag, as for an id)
+    r = assert(t:rollback{to_watermark = 150, as_latest = true})
+    assert.equals(2, r.target)
+    assert.equals(6, r.latest)
+    assert.matches("^rollback%-to%-as%-latest%-2%-", r.protection_tag)
+    t:close()
+    _, _, rc = rollback_cli({copy, "--to-watermark", "x"})
+    assert.equals(2, rc)
+    _, _, rc = rollback_cli({copy, "--to-watermark", "5", "--to-snapshot", "2"})
+    assert.equals(2, rc)
+    H.rmdir(dir); H.rmdir(pdir)
   end)
 end)

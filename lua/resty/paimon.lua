@@ -122,8 +122,8 @@ local KNOWN = {
   create_branch = set{ "from_tag", "dry_run", "pool", "options" },
   delete_branch = set{ "dry_run", "threads", "pool", "options" },
   fast_forward = set{ "dry_run", "branch", "pool", "options" },
-  rollback = set{ "to_snapshot", "to_tag", "to_timestamp", "as_latest", "dry_run", "threads", "branch", "pool",
-                  "options" },
+  rollback = set{ "to_snapshot", "to_tag", "to_timestamp", "to_watermark", "as_latest", "purge_files", "dry_run",
+                  "threads", "branch", "pool", "options" },
   consumers = set{ "branch", "pool", "options" },
   reset_consumer = set{ "branch", "pool", "options" },
   delete_consumer = set{ "branch", "pool", "options" },
@@ -473,16 +473,17 @@ function _M.fast_forward(...)
 end
 
 -- Rollback (Table:rollback): rollback(table_path, opts) with exactly one
--- of to_snapshot, to_tag, to_timestamp (epoch ms); as_latest (a new latest
--- snapshot with the target's content, nothing deleted; a target given by id
--- or timestamp gets Java's protection tag, result protection_tag), dry_run,
--- threads → the Table:rollback result; a writer that committed meanwhile is
+-- of to_snapshot, to_tag, to_timestamp (epoch ms), to_watermark; as_latest
+-- (a new latest snapshot with the target's content, nothing deleted; a target
+-- given by id or timestamp gets Java's protection tag, result protection_tag),
+-- purge_files (destructive: also delete the files only the removed roots
+-- used; without it only metadata goes, as Java 1.2+), dry_run, threads → the Table:rollback result; a writer that committed meanwhile is
 -- nil, err, "conflict".
 function _M.rollback(...)
   local self, path, opts = args(...)
   check_path(path, "rollback")
   if type(opts) ~= "table" then
-    error("bad argument #2 to 'rollback' (table with to_snapshot, to_tag or to_timestamp expected, got " ..
+    error("bad argument #2 to 'rollback' (table with to_snapshot, to_tag, to_timestamp or to_watermark expected, got " ..
           type(opts) .. ")", 2)
   end
   opts = check_opts(opts, "rollback", 2)

@@ -303,6 +303,99 @@ TEST(orphans_dry_run_lists_and_real_run_removes) {
     tu_copy_remove(&c, TMP_PREFIX);
 }
 
+/* paimon_rollback (issue 23): by default only metadata goes (Java 1.2+),
+ * "purge-files" plans and deletes the files too, "to-watermark" is Java's
+ * rollback_to_watermark (the fixture's snapshots carry none). */
+TEST(rollback_modes_and_watermark_through_the_c_api) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, PARTED);
+    CHECK(t != NULL);
+    if (!t) return;
+    paimon_result *r = NULL;
+    int64_t v = -1;
+    paimon_options *o = opts((const char *const[]){"to-snapshot", "3", "dry-run", "true", "purge-files", "true", NULL});
+    CHECK_EQ_INT(paimon_rollback(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "purge_files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 1);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK(v > 0);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    /* as-latest deletes nothing: purge-files does not go with it */
+    o = opts((const char *const[]){"to-snapshot", "3", "as-latest", "true", "purge-files", "true", NULL});
+    CHECK_EQ_INT(paimon_rollback(t, o, &r), PAIMON_MISUSE);
+    CHECK(strstr(paimon_table_errmsg(t), "purge-files") != NULL);
+    paimon_options_free(o);
+    o = opts((const char *const[]){"to-watermark", "1000", NULL});
+    CHECK_EQ_INT(paimon_rollback(t, o, &r), PAIMON_NOTFOUND);
+    CHECK(strstr(paimon_table_errmsg(t), "no snapshot with a watermark at or before 1000") != NULL);
+    paimon_options_free(o);
+    o = opts((const char *const[]){"to-watermark", "-x", NULL});
+    CHECK_EQ_INT(paimon_rollback(t, o, &r), PAIMON_MISUSE);
+    paimon_options_free(o);
+    /* the real run: nothing but snapshot and tag files goes */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f ! -path './snapshot/snapshot-*' ! -path './tag/*' | sort",
+             c.table);
+    char *before = tu_sh_out(cmd, NULL);
+    o = opts((const char *const[]){"to-snapshot", "3", NULL});
+    CHECK_EQ_INT(paimon_rollback(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "purge_files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 0);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 0);
+    CHECK_EQ_INT(paimon_result_int(r, "snapshots.0", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 5);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    char *after = tu_sh_out(cmd, NULL);
+    CHECK_EQ_STR(after, before);
+    free(before);
+    free(after);
+    int64_t latest = 0;
+    CHECK_EQ_INT(paimon_latest_snapshot_id(t, &latest), PAIMON_OK);
+    CHECK_EQ_INT(latest, 3);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
+/* paimon_purge_files (issue 23, Java's purge_files): the dry run changes
+ * nothing and plans what the real run deletes; afterwards one snapshot
+ * that reads empty. */
+TEST(purge_files_through_the_c_api) {
+    tu_copy c;
+    paimon_table *t = open_copy(&c, PARTED);
+    CHECK(t != NULL);
+    if (!t) return;
+    char *before = tu_tree(c.table, 0);
+    paimon_options *o = opts((const char *const[]){"dry-run", "true", NULL});
+    paimon_result *r = NULL;
+    int64_t planned = -1, v = -1;
+    CHECK_EQ_INT(paimon_purge_files(t, o, &r), PAIMON_OK);
+    tu_check_tree_same(tree_of, c.table, before);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &planned), PAIMON_OK);
+    CHECK(planned > 0);
+    CHECK_EQ_INT(paimon_result_int(r, "latest", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, 6);
+    CHECK(paimon_result_str(r, "branches.0") && !strcmp(paimon_result_str(r, "branches.0"), "fallback"));
+    paimon_result_free(r);
+    paimon_options_set(o, "dry-run", "false");
+    CHECK_EQ_INT(paimon_purge_files(t, o, &r), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
+    CHECK_EQ_INT(v, planned);
+    paimon_result_free(r);
+    paimon_options_free(o);
+    o = opts((const char *const[]){"bogus", "1", NULL});
+    CHECK_EQ_INT(paimon_purge_files(t, o, &r), PAIMON_MISUSE);
+    paimon_options_free(o);
+    int64_t latest = 0;
+    CHECK_EQ_INT(paimon_latest_snapshot_id(t, &latest), PAIMON_OK);
+    CHECK_EQ_INT(latest, 6);
+    CHECK_EQ_INT(live_files(t, ""), 0);
+    paimon_table_close(t);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
 /* A dry run's plan stays compact in the result: paimon_result_write_json
  * streams it in pieces, a row is found by path as in the JSON, names that
  * need escapes come out as jansson wrote them, a writer's refusal stops
@@ -553,6 +646,8 @@ int main(void) {
     RUN(drop_marks_the_partition_deleted);
     RUN(orphans_dry_run_lists_and_real_run_removes);
     RUN(json_streams_a_large_plan_and_rows_by_path);
+    RUN(rollback_modes_and_watermark_through_the_c_api);
+    RUN(purge_files_through_the_c_api);
     RUN(orphans_refuse_a_cutoff_below_the_floor_unless_allowed);
     RUN(open_v2_and_create_v2_hand_options_to_the_fileio);
     return TEST_SUMMARY();

@@ -296,6 +296,7 @@ static int rollback_2(paimon_table *t, int as_latest, pm_err *e) {
     memset(&o, 0, sizeof o);
     o.to_snapshot = 2;
     o.as_latest = as_latest;
+    o.purge_files = !as_latest;    /* the deletion of files is what a kill must not break */
     o.threads = 2;
     pm_rollback_result r;
     int rc = pm_rollback(t, &o, &r, e);

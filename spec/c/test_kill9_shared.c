@@ -215,6 +215,7 @@ static int rollback_to_3(paimon_table *t, pm_err *e) {
     pm_rollback_opts o;
     memset(&o, 0, sizeof o);
     o.to_snapshot = 3;
+    o.purge_files = 1;             /* the deletion of files is what a kill must not break */
     o.threads = 2;
     pm_rollback_result r;
     int rc = pm_rollback(t, &o, &r, e);

@@ -9,7 +9,11 @@
  *    rollback wins or fails with PAIMON_CONFLICT, the writer's snapshot (if
  *    it stays) is complete, and everything retained is complete;
  *  - rollback as latest racing a writer: PAIMON_CONFLICT, nothing
- *    published (pm_commit_opts.expect_latest), its protection tag removed. */
+ *    published (pm_commit_opts.expect_latest), its protection tag removed.
+ * The sweeps and races run the rollback with purge_files (the deletion of
+ * data files and manifests is where the danger is); the default, metadata
+ * only (Java 1.2+), has its own crash sweep that also checks that no file
+ * but snapshot and tag files ever goes. */
 #define _XOPEN_SOURCE 700
 #include "test.h"
 #include "pm_fileio_fault.h"
@@ -77,10 +81,13 @@ static int complete(const char *table) {
     return ok;
 }
 
+static int purge = 1;      /* rollback_to: purge_files */
+
 static int rollback_to(paimon_table *t, int64_t id, pm_err *e) {
     pm_rollback_opts o;
     memset(&o, 0, sizeof o);
     o.to_snapshot = id;
+    o.purge_files = purge;
     o.threads = 1;
     pm_rollback_result r;
     int rc = pm_rollback(t, &o, &r, e);
@@ -92,9 +99,21 @@ static int rollback_to(paimon_table *t, int64_t id, pm_err *e) {
  * read leaves the state of a crash at the next mutation. So: a single
  * fault at every operation of any kind, a crash at every mutation (and
  * the existence checks of the deletion phase). */
+/* "cksum size path" lines of every file but snapshot/ and tag/ files (what
+ * a metadata-only rollback may remove), sorted. */
+static char *files_but_meta(const char *dir) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && find . -type f ! -path './snapshot/*' ! -path './tag/*' -exec cksum {} + | LC_ALL=C sort -k3",
+             dir);
+    char *s = tu_sh_out(cmd, NULL);
+    return s ? s : pm_strdup("");
+}
+
 static void fault_sweep(unsigned kinds, int crash, long stride) {
     tu_copy d;
     CHECK(tu_copy_make(&d, prefix, FIXTURE) == 0);
+    char *others = purge ? NULL : files_but_meta(d.table);
     char *want = live_names(d.table, 2);
     CHECK(want != NULL && *want);
     paimon_table *t = tu_open_table(d.table);
@@ -104,7 +123,7 @@ static void fault_sweep(unsigned kinds, int crash, long stride) {
     long ops = pm_fileio_fault_count(t->io);
     pm_table_free(t);
     tu_copy_remove(&d, prefix);
-    CHECK(ops > 10);
+    CHECK(ops > (purge ? 10 : 3));
     int bad = 0;
     {
         for (long k = 1; k <= ops && bad < 3; k += stride) {
@@ -123,6 +142,12 @@ static void fault_sweep(unsigned kinds, int crash, long stride) {
                 fprintf(stderr, "  fault at op %ld (crash %d): latest %lld\n", k, crash, (long long)latest);
                 bad++;
             }
+            char *now = others ? files_but_meta(d.table) : NULL;
+            if (now && strcmp(now, others)) {
+                fprintf(stderr, "  fault at op %ld (crash %d): a file other than metadata changed\n", k, crash);
+                bad++;
+            }
+            free(now);
             /* the re-run finishes the rollback */
             t = tu_open_table(d.table);
             int rc = rollback_to(t, 2, &e);
@@ -133,17 +158,83 @@ static void fault_sweep(unsigned kinds, int crash, long stride) {
                 bad++;
             }
             free(got);
+            now = others ? files_but_meta(d.table) : NULL;
+            if (now && strcmp(now, others)) {
+                fprintf(stderr, "  fault at op %ld (crash %d): the re-run removed a file other than metadata\n", k,
+                        crash);
+                bad++;
+            }
+            free(now);
             tu_copy_remove(&d, prefix);
         }
     }
     CHECK_EQ_INT(bad, 0);
     free(want);
+    free(others);
 }
 
 TEST(rollback_survives_a_fault_at_every_io_operation) { fault_sweep(PM_FAULT_ALL, 0, 1); }
 
 TEST(rollback_survives_a_crash_at_every_mutation) {
     fault_sweep(PM_FAULT_WRITE | PM_FAULT_CREATE | PM_FAULT_REMOVE | PM_FAULT_MKDIRS, 1, 1);
+}
+
+/* The default (Java 1.2+): only snapshot and tag files go, crash or not. */
+TEST(metadata_only_rollback_survives_a_crash_at_every_mutation_and_keeps_every_file) {
+    purge = 0;
+    fault_sweep(PM_FAULT_WRITE | PM_FAULT_CREATE | PM_FAULT_REMOVE | PM_FAULT_MKDIRS, 1, 1);
+    purge = 1;
+}
+
+/* purge_files (pm_purge_files) crashed at every mutation: the table stays
+ * complete (every snapshot, tag and branch left reads whole), and running
+ * it again finishes: one snapshot, no live file. */
+static int purge_table(paimon_table *t, pm_err *e) {
+    pm_purge_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    pm_purge_result r;
+    int rc = pm_purge_files(t, &o, &r, e);
+    if (!rc) pm_purge_result_free(&r);
+    return rc;
+}
+
+TEST(purge_survives_a_crash_at_every_mutation) {
+    unsigned kinds = PM_FAULT_WRITE | PM_FAULT_CREATE | PM_FAULT_REMOVE | PM_FAULT_MKDIRS;
+    tu_copy d;
+    CHECK(tu_copy_make(&d, prefix, FIXTURE) == 0);
+    paimon_table *t = tu_open_table(d.table);
+    pm_err e;
+    t->io = pm_fileio_fault_new(t->io, kinds, 0, 0);
+    CHECK_EQ_INT(purge_table(t, &e), PAIMON_OK);
+    long ops = pm_fileio_fault_count(t->io);
+    pm_table_free(t);
+    tu_copy_remove(&d, prefix);
+    CHECK(ops > 20);
+    int bad = 0;
+    for (long k = 1; k <= ops && bad < 3; k = tu_sweep_next(k)) {
+        if (tu_copy_make(&d, prefix, FIXTURE)) { CHECK(0); break; }
+        t = tu_open_table(d.table);
+        t->io = pm_fileio_fault_new(t->io, kinds, k, 1);
+        purge_table(t, &e);
+        pm_table_free(t);
+        if (!complete(d.table)) {
+            fprintf(stderr, "  purge crashed at op %ld: the table is not complete\n", k);
+            bad++;
+        }
+        t = tu_open_table(d.table);
+        int rc = t ? purge_table(t, &e) : -1;
+        pm_table_free(t);
+        char *got = live_names(d.table, 0);
+        if (rc || !got || *got || !complete(d.table)) {
+            fprintf(stderr, "  purge crashed at op %ld: re-run rc %d (%s), live files: %s\n", k, rc, rc ? e.msg : "",
+                    got ? got : "?");
+            bad++;
+        }
+        free(got);
+        tu_copy_remove(&d, prefix);
+    }
+    CHECK_EQ_INT(bad, 0);
 }
 
 /* ---- a writer committing in the middle of an operation -------------------------- */
@@ -390,6 +481,8 @@ int main(void) {
     snprintf(prefix, sizeof prefix, "%s/pm_test_rollback.", tu_tmp_base());
     RUN(rollback_survives_a_fault_at_every_io_operation);
     RUN(rollback_survives_a_crash_at_every_mutation);
+    RUN(metadata_only_rollback_survives_a_crash_at_every_mutation_and_keeps_every_file);
+    RUN(purge_survives_a_crash_at_every_mutation);
     RUN(rollback_racing_a_writer_wins_or_conflicts);
     RUN(rollback_as_latest_loses_to_a_racing_writer_cleanly);
     RUN(writer_publishing_on_a_rolled_back_base_commits_again_on_the_target);

@@ -552,8 +552,11 @@ describe("resty.paimon", function()
     assert.is_nil(r.protection_tag)
     -- to a timestamp (epoch ms): the latest snapshot at or before it
     assert.equals(3, assert(rp.rollback(t, { to_timestamp = 1795987108203 + 1, dry_run = true })).target)
-    -- destructive: snapshot 7 goes
+    -- destructive: snapshot 7 goes; by default only metadata (Java 1.2+),
+    -- purge_files plans the files too
+    assert.is_true(assert(rp.rollback(t, { to_snapshot = 6, purge_files = true, dry_run = true })).purge_files)
     r = assert(rp.rollback(t, { to_snapshot = 6 }))
+    assert.is_false(r.purge_files)
     assert.same({ 7 }, r.snapshots)
     assert.equals(6, assert(rp.latest(t)).snapshot_id)
     -- misuse raises in the caller; what the core refuses is nil, err, "misuse"

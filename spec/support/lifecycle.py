@@ -6,10 +6,13 @@ Each sequence creates a small partitioned append table (create_table.lua +
 write.lua) in a temp dir and runs seeded random steps through the real CLI
 ($PAIMON_BUILD/paimon-lua scripts/X.lua): writes on main and on branches, tag
 create/delete/expire, branch create (empty or from a tag)/delete/fast-forward,
-rollback (destructive and --as-latest, main and branches), drop partition,
+rollback (metadata only, --purge-files and --as-latest, main and branches; a
+rollback without --purge-files must remove only snapshot, tag and changelog
+files), drop partition,
 expire (main and branches), changelog expire (some sequences decouple the
 changelog lifecycle, so long-lived changelogs exist), consumer
-reset/delete/expire and orphan cleaning with a young cut-off.
+reset/delete/expire, orphan cleaning with a young cut-off, and now and then
+purge_files (the table emptied but for its schemas).
 
 An operation may refuse (exit 1/2/3 with a message); a crash (signal, an
 "internal error", a Lua traceback, another exit code) is a failure. After
@@ -51,6 +54,7 @@ import glob
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -157,7 +161,7 @@ class Generator(object):
         ops = [("write", 7), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1),
                ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
-               ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1)]
+               ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1), ("purge", 0.25)]
         ops = [(o, 0 if o in NO_OPS or not w else WEIGHTS.get(o, w)) for o, w in ops]
         total = sum(w for _, w in ops)
         x = r.random() * total
@@ -214,8 +218,11 @@ class Generator(object):
                 a += ["--to-snapshot", str(r.choice(older))]
             else:
                 return self.step_write(b)
-            if r.random() < 0.5:
+            y = r.random()
+            if y < 0.5:
                 a.append("--as-latest")
+            elif y < 0.75:
+                a.append("--purge-files")     # else metadata only (Java 1.2+)
             return {"op": op, "argv": a}
         if op == "drop_partition":
             return {"op": op, "argv": ["drop_partition.lua", "T", "--partition", "p=" + r.choice(PARTS)] + bflag(b)}
@@ -235,6 +242,9 @@ class Generator(object):
             if y < 0.8 and s["consumers"]:
                 return {"op": "consumer_delete", "argv": ["consumer.lua", "T", "delete", r.choice(s["consumers"])] + bflag(b)}
             return {"op": "consumer_expire", "argv": ["consumer.lua", "T", "expire", "--expiration", "1s"] + bflag(b)}
+        if op == "purge":
+            # purge_files: the whole table emptied (main only; every branch goes)
+            return {"op": op, "argv": ["purge_files.lua", "T", "--yes"]}
         if op == "orphans":
             return {"op": op, "argv": ["remove_orphan_files.lua", "T", "--older-than", "1ms", "--allow-young-cutoff"]}
         raise AssertionError(op)
@@ -374,6 +384,8 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
             note_stale_hints(hints_before, stale_hints(table), step, i, rng_seed)
             if step["argv"][0] == "expire.lua" and rc == 0:
                 consumers_kept(table, before_state, step, i)
+            if step["argv"][0] == "rollback.lua" and rc == 0:
+                rollback_kept_files(listings[-1], listing(table), step, i)
             try:
                 checker.check()
             except Failure as f:
@@ -433,6 +445,21 @@ def note_stale_hints(before, after, step, i, seed):
                              % (seed, i + 1, " ".join(step["argv"]), bname, hint, v, lo, hi))
 
 
+def rollback_kept_files(before, after, step, i):
+    """a rollback without --purge-files removes only snapshot, tag and
+    changelog files (Java 1.2+); --as-latest removes nothing."""
+    argv = step["argv"]
+    if "--purge-files" in argv:
+        return
+    b = argv[argv.index("--branch") + 1] if "--branch" in argv else "main"
+    pre = "" if b == "main" else "branch/branch-%s/" % b
+    meta = re.compile("^" + re.escape(pre) + r"(snapshot/snapshot-\d+|tag/tag-.+|changelog/changelog-\d+)$")
+    bad = sorted(p for p in before - after if "--as-latest" in argv or not meta.match(p))
+    if bad:
+        raise Failure("rollback", "step %d %s removed files other than snapshots, tags and changelogs:\n    %s"
+                      % (i + 1, " ".join(argv), "\n    ".join(bad[:20])))
+
+
 def consumers_kept(table, before, step, i):
     """expiration keeps the snapshot a (remaining) consumer reads next."""
     b = step["argv"][step["argv"].index("--branch") + 1] if "--branch" in step["argv"] else "main"
@@ -455,6 +482,8 @@ def op_name(argv):
         name += " " + argv[2]
     if "--as-latest" in argv:
         name += " --as-latest"
+    if "--purge-files" in argv:
+        name += " --purge-files"
     return name
 
 

@@ -358,6 +358,10 @@ int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **ou
     return run_op(t, "rollback", o, out);
 }
 
+int paimon_purge_files(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "purge_files", o, out);
+}
+
 int paimon_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "consumers", o, out);
 }

@@ -189,7 +189,7 @@ static int collect_file(void *ud, const char *rel, const pm_stat *st, pm_err *e)
 
 /* Local file systems: the branch's directories, deepest first, once they
  * are empty (a file that appeared meanwhile keeps its directory). */
-static int remove_empty_dirs(paimon_table *t, const char *rel, pm_err *e) {
+int pm_branches_remove_empty_dirs(paimon_table *t, const char *rel, pm_err *e) {
     pm_buf dir = {0}, sub = {0};
     pm_dirent *ents = NULL;
     size_t n = 0;
@@ -199,7 +199,7 @@ static int remove_empty_dirs(paimon_table *t, const char *rel, pm_err *e) {
         if (!ents[i].is_dir) continue;
         sub.len = 0;
         if (pm_buf_printf(&sub, "%s/%s", rel, ents[i].name) || pm_buf_cstr(&sub)) rc = pm_nomem(e);
-        else rc = remove_empty_dirs(t, (char *)sub.data, e);
+        else rc = pm_branches_remove_empty_dirs(t, (char *)sub.data, e);
     }
     pm_stat st;
     if (!rc) rc = pm_io_remove_within(t->io, t->root, rel, PM_RM_EMPTY_DIR, &st, e);
@@ -332,7 +332,7 @@ int pm_branch_delete(paimon_table *t, const char *name, const pm_branch_delete_o
     if (!rc && !o->dry_run && !pm_io_has(t->io, PM_IO_VIRTUAL_DIRS)) {
         pm_buf rel = {0};
         if (pm_buf_printf(&rel, "branch/branch-%s", name) || pm_buf_cstr(&rel)) rc = pm_nomem(e);
-        else rc = remove_empty_dirs(t, (char *)rel.data, e);
+        else rc = pm_branches_remove_empty_dirs(t, (char *)rel.data, e);
         if (rc == PAIMON_EXISTS) pm_err_prefix(e, "branch '%s': files appeared in its directory while deleting it", name);
         pm_buf_free(&rel);
     }

@@ -55,6 +55,11 @@ typedef struct pm_branch_delete_result {
 int pm_branch_delete(paimon_table *t, const char *name, const pm_branch_delete_opts *o, pm_branch_delete_result *r,
                      pm_err *e);
 
+/* Local file systems: the directories under TABLE/rel, deepest first, and
+ * rel itself, each once it is empty (a file that appeared meanwhile keeps
+ * its directory). */
+int pm_branches_remove_empty_dirs(paimon_table *t, const char *rel, pm_err *e);
+
 typedef struct pm_branch_ff_result {
     int64_t earliest_id;          /* the branch's earliest snapshot: main's snapshots from it on are replaced */
     int64_t earliest_schema_id;

@@ -71,6 +71,8 @@ static const opt_def defs[PM_O__N] = {
     [PM_O_TO_TAG] = {"to-tag", "to_tag", T_TEXT, 0, 0, 0, 0},
     [PM_O_TO_TIMESTAMP] = {"to-timestamp", "to_timestamp", T_INT, 0, INT64_MAX, 0, 0},
     [PM_O_AS_LATEST] = {"as-latest", "as_latest", T_BOOL, 0, 0, 0, 0},
+    [PM_O_TO_WATERMARK] = {"to-watermark", "to_watermark", T_INT, INT64_MIN, INT64_MAX, 0, 0},
+    [PM_O_PURGE_FILES] = {"purge-files", "purge_files", T_BOOL, 0, 0, 0, 0},
     [PM_O_CONSUMER_ID] = {"id", "id", T_TEXT, 0, 0, 0, 0},
     [PM_O_NEXT_SNAPSHOT] = {"next-snapshot", "next_snapshot", T_INT, 1, INT64_MAX, 0, 0},
     [PM_O_EXPIRATION] = {"expiration", "expiration", T_TEXT, 0, 0, 0, 0},   /* a duration: "7d" */
@@ -314,6 +316,8 @@ static void put_range(pm_result *r, pm_rv *o, const pm_expire_range *g) {
     pm_rv_int(r, o, "end", g->end);
     pm_rv_str(r, o, "capped_by", g->capped_by);
 }
+
+static void put_paths(pm_result *res, pm_rv *o, const char *key, const pm_strv *v);
 
 /* ---- operations ------------------------------------------------------- */
 
@@ -794,11 +798,17 @@ static int run_rollback(paimon_table *t, const pm_op_args *a, const pm_op_hooks 
     x.to_tag = a->text[PM_O_TO_TAG];
     x.has_timestamp = a->has[PM_O_TO_TIMESTAMP];
     x.to_timestamp_ms = a->v[PM_O_TO_TIMESTAMP];
-    if (a->has[PM_O_TO_SNAPSHOT] + (x.to_tag != NULL) + x.has_timestamp != 1)
-        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of '%s', '%s' or '%s'",
+    x.has_watermark = a->has[PM_O_TO_WATERMARK];
+    x.to_watermark = a->v[PM_O_TO_WATERMARK];
+    if (a->has[PM_O_TO_SNAPSHOT] + (x.to_tag != NULL) + x.has_timestamp + x.has_watermark != 1)
+        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of '%s', '%s', '%s' or '%s'",
                        pm_op_key(PM_O_TO_SNAPSHOT, a->face), pm_op_key(PM_O_TO_TAG, a->face),
-                       pm_op_key(PM_O_TO_TIMESTAMP, a->face));
+                       pm_op_key(PM_O_TO_TIMESTAMP, a->face), pm_op_key(PM_O_TO_WATERMARK, a->face));
     x.as_latest = (int)a->v[PM_O_AS_LATEST];
+    x.purge_files = (int)a->v[PM_O_PURGE_FILES];
+    if (x.as_latest && x.purge_files)
+        return pm_fail(e, PAIMON_MISUSE, "rollback: '%s' deletes nothing; '%s' does not go with it",
+                       pm_op_key(PM_O_AS_LATEST, a->face), pm_op_key(PM_O_PURGE_FILES, a->face));
     x.dry_run = (int)a->v[PM_O_DRY_RUN];
     x.threads = (int)a->v[PM_O_THREADS];
     x.commit_user = a->text[PM_O_COMMIT_USER];
@@ -822,6 +832,8 @@ static int run_rollback(paimon_table *t, const pm_op_args *a, const pm_op_hooks 
         if (rr.protection_tag) pm_rv_str(res, o, "protection_tag", rr.protection_tag);
         pm_rv_int(res, o, "files", 0);
     } else {
+        /* metadata only (Java 1.2+) or with the files (purge-files) */
+        pm_rv_bool(res, o, "purge_files", x.purge_files);
         put_clean(res, o, &rr.clean);
         pm_rv_bool(res, o, "recreated", rr.recreated);
         pm_rv *l = pm_rv_list(res, o, "snapshots");
@@ -834,6 +846,29 @@ static int run_rollback(paimon_table *t, const pm_op_args *a, const pm_op_hooks 
         pm_rv_int(res, o, "consumers_ahead", rr.consumers_ahead);
     }
     pm_rollback_result_free(&rr);
+    return PAIMON_OK;
+}
+
+/* Java's purge_files (pm_purge_files). */
+static int run_purge_files(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_purge_opts x = {(int)a->v[PM_O_THREADS], (int)a->v[PM_O_DRY_RUN], a->text[PM_O_COMMIT_USER], h->progress,
+                       h->progress_ud};
+    pm_purge_result pr;
+    int rc = pm_purge_files(t, &x, &pr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "table", t->root);
+    pm_rv_int(res, o, "previous_latest", pr.previous_latest);
+    pm_rv_int(res, o, "latest", pr.new_latest);
+    pm_rv_int(res, o, "truncated", pr.truncated);
+    pm_rv_int(res, o, "index_truncated", pr.index_truncated);
+    put_paths(res, o, "branches", &pr.branches);
+    put_paths(res, o, "tags", &pr.tags);
+    put_paths(res, o, "consumers", &pr.consumers);
+    pm_rv_int(res, o, "snapshots", (int64_t)pr.n_snapshots);
+    pm_rv_int(res, o, "changelogs", (int64_t)pr.n_changelogs);
+    put_clean(res, o, &pr.clean);
+    pm_purge_result_free(&pr);
     return PAIMON_OK;
 }
 
@@ -1095,9 +1130,11 @@ static const pm_opt_id expire_tags_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS
                                              PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id auto_tags_opts[] = {PM_O_DRY_RUN, PM_O_NOW, PM_O_NOW_MS_ALIAS, PM_O_THREADS, PM_O_PROGRESS,
                                            PM_O_PATHS_HANDLE, PM_O__N};
-static const pm_opt_id rollback_opts[] = {PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_AS_LATEST,
-                                          PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS,
+static const pm_opt_id rollback_opts[] = {PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_TO_WATERMARK,
+                                          PM_O_AS_LATEST, PM_O_PURGE_FILES, PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS,
                                           PM_O_PATHS_HANDLE, PM_O__N};
+static const pm_opt_id purge_files_opts[] = {PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS,
+                                             PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id consumers_opts[] = {PM_O__N};
 static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O__N};
 static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
@@ -1125,6 +1162,7 @@ static const pm_op ops[] = {
     {"expire_tags", expire_tags_opts, run_expire_tags},
     {"auto_tags", auto_tags_opts, run_auto_tags},
     {"rollback", rollback_opts, run_rollback},
+    {"purge_files", purge_files_opts, run_purge_files},
     {"consumers", consumers_opts, run_consumers},
     {"reset_consumer", reset_consumer_opts, run_reset_consumer},
     {"delete_consumer", delete_consumer_opts, run_delete_consumer},

@@ -1,7 +1,7 @@
 /* The operations layer under both faces (paimon.h and the Lua binding) for
  * the maintenance operations: expire_range, expire_snapshots,
  * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
- * rename_tag, expire_tags, auto_tags, rollback, consumers, reset_consumer,
+ * rename_tag, expire_tags, auto_tags, rollback, purge_files, consumers, reset_consumer,
  * delete_consumer, expire_consumers, expire_changelogs, branches,
  * create_branch, delete_branch, fast_forward. Each face hands over its
  * options as a list of key / value pairs (paimon.h: text under the flags'
@@ -43,6 +43,7 @@ typedef enum pm_opt_id {
     PM_O_PROGRESS, PM_O_POLICY, PM_O_EXACT, PM_O_ON_RETRY,
     PM_O_TAG, PM_O_NEW_NAME, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_TIME_RETAINED, PM_O_NUM_RETAINED_MAX,
     PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO_TIMESTAMP, PM_O_AS_LATEST,          /* rollback */
+    PM_O_TO_WATERMARK, PM_O_PURGE_FILES,
     PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O_EXPIRATION,                     /* consumers */
     PM_O_BRANCH_NAME, PM_O_FROM_TAG,                                           /* branches */
     PM_O_NOW_MS_ALIAS,                                                         /* auto_tags (Lua) */

@@ -1,10 +1,12 @@
 /* Rollback and rollback as latest (pm_rollback.h has the rules). */
 #include "pm_rollback.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pm_branches.h"
 #include "pm_commit.h"
 #include "pm_consumers.h"
 #include "pm_protect.h"
@@ -68,6 +70,61 @@ static int snapshot_at_time(paimon_table *t, int64_t ts, pm_snapshot **out, pm_e
     return pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot at or before timestamp %lld", t->branch_root, (long long)ts);
 }
 
+/* Java's SnapshotManager.earlierOrEqualWatermark (rollback_to_watermark),
+ * the same search so that the same snapshot is found: a binary search
+ * over [first snapshot with a watermark, latest] that assumes watermarks
+ * never decrease (Java's commit carries the latest one forward); a
+ * snapshot without one (absent or Long.MIN_VALUE) stands at the place of
+ * the nearest earlier one that has one; on an exact match the search
+ * stops there, so among several snapshots with the watermark W the one
+ * the search meets first is the target, as in Java. */
+static int wm_missing(const pm_snapshot *s) { return !s->watermark.has || s->watermark.v == INT64_MIN; }
+
+static int read_at(paimon_table *t, int64_t id, pm_snapshot **s, pm_err *e) {
+    pm_snapshot_free(*s);
+    *s = NULL;
+    int rc = pm_snapshot_read(t->io, t->branch_root, id, s, e);
+    if (rc) pm_err_prefix(e, "rollback to a watermark: reading snapshot %lld", (long long)id);
+    return rc;
+}
+
+static int snapshot_at_watermark(paimon_table *t, int64_t wm, pm_snapshot **out, pm_err *e) {
+    int64_t lo = 0, hi = 0;
+    int rc = pm_snapshot_latest_id(t->io, t->branch_root, &hi, e);
+    if (!rc) rc = pm_snapshot_earliest_id(t->io, t->branch_root, &lo, e);
+    if (rc == PAIMON_NOTFOUND) {
+        pm_err_clear(e);
+        return pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot: nothing to roll back", t->branch_root);
+    }
+    if (rc) return rc;
+    pm_snapshot *s = NULL, *found = NULL;
+    if ((rc = read_at(t, lo, &s, e))) return rc;
+    while (wm_missing(s) && lo < hi)
+        if ((rc = read_at(t, ++lo, &s, e))) return rc;
+    int none = wm_missing(s) || s->watermark.v > wm;
+    while (!rc && !none && lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2, pos = mid;
+        if ((rc = read_at(t, pos, &s, e))) break;
+        while (wm_missing(s) && pos > lo)
+            if ((rc = read_at(t, --pos, &s, e))) break;
+        if (rc) break;
+        if (wm_missing(s)) { lo = mid + 1; continue; }
+        if (s->watermark.v > wm) { hi = pos - 1; continue; }
+        pm_snapshot_free(found);
+        found = s;
+        s = NULL;
+        if (found->watermark.v == wm) break;
+        lo = mid + 1;
+    }
+    pm_snapshot_free(s);
+    if (!rc && !found)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot with a watermark at or before %lld", t->branch_root,
+                     (long long)wm);
+    if (rc) { pm_snapshot_free(found); return rc; }
+    *out = found;
+    return PAIMON_OK;
+}
+
 /* A tag with snapshot id `id` (Java's rollback_to_as_latest findSnapshot). */
 static int tag_with_id(paimon_table *t, int64_t id, pm_snapshot **out, pm_err *e) {
     char **names = NULL;
@@ -94,9 +151,9 @@ static void trim_to_snapshot(pm_snapshot *s) {
 static int resolve_target(paimon_table *t, const pm_rollback_opts *o, pm_snapshot **out, int *from_tag, pm_err *e) {
     *out = NULL;
     *from_tag = 0;
-    int given = (o->to_snapshot > 0) + (o->to_tag != NULL) + (o->has_timestamp != 0);
+    int given = (o->to_snapshot > 0) + (o->to_tag != NULL) + (o->has_timestamp != 0) + (o->has_watermark != 0);
     if (given != 1)
-        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of a snapshot id, a tag or a timestamp");
+        return pm_fail(e, PAIMON_MISUSE, "rollback: give exactly one of a snapshot id, a tag, a timestamp or a watermark");
     int rc;
     if (o->to_tag) {
         rc = pm_tag_read(t->io, t->branch_root, o->to_tag, out, e);
@@ -104,6 +161,8 @@ static int resolve_target(paimon_table *t, const pm_rollback_opts *o, pm_snapsho
         *from_tag = 1;
     } else if (o->has_timestamp) {
         if ((rc = snapshot_at_time(t, o->to_timestamp_ms, out, e))) return rc;
+    } else if (o->has_watermark) {
+        if ((rc = snapshot_at_watermark(t, o->to_watermark, out, e))) return rc;
     } else {
         rc = pm_snapshot_read(t->io, t->branch_root, o->to_snapshot, out, e);
         if (rc == PAIMON_NOTFOUND && o->as_latest) {
@@ -453,6 +512,8 @@ static int plan_rollback(paimon_table *t, const pm_rollback_opts *o, pm_snapshot
     for (size_t i = p->n_above; i-- > 0;)
         if ((rc = push_id(&r->snapshots, &r->n_snapshots, p->above[i]->id, e))) return rc;
     if ((rc = plan_tags(t, target->id, p, r, e)) || (rc = plan_changelogs(t, target->id, p, r, e))) return rc;
+    /* metadata only (Java 1.2+): the files stay for orphan cleaning */
+    if (!o->purge_files) return PAIMON_OK;
     pm_protect_spec sp = {.kept = p->kept, .n_kept = p->n_kept, .refs_above = target->id,
                           .refusing = "refusing to roll back", .threads = o->threads};
     if ((rc = pm_protect_build(t, &sp, &p->prot, e))) return rc;
@@ -562,7 +623,7 @@ static int act(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *ta
     }
     pm_deleter *phases[3] = {p->data, p->meta_a, p->meta_b};
     static const char *const names[3] = {"data files", "manifests", "manifest lists"};
-    for (int ph = 0; ph < 3; ph++) {
+    for (int ph = 0; o->purge_files && ph < 3; ph++) {
         if ((rc = pm_deleter_run(phases[ph], t->io, t->root, &co, names[ph], &r->clean, e))) return rc;
         if (!o->dry_run && r->clean.n_failures)
             return pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); the table is rolled back to snapshot %lld, the rest are orphans",
@@ -612,5 +673,296 @@ int pm_rollback(paimon_table *t, const pm_rollback_opts *o, pm_rollback_result *
     pm_snapshot_free(target);
     r->clean.duration_ms = pm_now_millis() - t0;
     if (rc) pm_rollback_result_free(r);
+    return rc;
+}
+
+/* ---- purge (Java's purge_files, pm_rollback.h) ------------------------------- */
+
+void pm_purge_result_free(pm_purge_result *r) {
+    if (!r) return;
+    pm_clean_result_free(&r->clean);
+    pm_strv_clear(&r->branches);
+    pm_strv_clear(&r->tags);
+    pm_strv_clear(&r->consumers);
+}
+
+typedef struct purge_plan {
+    paimon_table *t;
+    int64_t latest;
+    pm_strv roots;                /* snapshot, tag, consumer, changelog and branch files (full paths) */
+    pm_strv roots_last;           /* the rest of a branch's directory (schemas, consumers): after its
+                                     snapshots and tags, so that a crash never leaves a branch with
+                                     snapshots but no schema (as pm_branch_delete orders them) */
+    pm_strv files;                /* manifest/, index/, statistics/ and bucket files (full paths) */
+    pm_buf path;
+    pm_purge_result *r;
+} purge_plan;
+
+/* "name-rest" after `prefix` up to the next '/' into v, once. */
+static int push_name(pm_strv *v, const char *rel, size_t skip) {
+    const char *s = rel + skip, *end = strchr(s, '/');
+    size_t len = end ? (size_t)(end - s) : strlen(s);
+    if (v->n && strlen(v->v[v->n - 1]) == len && !strncmp(v->v[v->n - 1], s, len)) return 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (strlen(v->v[i]) == len && !strncmp(v->v[i], s, len)) return 0;
+    char *x = pm_strndup(s, len);
+    int rc = !x || pm_strv_push(v, x);
+    free(x);
+    return rc;
+}
+
+/* rel is a file in a bucket directory: (k=v/)*bucket-X/name. */
+static int in_bucket_dir(const char *rel) {
+    const char *last = strrchr(rel, '/');
+    if (!last) return 0;
+    const char *p = rel;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        if (slash == last) return !strncmp(p, "bucket-", 7);
+        const char *eq = memchr(p, '=', (size_t)(slash - p));
+        if (!eq) return 0;
+        p = slash + 1;
+    }
+}
+
+static int purge_classify(void *ctx, const char *rel, const pm_stat *st, pm_err *e) {
+    (void)st;
+    purge_plan *p = ctx;
+    pm_strv *into = NULL;
+    int64_t id;
+    char tail;
+    if (!strncmp(rel, "branch/", 7)) {
+        const char *sub = strchr(rel + 7, '/');
+        sub = sub ? sub + 1 : "";
+        int first = !strncmp(sub, "snapshot/", 9) || !strncmp(sub, "tag/", 4) || !strncmp(sub, "changelog/", 10);
+        into = first ? &p->roots : &p->roots_last;
+        if (!strncmp(rel + 7, "branch-", 7) && push_name(&p->r->branches, rel, 14)) return pm_nomem(e);
+    } else if (!strncmp(rel, "tag/", 4)) {
+        into = &p->roots;
+        if (!strncmp(rel + 4, "tag-", 4) && !strchr(rel + 8, '/') && push_name(&p->r->tags, rel, 8)) return pm_nomem(e);
+    } else if (!strncmp(rel, "consumer/", 9)) {
+        into = &p->roots;
+        if (!strncmp(rel + 9, "consumer-", 9) && !strchr(rel + 18, '/') && push_name(&p->r->consumers, rel, 18))
+            return pm_nomem(e);
+    } else if (!strncmp(rel, "changelog/", 10)) {
+        into = &p->roots;
+        if (sscanf(rel + 10, "changelog-%" SCNd64 "%c", &id, &tail) == 1) p->r->n_changelogs++;
+    } else if (!strncmp(rel, "snapshot/", 9)) {
+        /* the hints stay (rewritten); a snapshot above the planned latest is a writer's */
+        if (sscanf(rel + 9, "snapshot-%" SCNd64 "%c", &id, &tail) == 1 && id <= p->latest) {
+            into = &p->roots;
+            p->r->n_snapshots++;
+        }
+    } else if (!strncmp(rel, "manifest/", 9) || !strncmp(rel, "index/", 6) || !strncmp(rel, "statistics/", 11) ||
+               in_bucket_dir(rel)) {
+        into = &p->files;
+    }
+    if (!into) return PAIMON_OK;   /* schema/, hints, files that are not Paimon's */
+    p->path.len = 0;
+    if (pm_buf_printf(&p->path, "%s/%s", p->t->root, rel) || pm_buf_cstr(&p->path) ||
+        pm_strv_push(into, (char *)p->path.data))
+        return pm_nomem(e);
+    return PAIMON_OK;
+}
+
+static int purge_kind(const char *rel) {
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    if (!strncmp(rel, "manifest/", 9)) {
+        if (!strncmp(base, "manifest-list-", 14)) return PM_K_MANIFEST_LIST;
+        if (!strncmp(base, "index-manifest-", 15)) return PM_K_INDEX_MANIFEST;
+        if (!strncmp(base, "manifest-", 9)) return PM_K_MANIFEST;
+        return PM_K_TEMP;
+    }
+    if (!strncmp(rel, "index/", 6)) return PM_K_INDEX;
+    if (!strncmp(rel, "statistics/", 11)) return PM_K_STATISTICS;
+    return !strncmp(base, "changelog-", 10) ? PM_K_CHANGELOG : PM_K_DATA;
+}
+
+/* The one manifest of the latest's base and delta lists, if there is
+ * exactly one (else *name stays NULL): the commit's manifest merge keeps a
+ * lone manifest as it is (pm_merge_manifests falls back to minor
+ * compaction, which keeps a group of one), so the truncating snapshot's
+ * base names it. */
+static int lone_manifest(paimon_table *t, const pm_snapshot *latest, char **name, pm_err *e) {
+    *name = NULL;
+    const char *lists[2] = {latest->base_manifest_list, latest->delta_manifest_list};
+    size_t n = 0;
+    int rc = PAIMON_OK;
+    for (int i = 0; i < 2 && !rc; i++) {
+        if (!lists[i]) continue;
+        pm_manifest_reader *r;
+        if ((rc = pm_table_open_manifest(t, lists[i], PM_MANIFEST_LIST, &r, e))) break;
+        const pm_manifest_meta *m;
+        while ((rc = pm_manifest_next_meta(r, &m, e)) == PAIMON_OK)
+            if (n++ == 0 && !(*name = pm_strdup(m->file_name))) { rc = pm_nomem(e); break; }
+        pm_manifest_close(r);
+        if (rc == PAIMON_DONE) rc = PAIMON_OK;
+    }
+    if (rc || n != 1) { free(*name); *name = NULL; }
+    if (rc) pm_err_prefix(e, "refusing to purge");
+    return rc;
+}
+
+/* Files the truncating snapshot keeps naming: the latest's statistics (the
+ * commit carries it when the schema is the same), its index manifest when
+ * no index entry changes, its lone manifest. The real run keeps them by
+ * pm_protect; the plan leaves them out. */
+static int kept_by_truncate(const paimon_table *t, const pm_snapshot *latest, int index_changes, const char *lone,
+                            const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!latest) return 0;
+    if (lone && !strcmp(base, lone) && strstr(path, "/manifest/")) return 1;
+    int64_t schema = t->schema ? t->schema->id : -1;
+    if (latest->statistics && latest->schema_id == schema && !strcmp(base, latest->statistics) &&
+        strstr(path, "/statistics/"))
+        return 1;
+    return !index_changes && latest->index_manifest && !strcmp(base, latest->index_manifest) &&
+           strstr(path, "/manifest/") != NULL;
+}
+
+static int purge_commit(paimon_table *t, const pm_purge_opts *o, const pm_snapshot *latest, entries *x,
+                        pm_purge_result *r, pm_err *e) {
+    pm_commit_opts co;
+    pm_commit_opts_from_table(t, &co);
+    char user[80], uuid[37];
+    pm_uuid4(uuid);
+    snprintf(user, sizeof user, "purge-files-%s", uuid);
+    co.commit_user = o->commit_user ? o->commit_user : user;
+    co.kind = "OVERWRITE";
+    co.expect_latest = latest->id;
+    /* every base manifest rewritten: the new snapshot names no old one */
+    co.full_compaction_threshold = 1;
+    co.manifest_target_size = INT64_MAX;
+    int rc = pm_commit_with_index(t, x->v, x->n, x->ix, x->n_ix, &co, &r->new_latest, e);
+    if (rc) pm_err_prefix(e, "purge: truncating snapshot %lld", (long long)latest->id);
+    return rc;
+}
+
+static int purge_remove_roots(paimon_table *t, const pm_purge_opts *o, purge_plan *p, pm_purge_result *r,
+                              pm_err *e) {
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_deleter *d = pm_deleter_new();
+    int rc = d ? PAIMON_OK : pm_nomem(e);
+    pm_deleter *last = pm_deleter_new();
+    if (!rc && !last) rc = pm_nomem(e);
+    for (size_t i = 0; !rc && i < p->roots.n; i++) rc = pm_deleter_add(d, p->roots.v[i], PM_K_SNAPSHOT, e);
+    for (size_t i = 0; !rc && i < p->roots_last.n; i++) rc = pm_deleter_add(last, p->roots_last.v[i], PM_K_SNAPSHOT, e);
+    if (!rc) rc = pm_deleter_run(d, t->io, t->root, &co, "snapshots, tags, consumers, changelogs", &r->clean, e);
+    if (!rc && !o->dry_run && r->clean.n_failures) goto failed;
+    if (!rc) rc = pm_deleter_run(last, t->io, t->root, &co, "branch directories", &r->clean, e);
+failed:
+    pm_deleter_free(d);
+    pm_deleter_free(last);
+    if (!rc && !o->dry_run && r->clean.n_failures)
+        rc = pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); the table is truncated, run the purge again",
+                     t->root, r->clean.n_failures, r->clean.failures[0].path, r->clean.failures[0].msg);
+    if (!rc && !o->dry_run) {
+        pm_err ig;
+        (void)pm_branches_remove_empty_dirs(t, "branch", &ig);   /* cosmetic: the files are gone */
+    }
+    return rc;
+}
+
+/* Every planned file nothing left needs, in three phases. */
+static int purge_remove_files(paimon_table *t, const pm_purge_opts *o, purge_plan *p, const pm_snapshot *latest,
+                              int index_changes, const char *lone, pm_purge_result *r, pm_err *e) {
+    pm_protect *prot = NULL;
+    int rc = PAIMON_OK;
+    if (!o->dry_run) {
+        pm_protect_spec sp = {.kept_all = 1, .refs_above = INT64_MAX, .refusing = "refusing to purge",
+                              .threads = o->threads};
+        rc = pm_protect_build(t, &sp, &prot, e);
+    }
+    pm_deleter *ph[3] = {pm_deleter_new(), pm_deleter_new(), pm_deleter_new()};
+    if (!rc && (!ph[0] || !ph[1] || !ph[2])) rc = pm_nomem(e);
+    size_t rl = strlen(t->root) + 1;
+    for (size_t i = 0; !rc && i < p->files.n; i++) {
+        const char *path = p->files.v[i], *rel = path + rl;
+        const char *base = strrchr(path, '/') + 1;
+        if (kept_by_truncate(t, latest, index_changes, lone, path)) continue;
+        int kind = purge_kind(rel);
+        int data = kind == PM_K_DATA || kind == PM_K_CHANGELOG;
+        if (prot && (data ? pm_protect_has_path(prot, path, strlen(path)) : pm_protect_has_name(prot, base))) {
+            r->clean.protected_files++;
+            continue;
+        }
+        int phase = data ? 0 : kind == PM_K_MANIFEST_LIST || kind == PM_K_INDEX_MANIFEST ? 2 : 1;
+        rc = pm_deleter_add(ph[phase], path, kind, e);
+    }
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    static const char *const names[3] = {"data files", "manifests and index files", "manifest lists"};
+    for (int k = 0; !rc && k < 3; k++) {
+        rc = pm_deleter_run(ph[k], t->io, t->root, &co, names[k], &r->clean, e);
+        if (!rc && k == 0 && !o->dry_run) pm_deleter_clean_dirs(ph[0], t->io, t->root, t->n_part, &r->clean);
+        if (!rc && !o->dry_run && r->clean.n_failures)
+            rc = pm_fail(e, PAIMON_IO, "%s: %zu file(s) could not be deleted (first: %s: %s); the table is empty, the rest are orphans",
+                         t->root, r->clean.n_failures, r->clean.failures[0].path, r->clean.failures[0].msg);
+    }
+    for (int k = 0; k < 3; k++) pm_deleter_free(ph[k]);
+    pm_protect_free(prot);
+    return rc;
+}
+
+int pm_purge_files(paimon_table *t, const pm_purge_opts *o, pm_purge_result *r, pm_err *e) {
+    int64_t t0 = pm_now_millis();
+    memset(r, 0, sizeof *r);
+    r->clean.dry_run = o->dry_run;
+    if (strcmp(t->branch, "main"))
+        return pm_fail(e, PAIMON_MISUSE, "purge_files empties the whole table and drops every branch: open %s on main, not on branch '%s'",
+                       t->root, t->branch);
+    int rc = pm_table_check_manifest_format(t, e);
+    if (rc) return rc;
+    purge_plan p;
+    memset(&p, 0, sizeof p);
+    p.t = t;
+    p.r = r;
+    pm_snapshot *latest = NULL;
+    pm_buf fp = {0}, fp2 = {0};
+    entries x = {pm_arena_new(1 << 12), NULL, 0, 0, NULL, 0, 0};
+    pm_set *none = pm_set_new();
+    if (!x.arena || !none) rc = pm_nomem(e);
+    if (!rc) rc = pm_snapshot_latest_id(t->io, t->branch_root, &p.latest, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; p.latest = 0; }
+    if (!rc && p.latest && (rc = pm_snapshot_read(t->io, t->branch_root, p.latest, &latest, e)))
+        pm_err_prefix(e, "refusing to purge");
+    if (!rc) rc = pm_refs_fingerprint(t, &fp, e);
+    /* what the truncating snapshot deletes: every live file and index file */
+    if (!rc && latest) rc = live_diff(t, latest, NULL, none, PM_FILE_DELETE, &x, e);
+    if (!rc && latest) rc = index_diff(t, latest->index_manifest, NULL, none, PM_FILE_DELETE, &x, e);
+    char *lone = NULL;
+    if (!rc && latest) rc = lone_manifest(t, latest, &lone, e);
+    if (!rc) rc = pm_io_list_tree(t->io, t->root, purge_classify, &p, e);
+    if (rc == PAIMON_OK) {
+        r->previous_latest = p.latest;
+        r->new_latest = latest ? p.latest + 1 : 0;
+        r->truncated = (int64_t)x.n;
+        r->index_truncated = (int64_t)x.n_ix;
+    }
+    if (!rc && !o->dry_run && latest) rc = purge_commit(t, o, latest, &x, r, e);
+    if (!rc && !o->dry_run) {
+        rc = pm_refs_fingerprint(t, &fp2, e);
+        if (!rc && !pm_buf_eq(&fp, &fp2))
+            rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while the purge was planned; the table is truncated (snapshot %lld), nothing deleted: run it again",
+                         t->root, (long long)r->new_latest);
+        if (!rc && r->new_latest) rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", r->new_latest, e);
+    }
+    if (!rc) rc = purge_remove_roots(t, o, &p, r, e);
+    if (!rc) rc = purge_remove_files(t, o, &p, latest, x.n_ix > 0, lone, r, e);
+    free(lone);
+    pm_buf_free(&p.path);
+    pm_strv_clear(&p.roots);
+    pm_strv_clear(&p.roots_last);
+    pm_strv_clear(&p.files);
+    pm_buf_free(&fp);
+    pm_buf_free(&fp2);
+    pm_set_free(none);
+    free(x.v);
+    free(x.ix);
+    pm_arena_free(x.arena);
+    pm_snapshot_free(latest);
+    r->clean.duration_ms = pm_now_millis() - t0;
+    if (rc) pm_purge_result_free(r);
     return rc;
 }

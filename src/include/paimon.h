@@ -152,9 +152,23 @@ PAIMON_API void paimon_free(void *p);
  *                        tag.num-retained-max, deleted as delete_tags)
  *   rollback:            exactly one of to-snapshot (id), to-tag (name),
  *                        to-timestamp (epoch ms: the latest snapshot at or
- *                        before it); as-latest (a new snapshot with the
- *                        target's content, nothing deleted), dry-run,
- *                        threads, commit-user (as-latest)
+ *                        before it), to-watermark (Java's
+ *                        rollback_to_watermark: the snapshot its
+ *                        earlierOrEqualWatermark finds); as-latest (a new
+ *                        snapshot with the target's content, nothing
+ *                        deleted), purge-files (destructive: also delete
+ *                        the data files, manifests and index files only the
+ *                        removed snapshots, tags and changelogs used;
+ *                        without it only those metadata files go, as in
+ *                        Java 1.2+, and the rest is left for
+ *                        remove_orphan_files), dry-run, threads,
+ *                        commit-user (as-latest)
+ *   purge_files:         dry-run, threads, commit-user: Java's purge_files,
+ *                        the table on main emptied but for its schemas:
+ *                        every branch, tag, consumer and long-lived
+ *                        changelog goes, a truncating snapshot latest+1
+ *                        (OVERWRITE) stays alone, and every file nothing
+ *                        then needs is deleted ("paths" in a dry run)
  *   consumers:           (none) the consumers, id / next_snapshot / mtime
  *   reset_consumer:      id, next-snapshot
  *   delete_consumer:     id
@@ -208,6 +222,7 @@ PAIMON_API int paimon_rename_tag(paimon_table *t, const paimon_options *o, paimo
 PAIMON_API int paimon_expire_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_auto_tags(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_rollback(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_purge_files(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_reset_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_delete_consumer(paimon_table *t, const paimon_options *o, paimon_result **out);

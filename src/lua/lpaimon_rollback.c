@@ -1,7 +1,8 @@
 /* paimon.core, rollback and consumers (the operations layer, pm_ops, parses
  * the options and builds the results):
- *   t:rollback{to_snapshot = N | to_tag = "t" | to_timestamp = ms,
- *              as_latest, dry_run, threads, commit_user, progress}
+ *   t:rollback{to_snapshot = N | to_tag = "t" | to_timestamp = ms | to_watermark = W,
+ *              as_latest, purge_files, dry_run, threads, commit_user, progress}
+ *   t:purge_files{dry_run, threads, commit_user, progress}
  * (t:consumers(), the list, is the read side's: lpaimon.c)
  *   t:reset_consumer(id, n)       -> {id, next_snapshot, previous}
  *   t:delete_consumer(id)         -> {id, deleted}
@@ -14,6 +15,18 @@ static int tbl_rollback(lua_State *L) {
     lua_settop(L, 2);
     pm_op_args args;
     lp_op_options(L, 2, "rollback", &args);
+    lp_progress pr;
+    pm_op_hooks hooks = {0};
+    lp_opt_progress(L, 2, &pr, &hooks.progress, &hooks.progress_ud);
+    return lp_op_run(L, t, &args, &hooks, &pr);
+}
+
+/* t:purge_files{dry_run, threads, commit_user, progress} (Java's purge_files). */
+static int tbl_purge_files(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    lua_settop(L, 2);
+    pm_op_args args;
+    lp_op_options(L, 2, "purge_files", &args);
     lp_progress pr;
     pm_op_hooks hooks = {0};
     lp_opt_progress(L, 2, &pr, &hooks.progress, &hooks.progress_ud);
@@ -46,6 +59,7 @@ static int tbl_expire_consumers(lua_State *L) {
 
 static const luaL_Reg rollback_methods[] = {
     {"rollback", tbl_rollback},
+    {"purge_files", tbl_purge_files},
     {"reset_consumer", tbl_reset_consumer},
     {"delete_consumer", tbl_delete_consumer},
     {"expire_consumers", tbl_expire_consumers},

@@ -252,7 +252,8 @@ end
 function jobs.rollback(path, opts)
   return with_table(path, opts, function(t)
     return t:rollback{ to_snapshot = opts.to_snapshot, to_tag = opts.to_tag, to_timestamp = opts.to_timestamp,
-                       as_latest = opts.as_latest, dry_run = opts.dry_run, threads = opts.threads }
+                       to_watermark = opts.to_watermark, as_latest = opts.as_latest,
+                       purge_files = opts.purge_files, dry_run = opts.dry_run, threads = opts.threads }
   end)
 end
 
