@@ -180,13 +180,14 @@ static int local_list(pm_fileio *io, const char *uri, pm_dirent **out, size_t *n
         }
         const char *nm = de->d_name;
         if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
-        int is_dir = 0;
+        int is_dir = 0, is_link = 0;
 #ifdef DT_DIR
         if (de->d_type == DT_DIR) is_dir = 1;
         else if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK)
 #endif
         {
             struct stat st;
+            if (fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0) is_link = S_ISLNK(st.st_mode);
             if (fstatat(dirfd(d), nm, &st, 0) == 0) is_dir = S_ISDIR(st.st_mode);
         }
         if (len == cap) {
@@ -199,6 +200,7 @@ static int local_list(pm_fileio *io, const char *uri, pm_dirent **out, size_t *n
         v[len].name = pm_strdup(nm);
         if (!v[len].name) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory listing %s", path); break; }
         v[len].is_dir = is_dir;
+        v[len].is_link = is_link;
         len++;
     }
     closedir(d);

@@ -26,7 +26,8 @@ typedef int (*pm_tree_cb)(void *ctx, const char *rel, const pm_stat *st, pm_err 
 
 typedef struct pm_dirent {
     char *name;         /* entry name (no directory part), malloc'd */
-    int is_dir;
+    int is_dir;         /* a directory, or (local) a symlink to one */
+    int is_link;        /* local: a symbolic link (is_dir says what it points at); never on object stores */
 } pm_dirent;
 
 /* Internal result of remove_within: the path leaves the root directory. */

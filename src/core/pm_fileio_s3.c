@@ -255,6 +255,7 @@ static int collect_name(void *ctx, const char *key, int is_dir, int64_t size, in
     }
     c->v[c->n].name = pm_strndup(name, nl);
     if (!c->v[c->n].name) return pm_nomem(e);
+    c->v[c->n].is_link = 0;
     c->v[c->n++].is_dir = is_dir;
     return 0;
 }
