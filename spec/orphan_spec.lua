@@ -306,3 +306,91 @@ describe("orphan cleaning removes what Java's does", function()
     H.rmdir(dir)
   end)
 end)
+
+-- Java's remove_orphan_files('db.*') / '*': PATH is a warehouse or a
+-- database; each table in turn, one's failure reported and not stopping
+-- the others (exit 4), JSON lines then a summary.
+describe("remove_orphan_files.lua over a warehouse", function()
+  local function warehouse()
+    local dir = H.tmpdir()
+    local w = dir .. "/wh"
+    assert(os.execute("mkdir -p " .. H.sh_quote(w .. "/db1.db") .. " " .. H.sh_quote(w .. "/db2.db")
+                      .. " " .. H.sh_quote(w .. "/notadb/x")))
+    local src = H.fixture(TAGGED)
+    for _, t in ipairs({"db1.db/a", "db1.db/b", "db2.db/c"}) do
+      local _, err, rc = H.run("cp -R " .. H.sh_quote(src) .. " " .. H.sh_quote(w .. "/" .. t))
+      assert.equals(0, rc, err)
+      H.write_file(w .. "/" .. t .. "/pt=1/bucket-0/junk.orc", "junk")
+      H.run("touch -d '3 days ago' " .. H.sh_quote(w .. "/" .. t .. "/pt=1/bucket-0/junk.orc"))
+    end
+    H.write_file(w .. "/db1.db/b/snapshot/snapshot-5", "not json")   -- corrupt metadata
+    assert(os.execute("mkdir -p " .. H.sh_quote(w .. "/db1.db/notatable/schema")))
+    return w, dir
+  end
+
+  it("cleans every table, reports the corrupt one with its path and goes on (exit 4)", function()
+    local w, dir = warehouse()
+    local before_b = H.tree(w .. "/db1.db/b")
+    local out, err, rc = orphan_cli({w, "--json"})
+    assert.equals(4, rc, err)
+    assert.matches(w .. "/db1.db/b: ", err, 1, true)
+    local lines = {}
+    for l in out:gmatch("[^\n]+") do lines[#lines + 1] = H.cjson.decode(l) end
+    assert.equals(4, #lines)
+    assert.same({"a", "b", "c"}, {lines[1].table, lines[2].table, lines[3].table})
+    assert.same({"db1", "db1", "db2"}, {lines[1].database, lines[2].database, lines[3].database})
+    assert.is_true(lines[1].ok)
+    assert.equals(1, lines[1].deleted.other_files)
+    assert.is_false(lines[2].ok)
+    assert.equals(w .. "/db1.db/b", lines[2].path)
+    assert.matches("snapshot-5", lines[2].error, 1, true)
+    assert.is_true(lines[3].ok)
+    local sum = lines[4]
+    assert.is_true(sum.summary)
+    assert.same({3, 2, 1, 2}, {sum.tables, sum.ok, sum.failed, sum.files})
+    assert.same({w .. "/db1.db/b"}, sum.failed_tables)
+    assert.is_false(H.exists(w .. "/db1.db/a/pt=1/bucket-0/junk.orc"))
+    assert.is_false(H.exists(w .. "/db2.db/c/pt=1/bucket-0/junk.orc"))
+    assert.equals(before_b, H.tree(w .. "/db1.db/b"))   -- the failed table: untouched
+    H.rmdir(dir)
+  end)
+
+  it("takes a database directory and --database/--table globs", function()
+    local w, dir = warehouse()
+    local out, err, rc = orphan_cli({w .. "/db2.db", "--json", "--dry-run"})
+    assert.equals(0, rc, err)
+    local n = 0
+    for l in out:gmatch("[^\n]+") do n = n + 1; if n == 1 then assert.equals("c", H.cjson.decode(l).table) end end
+    assert.equals(2, n)
+    out, err, rc = orphan_cli({w, "--database", "db1", "--table", "[a]", "--json"})
+    assert.equals(0, rc, err)
+    assert.is_false(H.exists(w .. "/db1.db/a/pt=1/bucket-0/junk.orc"))
+    assert.is_true(H.exists(w .. "/db2.db/c/pt=1/bucket-0/junk.orc"))
+    _, err, rc = orphan_cli({w, "--table", "nomatch"})
+    assert.equals(1, rc)
+    assert.matches("no table matches", err, 1, true)
+    _, err, rc = orphan_cli({w, "--bogus"})
+    assert.equals(2, rc, err)
+    H.rmdir(dir)
+  end)
+
+  it("paimon.list_tables finds tables by Java's catalog layout", function()
+    local w, dir = warehouse()
+    local v, kind = assert(paimon.list_tables(w))
+    assert.equals("warehouse", kind)
+    local names = {}
+    for _, t in ipairs(v) do names[#names + 1] = t.database .. "." .. t.table .. "=" .. t.path end
+    assert.same({"db1.a=" .. w .. "/db1.db/a", "db1.b=" .. w .. "/db1.db/b", "db2.c=" .. w .. "/db2.db/c"}, names)
+    v, kind = assert(paimon.list_tables(w .. "/db1.db", {table = "b*"}))
+    assert.equals("database", kind)
+    assert.equals(1, #v)
+    v, kind = assert(paimon.list_tables(w .. "/db1.db/a"))
+    assert.equals("table", kind)
+    assert.same({database = "db1", table = "a", path = w .. "/db1.db/a"}, v[1])
+    -- a symlinked database is not looked into
+    assert(os.execute("ln -s " .. H.sh_quote(w .. "/db2.db") .. " " .. H.sh_quote(w .. "/db3.db")))
+    assert.equals(3, #assert(paimon.list_tables(w)))
+    assert.has_error(function() paimon.list_tables(w, {bogus = 1}) end)
+    H.rmdir(dir)
+  end)
+end)

@@ -7,6 +7,7 @@ local M = {
   open = core.open,
   create_table = core.create_table,
   version = core.version,
+  list_tables = core.list_tables,   -- tables of a warehouse or database (pm_warehouse)
 }
 
 -- Collect an iterator's values into an array (for small results only).
