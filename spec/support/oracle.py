@@ -231,6 +231,103 @@ class Oracle(object):
         return needed, missing
 
 
+# ---- what orphan cleaning must leave (Java's OrphanFilesClean rules)
+#
+# Files in "Paimon folders" are candidates: the direct children of
+# manifest/, index/, statistics/, of every bucket directory and of every
+# partition directory (but `_SUCCESS`), and of each branch's snapshot/ and
+# changelog/ (but snapshot-N / changelog-N and the EARLIEST/LATEST hints).
+# Anything else (schema/, tag/, consumer/, the table root, directories that
+# are not Paimon's, what lies behind a symlink) is never touched. With a
+# cut-off after every file, orphan cleaning leaves exactly the needed
+# candidates, and no empty partition, bucket or junk directory.
+
+META_KEEP = {"EARLIEST", "LATEST"}
+
+
+def _is_part_dir(name, key):
+    return name.startswith(key + "=")
+
+
+def _is_bucket_dir(name):
+    return name == "bucket-postpone" or (name.startswith("bucket-") and name[7:].isdigit())
+
+
+def paimon_folders(table, partition_keys):
+    """[(relative dir, kind)] of the folders whose direct files are orphan
+    candidates: kind is "fixed", "meta" (snapshot/changelog), "part" or
+    "bucket". Symlinks are not followed."""
+    out = [("manifest", "fixed"), ("index", "fixed"), ("statistics", "fixed")]
+    for bname, broot in branches(table):
+        brel = "" if bname == "main" else "branch/branch-%s/" % bname
+        out += [(brel + "snapshot", "meta"), (brel + "changelog", "meta")]
+
+    def walk(rel, level):
+        full = os.path.join(table, rel) if rel else table
+        try:
+            names = sorted(os.listdir(full))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for n in names:
+            p = os.path.join(full, n)
+            if os.path.islink(p) or not os.path.isdir(p):
+                continue
+            r = (rel + "/" + n) if rel else n
+            if level == len(partition_keys) and _is_bucket_dir(n):
+                out.append((r, "bucket"))
+            elif level < len(partition_keys) and _is_part_dir(n, partition_keys[level]):
+                out.append((r, "part"))
+                walk(r, level + 1)
+    walk("", 0)
+    return out
+
+
+def orphan_leftovers(table, partition_keys, needed):
+    """Files orphan cleaning (cut-off after every file) must have removed
+    but did not: candidates (see above) that nothing needs."""
+    left = []
+    for rel, kind in paimon_folders(table, partition_keys):
+        full = os.path.join(table, rel)
+        try:
+            names = sorted(os.listdir(full))
+        except FileNotFoundError:
+            continue
+        for n in names:
+            p = os.path.join(full, n)
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
+            if kind == "part" and n == "_SUCCESS":
+                continue
+            if kind == "meta" and (n in META_KEEP or ((n.startswith("snapshot-") or n.startswith("changelog-"))
+                                                      and not n.endswith(".tmp"))):
+                continue
+            if rel + "/" + n not in needed:
+                left.append(rel + "/" + n)
+    return left
+
+
+def empty_dirs_left(table, partition_keys):
+    """Empty directories orphan cleaning must have removed: partition and
+    bucket directories, and directories inside a Paimon folder."""
+    left = []
+    for rel, kind in paimon_folders(table, partition_keys):
+        full = os.path.join(table, rel)
+        if kind in ("part", "bucket") and os.path.isdir(full) and not os.listdir(full):
+            left.append(rel)
+        try:
+            names = os.listdir(full)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for n in names:
+            p = os.path.join(full, n)
+            if kind == "part" and (n.startswith(partition_keys[rel.count("/") + 1] + "=")
+                                   if rel.count("/") + 1 < len(partition_keys) else _is_bucket_dir(n)):
+                continue   # listed itself
+            if not os.path.islink(p) and os.path.isdir(p) and not os.listdir(p):
+                left.append(rel + "/" + n)
+    return sorted(set(left))
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: oracle.py TABLE_DIR\n")
