@@ -95,10 +95,11 @@ static int os_remove_within(pm_fileio *io, const char *root, const char *rel, in
 static int os_mkdirs(pm_fileio *io, const char *p, pm_err *e) { (void)io; (void)p; (void)e; return PAIMON_OK; }
 static void os_destroy(pm_fileio *io) { (void)io; }
 /* One listing request (the local walk under it is not counted: S3 lists
- * with sizes and ages, no HEAD). */
+ * with sizes and ages, no HEAD); empty directories stand for S3's marker
+ * objects. */
 static int os_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *ud, pm_err *e) {
     count(io, N_LIST_TREE);
-    return pm_io_list_tree(OS(io)->inner, dir, cb, ud, e);
+    return pm_io_list_tree_dirs(OS(io)->inner, dir, cb, ud, e);
 }
 static int os_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags, pm_stat *sts,
                            int *rcs, char **msgs, pm_err *e) {

@@ -36,7 +36,7 @@ typedef enum { DIR_MANIFEST, DIR_INDEX, DIR_STATS, DIR_BUCKET, DIR_META, DIR_PAR
  * in it (a file, or a directory below it). */
 typedef struct sweep_dir {
     char *path;
-    int64_t mtime_ms;
+    int64_t mtime_ms;    /* from a listing (an object store's marker object); -1: stat it */
     uint8_t touched;
 } sweep_dir;
 
@@ -313,7 +313,7 @@ static int is_bucket_dir(const char *name) {
 }
 
 /* A directory that may be removed once empty (once: the first note counts). */
-static int sweep_add(sweep *sw, const char *path, pm_err *e) {
+static int sweep_add_at(sweep *sw, const char *path, int64_t mtime_ms, pm_err *e) {
     int added = 0;
     long ord = pm_set_add_ordinal(sw->at, path, strlen(path), &added);
     if (ord < 0) return pm_nomem(e);
@@ -326,11 +326,13 @@ static int sweep_add(sweep *sw, const char *path, pm_err *e) {
         sw->cap = c;
     }
     sweep_dir *d = &sw->v[sw->n];
-    *d = (sweep_dir){pm_strdup(path), 0, 0};
+    *d = (sweep_dir){pm_strdup(path), mtime_ms, 0};
     if (!d->path) return pm_nomem(e);
     sw->n++;   /* == ord + 1: ordinals count insertions */
     return PAIMON_OK;
 }
+
+static int sweep_add(sweep *sw, const char *path, pm_err *e) { return sweep_add_at(sw, path, -1, e); }
 
 static long sweep_find(const sweep *sw, const char *path, size_t len) {
     return pm_set_ordinal(sw->at, path, len);
@@ -387,6 +389,7 @@ typedef struct tree_ctx {
     pm_set *dirs;            /* directories seen (relative), by ordinal */
     long *task_of;           /* per ordinal: its task, or -1 (no candidates there) */
     size_t task_of_cap;
+    sweep *sw;               /* directory marker objects that may go once alone */
 } tree_ctx;
 
 /* What the relative directory dir[0, dl) is (walk_partitions' rules):
@@ -438,8 +441,28 @@ static int tree_dir_task(tree_ctx *x, const char *rel, size_t dl, long ord, pm_e
     return rc;
 }
 
+/* A directory marker object (an empty directory on an object store):
+ * noted for the sweep if the local walk would have noted the directory: a
+ * partition or bucket directory, a directory inside a partition directory,
+ * or one inside a directory of candidates. */
+static int tree_marker(tree_ctx *x, const char *rel, const pm_stat *st, pm_err *e) {
+    const char *slash = strrchr(rel, '/');
+    size_t dl = slash ? (size_t)(slash - rel) : 0;
+    int sweepable = data_rel_kind(x, rel, strlen(rel)) >= 0;
+    if (!sweepable && slash) {
+        long ord = pm_set_ordinal(x->dirs, rel, dl);
+        sweepable = data_rel_kind(x, rel, dl) == DIR_PART || (ord >= 0 && (size_t)ord < x->task_of_cap && x->task_of[ord] >= 0);
+    }
+    if (!sweepable) return PAIMON_OK;
+    char *p = pm_path_join(x->root, rel);
+    int rc = p ? sweep_add_at(x->sw, p, st->mtime_ms, e) : pm_nomem(e);
+    free(p);
+    return rc;
+}
+
 static int tree_key(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
     tree_ctx *x = ud;
+    if (st->is_dir) return tree_marker(x, rel, st, e);
     const char *slash = strrchr(rel, '/');
     if (!slash || !slash[1]) return PAIMON_OK;   /* in the table directory itself: never a candidate */
     size_t dl = (size_t)(slash - rel);
@@ -1018,7 +1041,8 @@ static int list_tree_candidates(orphan_run *r, const char *droot, pm_err *e) {
     size_t drl = strlen(dr);
     while (drl && dr[drl - 1] == '/') drl--;
     char *data_rel = pm_strndup(dr, drl);
-    tree_ctx x = {&r->lx, r->bts[0], t->root, data_rel, &r->tasks, &r->n_tasks, &r->cap_tasks, pm_set_new(), NULL, 0};
+    tree_ctx x = {&r->lx, r->bts[0], t->root, data_rel, &r->tasks, &r->n_tasks, &r->cap_tasks, pm_set_new(), NULL, 0,
+                  &r->sw};
     int rc = x.dirs && data_rel ? PAIMON_OK : pm_nomem(e);
     for (size_t i = 0; !rc && i < n_fixed; i++) {   /* the fixed directories, relative to the table */
         const char *d = r->tasks[i].dir;
@@ -1027,7 +1051,7 @@ static int list_tree_candidates(orphan_run *r, const char *droot, pm_err *e) {
         if (ord < 0 || tree_dir_task(&x, d + rl + 1, 0, ord, e)) { rc = pm_nomem(e); break; }
         x.task_of[ord] = (long)i;
     }
-    if (!rc) rc = pm_io_list_tree(t->io, t->root, tree_key, &x, e);
+    if (!rc) rc = pm_io_list_tree_dirs(t->io, t->root, tree_key, &x, e);
     if (rc) pm_err_prefix(e, "refusing to clean: cannot list %s", t->root);
     if (!rc && r->n_tasks - n_fixed > 1)
         qsort(r->tasks + n_fixed, r->n_tasks - n_fixed, sizeof *r->tasks, cmp_task_dir);
@@ -1351,7 +1375,7 @@ static int cmp_sweep_order(const void *a, const void *b) {
  * directory that cannot be removed stays. */
 static int sweep_dirs(orphan_run *r, pm_err *e) {
     sweep *sw = &r->sw;
-    if (r->o->dry_run || pm_io_has(r->t->io, PM_IO_VIRTUAL_DIRS)) return PAIMON_OK;
+    if (r->o->dry_run) return PAIMON_OK;
     for (size_t i = 0; i < r->n_tasks; i++) {
         list_task *tk = &r->tasks[i];
         for (size_t k = 0; k < tk->subdirs.n; k++) {
@@ -1381,7 +1405,10 @@ static int sweep_dirs(orphan_run *r, pm_err *e) {
         pm_err ie;
         pm_stat st;
         if (!d->touched) {
-            if (pm_io_stat(r->t->io, d->path, &st, &ie) || !st.is_dir || st.mtime_ms >= r->res->older_than_ms) continue;
+            int64_t mt = d->mtime_ms;
+            if (mt < 0 && (pm_io_stat(r->t->io, d->path, &st, &ie) || !st.is_dir)) continue;
+            if (mt < 0) mt = st.mtime_ms;
+            if (mt >= r->res->older_than_ms) continue;
         }
         if (pm_io_remove_within(r->t->io, root, rel, PM_RM_EMPTY_DIR, &st, &ie) != PAIMON_OK) continue;
         r->res->clean.dirs_removed++;
