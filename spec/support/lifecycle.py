@@ -499,7 +499,7 @@ def orphans_exact(table, oracle, step, i):
     needed files are left in Paimon's folders, and no empty partition,
     bucket or junk directory (the oracle's rules, oracle.py)."""
     needed, _ = oracle.compute()
-    left = oracle_mod.orphan_leftovers(table, ["p"], needed)
+    left = oracle_mod.orphan_leftovers(table, ["p"], needed, oracle.reachable_names())
     if left:
         raise Failure("orphan-left", "step %d %s left %d unneeded file(s): %s"
                       % (i + 1, " ".join(step["argv"]), len(left), ", ".join(left[:20])))

@@ -190,6 +190,43 @@ class Oracle(object):
                         self._data_files(out, tbl, info, e)
         return out
 
+    # ---- what orphan cleaning may keep beyond the needed files
+    def reachable_names(self):
+        """File names Java's OrphanFilesClean treats as used (it matches by
+        name): of every snapshot, tag and long-lived changelog of every
+        branch, the manifest lists, index manifest and statistics it names,
+        and in each list that exists its manifests and every file name
+        (added or deleted, extra files too) those name, and the index
+        files of the index manifest. A superset of the needed files: e.g.
+        the manifests of a long-lived changelog's base list (kept while the
+        list exists), or a file a DELETE entry names."""
+        names = set()
+        for bname, broot in branches(self.table):
+            snaps = [os.path.join(broot, "snapshot", n) for n in pyref.snapshot_files(broot).values()]
+            snaps += [os.path.join(broot, "tag", n) for n in list_dir(os.path.join(broot, "tag"), "tag-")]
+            snaps += [os.path.join(broot, "changelog", n)
+                      for n in pyref.list_versioned(os.path.join(broot, "changelog"), "changelog-").values()]
+            for path in snaps:
+                s = pyref.read_json(path)
+                for key in LIST_KEYS:
+                    n = s.get(key)
+                    if not n:
+                        continue
+                    names.add(n)
+                    for m in self._read_avro("manifest/" + n) or []:
+                        names.add(m["_FILE_NAME"])
+                        for e in self._read_avro("manifest/" + m["_FILE_NAME"]) or []:
+                            names.add(e["_FILE"]["_FILE_NAME"])
+                            names.update(e["_FILE"].get("_EXTRA_FILES") or [])
+                im = s.get("indexManifest")
+                if im:
+                    names.add(im)
+                    for e in self._read_avro("manifest/" + im) or []:
+                        names.add(e["_FILE_NAME"])
+                if s.get("statistics"):
+                    names.add(s["statistics"])
+        return names
+
     # ---- every root
     def compute(self):
         needed = {}
@@ -282,9 +319,11 @@ def paimon_folders(table, partition_keys):
     return out
 
 
-def orphan_leftovers(table, partition_keys, needed):
+def orphan_leftovers(table, partition_keys, needed, reachable=frozenset()):
     """Files orphan cleaning (cut-off after every file) must have removed
-    but did not: candidates (see above) that nothing needs."""
+    but did not: candidates (see above) that nothing needs and whose name
+    no snapshot, tag or changelog reaches (Oracle.reachable_names: Java
+    matches by name)."""
     left = []
     for rel, kind in paimon_folders(table, partition_keys):
         full = os.path.join(table, rel)
@@ -301,7 +340,7 @@ def orphan_leftovers(table, partition_keys, needed):
             if kind == "meta" and (n in META_KEEP or ((n.startswith("snapshot-") or n.startswith("changelog-"))
                                                       and not n.endswith(".tmp"))):
                 continue
-            if rel + "/" + n not in needed:
+            if rel + "/" + n not in needed and n not in reachable:
                 left.append(rel + "/" + n)
     return left
 

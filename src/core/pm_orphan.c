@@ -451,7 +451,9 @@ static int tree_marker(tree_ctx *x, const char *rel, const pm_stat *st, pm_err *
     int sweepable = data_rel_kind(x, rel, strlen(rel)) >= 0;
     if (!sweepable && slash) {
         long ord = pm_set_ordinal(x->dirs, rel, dl);
-        sweepable = data_rel_kind(x, rel, dl) == DIR_PART || (ord >= 0 && (size_t)ord < x->task_of_cap && x->task_of[ord] >= 0);
+        /* inside a partition or bucket directory, or a fixed directory of candidates
+         * (noted before the listing: whatever order keys come in) */
+        sweepable = data_rel_kind(x, rel, dl) >= 0 || (ord >= 0 && (size_t)ord < x->task_of_cap && x->task_of[ord] >= 0);
     }
     if (!sweepable) return PAIMON_OK;
     char *p = pm_path_join(x->root, rel);
