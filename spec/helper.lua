@@ -303,6 +303,19 @@ end
 
 -- Uploads the local table directory to a fresh prefix of the test bucket;
 -- returns its URI "s3://bucket/spec-<random>/<directory name>".
+-- PUTs the empty directory marker object "<key>/" of an s3:// URI, as
+-- Hadoop's S3A writes for an empty directory (rclone writes none), with
+-- curl's SigV4 ('=' sent as %3D, which curl's signing needs); raises on failure.
+function H.s3_put_marker(uri)
+  local c = H.s3()
+  local rest = assert(tostring(uri):match("^s3a?://(.+)$"), "not an s3:// URI")
+  local _, err, code = H.run("curl -sS -f --aws-sigv4 " .. H.sh_quote("aws:amz:" .. c.region .. ":s3")
+    .. " --user \"$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY\" -X PUT -H 'x-amz-content-sha256: "
+    .. "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' --data-binary '' "
+    .. H.sh_quote(c.endpoint .. "/" .. rest:gsub("/+$", ""):gsub("=", "%%3D") .. "/"))
+  if code ~= 0 then error("PUT marker " .. uri .. " failed: " .. err, 2) end
+end
+
 function H.s3_put_table(local_dir)
   local c = H.s3()
   local name = local_dir:gsub("/+$", ""):match("([^/]+)$")

@@ -459,6 +459,41 @@ describe_s3("S3 parity: maintenance", function()
     end
   end)
 
+  it("remove_orphan_files.lua: junk files go, and empty directories (S3: marker objects) as locally", function()
+    local p = pair(PK_TAG_BRANCH)
+    local bucket, prefix = H.s3_split(p.uri)
+    for _, rel in ipairs{"pt=1/bucket-0/junk.orc", "manifest/.manifest-x.tmp", "pt=1/stray.txt"} do
+      H.write_file(p.loc .. "/" .. rel, "junk")
+      H.rclone({"copyto", p.loc .. "/" .. rel, "pms3:" .. bucket .. "/" .. prefix .. "/" .. rel})
+    end
+    -- empty directories: a partition left empty, a junk one in a bucket; a
+    -- marker beside files stays
+    -- (0dir: its marker is listed before the bucket's files)
+    for _, rel in ipairs{"pt=7", "pt=7/bucket-0", "pt=2/bucket-0/tmpdir", "pt=2/bucket-0/0dir"} do
+      assert(os.execute("mkdir -p " .. H.sh_quote(p.loc .. "/" .. rel)))
+      H.s3_put_marker(p.uri .. "/" .. rel)
+    end
+    H.s3_put_marker(p.uri .. "/pt=1/bucket-0")
+    H.run("sleep 2")
+    local l, s = both(p, "remove_orphan_files.lua", {"--older-than", "1s", "--allow-young-cutoff", "--json"})
+    assert.equals(3, l.deleted.other_files + l.deleted.temp_files)
+    assert.equals(3, s.deleted.other_files + s.deleted.temp_files)
+    assert.equals(4, l.directories)
+    assert.equals(4, s.directories)
+    for _, k in ipairs(H.s3_ls(p.uri)) do
+      assert.is_nil(k.path:match("junk") or k.path:match("stray") or k.path:match("%.manifest%-x"), k.path)
+    end
+    assert.is_false(H.is_dir(p.loc .. "/pt=7"))
+    -- the markers are gone: a second run finds no directory to remove (the
+    -- marker beside files was never one)
+    l, s = both(p, "remove_orphan_files.lua", {"--older-than", "1s", "--allow-young-cutoff", "--json"})
+    assert.equals(0, l.directories)
+    assert.equals(0, s.directories)
+    assert.equals(0, s.files)
+    same_state(p)
+    H.rmdir(p.dir)
+  end)
+
   it("verify.lua: the same report, before and after a file goes missing", function()
     for _, name in ipairs{PK_TAG_BRANCH, APPEND_BRANCH, PK_DV} do
       local p = pair(name)

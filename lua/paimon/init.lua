@@ -8,6 +8,7 @@ local M = {
   interrupt = core.interrupt, -- stop the expiration or orphan cleaning in progress at a consistent point
   create_table = core.create_table,
   version = core.version,
+  list_tables = core.list_tables,   -- tables of a warehouse or database (pm_warehouse)
 }
 
 -- Collect an iterator's values into an array (for small results only).

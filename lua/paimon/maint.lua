@@ -120,7 +120,7 @@ function M.progress_fn(enabled)
 end
 
 local KINDS = {"data_files", "changelog_files", "manifests", "manifest_lists", "index_manifests",
-               "index_files", "statistics", "snapshots", "temp_files"}
+               "index_files", "statistics", "snapshots", "temp_files", "other_files"}
 M.KINDS = KINDS
 
 local function human_bytes(n)

@@ -65,6 +65,23 @@ static inline char *tu_rclone(const char *args) {
     return out;
 }
 
+/* PUTs the empty directory marker object "<key>/" of uri (s3://bucket/key),
+ * as Hadoop's S3A writes for an empty directory (rclone writes none), with
+ * curl's SigV4: 0, or -1. */
+static inline int tu_s3_put_marker(const char *uri) {
+    tu_s3 c;
+    if (tu_s3_config(&c) || strncmp(uri, "s3://", 5)) return -1;
+    pm_buf cmd = {0};
+    pm_buf_printf(&cmd, "curl -sS -f --aws-sigv4 'aws:amz:%s:s3' --user \"$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY\" "
+                        "-X PUT -H 'x-amz-content-sha256: "
+                        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' --data-binary '' '%s/%s/'",
+                  c.region, c.endpoint, uri + 5);
+    pm_buf_cstr(&cmd);
+    int rc = tu_sh((const char *)cmd.data);
+    pm_buf_free(&cmd);
+    return rc ? -1 : 0;
+}
+
 /* "s3://bucket/prefix" -> "pms3:bucket/prefix" in out: 0, or -1. */
 static inline int tu_s3_remote(const char *uri, char *out, size_t n) {
     const char *rest = !strncmp(uri, "s3://", 5) ? uri + 5 : !strncmp(uri, "s3a://", 6) ? uri + 6 : NULL;

@@ -639,6 +639,59 @@ TEST(open_v2_and_create_v2_hand_options_to_the_fileio) {
     pm_fileio_set_s3_opener(old);
 }
 
+/* paimon_list_tables: Java's catalog layout, globs, what the path is. */
+typedef struct seen_tables { char names[8][128]; int n, stop_at; } seen_tables;
+
+static int collect_table(void *ud, const char *database, const char *table, const char *uri) {
+    seen_tables *s = ud;
+    if (s->n < 8) snprintf(s->names[s->n], sizeof s->names[0], "%s.%s@%s", database, table, strrchr(uri, '/') + 1);
+    s->n++;
+    return s->n == s->stop_at ? 42 : 0;   /* a nonzero return stops the walk */
+}
+
+TEST(list_tables_of_a_warehouse_and_a_database) {
+    tu_copy c;
+    CHECK(tu_copy_make(&c, TMP_PREFIX, PARTED) == 0);
+    char cmd[4096], w[300], db[320];
+    snprintf(w, sizeof w, "%s/wh", c.dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/db1.db' '%s/db2.db/empty/schema' '%s/other' && cp -R '%s' '%s/db1.db/b' && "
+             "cp -R '%s' '%s/db1.db/a' && cp -R '%s' '%s/db2.db/c' && ln -s '%s/db1.db/a' '%s/db2.db/link'",
+             w, w, w, c.table, w, c.table, w, c.table, w, w, w);
+    CHECK(tu_sh(cmd) == 0);
+    seen_tables s = {0};
+    const char *kind = NULL;
+    char *err = NULL;
+    CHECK_EQ_INT(paimon_list_tables(w, NULL, NULL, NULL, collect_table, &s, &kind, &err), PAIMON_OK);
+    CHECK_EQ_STR(kind, "warehouse");
+    CHECK_EQ_INT(s.n, 3);
+    CHECK_EQ_STR(s.names[0], "db1.a@a");
+    CHECK_EQ_STR(s.names[1], "db1.b@b");
+    CHECK_EQ_STR(s.names[2], "db2.c@c");
+    memset(&s, 0, sizeof s);
+    CHECK_EQ_INT(paimon_list_tables(w, NULL, "db?", "[bc]", collect_table, &s, &kind, &err), PAIMON_OK);
+    CHECK_EQ_INT(s.n, 2);
+    snprintf(db, sizeof db, "%s/db1.db", w);
+    memset(&s, 0, sizeof s);
+    CHECK_EQ_INT(paimon_list_tables(db, NULL, NULL, NULL, collect_table, &s, &kind, &err), PAIMON_OK);
+    CHECK_EQ_STR(kind, "database");
+    CHECK_EQ_INT(s.n, 2);
+    snprintf(db, sizeof db, "%s/db1.db/a", w);
+    memset(&s, 0, sizeof s);
+    CHECK_EQ_INT(paimon_list_tables(db, NULL, NULL, NULL, collect_table, &s, &kind, &err), PAIMON_OK);
+    CHECK_EQ_STR(kind, "table");
+    CHECK_EQ_INT(s.n, 1);
+    snprintf(db, sizeof db, "%s/missing", w);
+    CHECK(paimon_list_tables(db, NULL, NULL, NULL, collect_table, &s, &kind, &err) != PAIMON_OK);
+    CHECK(err && strstr(err, "missing"));
+    paimon_free(err);
+    CHECK_EQ_INT(paimon_list_tables(NULL, NULL, NULL, NULL, collect_table, &s, &kind, NULL), PAIMON_MISUSE);
+    memset(&s, 0, sizeof s);
+    s.stop_at = 2;
+    CHECK_EQ_INT(paimon_list_tables(w, NULL, NULL, NULL, collect_table, &s, &kind, NULL), 42);
+    CHECK_EQ_INT(s.n, 2);
+    tu_copy_remove(&c, TMP_PREFIX);
+}
+
 int main(void) {
     RUN(options_replace_repeat_and_reject_null);
     RUN(unknown_and_malformed_options_refuse_before_anything);
@@ -650,5 +703,6 @@ int main(void) {
     RUN(purge_files_through_the_c_api);
     RUN(orphans_refuse_a_cutoff_below_the_floor_unless_allowed);
     RUN(open_v2_and_create_v2_hand_options_to_the_fileio);
+    RUN(list_tables_of_a_warehouse_and_a_database);
     return TEST_SUMMARY();
 }

@@ -7,6 +7,7 @@
 #include "test.h"
 #include "pm_fileio.h"
 #include "pm_s3.h"
+#include "s3_util.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -380,9 +381,10 @@ TEST(test_remove_and_remove_within) {
     CHECK_EQ_INT(ex, 0);
     CHECK_EQ_INT(pm_io_remove_within(io, uri("t"), "data/f1", 0, &st, &e), PAIMON_NOTFOUND);
     CHECK_EQ_INT(pm_io_remove_within(io, uri("t"), "data/f1", PM_RM_DRY_RUN, &st, &e), PAIMON_NOTFOUND);
-    /* virtual directories: nothing to remove, no request */
-    CHECK_EQ_INT(pm_io_remove_within(io, uri("t"), "data", PM_RM_EMPTY_DIR, &st, &e), PAIMON_NOTFOUND);
-    CHECK(strstr(e.msg, "virtual") != NULL);
+    /* a directory with keys under it is not empty (and has no marker to remove) */
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("t"), "data", PM_RM_EMPTY_DIR, &st, &e), PAIMON_EXISTS);
+    CHECK(strstr(e.msg, "not an empty directory") != NULL);
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("t"), "nodir", PM_RM_EMPTY_DIR, &st, &e), PAIMON_NOTFOUND);
     CHECK_EQ_INT(pm_io_exists(io, uri("t/data/f2"), &ex, &e), PAIMON_OK);
     CHECK_EQ_INT(ex, 1);
     /* a directory is never removed as a key */
@@ -408,6 +410,47 @@ TEST(test_remove_and_remove_within) {
     for (int i = 0; i < 3; i++) free(msgs[i]);
     CHECK_EQ_INT(pm_io_exists(io, uri("t/a"), &ex, &e), PAIMON_OK);
     CHECK_EQ_INT(ex, 1);
+    pm_fileio_destroy(io);
+}
+
+/* Directory marker objects ("dir/", Hadoop S3A's empty directories):
+ * list_tree_dirs reports them, list_tree does not; remove_within with
+ * PM_RM_EMPTY_DIR deletes a marker nothing else lies under, refuses one
+ * with keys under it, and finds nothing where there is no marker. */
+typedef struct seen { char text[2048]; } seen;
+static int seen_cb(void *ctx, const char *rel, const pm_stat *st, pm_err *e) {
+    (void)e;
+    seen *s = ctx;
+    size_t l = strlen(s->text);
+    snprintf(s->text + l, sizeof s->text - l, "%s%s;", rel, st->is_dir ? "/" : "");
+    return 0;
+}
+
+TEST(test_directory_markers) {
+    pm_fileio *io = open_io(NULL);
+    if (!io) { CHECK(0); return; }
+    pm_err e;
+    pm_stat st;
+    CHECK_EQ_INT(tu_s3_put_marker(uri("m/a")), 0);
+    CHECK_EQ_INT(tu_s3_put_marker(uri("m/b")), 0);
+    CHECK_EQ_INT(tu_s3_put_marker(uri("m/c/d")), 0);
+    CHECK_EQ_INT(put(io, "m/b/x", "x"), PAIMON_OK);
+    seen all = {""}, files = {""};
+    CHECK_EQ_INT(pm_io_list_tree_dirs(io, uri("m"), seen_cb, &all, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_list_tree(io, uri("m"), seen_cb, &files, &e), PAIMON_OK);
+    CHECK_EQ_STR(all.text, "a/;b/;b/x;c/d/;");
+    CHECK_EQ_STR(files.text, "b/x;");
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("m"), "b", PM_RM_EMPTY_DIR, &st, &e), PAIMON_EXISTS);
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("m"), "c", PM_RM_EMPTY_DIR, &st, &e), PAIMON_EXISTS);
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("m"), "a", PM_RM_EMPTY_DIR | PM_RM_DRY_RUN, &st, &e), PAIMON_OK);
+    CHECK(st.is_dir && st.mtime_ms > 0);
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("m"), "a", PM_RM_EMPTY_DIR, &st, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("m"), "a", PM_RM_EMPTY_DIR, &st, &e), PAIMON_NOTFOUND);
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("m"), "c/d", PM_RM_EMPTY_DIR, &st, &e), PAIMON_OK);
+    CHECK_EQ_INT(pm_io_remove_within(io, uri("m"), "../m/b", PM_RM_EMPTY_DIR, &st, &e), PM_IO_OUTSIDE);
+    seen after = {""};
+    CHECK_EQ_INT(pm_io_list_tree_dirs(io, uri("m"), seen_cb, &after, &e), PAIMON_OK);
+    CHECK_EQ_STR(after.text, "b/;b/x;");
     pm_fileio_destroy(io);
 }
 
@@ -1113,6 +1156,7 @@ int main(void) {
     RUN(test_create_no_replace);
     RUN(test_create_no_replace_race);
     RUN(test_remove_and_remove_within);
+    RUN(test_directory_markers);
     RUN(test_wrong_credentials);
     RUN(test_missing_bucket);
     RUN(test_retry_503_then_200);

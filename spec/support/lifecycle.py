@@ -161,7 +161,8 @@ class Generator(object):
         ops = [("write", 7), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1),
                ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
-               ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1), ("purge", 0.25)]
+               ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1), ("purge", 0.25),
+               ("junk", 1)]
         ops = [(o, 0 if o in NO_OPS or not w else WEIGHTS.get(o, w)) for o, w in ops]
         total = sum(w for _, w in ops)
         x = r.random() * total
@@ -247,7 +248,26 @@ class Generator(object):
             return {"op": op, "argv": ["purge_files.lua", "T", "--yes"]}
         if op == "orphans":
             return {"op": op, "argv": ["remove_orphan_files.lua", "T", "--older-than", "1ms", "--allow-young-cutoff"]}
+        if op == "junk":
+            return {"op": op, "junk": self.junk()}
         raise AssertionError(op)
+
+    def junk(self):
+        """What failed writers and tools leave in a table's folders, all
+        old: temp files, non-Paimon files, empty directories (a trailing
+        "/"), and files orphan cleaning must never touch (schema/ temp
+        files, a partition's _SUCCESS)."""
+        r = self.rng
+        k = r.randint(1, 10 ** 6)
+        part = "p=" + r.choice(PARTS)
+        pool = ["manifest/.manifest-%d.tmp" % k, "manifest/junk-%d.txt" % k,
+                part + "/bucket-0/junk-%d.orc" % k, part + "/bucket-0/.data-%d.parquet.tmp" % k,
+                part + "/junk-%d.txt" % k, "snapshot/.snapshot-%d.tmp" % k, "snapshot/junk-%d" % k,
+                "index/junk-%d" % k, "statistics/junk-%d" % k,
+                part + "/bucket-%d/" % r.randint(1, 9), "p=zz%d/bucket-0/" % k, part + "/bucket-0/d%d/" % k,
+                "manifest/d%d/" % k, part + "/stray-%d/" % k,
+                "schema/.schema-%d.tmp" % k, part + "/_SUCCESS"]
+        return r.sample(pool, r.randint(1, 5))
 
     def step_write(self, b):
         return {"op": "write", "argv": ["write.lua", "T"] + bflag(b), "stdin": self.rows()}
@@ -363,7 +383,11 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
             listings.append(listing(table))
             before_state = state(table)
             hints_before = stale_hints(table)
-            if "rm" in step:
+            if "junk" in step:
+                made = plant_junk(table, step["junk"])
+                step["argv"] = ["junk"] + step["junk"]
+                rc, out, err = 0, "", "planted %d" % made
+            elif "rm" in step:
                 # a self-test of the checks: remove files as a bug would
                 gone = sorted(glob.glob(os.path.join(table, step["rm"])))
                 for p in gone:
@@ -386,6 +410,8 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
                 consumers_kept(table, before_state, step, i)
             if step["argv"][0] == "rollback.lua" and rc == 0:
                 rollback_kept_files(listings[-1], listing(table), step, i)
+            if step["argv"][0] == "remove_orphan_files.lua" and rc == 0:
+                orphans_exact(table, checker.oracle, step, i)
             try:
                 checker.check()
             except Failure as f:
@@ -458,6 +484,54 @@ def rollback_kept_files(before, after, step, i):
     if bad:
         raise Failure("rollback", "step %d %s removed files other than snapshots, tags and changelogs:\n    %s"
                       % (i + 1, " ".join(argv), "\n    ".join(bad[:20])))
+OLD = 3 * 86400
+
+
+def plant_junk(table, items):
+    """Creates the junk of a "junk" step (paths relative to the table; a
+    trailing "/" makes an empty directory), backdated 3 days, and the
+    directories made for it too. Returns how many were made."""
+    made = 0
+    t = time.time() - OLD
+    for rel in items:
+        full = os.path.join(table, rel.rstrip("/"))
+        parent = os.path.dirname(full)
+        new_dirs = []
+        d = parent
+        while not os.path.isdir(d):
+            new_dirs.append(d)
+            d = os.path.dirname(d)
+        if rel.endswith("/"):
+            if os.path.exists(full):
+                continue
+            os.makedirs(full)
+            new_dirs.insert(0, full)
+        else:
+            os.makedirs(parent, exist_ok=True)
+            if os.path.exists(full):
+                continue
+            with open(full, "w") as fh:
+                fh.write("junk\n")
+            os.utime(full, (t, t))
+        for nd in new_dirs:
+            os.utime(nd, (t, t))
+        made += 1
+    return made
+
+
+def orphans_exact(table, oracle, step, i):
+    """After orphan cleaning with a cut-off after every file: exactly the
+    needed files are left in Paimon's folders, and no empty partition,
+    bucket or junk directory (the oracle's rules, oracle.py)."""
+    needed, _ = oracle.compute()
+    left = oracle_mod.orphan_leftovers(table, ["p"], needed, oracle.reachable_names())
+    if left:
+        raise Failure("orphan-left", "step %d %s left %d unneeded file(s): %s"
+                      % (i + 1, " ".join(step["argv"]), len(left), ", ".join(left[:20])))
+    dirs = oracle_mod.empty_dirs_left(table, ["p"])
+    if dirs:
+        raise Failure("orphan-dirs", "step %d %s left %d empty director(ies): %s"
+                      % (i + 1, " ".join(step["argv"]), len(dirs), ", ".join(dirs[:20])))
 
 
 def consumers_kept(table, before, step, i):
@@ -475,8 +549,8 @@ def consumers_kept(table, before, step, i):
 
 
 def op_name(argv):
-    if argv[0] == "rm":
-        return "rm"
+    if argv[0] in ("rm", "junk"):
+        return argv[0]
     name = argv[0][:-4]
     if name in ("tag", "branch", "consumer"):
         name += " " + argv[2]

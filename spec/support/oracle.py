@@ -190,6 +190,43 @@ class Oracle(object):
                         self._data_files(out, tbl, info, e)
         return out
 
+    # ---- what orphan cleaning may keep beyond the needed files
+    def reachable_names(self):
+        """File names Java's OrphanFilesClean treats as used (it matches by
+        name): of every snapshot, tag and long-lived changelog of every
+        branch, the manifest lists, index manifest and statistics it names,
+        and in each list that exists its manifests and every file name
+        (added or deleted, extra files too) those name, and the index
+        files of the index manifest. A superset of the needed files: e.g.
+        the manifests of a long-lived changelog's base list (kept while the
+        list exists), or a file a DELETE entry names."""
+        names = set()
+        for bname, broot in branches(self.table):
+            snaps = [os.path.join(broot, "snapshot", n) for n in pyref.snapshot_files(broot).values()]
+            snaps += [os.path.join(broot, "tag", n) for n in list_dir(os.path.join(broot, "tag"), "tag-")]
+            snaps += [os.path.join(broot, "changelog", n)
+                      for n in pyref.list_versioned(os.path.join(broot, "changelog"), "changelog-").values()]
+            for path in snaps:
+                s = pyref.read_json(path)
+                for key in LIST_KEYS:
+                    n = s.get(key)
+                    if not n:
+                        continue
+                    names.add(n)
+                    for m in self._read_avro("manifest/" + n) or []:
+                        names.add(m["_FILE_NAME"])
+                        for e in self._read_avro("manifest/" + m["_FILE_NAME"]) or []:
+                            names.add(e["_FILE"]["_FILE_NAME"])
+                            names.update(e["_FILE"].get("_EXTRA_FILES") or [])
+                im = s.get("indexManifest")
+                if im:
+                    names.add(im)
+                    for e in self._read_avro("manifest/" + im) or []:
+                        names.add(e["_FILE_NAME"])
+                if s.get("statistics"):
+                    names.add(s["statistics"])
+        return names
+
     # ---- every root
     def compute(self):
         needed = {}
@@ -229,6 +266,105 @@ class Oracle(object):
                     need(per_snap[nxt], "%s consumer %s" % (bname, n[len("consumer-"):]))
         missing = {p: r for p, r in needed.items() if not self._exists(p)}
         return needed, missing
+
+
+# ---- what orphan cleaning must leave (Java's OrphanFilesClean rules)
+#
+# Files in "Paimon folders" are candidates: the direct children of
+# manifest/, index/, statistics/, of every bucket directory and of every
+# partition directory (but `_SUCCESS`), and of each branch's snapshot/ and
+# changelog/ (but snapshot-N / changelog-N and the EARLIEST/LATEST hints).
+# Anything else (schema/, tag/, consumer/, the table root, directories that
+# are not Paimon's, what lies behind a symlink) is never touched. With a
+# cut-off after every file, orphan cleaning leaves exactly the needed
+# candidates, and no empty partition, bucket or junk directory.
+
+META_KEEP = {"EARLIEST", "LATEST"}
+
+
+def _is_part_dir(name, key):
+    return name.startswith(key + "=")
+
+
+def _is_bucket_dir(name):
+    return name == "bucket-postpone" or (name.startswith("bucket-") and name[7:].isdigit())
+
+
+def paimon_folders(table, partition_keys):
+    """[(relative dir, kind)] of the folders whose direct files are orphan
+    candidates: kind is "fixed", "meta" (snapshot/changelog), "part" or
+    "bucket". Symlinks are not followed."""
+    out = [("manifest", "fixed"), ("index", "fixed"), ("statistics", "fixed")]
+    for bname, broot in branches(table):
+        brel = "" if bname == "main" else "branch/branch-%s/" % bname
+        out += [(brel + "snapshot", "meta"), (brel + "changelog", "meta")]
+
+    def walk(rel, level):
+        full = os.path.join(table, rel) if rel else table
+        try:
+            names = sorted(os.listdir(full))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for n in names:
+            p = os.path.join(full, n)
+            if os.path.islink(p) or not os.path.isdir(p):
+                continue
+            r = (rel + "/" + n) if rel else n
+            if level == len(partition_keys) and _is_bucket_dir(n):
+                out.append((r, "bucket"))
+            elif level < len(partition_keys) and _is_part_dir(n, partition_keys[level]):
+                out.append((r, "part"))
+                walk(r, level + 1)
+    walk("", 0)
+    return out
+
+
+def orphan_leftovers(table, partition_keys, needed, reachable=frozenset()):
+    """Files orphan cleaning (cut-off after every file) must have removed
+    but did not: candidates (see above) that nothing needs and whose name
+    no snapshot, tag or changelog reaches (Oracle.reachable_names: Java
+    matches by name)."""
+    left = []
+    for rel, kind in paimon_folders(table, partition_keys):
+        full = os.path.join(table, rel)
+        try:
+            names = sorted(os.listdir(full))
+        except FileNotFoundError:
+            continue
+        for n in names:
+            p = os.path.join(full, n)
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
+            if kind == "part" and n == "_SUCCESS":
+                continue
+            if kind == "meta" and (n in META_KEEP or ((n.startswith("snapshot-") or n.startswith("changelog-"))
+                                                      and not n.endswith(".tmp"))):
+                continue
+            if rel + "/" + n not in needed and n not in reachable:
+                left.append(rel + "/" + n)
+    return left
+
+
+def empty_dirs_left(table, partition_keys):
+    """Empty directories orphan cleaning must have removed: partition and
+    bucket directories, and directories inside a Paimon folder."""
+    left = []
+    for rel, kind in paimon_folders(table, partition_keys):
+        full = os.path.join(table, rel)
+        if kind in ("part", "bucket") and os.path.isdir(full) and not os.listdir(full):
+            left.append(rel)
+        try:
+            names = os.listdir(full)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for n in names:
+            p = os.path.join(full, n)
+            if kind == "part" and (n.startswith(partition_keys[rel.count("/") + 1] + "=")
+                                   if rel.count("/") + 1 < len(partition_keys) else _is_bucket_dir(n)):
+                continue   # listed itself
+            if not os.path.islink(p) and os.path.isdir(p) and not os.listdir(p):
+                left.append(rel + "/" + n)
+    return sorted(set(left))
 
 
 def main(argv):

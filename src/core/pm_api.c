@@ -1,4 +1,5 @@
 /* The public C API (paimon.h) over the internal modules. */
+#include "pm_warehouse.h"
 #include "pm_table.h"
 
 #include <stdlib.h>
@@ -42,6 +43,26 @@ int paimon_table_open(const char *path, const char *branch, paimon_table **out, 
 }
 
 void paimon_table_close(paimon_table *t) { pm_table_free(t); }
+
+int paimon_list_tables(const char *uri, const char *const *options, const char *database_pattern,
+                       const char *table_pattern, paimon_table_cb cb, void *ud, const char **kind, char **errmsg) {
+    pm_err e = {0};
+    if (errmsg) *errmsg = NULL;
+    if (kind) *kind = NULL;
+    if (!uri || !cb) return PAIMON_MISUSE;
+    pm_fileio *io = NULL;
+    pm_table_ref *v = NULL;
+    size_t n = 0;
+    pm_wh_kind k = PM_WH_WAREHOUSE;
+    int rc = pm_fileio_open(uri, options, &io, &e);
+    if (!rc) rc = pm_warehouse_tables(io, uri, database_pattern, table_pattern, &v, &n, &k, &e);
+    if (!rc && kind) *kind = pm_wh_kind_name(k);
+    for (size_t i = 0; !rc && i < n; i++) rc = cb(ud, v[i].database, v[i].table, v[i].path);
+    if (rc && errmsg && e.msg[0]) *errmsg = pm_strdup(e.msg);
+    pm_table_refs_free(v, n);
+    pm_fileio_destroy(io);
+    return rc;
+}
 const char *paimon_table_errmsg(const paimon_table *t) { return t ? t->err.msg : "no table"; }
 const char *paimon_table_path(const paimon_table *t) { return t ? t->root : NULL; }
 

@@ -14,7 +14,7 @@
 
 const char *const pm_file_kind_names[PM_K__N] = {
     "data_files", "changelog_files", "manifests", "manifest_lists", "index_manifests",
-    "index_files", "statistics", "snapshots", "temp_files",
+    "index_files", "statistics", "snapshots", "temp_files", "other_files",
 };
 
 /* ---- results ------------------------------------------------------------- */

@@ -12,7 +12,9 @@
 /* Kinds of files a cleanup deletes; names are the result-table keys. */
 typedef enum pm_file_kind {
     PM_K_DATA, PM_K_CHANGELOG, PM_K_MANIFEST, PM_K_MANIFEST_LIST, PM_K_INDEX_MANIFEST,
-    PM_K_INDEX, PM_K_STATISTICS, PM_K_SNAPSHOT, PM_K_TEMP, PM_K__N
+    PM_K_INDEX, PM_K_STATISTICS, PM_K_SNAPSHOT, PM_K_TEMP,
+    PM_K_OTHER,   /* orphan cleaning: any other file in a directory of Paimon files (Java's rule) */
+    PM_K__N
 } pm_file_kind;
 extern const char *const pm_file_kind_names[PM_K__N];
 

@@ -180,13 +180,14 @@ static int local_list(pm_fileio *io, const char *uri, pm_dirent **out, size_t *n
         }
         const char *nm = de->d_name;
         if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
-        int is_dir = 0;
+        int is_dir = 0, is_link = 0;
 #ifdef DT_DIR
         if (de->d_type == DT_DIR) is_dir = 1;
         else if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK)
 #endif
         {
             struct stat st;
+            if (fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0) is_link = S_ISLNK(st.st_mode);
             if (fstatat(dirfd(d), nm, &st, 0) == 0) is_dir = S_ISDIR(st.st_mode);
         }
         if (len == cap) {
@@ -199,6 +200,7 @@ static int local_list(pm_fileio *io, const char *uri, pm_dirent **out, size_t *n
         v[len].name = pm_strdup(nm);
         if (!v[len].name) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory listing %s", path); break; }
         v[len].is_dir = is_dir;
+        v[len].is_link = is_link;
         len++;
     }
     closedir(d);
@@ -831,19 +833,29 @@ int pm_fileio_for_uri(const char *uri, pm_fileio **out, pm_err *e) {
 
 /* ---- generic list_tree and remove_batch -------------------------------- */
 
-static int tree_walk(pm_fileio *io, const char *dir, const char *rel, pm_tree_cb cb, void *cb_ctx, pm_err *e) {
+/* Every file below dir, and every empty directory (is_dir 1: what an
+ * object store's marker object stands for); symlinked directories are not
+ * descended. *n_entries: what dir itself holds. */
+static int tree_walk(pm_fileio *io, const char *dir, const char *rel, pm_tree_cb cb, void *cb_ctx, size_t *n_entries,
+                     pm_err *e) {
     pm_dirent *d = NULL;
     size_t n = 0;
+    *n_entries = 0;
     int rc = pm_io_list(io, dir, &d, &n, e);
     if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
     if (rc) return rc;
+    *n_entries = n;
     for (size_t i = 0; i < n && !rc; i++) {
         char *path = pm_path_join(dir, d[i].name);
         char *r = *rel ? pm_path_join(rel, d[i].name) : pm_strdup(d[i].name);
         if (!path || !r) { free(path); free(r); rc = pm_nomem(e); break; }
-        if (d[i].is_dir) {
-            rc = tree_walk(io, path, r, cb, cb_ctx, e);
-        } else {
+        if (d[i].is_dir && !d[i].is_link) {
+            size_t below = 0;
+            rc = tree_walk(io, path, r, cb, cb_ctx, &below, e);
+            pm_stat st;
+            if (!rc && below == 0 && pm_io_stat(io, path, &st, e) == PAIMON_OK && st.is_dir) rc = cb(cb_ctx, r, &st, e);
+            else pm_err_clear(e);
+        } else if (!d[i].is_dir) {
             pm_stat st;
             rc = pm_io_stat(io, path, &st, e);
             if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }   /* vanished meanwhile */
@@ -856,9 +868,22 @@ static int tree_walk(pm_fileio *io, const char *dir, const char *rel, pm_tree_cb
     return rc;
 }
 
-int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e) {
+int pm_io_list_tree_dirs(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e) {
+    size_t n = 0;
     if (io->ops->list_tree) return io->ops->list_tree(io, dir, cb, cb_ctx, e);
-    return tree_walk(io, dir, "", cb, cb_ctx, e);
+    return tree_walk(io, dir, "", cb, cb_ctx, &n, e);
+}
+
+typedef struct files_only_ctx { pm_tree_cb cb; void *ctx; } files_only_ctx;
+
+static int files_only(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
+    const files_only_ctx *f = ud;
+    return st->is_dir ? 0 : f->cb(f->ctx, rel, st, e);
+}
+
+int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e) {
+    files_only_ctx f = {cb, cb_ctx};
+    return pm_io_list_tree_dirs(io, dir, files_only, &f, e);
 }
 
 int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,

@@ -26,7 +26,8 @@ typedef int (*pm_tree_cb)(void *ctx, const char *rel, const pm_stat *st, pm_err 
 
 typedef struct pm_dirent {
     char *name;         /* entry name (no directory part), malloc'd */
-    int is_dir;
+    int is_dir;         /* a directory, or (local) a symlink to one */
+    int is_link;        /* local: a symbolic link (is_dir says what it points at); never on object stores */
 } pm_dirent;
 
 /* Internal result of remove_within: the path leaves the root directory. */
@@ -78,8 +79,9 @@ typedef struct pm_fileio_ops {
     void (*destroy)(pm_fileio *io);
     /* PM_IO_* capability bits. */
     unsigned caps;
-    /* Optional (NULL: pm_io_list_tree walks list + stat). Every file (not
-     * directory) under `dir`, recursively, streamed to cb with its path
+    /* Optional (NULL: pm_io_list_tree walks list + stat). Every file under
+     * `dir` (and every directory marker object, is_dir 1: see
+     * pm_io_list_tree_dirs), recursively, streamed to cb with its path
      * relative to dir, size and mtime; order unspecified; memory bounded
      * whatever the number of files. A missing dir lists nothing. cb returns
      * nonzero to stop: that code is returned (with *e as cb left it). */
@@ -196,6 +198,11 @@ int pm_io_fail_too_big(pm_err *e, const char *path, int64_t size, size_t max);
  * close). Still the whole file when the record is wrong. */
 int pm_io_read_sized(pm_fileio *io, const char *path, int64_t size, pm_buf *out, pm_err *e);
 int pm_io_list_tree(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e);
+/* pm_io_list_tree that also reports empty directories (st->is_dir 1, rel
+ * without a trailing '/'): an object store's directory marker objects
+ * ("dir/"), a walked file system's empty directories (symlinked ones are
+ * not descended). ops->list_tree reports markers this way. */
+int pm_io_list_tree_dirs(pm_fileio *io, const char *dir, pm_tree_cb cb, void *cb_ctx, pm_err *e);
 int pm_io_remove_batch(pm_fileio *io, const char *root, const char *const *rels, size_t n, int flags,
                        pm_stat *sts, int *rcs, char **msgs, pm_err *e);
 static inline int pm_io_has(const pm_fileio *io, unsigned cap) { return (io->ops->caps & cap) != 0; }

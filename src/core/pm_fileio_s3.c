@@ -1,9 +1,11 @@
 /* S3 FileIO: s3:// and s3a:// URIs (caps PM_IO_VIRTUAL_DIRS).
  * - A "directory" is a key prefix ending in '/': it exists when some key has
- *   it as prefix; mkdirs does nothing; remove_within with PM_RM_EMPTY_DIR
- *   returns PAIMON_NOTFOUND without a request (there is never an empty
- *   directory object to remove). list of a prefix holding nothing is
- *   PAIMON_NOTFOUND, like a missing local directory.
+ *   it as prefix; mkdirs does nothing. An empty directory is a marker
+ *   object "dir/" (Hadoop's S3A writes them): list_tree reports markers as
+ *   directories (pm_io_list_tree_dirs), remove_within with
+ *   PM_RM_EMPTY_DIR deletes a marker nothing else lies under. list of a
+ *   prefix holding nothing is PAIMON_NOTFOUND, like a missing local
+ *   directory.
  * - write_atomic is a plain PUT (objects appear whole); create_no_replace
  *   is a PUT with If-None-Match: * and never a check-then-put; an unknown
  *   outcome is resolved by reading the key back (see s3_create_no_replace).
@@ -255,6 +257,7 @@ static int collect_name(void *ctx, const char *key, int is_dir, int64_t size, in
     }
     c->v[c->n].name = pm_strndup(name, nl);
     if (!c->v[c->n].name) return pm_nomem(e);
+    c->v[c->n].is_link = 0;
     c->v[c->n++].is_dir = is_dir;
     return 0;
 }
@@ -371,12 +374,23 @@ typedef struct tree_ctx {
     void *cb_ctx;
 } tree_ctx;
 
+/* Directory marker objects ("dir/", as Hadoop's S3A writes for an empty
+ * directory) are reported as directories (rel without the '/', is_dir 1);
+ * pm_io_list_tree passes only files on. */
 static int tree_entry(void *ctx, const char *key, int is_dir, int64_t size, int64_t mtime_ms, pm_err *e) {
     tree_ctx *t = ctx;
     (void)is_dir;
     size_t kl = strlen(key);
     if (kl < t->skip) return pm_fail(e, PAIMON_IO, "listed key %s is outside the listed prefix", key);
-    if (kl == t->skip || key[kl - 1] == '/') return 0;   /* directory marker objects */
+    if (kl == t->skip) return 0;   /* the listed directory's own marker */
+    if (key[kl - 1] == '/') {
+        char *rel = pm_strndup(key + t->skip, kl - t->skip - 1);
+        if (!rel) return pm_nomem(e);
+        pm_stat st = {0, mtime_ms, 1};
+        int rc = *rel ? t->cb(t->cb_ctx, rel, &st, e) : 0;
+        free(rel);
+        return rc;
+    }
     pm_stat st = {size, mtime_ms, 0};
     return t->cb(t->cb_ctx, key + t->skip, &st, e);
 }
@@ -591,14 +605,59 @@ static int key_within(pm_fileio *io, const char *root, const char *rel, char **o
     return PAIMON_OK;
 }
 
+/* What is under a "dir/" prefix: its marker object, and whether any other key. */
+typedef struct dir_look { const char *marker; int has_marker, has_other; int64_t mtime_ms; } dir_look;
+
+static int look_entry(void *ctx, const char *key, int is_dir, int64_t size, int64_t mtime_ms, pm_err *e) {
+    dir_look *d = ctx;
+    (void)size;
+    (void)e;
+    if (!is_dir && !strcmp(key, d->marker)) { d->has_marker = 1; d->mtime_ms = mtime_ms; }
+    else d->has_other = 1;
+    return 0;
+}
+
+/* An "empty directory" on S3 is a marker object "dir/" with no other key
+ * under it: that marker is deleted. Another key under it: PAIMON_EXISTS
+ * (not empty); no key at all: PAIMON_NOTFOUND (no directory to remove).
+ * A key a writer adds meanwhile is not affected (a marker is only an
+ * object). */
+static int remove_empty_dir(pm_fileio *io, const char *root, const char *rel, const char *key, int flags,
+                            pm_stat *st, pm_err *e) {
+    size_t kl = strlen(key);
+    char *marker = malloc(kl + 2);
+    if (!marker) return pm_nomem(e);
+    memcpy(marker, key, kl);
+    memcpy(marker + kl, "/", 2);
+    dir_look d = {marker, 0, 0, 0};
+    int rc = list_objects(io, marker, 0, 2, 1, look_entry, &d, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    if (!rc && d.has_other) rc = pm_fail(e, PAIMON_EXISTS, "%s/%s: not an empty directory", root, rel);
+    else if (!rc && !d.has_marker) rc = pm_fail(e, PAIMON_NOTFOUND, "%s/%s: no directory (marker object) to remove", root, rel);
+    if (!rc) {
+        st->is_dir = 1;
+        st->mtime_ms = d.mtime_ms;
+    }
+    if (!rc && !(flags & PM_RM_DRY_RUN)) {
+        pm_buf body = {0};
+        pm_s3_req r = {"DELETE", marker, NULL, NULL, 0, NULL, NULL, 0, &body};
+        pm_s3_resp resp;
+        rc = pm_s3_request(S3(io), &r, &resp, e);
+        if (rc == PAIMON_OK && resp.status != 204 && resp.status != 200)
+            rc = pm_s3_fail(S3(io), e, resp.status == 404 ? PAIMON_NOTFOUND : PAIMON_IO, "DELETE", marker, &resp);
+        pm_buf_free(&body);
+    }
+    free(marker);
+    return rc;
+}
+
 static int s3_remove_within(pm_fileio *io, const char *root, const char *rel, int flags, pm_stat *st, pm_err *e) {
     char *key;
     int rc = key_within(io, root, rel, &key, e);
     if (rc) return rc;
     memset(st, 0, sizeof *st);
     if (flags & PM_RM_EMPTY_DIR) {
-        rc = pm_fail(e, PAIMON_NOTFOUND, "%s/%s: directories are virtual on S3; there is no empty directory to remove",
-                     root, rel);
+        rc = remove_empty_dir(io, root, rel, key, flags, st, e);
         free(key);
         return rc;
     }

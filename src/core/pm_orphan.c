@@ -25,7 +25,26 @@ static int ends(const char *s, const char *p) {
 
 /* ---- listing ------------------------------------------------------------------ */
 
-typedef enum { DIR_MANIFEST, DIR_INDEX, DIR_STATS, DIR_BUCKET, DIR_META } dir_kind;
+/* DIR_PART: a partition directory (k=v) below the data directory: only
+ * the files directly in it are candidates there. */
+typedef enum { DIR_MANIFEST, DIR_INDEX, DIR_STATS, DIR_BUCKET, DIR_META, DIR_PART } dir_kind;
+
+/* Directories that may be removed once empty (step 6): partition and
+ * bucket directories, and directories found inside a directory of
+ * candidates (junk a failed writer or tool left). Each with its mtime
+ * before this run deleted anything, and whether this run deleted something
+ * in it (a file, or a directory below it). */
+typedef struct sweep_dir {
+    char *path;
+    int64_t mtime_ms;    /* from a listing (an object store's marker object); -1: stat it */
+    uint8_t touched;
+} sweep_dir;
+
+typedef struct sweep {
+    sweep_dir *v;
+    size_t n, cap;
+    pm_set *at;          /* path -> index in v (ordinals) */
+} sweep;
 
 /* A Paimon file found by the listing. Its age is looked up only if nothing
  * uses it (most files of a healthy table are used: no stat for them). */
@@ -47,6 +66,7 @@ typedef struct list_task {
     pm_stat *listed;     /* per candidate, age and size from the one listing (NULL: stat for the age) */
     size_t listed_cap;
     size_t n_unused;
+    pm_strv subdirs;     /* directories found in it (not partition or bucket directories): sweep candidates */
     int rc;
     pm_err err;
 } list_task;
@@ -82,26 +102,36 @@ static const char *cand_name(const list_task *tk, const cand *c, pm_buf *out) {
     return (const char *)out->data;
 }
 
-/* Kind of a file found in a directory of kind dk, or -1: not ours. */
+/* Kind of a file found in a directory of kind dk, or -1: never a
+ * candidate. As Java's OrphanFilesClean: every file in manifest/, index/,
+ * statistics/ and the bucket directories is a candidate (Paimon's names by
+ * their kind, anything else PM_K_OTHER: a temp file, a failed write's
+ * leftover), and in snapshot/ and changelog/ every file but the snapshot
+ * or changelog files and the EARLIEST/LATEST hints. Beyond Java: the files
+ * directly in a partition directory, except the `_SUCCESS` file of
+ * mark_partition_done's success-file action. Temp files (.<name>.tmp) go
+ * by age alone. */
 static int classify(const list_ctx *x, dir_kind dk, const char *name) {
+    if (name[0] == '.' && ends(name, ".tmp")) return PM_K_TEMP;   /* .<name>.<uuid>.tmp of atomic writes */
     switch (dk) {
     case DIR_MANIFEST:
         if (starts(name, "manifest-list-")) return PM_K_MANIFEST_LIST;
         if (starts(name, "index-manifest-")) return PM_K_INDEX_MANIFEST;
         if (starts(name, "manifest-")) return PM_K_MANIFEST;
-        return -1;
-    case DIR_INDEX: return starts(name, "index-") ? PM_K_INDEX : -1;
-    case DIR_STATS: return starts(name, "stat-") ? PM_K_STATISTICS : -1;
+        return PM_K_OTHER;
+    case DIR_INDEX: return starts(name, "index-") ? PM_K_INDEX : PM_K_OTHER;
+    case DIR_STATS: return starts(name, "stat-") ? PM_K_STATISTICS : PM_K_OTHER;
     case DIR_BUCKET:
         if (*x->data_prefix && starts(name, x->data_prefix)) return PM_K_DATA;
         if (*x->changelog_prefix && starts(name, x->changelog_prefix)) return PM_K_CHANGELOG;
         if (starts(name, "index-")) return PM_K_INDEX;
-        return -1;
+        return PM_K_OTHER;
+    case DIR_PART: return strcmp(name, "_SUCCESS") ? PM_K_OTHER : -1;
     case DIR_META:
-        /* stale temp files of atomic writes: .<name>.<uuid>.tmp, old snapshot-1<uuid>.tmp */
-        if (name[0] == '.' && ends(name, ".tmp")) return PM_K_TEMP;
-        if ((starts(name, "snapshot-") || starts(name, "changelog-")) && ends(name, ".tmp")) return PM_K_TEMP;
-        return -1;
+        if (!strcmp(name, "EARLIEST") || !strcmp(name, "LATEST")) return -1;
+        /* old snapshot-1<uuid>.tmp temp files go; snapshot and changelog files never */
+        if ((starts(name, "snapshot-") || starts(name, "changelog-")) && !ends(name, ".tmp")) return -1;
+        return PM_K_TEMP;
     }
     return -1;
 }
@@ -158,7 +188,11 @@ static void list_one_local(list_ctx *x, list_task *tk) {
         const char *nm = de->d_name;
         if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
 #ifdef DT_DIR
-        if (de->d_type == DT_DIR) continue;   /* DT_UNKNOWN: the age check stats it */
+        if (de->d_type == DT_LNK) continue;   /* a symlink is never a candidate, never descended */
+        if (de->d_type == DT_DIR) {           /* DT_UNKNOWN: the age check stats it */
+            if (tk->kind != DIR_PART && pm_strv_push(&tk->subdirs, nm)) { tk->rc = pm_nomem(&tk->err); break; }
+            continue;
+        }
 #endif
         int kind = classify(x, tk->kind, nm);
         if (kind < 0) continue;
@@ -218,14 +252,16 @@ static void age_one(void *ctx, size_t i) {
         int is_dir;
         if (x->local) {
             struct stat st;
-            if (fstatat(dfd, nm, &st, 0) != 0) {
+            if (fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
                 int err = errno;
                 if (err != ENOENT && err != ENOTDIR)
                     tk->rc = pm_fail_errno(&tk->err, PAIMON_IO, err, "cannot stat %s/%s", pm_local_path(tk->dir), nm);
                 continue;
             }
+            if (S_ISLNK(st.st_mode)) continue;   /* a symlink (DT_UNKNOWN listing): never removed */
             mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
             is_dir = S_ISDIR(st.st_mode);
+            if (is_dir && tk->kind != DIR_PART && pm_strv_push(&tk->subdirs, nm)) { tk->rc = pm_nomem(&tk->err); break; }
         } else {
             char *p = pm_path_join(tk->dir, nm);
             if (!p) { tk->rc = pm_nomem(&tk->err); break; }
@@ -276,29 +312,61 @@ static int is_bucket_dir(const char *name) {
     return 1;
 }
 
-/* Walk k1=v1/k2=v2/ levels down to bucket-N directories. */
+/* A directory that may be removed once empty (once: the first note counts). */
+static int sweep_add_at(sweep *sw, const char *path, int64_t mtime_ms, pm_err *e) {
+    int added = 0;
+    long ord = pm_set_add_ordinal(sw->at, path, strlen(path), &added);
+    if (ord < 0) return pm_nomem(e);
+    if (!added) return PAIMON_OK;
+    if (sw->n == sw->cap) {
+        size_t c = sw->cap ? sw->cap * 2 : 16;
+        sweep_dir *nv = realloc(sw->v, c * sizeof *nv);
+        if (!nv) return pm_nomem(e);
+        sw->v = nv;
+        sw->cap = c;
+    }
+    sweep_dir *d = &sw->v[sw->n];
+    *d = (sweep_dir){pm_strdup(path), mtime_ms, 0};
+    if (!d->path) return pm_nomem(e);
+    sw->n++;   /* == ord + 1: ordinals count insertions */
+    return PAIMON_OK;
+}
+
+static int sweep_add(sweep *sw, const char *path, pm_err *e) { return sweep_add_at(sw, path, -1, e); }
+
+static long sweep_find(const sweep *sw, const char *path, size_t len) {
+    return pm_set_ordinal(sw->at, path, len);
+}
+
+/* Walk k1=v1/k2=v2/ levels down to bucket-N directories: each partition
+ * directory's own files and each bucket directory's are candidates. Every
+ * partition and bucket directory, and any other directory inside a
+ * partition directory, is noted for the empty-directory sweep. Symlinks
+ * are neither descended nor noted (a symlinked directory is not ours). */
 static int walk_partitions(paimon_table *t, const char *dir, size_t level, list_task **v, size_t *n, size_t *cap,
-                           pm_err *e) {
+                           sweep *sw, pm_err *e) {
     pm_dirent *d = NULL;
     size_t nd = 0;
     int rc = pm_io_list(t->io, dir, &d, &nd, e);
     if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
     if (rc) return rc;
     for (size_t i = 0; i < nd && !rc; i++) {
-        if (!d[i].is_dir) continue;
+        if (!d[i].is_dir || d[i].is_link) continue;
         const char *nm = d[i].name;
-        if (level == t->n_part) {
-            if (!is_bucket_dir(nm)) continue;
-            char *p = pm_path_join(dir, nm);
-            rc = p ? add_dir(v, n, cap, p, DIR_BUCKET, e) : pm_nomem(e);
-            free(p);
-        } else {
-            size_t kl = strlen(t->part_keys[level]);
-            if (strncmp(nm, t->part_keys[level], kl) || nm[kl] != '=') continue;
-            char *p = pm_path_join(dir, nm);
-            rc = p ? walk_partitions(t, p, level + 1, v, n, cap, e) : pm_nomem(e);
-            free(p);
+        char *p = pm_path_join(dir, nm);
+        if (!p) { rc = pm_nomem(e); break; }
+        size_t kl = level < t->n_part ? strlen(t->part_keys[level]) : 0;
+        if (level == t->n_part && is_bucket_dir(nm)) {
+            rc = add_dir(v, n, cap, p, DIR_BUCKET, e);
+            if (!rc && sw) rc = sweep_add(sw, p, e);
+        } else if (level < t->n_part && !strncmp(nm, t->part_keys[level], kl) && nm[kl] == '=') {
+            rc = add_dir(v, n, cap, p, DIR_PART, e);
+            if (!rc && sw) rc = sweep_add(sw, p, e);
+            if (!rc) rc = walk_partitions(t, p, level + 1, v, n, cap, sw, e);
+        } else if (level > 0 && sw) {
+            rc = sweep_add(sw, p, e);   /* inside a partition directory, not Paimon's: removed only if empty */
         }
+        free(p);
     }
     pm_dirents_free(d, nd);
     return rc;
@@ -321,15 +389,16 @@ typedef struct tree_ctx {
     pm_set *dirs;            /* directories seen (relative), by ordinal */
     long *task_of;           /* per ordinal: its task, or -1 (no candidates there) */
     size_t task_of_cap;
+    sweep *sw;               /* directory marker objects that may go once alone */
 } tree_ctx;
 
-/* The relative directory dir[0, dl) holds data files: data_rel, then one
- * k=v level per partition key, then a bucket directory (walk_partitions'
- * rules). */
-static int is_bucket_rel(const tree_ctx *x, const char *dir, size_t dl) {
+/* What the relative directory dir[0, dl) is (walk_partitions' rules):
+ * DIR_BUCKET (data_rel, then one k=v level per partition key, then a
+ * bucket directory), DIR_PART (data_rel, then 1..n k=v levels), or -1. */
+static int data_rel_kind(const tree_ctx *x, const char *dir, size_t dl) {
     size_t pl = strlen(x->data_rel);
     if (pl) {
-        if (dl <= pl || strncmp(dir, x->data_rel, pl) || dir[pl] != '/') return 0;
+        if (dl <= pl || strncmp(dir, x->data_rel, pl) || dir[pl] != '/') return -1;
         dir += pl + 1;
         dl -= pl + 1;
     }
@@ -339,13 +408,14 @@ static int is_bucket_rel(const tree_ctx *x, const char *dir, size_t dl) {
         size_t cl = slash ? (size_t)(slash - dir) : (size_t)(end - dir);
         if (level == x->main_t->n_part) {
             char comp[64];
-            if (slash || cl >= sizeof comp) return 0;
+            if (slash || cl >= sizeof comp) return -1;
             memcpy(comp, dir, cl);
             comp[cl] = '\0';
-            return is_bucket_dir(comp);
+            return is_bucket_dir(comp) ? DIR_BUCKET : -1;
         }
         size_t kl = strlen(x->main_t->part_keys[level]);
-        if (!slash || cl <= kl || strncmp(dir, x->main_t->part_keys[level], kl) || dir[kl] != '=') return 0;
+        if (cl <= kl || strncmp(dir, x->main_t->part_keys[level], kl) || dir[kl] != '=') return -1;
+        if (!slash) return DIR_PART;
         dir = slash + 1;
     }
 }
@@ -362,16 +432,39 @@ static int tree_dir_task(tree_ctx *x, const char *rel, size_t dl, long ord, pm_e
         x->task_of_cap = cap;
     }
     x->task_of[ord] = -1;
-    if (!is_bucket_rel(x, rel, dl)) return PAIMON_OK;
+    int kind = data_rel_kind(x, rel, dl);
+    if (kind < 0) return PAIMON_OK;
     char *sub = pm_strndup(rel, dl);
-    int rc = sub ? add_candidate_dir_to(x->v, x->n, x->cap, x->root, sub, DIR_BUCKET, e) : pm_nomem(e);
+    int rc = sub ? add_candidate_dir_to(x->v, x->n, x->cap, x->root, sub, (dir_kind)kind, e) : pm_nomem(e);
     free(sub);
     if (!rc) x->task_of[ord] = (long)*x->n - 1;
     return rc;
 }
 
+/* A directory marker object (an empty directory on an object store):
+ * noted for the sweep if the local walk would have noted the directory: a
+ * partition or bucket directory, a directory inside a partition directory,
+ * or one inside a directory of candidates. */
+static int tree_marker(tree_ctx *x, const char *rel, const pm_stat *st, pm_err *e) {
+    const char *slash = strrchr(rel, '/');
+    size_t dl = slash ? (size_t)(slash - rel) : 0;
+    int sweepable = data_rel_kind(x, rel, strlen(rel)) >= 0;
+    if (!sweepable && slash) {
+        long ord = pm_set_ordinal(x->dirs, rel, dl);
+        /* inside a partition or bucket directory, or a fixed directory of candidates
+         * (noted before the listing: whatever order keys come in) */
+        sweepable = data_rel_kind(x, rel, dl) >= 0 || (ord >= 0 && (size_t)ord < x->task_of_cap && x->task_of[ord] >= 0);
+    }
+    if (!sweepable) return PAIMON_OK;
+    char *p = pm_path_join(x->root, rel);
+    int rc = p ? sweep_add_at(x->sw, p, st->mtime_ms, e) : pm_nomem(e);
+    free(p);
+    return rc;
+}
+
 static int tree_key(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
     tree_ctx *x = ud;
+    if (st->is_dir) return tree_marker(x, rel, st, e);
     const char *slash = strrchr(rel, '/');
     if (!slash || !slash[1]) return PAIMON_OK;   /* in the table directory itself: never a candidate */
     size_t dl = (size_t)(slash - rel);
@@ -893,6 +986,7 @@ typedef struct orphan_run {
     int ages_final;              /* the age check already ran on the final used set */
     pm_deleter *del;
     pm_avro_schema_cache *sc;    /* the many manifest lists and manifests share a few writer schemas */
+    sweep sw;                    /* directories removed once empty (step 6) */
 } orphan_run;
 
 /* The cut-off: not in the future (by the real clock too: a caller's `now`
@@ -949,7 +1043,8 @@ static int list_tree_candidates(orphan_run *r, const char *droot, pm_err *e) {
     size_t drl = strlen(dr);
     while (drl && dr[drl - 1] == '/') drl--;
     char *data_rel = pm_strndup(dr, drl);
-    tree_ctx x = {&r->lx, r->bts[0], t->root, data_rel, &r->tasks, &r->n_tasks, &r->cap_tasks, pm_set_new(), NULL, 0};
+    tree_ctx x = {&r->lx, r->bts[0], t->root, data_rel, &r->tasks, &r->n_tasks, &r->cap_tasks, pm_set_new(), NULL, 0,
+                  &r->sw};
     int rc = x.dirs && data_rel ? PAIMON_OK : pm_nomem(e);
     for (size_t i = 0; !rc && i < n_fixed; i++) {   /* the fixed directories, relative to the table */
         const char *d = r->tasks[i].dir;
@@ -958,7 +1053,7 @@ static int list_tree_candidates(orphan_run *r, const char *droot, pm_err *e) {
         if (ord < 0 || tree_dir_task(&x, d + rl + 1, 0, ord, e)) { rc = pm_nomem(e); break; }
         x.task_of[ord] = (long)i;
     }
-    if (!rc) rc = pm_io_list_tree(t->io, t->root, tree_key, &x, e);
+    if (!rc) rc = pm_io_list_tree_dirs(t->io, t->root, tree_key, &x, e);
     if (rc) pm_err_prefix(e, "refusing to clean: cannot list %s", t->root);
     if (!rc && r->n_tasks - n_fixed > 1)
         qsort(r->tasks + n_fixed, r->n_tasks - n_fixed, sizeof *r->tasks, cmp_task_dir);
@@ -992,7 +1087,7 @@ static int list_candidates(orphan_run *r, pm_err *e) {
     char *droot = main_t->data_dir && *main_t->data_dir ? pm_path_join(t->root, main_t->data_dir) : pm_strdup(t->root);
     if (!droot) return pm_nomem(e);
     if (r->lx.tree) rc = list_tree_candidates(r, droot, e);
-    else rc = walk_partitions(main_t, droot, 0, &r->tasks, &r->n_tasks, &r->cap_tasks, e);
+    else rc = walk_partitions(main_t, droot, 0, &r->tasks, &r->n_tasks, &r->cap_tasks, &r->sw, e);
     free(droot);
     if (rc) return rc;
     r->lx.tasks = r->tasks;   /* final now: the walk grows the array */
@@ -1239,7 +1334,6 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
      * between batches leaves nothing half done */
     if (!o->dry_run) pm_interrupt_enter();
     rc = pm_deleter_run(r->del, r->t->io, r->t->root, &co, "deleting", &r->res->clean, e);
-    if (!rc) pm_deleter_clean_dirs(r->del, r->t->io, r->t->root, r->bts[0]->schema->n_partition_keys, &r->res->clean);
     if (!o->dry_run) pm_interrupt_leave();
     if (!rc && r->res->clean.not_attempted) {
         int64_t done = 0;
@@ -1250,13 +1344,106 @@ static int delete_orphans(orphan_run *r, pm_err *e) {
     return rc;
 }
 
+/* A directory of the table that is never removed, even empty: the table
+ * directory, and each branch's root and its snapshot/, schema/, manifest/,
+ * tag/, branch/, consumer/, changelog/, index/, statistics/ (rel: relative
+ * to the table directory). */
+static int never_removed(const char *rel) {
+    static const char *const fixed[] = {"snapshot", "schema", "manifest", "tag", "branch", "consumer",
+                                        "changelog", "index", "statistics"};
+    const char *p = rel;
+    if (starts(p, "branch/")) {
+        const char *s = strchr(p + 7, '/');
+        if (!s) return 1;
+        p = s + 1;
+    }
+    if (!*p) return 1;
+    if (strchr(p, '/')) return 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        if (!strcmp(p, fixed[i])) return 1;
+    return 0;
+}
+
+static size_t depth_of(const char *p) {
+    size_t n = 0;
+    for (; *p; p++) n += *p == '/';
+    return n;
+}
+
+typedef struct sweep_order { size_t depth; size_t i; } sweep_order;
+
+static int cmp_sweep_order(const void *a, const void *b) {
+    const sweep_order *x = a, *y = b;
+    if (x->depth != y->depth) return x->depth > y->depth ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* 6. Directories left empty, deepest first: a partition or bucket
+ * directory, or a directory found among candidates, is removed if it is
+ * empty now and either this run deleted something in it or it was last
+ * modified before the cut-off (a directory a writer created just now, for
+ * a file it is about to write, stays). Never one never_removed names,
+ * never outside the table, never through a symlink (remove_within). Not in
+ * a dry run; not on an object store (no directories). Best effort: a
+ * directory that cannot be removed stays. */
+static int sweep_dirs(orphan_run *r, pm_err *e) {
+    sweep *sw = &r->sw;
+    if (r->o->dry_run) return PAIMON_OK;
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        list_task *tk = &r->tasks[i];
+        for (size_t k = 0; k < tk->subdirs.n; k++) {
+            char *p = pm_path_join(tk->dir, tk->subdirs.v[k]);
+            int rc = p ? sweep_add(sw, p, e) : pm_nomem(e);
+            free(p);
+            if (rc) return rc;
+        }
+        int any = 0;
+        for (size_t k = 0; k < tk->n && !any; k++) any = !tk->c[k].used && tk->c[k].remove;
+        long at = any ? sweep_find(sw, tk->dir, strlen(tk->dir)) : -1;
+        if (at >= 0) sw->v[at].touched = 1;
+    }
+    if (!sw->n) return PAIMON_OK;
+    sweep_order *ord = malloc(sw->n * sizeof *ord);
+    if (!ord) return pm_nomem(e);
+    for (size_t i = 0; i < sw->n; i++) ord[i] = (sweep_order){depth_of(sw->v[i].path), i};
+    qsort(ord, sw->n, sizeof *ord, cmp_sweep_order);
+    const char *root = r->t->root;
+    size_t rl = strlen(root);
+    while (rl > 1 && root[rl - 1] == '/') rl--;
+    for (size_t k = 0; k < sw->n; k++) {
+        sweep_dir *d = &sw->v[ord[k].i];
+        if (strncmp(d->path, root, rl) || d->path[rl] != '/') continue;   /* not below the table */
+        const char *rel = d->path + rl + 1;
+        if (never_removed(rel)) continue;
+        pm_err ie;
+        pm_stat st;
+        if (!d->touched) {
+            int64_t mt = d->mtime_ms;
+            if (mt < 0 && (pm_io_stat(r->t->io, d->path, &st, &ie) || !st.is_dir)) continue;
+            if (mt < 0) mt = st.mtime_ms;
+            if (mt >= r->res->older_than_ms) continue;
+        }
+        if (pm_io_remove_within(r->t->io, root, rel, PM_RM_EMPTY_DIR, &st, &ie) != PAIMON_OK) continue;
+        r->res->clean.dirs_removed++;
+        const char *slash = strrchr(d->path, '/');
+        long up = slash ? sweep_find(sw, d->path, (size_t)(slash - d->path)) : -1;
+        if (up >= 0) sw->v[up].touched = 1;
+    }
+    free(ord);
+    return PAIMON_OK;
+}
+
 static void orphan_run_free(orphan_run *r) {
     for (size_t i = 0; i < r->n_tasks; i++) {
         free(r->tasks[i].c);
         free(r->tasks[i].listed);
         pm_buf_free(&r->tasks[i].names);
+        pm_strv_clear(&r->tasks[i].subdirs);
         free(r->tasks[i].dir);
     }
+    for (size_t i = 0; i < r->sw.n; i++) free(r->sw.v[i].path);
+    free(r->sw.v);
+    pm_set_free(r->sw.at);
     free(r->tasks);
     pm_refs_close_branches(r->bts, r->nb);
     free(r->latest);
@@ -1288,13 +1475,15 @@ int pm_remove_orphan_files(paimon_table *t, const pm_orphan_opts *o, pm_orphan_r
     r.u = (used){&r.m, pm_set_new(), pm_set_new(), pm_set_new(), {0}, {0}};
     r.del = pm_deleter_new();
     r.sc = pm_avro_schema_cache_new();
-    if (!r.m.names || !r.u.lists || !r.u.first || !r.u.index || !r.del || !r.sc) rc = pm_nomem(e);
+    r.sw.at = pm_set_new();
+    if (!r.m.names || !r.u.lists || !r.u.first || !r.u.index || !r.del || !r.sc || !r.sw.at) rc = pm_nomem(e);
     if (!rc) rc = open_branches(&r, e);
     if (!rc) rc = list_candidates(&r, e);
     if (!rc) rc = collect_used(&r, e);
     if (!rc) rc = age_filter(&r, e);
     if (!rc) rc = check_unchanged(&r, e);
     if (!rc) rc = delete_orphans(&r, e);
+    if (!rc) rc = sweep_dirs(&r, e);
     orphan_run_free(&r);
     res->clean.duration_ms = pm_now_millis() - t0;
     if (rc) pm_clean_result_free(&res->clean);

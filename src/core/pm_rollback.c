@@ -842,7 +842,7 @@ static int purge_commit(paimon_table *t, const pm_purge_opts *o, const pm_snapsh
 
 static int purge_remove_roots(paimon_table *t, const pm_purge_opts *o, purge_plan *p, pm_purge_result *r,
                               pm_err *e) {
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
     pm_deleter *d = pm_deleter_new();
     int rc = d ? PAIMON_OK : pm_nomem(e);
     pm_deleter *last = pm_deleter_new();
@@ -891,7 +891,7 @@ static int purge_remove_files(paimon_table *t, const pm_purge_opts *o, purge_pla
         int phase = data ? 0 : kind == PM_K_MANIFEST_LIST || kind == PM_K_INDEX_MANIFEST ? 2 : 1;
         rc = pm_deleter_add(ph[phase], path, kind, e);
     }
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud};
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
     static const char *const names[3] = {"data files", "manifests and index files", "manifest lists"};
     for (int k = 0; !rc && k < 3; k++) {
         rc = pm_deleter_run(ph[k], t->io, t->root, &co, names[k], &r->clean, e);

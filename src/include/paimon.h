@@ -81,6 +81,22 @@ PAIMON_API int paimon_table_open(const char *path, const char *branch,
 PAIMON_API int paimon_table_open_v2(const char *uri, const char *branch, const char *const *options,
                                     paimon_table **out, char **errmsg);
 PAIMON_API void paimon_table_close(paimon_table *t);          /* NULL-safe */
+
+/* The tables below `uri` in Java Paimon's filesystem catalog layout
+ * (WAREHOUSE/<database>.db/<table>/, a table being a directory with
+ * schema/schema-N): uri is a table (just it), a database directory
+ * (<name>.db: its tables) or a warehouse (every <name>.db's tables).
+ * database_pattern and table_pattern (NULL: all) are shell globs on the
+ * database name (without .db) and the table name. cb is called per table,
+ * sorted by database then table, with the database ("" for a table whose
+ * parent is not <name>.db), the table name and its URI; a nonzero return
+ * stops the walk and is returned. `kind` (may be NULL) gets "table",
+ * "database" or "warehouse" (static). Symlinks and names starting with
+ * '.' are never looked into. options: as paimon_table_open_v2. */
+typedef int (*paimon_table_cb)(void *ud, const char *database, const char *table, const char *uri);
+PAIMON_API int paimon_list_tables(const char *uri, const char *const *options, const char *database_pattern,
+                                  const char *table_pattern, paimon_table_cb cb, void *ud, const char **kind,
+                                  char **errmsg);
 PAIMON_API const char *paimon_table_errmsg(const paimon_table *t);
 PAIMON_API const char *paimon_table_path(const paimon_table *t);
 

@@ -104,6 +104,7 @@ void lp_open_partition(lua_State *L, int module_idx); /* lpaimon_partition.c */
 void lp_open_tags(lua_State *L, int module_idx);    /* lpaimon_tags.c */
 void lp_open_branches(lua_State *L, int module_idx);   /* lpaimon_branches.c */
 void lp_open_changelogs(lua_State *L, int module_idx);   /* lpaimon_changelog.c */
+void lp_open_warehouse(lua_State *L, int module_idx);   /* lpaimon_warehouse.c */
 void lp_open_json(lua_State *L, int module_idx);         /* lpaimon_json.c */
 
 #endif
