@@ -25,6 +25,18 @@ finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 TMP=$(mktemp -d /tmp/paimon-example.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
+# examples/README.md's command that builds the sample generator, run as
+# written (against this build's libpaimon.a): the documented line links
+lib_a=$B/libpaimon.a
+cmd=$(sed -n '/^cc -std=c99/,/-o build\/make_sample$/p' examples/README.md | tr -d '\\\n' |
+      sed "s#build/libpaimon.a#$lib_a#; s#-o build/make_sample#-o $TMP/make_sample#")
+if [ -n "$cmd" ] && out=$(sh -c "$cmd" 2>&1) && [ -x "$TMP/make_sample" ]; then
+  ok "examples/README.md's cc line builds make_sample"
+else
+  notok "examples/README.md's cc line builds make_sample" "${cmd:-(no cc line found)}
+$out"
+fi
+
 if [ ! -x "$EX" ]; then notok "$BUILD/examples/table_info is built (make)"; finish; fi
 ok "$BUILD/examples/table_info is built"
 

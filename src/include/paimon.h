@@ -251,7 +251,7 @@ PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, pai
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
- * "expired", "deleted": {"data": n, ...}, "bytes", "files", "paths" (dry
+ * "expired", "deleted": {"data_files": n, "manifests": n, ...}, "bytes", "files", "paths" (dry
  * run), "failures", "plan" (drop_partitions: what the Lua result has but
  * the typed partition values and the BinaryRow bytes).
  *
