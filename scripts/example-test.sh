@@ -30,6 +30,9 @@ trap 'rm -rf "$TMP"' EXIT
 lib_a=$B/libpaimon.a
 cmd=$(sed -n '/^cc -std=c99/,/-o build\/make_sample$/p' examples/README.md | tr -d '\\\n' |
       sed "s#build/libpaimon.a#$lib_a#; s#-o build/make_sample#-o $TMP/make_sample#")
+# a sanitizer build's library needs its runtime linked in too
+san=$(nm "$lib_a" 2>/dev/null | grep -q ' U __asan_' && echo "-fsanitize=address,undefined")
+[ -n "$san" ] && cmd="$cmd $san"
 if [ -n "$cmd" ] && out=$(sh -c "$cmd" 2>&1) && [ -x "$TMP/make_sample" ]; then
   ok "examples/README.md's cc line builds make_sample"
 else
