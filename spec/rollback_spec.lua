@@ -501,7 +501,11 @@ describe("rollback modes (issue 23)", function()
     assert.equals(0, rc, err)
     local r = H.decode(out)
     assert.is_false(r.purge_files)
-    assert.equals(0, r.files)
+    -- only the metadata goes, accounted by kind (issue 24: the dry run and
+    -- the result count the snapshot and tag files too)
+    assert.equals(#META, r.files)
+    assert.equals(4, r.deleted.snapshots)
+    assert.equals(2, r.deleted.tags)
     assert.same({5, 4, 3, 2}, r.snapshots)
     local gone = minus(before, H.file_set(copy))
     assert.same(META, gone)                              -- metadata only
@@ -534,9 +538,11 @@ describe("rollback modes (issue 23)", function()
     assert.is_true(plan.purge_files)
     assert.is_true(plan.dry_run)
     assert.same({}, minus(before, H.file_set(copy)))
-    local planned = {}
-    for _, p in ipairs(plan.paths) do planned[#planned + 1] = rel(copy, p.path) end
-    table.sort(planned)
+    local planned_all = {}
+    for _, p in ipairs(plan.paths) do planned_all[#planned_all + 1] = rel(copy, p.path) end
+    table.sort(planned_all)
+    local planned_meta, planned = split(planned_all)
+    assert.same(META, planned_meta)          -- the dry run lists the metadata it removes too
     assert.is_true(#planned > 0)
     out, err, rc = rollback_cli({copy, "--to-snapshot", "1", "--purge-files", "--json"})
     assert.equals(0, rc, err)
@@ -545,7 +551,7 @@ describe("rollback modes (issue 23)", function()
     local meta, files = split(minus(before, H.file_set(copy)))
     assert.same(META, meta)
     assert.same(planned, files)
-    assert.equals(#files, r.files)
+    assert.equals(#files + #meta, r.files)
     verify_ok(copy)
     H.rmdir(dir)
   end)

@@ -104,13 +104,16 @@ describe("tags", function()
     assert(t:create_tag("same", {snapshot = 2}))   -- fallback-base is snapshot 2 too
     local fp = H.fingerprint(path)
     local r = assert(t:delete_tags({"same"}))
-    assert.are.equal(0, r.files)
+    assert.are.equal(1, r.deleted.tags)         -- the tag file, and nothing it held
+    assert.are.equal(1, r.files)
     expire_all(t)
     fp = H.fingerprint(path)
     r = assert(t:delete_tags({"fallback-base"}, {dry_run = true}))
     assert.are.equal(fp, H.fingerprint(path))
-    -- tag "same" (snapshot 2) still holds every file of fallback-base
-    assert.are.equal(0, r.files)
+    -- tag "same" (snapshot 2) still holds every file of fallback-base:
+    -- only its tag file is planned
+    assert.are.equal(1, r.files)
+    assert.are.equal(1, r.deleted.tags)
     H.rmdir(dir)
   end)
 
@@ -211,7 +214,8 @@ describe("tag deletion without a branch", function()
       for p in pairs(before) do
         if not after[p] then gone = gone + 1 end
       end
-      assert.are.equal(r.files, gone)
+      assert.are.equal(r.files - r.deleted.tags, gone)   -- the tag file is no used path
+      assert.are.equal(1, r.deleted.tags)
       assert.is_true(assert(t:verify()).ok)
       H.rmdir(dir)
     end)

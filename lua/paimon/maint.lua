@@ -120,7 +120,8 @@ function M.progress_fn(enabled)
 end
 
 local KINDS = {"data_files", "changelog_files", "manifests", "manifest_lists", "index_manifests",
-               "index_files", "statistics", "snapshots", "temp_files", "other_files"}
+               "index_files", "statistics", "snapshots", "temp_files", "other_files",
+               "tags", "schemas", "hints", "changelogs", "consumers"}
 M.KINDS = KINDS
 
 local function human_bytes(n)

@@ -150,7 +150,9 @@ static char *plan_lines(const pm_clean_result *r, const char *root) {
     pm_buf out = {0};
     for (size_t i = 0; i < r->n_paths; i++) {
         const char *rel = tu_plan_path(r, i, NULL) + strlen(root) + 1;
-        if (strncmp(rel, "branch/", 7)) pm_buf_printf(&out, "%s\n", rel);
+        /* the files the tag or branch held; not its own metadata (the tag
+         * file, the branch's directory), which the plans list too */
+        if (strncmp(rel, "branch/", 7) && strncmp(rel, "tag/", 4)) pm_buf_printf(&out, "%s\n", rel);
     }
     pm_buf_cstr(&out);
     char *s = out.data ? (char *)out.data : pm_strdup("");

@@ -342,8 +342,19 @@ TEST(rollback_modes_and_watermark_through_the_c_api) {
     CHECK_EQ_INT(paimon_rollback(t, o, &r), PAIMON_OK);
     CHECK_EQ_INT(paimon_result_int(r, "purge_files", &v), PAIMON_OK);
     CHECK_EQ_INT(v, 0);
-    CHECK_EQ_INT(paimon_result_int(r, "files", &v), PAIMON_OK);
-    CHECK_EQ_INT(v, 0);
+    /* only metadata goes, accounted by kind */
+    static const char *const kept[] = {"deleted.data_files", "deleted.manifests", "deleted.manifest_lists",
+                                       "deleted.index_files", "deleted.index_manifests"};
+    for (size_t k = 0; k < sizeof kept / sizeof *kept; k++) {
+        CHECK_EQ_INT(paimon_result_int(r, kept[k], &v), PAIMON_OK);
+        CHECK_EQ_INT(v, 0);
+    }
+    int64_t n_snap = 0, n_tags = 0, files = 0;
+    CHECK_EQ_INT(paimon_result_int(r, "deleted.snapshots", &n_snap), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "deleted.tags", &n_tags), PAIMON_OK);
+    CHECK_EQ_INT(paimon_result_int(r, "files", &files), PAIMON_OK);
+    CHECK(n_snap > 0);
+    CHECK_EQ_INT(files, n_snap + n_tags);
     CHECK_EQ_INT(paimon_result_int(r, "snapshots.0", &v), PAIMON_OK);
     CHECK_EQ_INT(v, 5);
     paimon_result_free(r);

@@ -221,7 +221,7 @@ static int run_deleter(pm_deleter *d, paimon_table *t, const pm_clean_opts *co, 
 
 static int add_all(pm_deleter *d, const pm_strv *v, pm_err *e) {
     int rc = PAIMON_OK;
-    for (size_t i = 0; !rc && i < v->n; i++) rc = pm_deleter_add(d, v->v[i], PM_K_SNAPSHOT, e);
+    for (size_t i = 0; !rc && i < v->n; i++) rc = pm_deleter_add(d, v->v[i], pm_meta_kind(v->v[i]), e);
     return rc;
 }
 

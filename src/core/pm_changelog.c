@@ -226,20 +226,27 @@ static int read_expiring(paimon_table *t, const pm_changelog_range *r, const int
 /* The changelog files first, ascending, stopping at the first failure (no
  * gap below a changelog that stays). */
 static int delete_changelog_files(paimon_table *t, pm_snapshot **v, size_t n, const pm_changelog_expire_opts *o,
-                                  int64_t *done, pm_err *e) {
+                                  int64_t *done, pm_clean_result *clean, pm_err *e) {
     pm_buf path = {0};
     char name[40];
     int rc = PAIMON_OK;
+    /* accounted as "changelogs"; a dry run plans them */
+    pm_deleter *plan = o->dry_run ? pm_deleter_new() : NULL;
+    if (o->dry_run && !plan) rc = pm_nomem(e);
     for (size_t i = 0; !rc && i < n; i++) {
         snprintf(name, sizeof name, "changelog-%lld", (long long)v[i]->id);
         if (changelog_path(t->branch_root, name, &path)) { rc = pm_nomem(e); break; }
-        if (!o->dry_run && (rc = pm_io_remove(t->io, (char *)path.data, e))) {
+        if (o->dry_run) rc = pm_deleter_add(plan, (char *)path.data, PM_K_CHANGELOG_META, e);
+        else if ((rc = pm_clean_remove_one(t->io, (char *)path.data, PM_K_CHANGELOG_META, clean, e))) {
             pm_err_prefix(e, "deleting changelog %lld (%zu of %zu changelog files removed, no data file deleted)",
                           (long long)v[i]->id, i, n);
             break;
         }
         (*done)++;
     }
+    pm_clean_opts co = {1, 1, 0, NULL, NULL, 0};
+    if (!rc && plan) rc = pm_deleter_run(plan, t->io, t->root, &co, "changelogs", clean, e);
+    pm_deleter_free(plan);
     pm_buf_free(&path);
     return rc;
 }
@@ -300,7 +307,7 @@ int pm_expire_changelogs(paimon_table *t, const pm_changelog_expire_opts *o, pm_
      * run stopped anywhere later leaves it right, and a re-run that finds
      * nothing left to expire has no hint to repair */
     if (work && !rc && !o->dry_run) rc = pm_changelog_hint_write(t->io, t->branch_root, "EARLIEST", r->range.end, e);
-    if (work && !rc) rc = delete_changelog_files(t, cls, n, o, &r->expired, e);
+    if (work && !rc) rc = delete_changelog_files(t, cls, n, o, &r->expired, &r->clean, e);
     pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
     pm_deleter *phases[3] = {data, manifests, lists};
     static const char *const phase_names[3] = {"data files", "manifests", "manifest lists"};

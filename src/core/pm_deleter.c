@@ -15,7 +15,43 @@
 const char *const pm_file_kind_names[PM_K__N] = {
     "data_files", "changelog_files", "manifests", "manifest_lists", "index_manifests",
     "index_files", "statistics", "snapshots", "temp_files", "other_files",
+    "tags", "schemas", "hints", "changelogs", "consumers",
 };
+
+static int name_starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+int pm_meta_kind(const char *path) {
+    const char *base = strrchr(path, '/');
+    if (!base || base == path) return PM_K_OTHER;
+    const char *dir = base - 1;
+    while (dir > path && dir[-1] != '/') dir--;
+    size_t dl = (size_t)(base - dir);
+    base++;
+#define IN(d) (dl == strlen(d) && strncmp(dir, d, dl) == 0)
+    if ((IN("snapshot") || IN("changelog")) && (!strcmp(base, "EARLIEST") || !strcmp(base, "LATEST"))) return PM_K_HINT;
+    if (IN("snapshot") && name_starts(base, "snapshot-")) return PM_K_SNAPSHOT;
+    if (IN("schema") && name_starts(base, "schema-")) return PM_K_SCHEMA;
+    if (IN("tag") && name_starts(base, "tag-")) return PM_K_TAG;
+    if (IN("changelog") && name_starts(base, "changelog-")) return PM_K_CHANGELOG_META;
+    if (IN("consumer") && name_starts(base, "consumer-")) return PM_K_CONSUMER;
+#undef IN
+    return PM_K_OTHER;
+}
+
+int pm_clean_remove_one(pm_fileio *io, const char *path, int kind, pm_clean_result *r, pm_err *e) {
+    pm_stat st;
+    int rc = pm_io_stat(io, path, &st, e);
+    if (rc == PAIMON_OK) rc = pm_io_remove(io, path, e);
+    if (rc == PAIMON_NOTFOUND) {
+        pm_err_clear(e);
+        r->missing++;
+        return PAIMON_OK;
+    }
+    if (rc) return rc;
+    r->count[kind]++;
+    r->bytes[kind] += st.size;
+    return PAIMON_OK;
+}
 
 /* ---- results ------------------------------------------------------------- */
 

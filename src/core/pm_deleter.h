@@ -14,6 +14,9 @@ typedef enum pm_file_kind {
     PM_K_DATA, PM_K_CHANGELOG, PM_K_MANIFEST, PM_K_MANIFEST_LIST, PM_K_INDEX_MANIFEST,
     PM_K_INDEX, PM_K_STATISTICS, PM_K_SNAPSHOT, PM_K_TEMP,
     PM_K_OTHER,   /* orphan cleaning: any other file in a directory of Paimon files (Java's rule) */
+    /* metadata files that operations remove by name (rollback, branch and
+     * tag deletion, purge): what each is, never lumped in with snapshots */
+    PM_K_TAG, PM_K_SCHEMA, PM_K_HINT, PM_K_CHANGELOG_META, PM_K_CONSUMER,
     PM_K__N
 } pm_file_kind;
 extern const char *const pm_file_kind_names[PM_K__N];
@@ -53,6 +56,16 @@ typedef struct pm_clean_result {
 void pm_clean_result_free(pm_clean_result *r);   /* frees the lists, keeps the struct */
 int pm_clean_result_add(pm_clean_item **v, size_t *n, const char *path, int kind, int64_t size,
                         const char *msg);
+/* The kind of a metadata file by its place: .../snapshot/snapshot-N
+ * PM_K_SNAPSHOT, .../snapshot|changelog/EARLIEST|LATEST PM_K_HINT,
+ * .../schema/schema-N PM_K_SCHEMA, .../tag/tag-X PM_K_TAG,
+ * .../changelog/changelog-N PM_K_CHANGELOG_META, .../consumer/consumer-X
+ * PM_K_CONSUMER; anything else PM_K_OTHER. */
+int pm_meta_kind(const char *path);
+/* Removes one file that an operation removes in its own order (snapshot
+ * files newest first, ...) and accounts it in r like a deleter would: its
+ * size (a stat first), count[kind]; missing: r->missing, PAIMON_OK. */
+int pm_clean_remove_one(pm_fileio *io, const char *path, int kind, pm_clean_result *r, pm_err *e);
 
 typedef struct pm_clean_opts {
     int threads;

@@ -422,7 +422,7 @@ static int run_verify(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h
     pm_rv_int(res, o, "not_checked", vr.not_checked);
     pm_rv *checked = pm_rv_obj(res, o, "checked");
     int64_t files = 0;
-    for (int k = 0; k <= PM_VERIFY_SCHEMA; k++) {
+    for (int k = 0; k < PM_K__N; k++) {
         pm_rv_int(res, checked, pm_verify_kind_name(k), vr.checked[k]);
         files += vr.checked[k];
     }

@@ -285,10 +285,12 @@ static int check_reads_as(paimon_table *t, int64_t id, int64_t target, const pm_
     return rc;
 }
 
-static int remove_named(paimon_table *t, const char *dir, const char *name, pm_err *e) {
+/* clean: account the removal there (NULL: a file no result counts) */
+static int remove_named(paimon_table *t, const char *dir, const char *name, pm_clean_result *clean, pm_err *e) {
     pm_buf p = {0};
     int rc = pm_buf_printf(&p, "%s/%s/%s-%s", t->branch_root, dir, dir, name) ? pm_nomem(e) : PAIMON_OK;
-    if (!rc) rc = pm_io_remove(t->io, (char *)p.data, e);
+    if (!rc && clean) rc = pm_clean_remove_one(t->io, (char *)p.data, pm_meta_kind((char *)p.data), clean, e);
+    else if (!rc) rc = pm_io_remove(t->io, (char *)p.data, e);
     if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
     if (rc) pm_err_prefix(e, "rollback: removing %s-%s", dir, name);
     pm_buf_free(&p);
@@ -343,7 +345,7 @@ static void drop_protection_tag(paimon_table *t, int rc, int64_t latest, const c
     if (!r->protection_tag) return;
     pm_err e2;
     if (rc == PAIMON_CONFLICT && !maybe_published(t, latest, user) &&
-        remove_named(t, "tag", r->protection_tag, &e2) == PAIMON_OK)
+        remove_named(t, "tag", r->protection_tag, NULL, &e2) == PAIMON_OK)
         return;
     char why[sizeof e->msg];
     snprintf(why, sizeof why, "%s", e->msg);
@@ -572,7 +574,7 @@ static int write_back_snapshot(paimon_table *t, const pm_snapshot *target, pm_er
 /* Snapshot files above the target, newest first; before each, no snapshot
  * may have appeared above the planned latest; after the last, none above
  * the target may exist. */
-static int remove_snapshots(paimon_table *t, const pm_rollback_result *r, int64_t target, pm_err *e) {
+static int remove_snapshots(paimon_table *t, pm_rollback_result *r, int64_t target, pm_err *e) {
     int64_t latest = r->previous_latest;
     pm_buf p = {0};
     int rc = PAIMON_OK;
@@ -586,8 +588,7 @@ static int remove_snapshots(paimon_table *t, const pm_rollback_result *r, int64_
             break;
         }
         if ((rc = snapshot_file(t, r->snapshots[i], &p, e))) break;
-        rc = pm_io_remove(t->io, (char *)p.data, e);
-        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+        rc = pm_clean_remove_one(t->io, (char *)p.data, PM_K_SNAPSHOT, &r->clean, e);
     }
     pm_buf_free(&p);
     if (rc) return rc;
@@ -602,6 +603,28 @@ static int remove_snapshots(paimon_table *t, const pm_rollback_result *r, int64_
 }
 
 
+/* A dry run's plan of the metadata files the real run removes (snapshot
+ * files, tags, changelogs above the target), in its order. */
+static int plan_metadata(paimon_table *t, pm_rollback_result *r, pm_err *e) {
+    pm_deleter *d = pm_deleter_new();
+    pm_buf p = {0};
+    int rc = d ? PAIMON_OK : pm_nomem(e);
+    for (size_t i = 0; !rc && i < r->n_snapshots; i++)
+        if (!(rc = snapshot_file(t, r->snapshots[i], &p, e))) rc = pm_deleter_add(d, (char *)p.data, PM_K_SNAPSHOT, e);
+    for (size_t i = 0; !rc && i < r->n_tags + r->n_changelogs; i++) {
+        p.len = 0;
+        if (i < r->n_tags) rc = pm_buf_printf(&p, "%s/tag/tag-%s", t->branch_root, r->tags[i]);
+        else rc = pm_buf_printf(&p, "%s/changelog/changelog-%lld", t->branch_root, (long long)r->changelogs[i - r->n_tags]);
+        if (rc || pm_buf_cstr(&p)) { rc = pm_nomem(e); break; }
+        rc = pm_deleter_add(d, (char *)p.data, pm_meta_kind((char *)p.data), e);
+    }
+    pm_clean_opts co = {1, 1, 0, NULL, NULL, 0};
+    if (!rc) rc = pm_deleter_run(d, t->io, t->root, &co, "snapshots, tags, changelogs", &r->clean, e);
+    pm_deleter_free(d);
+    pm_buf_free(&p);
+    return rc;
+}
+
 static int act(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *target, rb_plan *p,
                pm_rollback_result *r, pm_err *e) {
     pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
@@ -614,12 +637,14 @@ static int act(paimon_table *t, const pm_rollback_opts *o, const pm_snapshot *ta
         if ((rc = pm_hint_write(t->io, t->branch_root, "LATEST", target->id, e))) return rc;
         if (r->recreated && (rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", target->id, e))) return rc;
         char num[32];
-        for (size_t i = 0; !rc && i < r->n_tags; i++) rc = remove_named(t, "tag", r->tags[i], e);
+        for (size_t i = 0; !rc && i < r->n_tags; i++) rc = remove_named(t, "tag", r->tags[i], &r->clean, e);
         for (size_t i = 0; !rc && i < r->n_changelogs; i++) {
             snprintf(num, sizeof num, "%lld", (long long)r->changelogs[i]);
-            rc = remove_named(t, "changelog", num, e);
+            rc = remove_named(t, "changelog", num, &r->clean, e);
         }
         if (rc) return rc;
+    } else if ((rc = plan_metadata(t, r, e))) {
+        return rc;
     }
     pm_deleter *phases[3] = {p->data, p->meta_a, p->meta_b};
     static const char *const names[3] = {"data files", "manifests", "manifest lists"};
@@ -847,8 +872,8 @@ static int purge_remove_roots(paimon_table *t, const pm_purge_opts *o, purge_pla
     int rc = d ? PAIMON_OK : pm_nomem(e);
     pm_deleter *last = pm_deleter_new();
     if (!rc && !last) rc = pm_nomem(e);
-    for (size_t i = 0; !rc && i < p->roots.n; i++) rc = pm_deleter_add(d, p->roots.v[i], PM_K_SNAPSHOT, e);
-    for (size_t i = 0; !rc && i < p->roots_last.n; i++) rc = pm_deleter_add(last, p->roots_last.v[i], PM_K_SNAPSHOT, e);
+    for (size_t i = 0; !rc && i < p->roots.n; i++) rc = pm_deleter_add(d, p->roots.v[i], pm_meta_kind(p->roots.v[i]), e);
+    for (size_t i = 0; !rc && i < p->roots_last.n; i++) rc = pm_deleter_add(last, p->roots_last.v[i], pm_meta_kind(p->roots_last.v[i]), e);
     if (!rc) rc = pm_deleter_run(d, t->io, t->root, &co, "snapshots, tags, consumers, changelogs", &r->clean, e);
     if (!rc && !o->dry_run && r->clean.n_failures) goto failed;
     if (!rc) rc = pm_deleter_run(last, t->io, t->root, &co, "branch directories", &r->clean, e);

@@ -306,16 +306,21 @@ int pm_tags_delete(paimon_table *t, const char *const *names, size_t n, const pm
         rc = pm_fail(e, PAIMON_CONFLICT, "%s: tags, branches or consumers changed while planning the tag deletion; nothing deleted, run again",
                      t->root);
     /* the tag files first: a crash after them leaves orphans, never a tag
-     * whose files are gone */
+     * whose files are gone (accounted as "tags"; a dry run plans them) */
+    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
+    pm_deleter *tagd = o->dry_run ? pm_deleter_new() : NULL;
+    if (!rc && o->dry_run && !tagd) rc = pm_nomem(e);
     for (size_t i = 0; !rc && i < n; i++) {
         if ((rc = tag_path(t, names[i], &path, e))) break;
-        if (!o->dry_run && (rc = pm_io_remove(t->io, (char *)path.data, e))) {
+        if (o->dry_run) rc = pm_deleter_add(tagd, (char *)path.data, PM_K_TAG, e);
+        else if ((rc = pm_clean_remove_one(t->io, (char *)path.data, PM_K_TAG, &r->clean, e))) {
             pm_err_prefix(e, "deleting tag '%s' (%zu of %zu tag files removed, no data file deleted)", names[i], i, n);
             break;
         }
         r->n_tags++;
     }
-    pm_clean_opts co = {o->threads, o->dry_run, 0, o->progress, o->progress_ud, 0};
+    if (!rc && tagd) rc = pm_deleter_run(tagd, t->io, t->root, &co, "tags", &r->clean, e);
+    pm_deleter_free(tagd);
     pm_deleter *phases[3] = {data, manifests, lists};
     static const char *const phase_names[3] = {"data files", "manifests", "manifest lists"};
     for (int ph = 0; !rc && ph < 3; ph++) {

@@ -13,7 +13,7 @@
 
 
 const char *pm_verify_kind_name(int kind) {
-    return kind == PM_VERIFY_SCHEMA ? "schemas" : kind >= 0 && kind < PM_K__N ? pm_file_kind_names[kind] : "files";
+    return kind >= 0 && kind < PM_K__N ? pm_file_kind_names[kind] : "files";
 }
 
 typedef struct need {

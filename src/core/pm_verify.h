@@ -9,7 +9,7 @@
 
 /* Kind of schema files in a verify result (verify only: no cleanup deletes
  * them); named by pm_verify_kind_name. */
-#define PM_VERIFY_SCHEMA PM_K__N
+#define PM_VERIFY_SCHEMA PM_K_SCHEMA
 const char *pm_verify_kind_name(int kind);
 
 typedef struct pm_verify_opts {
@@ -21,7 +21,7 @@ typedef struct pm_verify_opts {
 
 typedef struct pm_verify_result {
     int64_t branches, snapshots, tags, changelogs;   /* what was checked */
-    int64_t checked[PM_K__N + 1];        /* distinct files checked, per kind (+ PM_VERIFY_SCHEMA); snapshots:
+    int64_t checked[PM_K__N];            /* distinct files checked, per kind (schemas: PM_VERIFY_SCHEMA); snapshots:
                                             the snapshot, tag and changelog files read */
     int64_t not_checked;                 /* files on another file system than the table's (external paths) */
     /* problems; msg names what needs the file; size: the recorded size
