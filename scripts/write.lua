@@ -26,7 +26,11 @@ usage: paimon-lua write.lua TABLE [--input ROWS.jsonl] [--commit-user USER] [--i
                      With both --commit-user and --identifier a re-run is safe: a
                      commit of that user with this identifier (or a later one)
                      already in the table is reported, nothing is written again.
-  --json             print {"snapshot_id", "rows", "files"} as JSON (a retry that landed
+  After the commit, the table's upkeep runs as after a Java writer's commit (expire
+  consumers, snapshots, changelogs, partitions; automatic tags; tag expiry) unless
+  write-only=true; what it removed, or its failure, is a line on stderr ("upkeep: ...");
+  a failed upkeep never fails the commit (docs/maintenance.md, "Upkeep after every commit").
+  --json             print {"snapshot_id", "rows", "files", "upkeep"} as JSON (a retry that landed
                      before: {"snapshot_id", "rows": 0, "files": 0, "already_committed": true})
 exit codes: 0 committed (or nothing to commit, or committed before), 1 failed or
             outcome uncertain (the message says "outcome uncertain": the snapshot may
@@ -131,9 +135,13 @@ local function main(opts, pos)
     cli.fail(committed, code)
   end
   w:close()
+  -- the commit's upkeep (Java's TableCommitImpl): its failure never fails the commit
+  local upkeep_result = code
+  if not opts.json then require("paimon.upkeep").report_after_commit(upkeep_result, io.stderr) end
   if opts.json then
-    cli.print_json({snapshot_id = committed and id or json.null, rows = n, files = #msgs},
-                   {"snapshot_id", "rows", "files"})
+    cli.print_json({snapshot_id = committed and id or json.null, rows = n, files = #msgs,
+                    upkeep = require("paimon.upkeep").json_ready(upkeep_result) or json.null},
+                   {"snapshot_id", "rows", "files", "upkeep"})
   elseif committed then
     io.stdout:write(string.format("committed snapshot %d: %d rows in %d files\n", id, n, #msgs))
   else

@@ -60,7 +60,7 @@ static int duration_option(const paimon_table *t, const char *key, int64_t *ms, 
 }
 
 /* Java isChangelogDecoupled: any changelog.* retention above the snapshot's. */
-static int changelog_decoupled(const paimon_table *t, char *why, size_t wl, pm_err *e) {
+int pm_changelog_decoupled(const paimon_table *t, char *why, size_t wl, pm_err *e) {
     static const char *pairs[][2] = {
         {"changelog.num-retained.min", "snapshot.num-retained.min"},
         {"changelog.num-retained.max", "snapshot.num-retained.max"},
@@ -192,7 +192,7 @@ static int cap_hard_end(paimon_table *t, pm_expire_range *r, pm_err *e) {
     const char *co = pm_schema_option(t->schema, "consumer.changelog-only");
     if (r->n_consumers > 0 && co && !strcasecmp(co, "true")) {
         char why[256];
-        int d = changelog_decoupled(t, why, sizeof why, e);
+        int d = pm_changelog_decoupled(t, why, sizeof why, e);
         if (d < 0) return -d;
         r->consumers_changelog_only = d;
     }
@@ -566,7 +566,7 @@ static int expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_
     char why[400];
     /* decoupled (Java ExpireConfig.isChangelogDecoupled): each expired
      * snapshot moves to changelog/changelog-<id> with what it reads */
-    int dec = changelog_decoupled(t, why, sizeof why, e);
+    int dec = pm_changelog_decoupled(t, why, sizeof why, e);
     if (dec < 0) return -dec;
     pm_expire_range *r = &res->range;
     /* consumers first, as Java's TableCommitImpl: a dead job stops blocking
