@@ -173,6 +173,48 @@ function M.report_after_commit(res, out, prefix)
   end
 end
 
+-- ---- maintain: one table ------------------------------------------------------
+
+-- The keys of a result, in the order --json writes them.
+M.JSON_ORDER = {"table", "branch", "schema_id", "dry_run", "write_only", "reason", "steps", "expired_snapshots",
+                "deleted_files", "errors", "error", "code", "duration_ms"}
+
+-- maintain(t, opts) -> result: the commit's upkeep, once, on the open Table
+-- t (maintain.lua; issue 25's warehouse run calls it per table). opts:
+-- dry_run, threads, now, policies = {expire = p, partition_expire = p,
+-- tag_expire = p}. The result never raises for a failed step: it is in
+-- result.steps and counted in result.errors. Misuse raises.
+function M.maintain(t, opts)
+  opts = opts or {}
+  local r, msg, code = t:upkeep({dry_run = opts.dry_run, threads = opts.threads, now = opts.now}, opts.policies)
+  if not r then
+    return {table = t:path(), branch = opts.branch or "main", dry_run = opts.dry_run and true or false,
+            steps = {}, errors = 1, error = msg, code = code, expired_snapshots = 0, deleted_files = 0}
+  end
+  return r
+end
+
+-- Human output of one table's run: a line per operation.
+function M.print_human(res, out)
+  out = out or io.stdout
+  out:write(string.format("%s%s (branch %s)%s\n", res.dry_run and "dry run: " or "", tostring(res.table),
+                          tostring(res.branch), res.schema_id and (", schema " .. res.schema_id) or ""))
+  if res.error then out:write("  failed: ", tostring(res.error), "\n") end
+  if res.write_only then out:write("  write-only=true: the table's writers do no upkeep; maintain runs it\n") end
+  for _, s in ipairs(res.steps or {}) do
+    if s.status == "done" then
+      out:write(string.format("  %-18s %s%s\n", s.operation, res.dry_run and "would be: " or "", M.describe(s)))
+    elseif s.status == "failed" then
+      out:write(string.format("  %-18s FAILED (%s): %s\n", s.operation, tostring(s.code), tostring(s.error)))
+    else
+      out:write(string.format("  %-18s skipped: %s\n", s.operation, tostring(s.reason)))
+    end
+  end
+  out:write(string.format("%d snapshot(s) %s, %d file(s) %s, %d error(s), %d ms\n", res.expired_snapshots or 0,
+                          res.dry_run and "would expire" or "expired", res.deleted_files or 0,
+                          res.dry_run and "would be deleted" or "deleted", res.errors or 0, res.duration_ms or 0))
+end
+
 -- The kinds a caller may name a policy for (maintain.lua --policy KIND=FILE).
 function M.policy_kinds()
   local out = {}

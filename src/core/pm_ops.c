@@ -1108,7 +1108,8 @@ static int run_fast_forward(paimon_table *t, const pm_op_args *a, const pm_op_ho
 /* ---- upkeep (pm_upkeep.h) ------------------------------------------------ */
 
 /* maintain.lua / paimon_upkeep: one run of the commit's upkeep, partitions
- * checked whatever the interval (a one-shot run has no last check). */
+ * checked whatever the interval (a one-shot run has no last check), also
+ * on a write-only table (whose writers leave it to this). */
 static int run_upkeep(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
     pm_upkeep_opts x;
     memset(&x, 0, sizeof x);
@@ -1116,6 +1117,7 @@ static int run_upkeep(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h
     x.threads = (int)a->v[PM_O_THREADS];
     if (a->has[PM_O_NOW]) x.now_ms = a->v[PM_O_NOW];
     x.force_partition_check = 1;
+    x.ignore_write_only = 1;
     x.step = h->upkeep_step;
     x.step_ud = h->upkeep_ud;
     pm_result *r = NULL;

@@ -223,7 +223,7 @@ int pm_upkeep_run(paimon_table *t, const pm_upkeep_opts *o, pm_result **out, pm_
         int wo = pm_upkeep_write_only(ut);
         pm_rv_bool(res, root, "write_only", wo);
         u.steps = pm_rv_list(res, root, "steps");
-        if (wo) pm_rv_str(res, root, "reason", "write-only=true: no upkeep, as Java's writers");
+        if (wo && !o->ignore_write_only) pm_rv_str(res, root, "reason", "write-only=true: no upkeep, as Java's writers");
         else steps(&u);
         pm_table_free_shared(ut);
     }

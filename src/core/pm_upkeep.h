@@ -42,6 +42,8 @@ typedef struct pm_upkeep_opts {
     int64_t now_ms;               /* 0: the clock */
     /* maintain.lua: a one-shot run checks partitions whatever the interval */
     int force_partition_check;
+    /* maintain: runs for a write-only table too (that is what it is for) */
+    int ignore_write_only;
     /* the committer's PartitionExpire.lastCheck (epoch ms; Java starts it at
      * the committer's creation), updated when partitions were checked
      * without error; NULL: none kept (only a zero interval, end-input or
