@@ -233,6 +233,23 @@ describe("upkeep after every commit", function()
     assert.is_false(H.exists(path .. "/tag/tag-short"))
   end)
 
+  it("leaves tag.num-retained-max to automatic creation, as Java's expire_tags (TagTimeExpire alone)", function()
+    local path = create(dir, {["write-only"] = "true", ["tag.automatic-creation"] = "process-time",
+                              ["tag.num-retained-max"] = "1", ["sink.process-time-zone"] = "UTC"})
+    for i = 1, 2 do assert.are.equal(0, select(3, write(path))) end
+    for i, name in ipairs{"2020-01-01", "2020-01-02"} do
+      assert.are.equal(0, select(3, H.script("tag.lua", {path, "create", name, "--snapshot", tostring(i)})))
+    end
+    local out, err, code = H.script("tag.lua", {path, "expire", "--json"})
+    assert.are.equal(0, code, err)
+    assert.are.same({}, H.decode(out).tags)
+    assert.is_true(H.exists(path .. "/tag/tag-2020-01-01"))
+    -- asked for, the count rule still applies
+    out, err, code = H.script("tag.lua", {path, "expire", "--num-retained-max", "1", "--json"})
+    assert.are.equal(0, code, err)
+    assert.are.same({"2020-01-01"}, H.decode(out).tags)
+  end)
+
   it("expires partitions at commit time once the check interval allows, and in maintain.lua", function()
     local path = create(dir, {["partition.expiration-time"] = "1 d", ["partition.timestamp-formatter"] = "yyyyMMdd"},
                         {"--field", "dt:STRING", "--partition", "dt"})

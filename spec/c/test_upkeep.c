@@ -97,8 +97,8 @@ TEST(test_commit_runs_upkeep) {
         CHECK_EQ_INT(res_int(u, "errors"), 0);
         CHECK_EQ_INT(res_int(u, "write_only"), 0);
         CHECK_EQ_INT(res_int(u, "expired_snapshots"), i > 5 ? 1 : 0);
-        CHECK_EQ_STR(paimon_result_str(u, "steps.1.operation"), "expire_snapshots");
-        CHECK_EQ_STR(paimon_result_str(u, "steps.1.status"), "done");
+        CHECK_EQ_STR(paimon_result_str(u, "steps.4.operation"), "expire_snapshots");
+        CHECK_EQ_STR(paimon_result_str(u, "steps.4.status"), "done");
     }
     CHECK_EQ_INT(count_snapshots(dir), 5);
     CHECK_EQ_INT(earliest(t), 8);
@@ -169,8 +169,8 @@ TEST(test_failure_never_fails_the_commit) {
         CHECK_EQ_INT(commit_row(t, c, i, "a"), PAIMON_OK);
         const paimon_result *u = paimon_commit_upkeep(c);
         CHECK(res_int(u, "errors") >= 1);
-        CHECK_EQ_STR(paimon_result_str(u, "steps.0.status"), "failed");
-        const char *msg = paimon_result_str(u, "steps.0.error");
+        CHECK_EQ_STR(paimon_result_str(u, "steps.3.status"), "failed");
+        const char *msg = paimon_result_str(u, "steps.3.error");
         CHECK(msg && strstr(msg, "consumer-job"));
     }
     CHECK_EQ_INT(count_snapshots(dir), 4);
@@ -201,9 +201,9 @@ TEST(test_partition_step_reported_from_c) {
         CHECK_EQ_INT(paimon_commit_open(t, NULL, &c), PAIMON_OK);
         CHECK_EQ_INT(commit_row(t, c, 1, "2020-01-01"), PAIMON_OK);
         const paimon_result *u = paimon_commit_upkeep(c);
-        CHECK_EQ_STR(paimon_result_str(u, "steps.3.operation"), "expire_partitions");
-        CHECK_EQ_STR(paimon_result_str(u, "steps.3.status"), k ? "failed" : "skipped");
-        if (k) CHECK_EQ_STR(paimon_result_str(u, "steps.3.code"), "unsupported");
+        CHECK_EQ_STR(paimon_result_str(u, "steps.2.operation"), "expire_partitions");
+        CHECK_EQ_STR(paimon_result_str(u, "steps.2.status"), k ? "failed" : "skipped");
+        if (k) CHECK_EQ_STR(paimon_result_str(u, "steps.2.code"), "unsupported");
         CHECK_EQ_INT(res_int(u, "errors"), k ? 1 : 0);
         CHECK_EQ_INT(count_snapshots(dir), 1);
         paimon_commit_close(c);

@@ -16,7 +16,12 @@ static int option_true(const paimon_table *t, const char *key, int dflt) {
     return !strcasecmp(v, "true");
 }
 
-int pm_upkeep_write_only(const paimon_table *t) { return t && t->schema && option_true(t, "write-only", 0); }
+/* write-only, or its fallback key write.compaction-skip (CoreOptions) */
+int pm_upkeep_write_only(const paimon_table *t) {
+    if (!t || !t->schema) return 0;
+    if (pm_schema_option(t->schema, "write-only")) return option_true(t, "write-only", 0);
+    return option_true(t, "write.compaction-skip", 0);
+}
 
 typedef struct run {
     const pm_upkeep_opts *o;
@@ -155,9 +160,30 @@ static void partition_step(run *u) {
     pm_result_free(hr);
 }
 
+/* Java's TableCommitImpl.maintain (master, 2026): automatic tags, tag
+ * expiry by time, partitions, consumers (before the snapshots, so a dead
+ * job stops blocking them), snapshots last (+ changelogs when decoupled). */
 static void steps(run *u) {
     paimon_table *t = u->t;
-    /* consumers first, so a dead job stops blocking snapshot expiration */
+    /* TagAutoManager: TagAutoCreation only for process-time and watermark
+     * (TagTimeExtractor.createForAutoTag; batch tags are Flink's batch sink's) */
+    const char *mode = pm_schema_option(t->schema, "tag.automatic-creation");
+    if (!mode || !strcasecmp(mode, "none")) skipped(u, "auto_tags", "tag.automatic-creation is none");
+    else if (!strcasecmp(mode, "batch"))
+        skipped(u, "auto_tags", "tag.automatic-creation is batch: Java tags at the end of a Flink batch job, "
+                                "not after commits (tag.lua TABLE auto does it)");
+    else run_step(u, "auto_tags", NULL, 0);
+
+    /* TagTimeExpire: tagCreateTime + tagTimeRetained (the count rule,
+     * tag.num-retained-max, is TagAutoCreation's, run above) */
+    if (option_true(t, "tag.time-expire-enabled", 1)) {
+        run_step(u, "expire_tags", NULL, 0);
+    } else {
+        skipped(u, "expire_tags", "tag.time-expire-enabled is false");
+    }
+
+    partition_step(u);
+
     if (pm_schema_option(t->schema, "consumer.expiration-time")) run_step(u, "expire_consumers", NULL, 0);
     else skipped(u, "expire_consumers", "consumer.expiration-time is not set");
 
@@ -165,30 +191,15 @@ static void steps(run *u) {
     if (bucket && !strcmp(bucket, "-2")) {
         skipped(u, "expire_snapshots", "bucket = -2 (postpone bucket): Java does not expire after commits");
         skipped(u, "expire_changelogs", "bucket = -2 (postpone bucket)");
-    } else {
-        run_step(u, "expire_snapshots", NULL, 0);
-        char why[400];
-        pm_err e = {0};
-        int d = pm_changelog_decoupled(t, why, sizeof why, &e);
-        if (d < 0) failed(u, step_node(u, "expire_changelogs", "failed"), -d, &e);
-        else if (d) run_step(u, "expire_changelogs", NULL, 0);
-        else skipped(u, "expire_changelogs", "the changelog lifecycle is not decoupled");
+        return;
     }
-
-    partition_step(u);
-
-    const char *mode = pm_schema_option(t->schema, "tag.automatic-creation");
-    if (mode && strcasecmp(mode, "none")) run_step(u, "auto_tags", NULL, 0);
-    else skipped(u, "auto_tags", "tag.automatic-creation is none");
-
-    /* TagTimeExpire: tagCreateTime + tagTimeRetained only (the count rule,
-     * tag.num-retained-max, is TagAutoCreation's, run above) */
-    if (option_true(t, "tag.time-expire-enabled", 1)) {
-        static const char *const only_time[] = {"num-retained-max", "2147483647"};
-        run_step(u, "expire_tags", only_time, 1);
-    } else {
-        skipped(u, "expire_tags", "tag.time-expire-enabled is false");
-    }
+    run_step(u, "expire_snapshots", NULL, 0);
+    char why[400];
+    pm_err e = {0};
+    int d = pm_changelog_decoupled(t, why, sizeof why, &e);
+    if (d < 0) failed(u, step_node(u, "expire_changelogs", "failed"), -d, &e);
+    else if (d) run_step(u, "expire_changelogs", NULL, 0);
+    else skipped(u, "expire_changelogs", "the changelog lifecycle is not decoupled");
 }
 
 int pm_upkeep_run(paimon_table *t, const pm_upkeep_opts *o, pm_result **out, pm_err *e) {

@@ -1,19 +1,19 @@
-/* Upkeep: what Java's TableCommitImpl runs after every commit (unless
- * write-only=true), as one code path for every writer of ours and for
- * maintain.lua. Driven only by the table's options, read from the branch's
- * latest schema at each run (a table handle opened afresh on the same
- * FileIO), in Java's order:
+/* Upkeep: what Java's TableCommitImpl.maintain runs after every commit
+ * (unless write-only=true), as one code path for every writer of ours and
+ * for maintain.lua. Driven only by the table's options, read from the
+ * branch's latest schema at each run (a table handle opened afresh on the
+ * same FileIO), in Java's order (apache/paimon master, 2026):
  *
+ *   auto_tags          tag.automatic-creation process-time / watermark
+ *                      (TagAutoCreation, with its tag.num-retained-max)
+ *   expire_tags        tag.time-expire-enabled (TagTimeExpire)
+ *   expire_partitions  partition.expiration-time, at most once per
+ *                      partition.expiration-check-interval (PartitionExpire)
  *   expire_consumers   consumer.expiration-time (ConsumerManager.expire)
  *   expire_snapshots   snapshot.num-retained.min/max, snapshot.time-retained,
  *                      snapshot.expire.limit (ExpireSnapshotsImpl); not for
  *                      bucket = -2 (postpone), as Java
  *   expire_changelogs  with a decoupled changelog lifecycle (ExpireChangelogImpl)
- *   expire_partitions  partition.expiration-time, at most once per
- *                      partition.expiration-check-interval (PartitionExpire)
- *   auto_tags          tag.automatic-creation (TagAutoCreation, with its
- *                      tag.num-retained-max)
- *   expire_tags        tag.time-expire-enabled (TagTimeExpire)
  *
  * Each step runs the existing operation (pm_ops) with no options but the
  * run's (dry-run, threads, now-ms): the operation falls back on the
