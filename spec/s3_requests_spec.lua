@@ -25,17 +25,40 @@ local function traced(dir, script, args)
   return lines, out
 end
 
--- The commit's requests: from the last read of the LATEST hint on.
-local function commit_part(lines)
-  local from = 1
+-- The commit's requests: from the last read of the LATEST hint before the
+-- new snapshot's PUT up to the PUT of the LATEST hint after it; what
+-- follows is the upkeep after the commit (upkeep_part).
+local function commit_bounds(lines)
+  local put = #lines
   for i, l in ipairs(lines) do
-    if l.method == "GET" and l.key:match("/snapshot/LATEST$") then from = i end
+    if l.method == "PUT" and l.key:match("/snapshot/snapshot%-%d+$") then put = i end
   end
-  return {table.unpack(lines, from)}
+  local from, to = 1, #lines
+  for i = 1, put do
+    if lines[i].method == "GET" and lines[i].key:match("/snapshot/LATEST$") then from = i end
+  end
+  for i = put + 1, #lines do
+    if lines[i].method == "PUT" and lines[i].key:match("/snapshot/LATEST$") then to = i; break end
+  end
+  return from, to
+end
+
+local function commit_part(lines)
+  local from, to = commit_bounds(lines)
+  return {table.unpack(lines, from, to)}
+end
+
+local function upkeep_part(lines)
+  local _, to = commit_bounds(lines)
+  return {table.unpack(lines, to + 1)}
 end
 
 -- Each file under manifest/ whose key matches `pattern` GET at most once,
 -- no schema HEAD.
+-- requests of the upkeep after a commit with nothing to do (measured: see
+-- the commit that set it)
+local UPKEEP_BUDGET = 30
+
 local function reads_once(lines, what, pattern)
   local seen = {}
   for _, l in ipairs(commit_part(lines)) do
@@ -65,6 +88,14 @@ describe_s3("S3 requests per commit", function()
     -- before: a HEAD of the latest's schema file)
     local n = #commit_part(lines)
     assert.is_true(n <= 18, tostring(n))
+    -- the upkeep after it (docs/maintenance.md), nothing due: the schema
+    -- listing and file, the hints, tags, consumers, a few snapshots; it
+    -- deletes nothing and writes nothing
+    local up = upkeep_part(lines)
+    for _, l in ipairs(up) do
+      assert.is_true(l.method == "GET" or l.method == "HEAD", l.method .. " " .. l.key)
+    end
+    assert.is_true(#up <= UPKEEP_BUDGET, tostring(#up))
     H.rmdir(dir)
   end)
 

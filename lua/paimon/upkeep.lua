@@ -100,6 +100,14 @@ end
 -- partition_expire = p, tag_expire = p}, policies for this run (any shape
 -- paimon.policy_loader takes) over the table's options.
 function M.hook(t, overrides)
+  if overrides ~= nil then
+    if type(overrides) ~= "table" then error("upkeep: policies must be a table, got " .. type(overrides), 2) end
+    for k in pairs(overrides) do
+      if not M.POLICY_OPTIONS[k] then
+        error("upkeep: unknown policy kind '" .. tostring(k) .. "' (known: " .. table.concat(M.policy_kinds(), ", ") .. ")", 2)
+      end
+    end
+  end
   return function(step, info)
     local f = steps[step]
     if not f then return false end

@@ -227,7 +227,7 @@ static int snap_cache_read(paimon_table *t, snap_cache *c, int64_t from, int64_t
     if (!nv) return pm_nomem(e);
     if (c->n == 0) c->from = from;
     c->v = nv;
-    int rc = pm_refs_read_ids(t, from, to, threads, c->v + c->n, e);
+    int rc = pm_refs_read_ids(t, from, to, k > 1 ? threads : 1, c->v + c->n, e);
     if (rc == PAIMON_NOMEM) return rc;
     if (rc) {
         pm_err_clear(e);
@@ -247,13 +247,16 @@ static int snap_cache_read(paimon_table *t, snap_cache *c, int64_t from, int64_t
 static int time_end(paimon_table *t, pm_expire_range *r, int threads, snap_cache *c, int64_t *end, pm_err *e) {
     int64_t min = r->latest - r->retain_max + 1;
     if (min < r->earliest) min = r->earliest;
-    int64_t window = threads > 1 ? 16 * (int64_t)threads : 1;
+    /* windows read in parallel, growing from one snapshot: the upkeep after
+     * a commit mostly finds the first one young and stops there */
+    int64_t max_window = threads > 1 ? 16 * (int64_t)threads : 1, window = 1;
     for (int64_t id = min; id < r->hard_end; id++) {
         int64_t next = id + 1;
         if (c->n == 0 || next >= c->from + (int64_t)c->n) {
             int64_t to = next + window - 1 < r->hard_end ? next + window - 1 : r->hard_end;
             int rc = snap_cache_read(t, c, next, to, threads, e);
             if (rc) return rc;
+            window = window * 4 < max_window ? window * 4 : max_window;
         }
         const pm_snapshot *s = c->v[next - c->from];
         if (s && s->time_millis >= r->older_than_ms) { *end = id; r->capped_by = "time-retained"; break; }

@@ -250,14 +250,16 @@ PAIMON_API int paimon_delete_branch(paimon_table *t, const paimon_options *o, pa
 PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, paimon_result **out);
 /* upkeep (maintain.lua): what every commit runs afterwards (see
  * paimon_commit_commit), once, by the table's options as of its latest
- * schema: expire consumers, snapshots, changelogs, partitions, create
- * automatic tags, expire tags; options dry-run, threads, now-ms. The
- * result lists each step ("steps": operation, status done / skipped /
- * failed, reason, error, code, result) and counts "errors"; a failed step
- * does not stop the next, and PAIMON_OK is returned whenever the result
- * could be made. Partition expiration runs in the Lua runner: from C it
- * is a failed step (code "unsupported") when partition.expiration-time
- * is set. */
+ * schema, in Java's order: auto_tags, expire_tags, expire_partitions,
+ * expire_consumers, expire_snapshots, expire_changelogs; also on a
+ * write-only table; partitions whatever the check interval. Options
+ * dry-run, threads, now-ms. The result lists each step ("steps":
+ * operation, status done / skipped / failed, reason, error, code, result)
+ * and counts "errors"; a failed step does not stop the next, and PAIMON_OK
+ * is returned whenever the result could be made. Partition expiration runs
+ * in the Lua runner: from C it is a failed step (code "unsupported") when
+ * partition.expiration-time is set. docs/maintenance.md "Upkeep after
+ * every commit". */
 PAIMON_API int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result

@@ -138,7 +138,13 @@ static int push_hook(lua_State *L, int tidx, int pidx) {
     lua_pushvalue(L, tidx);
     if (pidx) lua_pushvalue(L, pidx);
     else lua_pushnil(L);
-    if (lua_pcall(L, 2, 1, 0) != 0 || !lua_isfunction(L, -1)) {
+    if (lua_pcall(L, 2, 1, 0) != 0) {
+        /* a bad policies table (t:upkeep's misuse) raises; otherwise none */
+        if (pidx) lua_error(L);
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (!lua_isfunction(L, -1)) {
         lua_pop(L, 1);
         return 0;
     }
