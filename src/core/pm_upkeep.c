@@ -1,5 +1,5 @@
 /* Upkeep after every commit and maintain.lua (pm_upkeep.h): Java's
- * TableCommitImpl.expire composed from the existing operations. */
+ * TableCommitImpl.maintain composed from the existing operations. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,37 +59,48 @@ static void add_totals(run *u, const char *name, const pm_rv *r) {
     if (!strcmp(name, "expire_snapshots") && v && v->type == PM_RV_INT) u->expired += v->i;
 }
 
-/* Operation `name` with the run's options (those it knows) plus extra
- * key/value text, its result copied under a "done" step (or the error
- * under a "failed" one). A face's hook may run the step instead. Returns
- * the step's code. */
-static int run_step(run *u, const char *name, const char *const *extra, size_t n_extra) {
+/* The step's outcome: its result under a "done" step, or the error under
+ * a "failed" one. */
+static void record(run *u, const char *name, int rc, const pm_err *e, const pm_rv *result) {
+    pm_rv *s = step_node(u, name, rc ? "failed" : "done");
+    if (rc) {
+        failed(u, s, rc, e);
+        return;
+    }
+    pm_rv_copy(u->res, s, "result", result);
+    add_totals(u, name, result);
+}
+
+/* The face's hook for step `name` (pm_upkeep_opts.step): 1 when it ran
+ * the step (recorded, its code in *rc), 0 when the core's own should. */
+static int hooked(run *u, const char *name, int *rc) {
+    if (!u->o->step) return 0;
     pm_err e = {0};
     pm_upkeep_step st = {name, u->t, u->o->dry_run, u->threads, u->now_ms};
-    if (u->o->step) {
-        pm_result *hr = pm_result_new();
-        if (!hr) return pm_nomem(&e);
-        int rc = u->o->step(u->o->step_ud, &st, hr, hr->root, &e);
-        if (rc != PM_UPKEEP_DEFAULT) {
-            if (!rc && hr->oom) rc = pm_nomem(&e);
-            pm_rv *s = step_node(u, name, rc ? "failed" : "done");
-            if (rc) failed(u, s, rc, &e);
-            else {
-                pm_rv_copy(u->res, s, "result", hr->root);
-                add_totals(u, name, hr->root);
-            }
-            pm_result_free(hr);
-            return rc;
-        }
+    pm_result *hr = pm_result_new();
+    *rc = hr ? u->o->step(u->o->step_ud, &st, hr, hr->root, &e) : pm_nomem(&e);
+    if (*rc == PM_UPKEEP_DEFAULT) {
         pm_result_free(hr);
-        pm_err_clear(&e);
+        return 0;
     }
+    if (!*rc && hr->oom) *rc = pm_nomem(&e);
+    record(u, name, *rc, &e, hr ? hr->root : NULL);
+    pm_result_free(hr);
+    return 1;
+}
+
+/* Operation `name` (pm_ops) with the run's options that it knows, unless
+ * the face's hook runs it; the outcome recorded. */
+static void run_step(run *u, const char *name) {
+    int rc;
+    if (hooked(u, name, &rc)) return;
+    pm_err e = {0};
     const pm_op *op = pm_op_find(name);
     char threads[24], now[24];
     snprintf(threads, sizeof threads, "%d", u->threads);
     snprintf(now, sizeof now, "%lld", (long long)u->now_ms);
     const char *base[][2] = {{"dry-run", u->o->dry_run ? "true" : "false"}, {"threads", threads}, {"now-ms", now}};
-    pm_opt_in in[8];
+    pm_opt_in in[3];
     size_t n = 0;
     for (size_t i = 0; i < 3; i++) {
         /* only the options this operation knows (expire_consumers has no threads) */
@@ -98,20 +109,12 @@ static int run_step(run *u, const char *name, const char *const *extra, size_t n
         pm_err pe = {0};
         if (!pm_op_parse(op, PM_FACE_C, &one, 1, &probe, &pe)) in[n++] = one;
     }
-    for (size_t i = 0; i + 1 < n_extra * 2 && n < 8; i += 2)
-        in[n++] = (pm_opt_in){extra[i], PM_OV_TEXT, extra[i + 1], 0, NULL};
     pm_op_args args;
     pm_result *r = NULL;
-    int rc = pm_op_parse(op, PM_FACE_C, in, n, &args, &e);
+    rc = pm_op_parse(op, PM_FACE_C, in, n, &args, &e);
     if (!rc) rc = pm_op_run(u->t, &args, NULL, &r, &e);
-    pm_rv *s = step_node(u, name, rc ? "failed" : "done");
-    if (rc) failed(u, s, rc, &e);
-    else {
-        pm_rv_copy(u->res, s, "result", r->root);
-        add_totals(u, name, r->root);
-    }
+    record(u, name, rc, &e, r ? r->root : NULL);
     pm_result_free(r);
-    return rc;
 }
 
 /* PartitionExpire.expire: checked when the interval is zero, when it has
@@ -140,24 +143,16 @@ static void partition_step(run *u) {
         skipped(u, name, why);
         return;
     }
-    pm_upkeep_step st = {name, t, u->o->dry_run, u->threads, u->now_ms};
-    int rc = PM_UPKEEP_DEFAULT;
-    pm_result *hr = u->o->step ? pm_result_new() : NULL;
-    if (u->o->step && !hr) rc = pm_nomem(&e);
-    else if (hr) rc = u->o->step(u->o->step_ud, &st, hr, hr->root, &e);
-    if (rc == PM_UPKEEP_DEFAULT)
-        rc = pm_fail(&e, PAIMON_UNSUPPORTED,
-                     "partition expiration by partition.expiration-time runs in the Lua runner "
-                     "(lua/paimon/partition_expire.lua); this face has none: run maintain.lua");
-    if (!rc && hr->oom) rc = pm_nomem(&e);
-    pm_rv *s = step_node(u, name, rc ? "failed" : "done");
-    if (rc) failed(u, s, rc, &e);
-    else {
-        pm_rv_copy(u->res, s, "result", hr->root);
-        add_totals(u, name, hr->root);
-        if (last && !u->o->dry_run) *last = u->now_ms;   /* Java: lastCheck = now after doExpire */
+    /* the time parsing and policies of partition expiration are Lua's: only
+     * a face's hook runs it */
+    int rc;
+    if (!hooked(u, name, &rc)) {
+        pm_fail(&e, PAIMON_UNSUPPORTED, "partition expiration by partition.expiration-time runs in the Lua runner "
+                                        "(lua/paimon/partition_expire.lua); this face has none: run maintain.lua");
+        record(u, name, PAIMON_UNSUPPORTED, &e, NULL);
+        return;
     }
-    pm_result_free(hr);
+    if (!rc && last && !u->o->dry_run) *last = u->now_ms;   /* Java: lastCheck = now after doExpire */
 }
 
 /* Java's TableCommitImpl.maintain (master, 2026): automatic tags, tag
@@ -172,19 +167,19 @@ static void steps(run *u) {
     else if (!strcasecmp(mode, "batch"))
         skipped(u, "auto_tags", "tag.automatic-creation is batch: Java tags at the end of a Flink batch job, "
                                 "not after commits (tag.lua TABLE auto does it)");
-    else run_step(u, "auto_tags", NULL, 0);
+    else run_step(u, "auto_tags");
 
     /* TagTimeExpire: tagCreateTime + tagTimeRetained (the count rule,
      * tag.num-retained-max, is TagAutoCreation's, run above) */
     if (option_true(t, "tag.time-expire-enabled", 1)) {
-        run_step(u, "expire_tags", NULL, 0);
+        run_step(u, "expire_tags");
     } else {
         skipped(u, "expire_tags", "tag.time-expire-enabled is false");
     }
 
     partition_step(u);
 
-    if (pm_schema_option(t->schema, "consumer.expiration-time")) run_step(u, "expire_consumers", NULL, 0);
+    if (pm_schema_option(t->schema, "consumer.expiration-time")) run_step(u, "expire_consumers");
     else skipped(u, "expire_consumers", "consumer.expiration-time is not set");
 
     const char *bucket = pm_schema_option(t->schema, "bucket");
@@ -193,12 +188,12 @@ static void steps(run *u) {
         skipped(u, "expire_changelogs", "bucket = -2 (postpone bucket)");
         return;
     }
-    run_step(u, "expire_snapshots", NULL, 0);
+    run_step(u, "expire_snapshots");
     char why[400];
     pm_err e = {0};
     int d = pm_changelog_decoupled(t, why, sizeof why, &e);
     if (d < 0) failed(u, step_node(u, "expire_changelogs", "failed"), -d, &e);
-    else if (d) run_step(u, "expire_changelogs", NULL, 0);
+    else if (d) run_step(u, "expire_changelogs");
     else skipped(u, "expire_changelogs", "the changelog lifecycle is not decoupled");
 }
 
