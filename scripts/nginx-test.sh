@@ -456,6 +456,8 @@ status=$(post /tables/demo/orders/rows '[{"order_id":101,"customer":"ada","amoun
 expect_status 200 "$status" "POST 3 rows"
 check "the commit answer names the new snapshot (rows 3, committed)" \
   json_check "b['snapshot_id'] == $sid0 + 1 and b['rows'] == 3 and b['committed'] is True and b['files'] >= 1"
+check "the commit answer reports the upkeep run after it (no errors)" \
+  json_check "b['upkeep']['errors'] == 0 and b['upkeep']['failures'] in ([], {})"
 expect_status 200 "$(get /tables/demo/orders/latest)" "GET latest after the write"
 inspect snapshots
 check "latest: the new snapshot, APPEND, total_record_count + 3" \

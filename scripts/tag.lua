@@ -23,8 +23,9 @@ usage: paimon-lua tag.lua TABLE COMMAND [args] [options]
   rename OLD NEW     rename a tag (never replaces one)
   list               name, snapshot id, commit time, create time, time retained
   expire             delete the tags whose time retained has passed (Java's TagTimeExpire),
-                     --older-than T (tags created before T), --num-retained-max N (auto
-                     tags above N, when tag.automatic-creation is on), --policy FILE.lua
+                     --older-than T (tags created before T), --num-retained-max N (also
+                     the automatic tags above N, when tag.automatic-creation is on; the
+                     table's tag.num-retained-max is auto's, as in Java), --policy FILE.lua
   auto               create the tags Java's automatic creation would (the table's
                      tag.automatic-creation, tag.creation-period, tag.creation-delay,
                      tag.period-formatter, tag.default-time-retained): one per finished

@@ -20,14 +20,19 @@ usage: paimon-lua write.lua TABLE [--input ROWS.jsonl] [--commit-user USER] [--i
   DATE "yyyy-MM-dd"; TIMESTAMP "yyyy-MM-dd HH:mm:ss[.fff]"; BINARY/BYTES
   base64 (top-level columns); ARRAY a JSON array, MAP/ROW a JSON object. Integers beyond 2^53 must be
   given as strings ("9223372036854775807"): the JSON decoder keeps doubles.
+  After the commit the table's upkeep runs, as after a Java writer's commit (automatic
+  tags, tag, partition, consumer, snapshot and changelog expiry by the table's options),
+  unless write-only=true: what it removed or its failure is a line on stderr ("upkeep:
+  ..."); it never fails the commit (docs/maintenance.md, "Upkeep after every commit").
   --input FILE       read the rows from FILE instead of stdin
   --commit-user U    commit user (default: a random UUID)
   --identifier N     commit identifier (default 9223372036854775807, Java batch)
                      With both --commit-user and --identifier a re-run is safe: a
                      commit of that user with this identifier (or a later one)
                      already in the table is reported, nothing is written again.
-  --json             print {"snapshot_id", "rows", "files"} as JSON (a retry that landed
-                     before: {"snapshot_id", "rows": 0, "files": 0, "already_committed": true})
+  --json             print {"snapshot_id", "rows", "files", "upkeep"} as JSON (a retry
+                     that landed before: {"snapshot_id", "rows": 0, "files": 0,
+                     "already_committed": true})
 exit codes: 0 committed (or nothing to commit, or committed before), 1 failed or
             outcome uncertain (the message says "outcome uncertain": the snapshot may
             exist, every file is kept; re-run with the same --commit-user and
@@ -131,9 +136,13 @@ local function main(opts, pos)
     cli.fail(committed, code)
   end
   w:close()
+  -- the commit's upkeep (Java's TableCommitImpl): its failure never fails the commit
+  local upkeep_result = code
+  if not opts.json then require("paimon.upkeep").report_after_commit(upkeep_result, io.stderr) end
   if opts.json then
-    cli.print_json({snapshot_id = committed and id or json.null, rows = n, files = #msgs},
-                   {"snapshot_id", "rows", "files"})
+    cli.print_json({snapshot_id = committed and id or json.null, rows = n, files = #msgs,
+                    upkeep = require("paimon.upkeep").json_ready(upkeep_result) or json.null},
+                   {"snapshot_id", "rows", "files", "upkeep"})
   elseif committed then
     io.stdout:write(string.format("committed snapshot %d: %d rows in %d files\n", id, n, #msgs))
   else

@@ -567,7 +567,11 @@ function _M.auto_tags(...)
 end
 
 -- commit_rows(table_path, rows [, opts]) → snapshot_id, { snapshot_id,
--- rows, files, committed }, or nil, err, code. Appends the rows as one
+-- rows, files, committed, upkeep }, or nil, err, code. upkeep: the result
+-- of the table's upkeep after the commit (as write.lua's: expire_snapshots
+-- ... auto_tags, expire_tags by the table's options; none with
+-- write-only=true); a failure there is in upkeep.errors / upkeep.steps,
+-- never the commit's. Appends the rows as one
 -- commit (new_write → write → prepare_commit → new_commit → commit) to an
 -- append-only Avro table. rows: an array of {column = value} (SQL NULL:
 -- leave the column out), or the text of a JSON array of objects, decoded in

@@ -162,6 +162,11 @@ describe("resty.paimon", function()
       { order_id = 102, customer = require("paimon").null, amount = 3, dt = "2026-11-30" },
     }, { commit_user = "resty-spec" })
     assert.equals(6, id, info)
+    -- the upkeep the commit ran afterwards (docs/maintenance.md): nothing due on the sample
+    assert.equals(0, info.upkeep.errors)
+    assert.is_false(info.upkeep.write_only)
+    assert.equals("expire_snapshots", info.upkeep.steps[5].operation)
+    info.upkeep = nil
     assert.same({ snapshot_id = 6, rows = 2, files = 1, committed = true }, info)
     local latest = assert(rp.latest(t))
     assert.equals(6, latest.snapshot_id)

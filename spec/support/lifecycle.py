@@ -11,8 +11,14 @@ rollback without --purge-files must remove only snapshot, tag and changelog
 files), drop partition,
 expire (main and branches), changelog expire (some sequences decouple the
 changelog lifecycle, so long-lived changelogs exist), consumer
-reset/delete/expire, orphan cleaning with a young cut-off, and now and then
-purge_files (the table emptied but for its schemas).
+reset/delete/expire, orphan cleaning with a young cut-off, now and then
+purge_files (the table emptied but for its schemas), and maintain.lua
+(the commit's upkeep, once; --dry-run too). Every write runs the upkeep
+after its commit (docs/maintenance.md): some sequences set options that make
+it expire snapshots at every commit (snapshot.num-retained.max,
+snapshot.time-retained), create automatic tags, or turn it off (write-only);
+an upkeep step that fails after a write is a failure ("upkeep"), but a
+refusal (conflict).
 
 An operation may refuse (exit 1/2/3 with a message); a crash (signal, an
 "internal error", a Lua traceback, another exit code) is a failure. After
@@ -162,7 +168,7 @@ class Generator(object):
                ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
                ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1), ("purge", 0.25),
-               ("junk", 1)]
+               ("junk", 1), ("maintain", 1.5)]
         ops = [(o, 0 if o in NO_OPS or not w else WEIGHTS.get(o, w)) for o, w in ops]
         total = sum(w for _, w in ops)
         x = r.random() * total
@@ -250,6 +256,8 @@ class Generator(object):
             return {"op": op, "argv": ["remove_orphan_files.lua", "T", "--older-than", "1ms", "--allow-young-cutoff"]}
         if op == "junk":
             return {"op": op, "junk": self.junk()}
+        if op == "maintain":
+            return {"op": op, "argv": ["maintain.lua", "T"] + bflag(b) + (["--dry-run"] if r.random() < 0.25 else [])}
         raise AssertionError(op)
 
     def junk(self):
@@ -280,6 +288,19 @@ def table_options(rng):
         opts.append(rng.choice(["changelog.time-retained=1d", "changelog.num-retained.min=20"]))
     if rng.random() < 0.3:
         opts.append("consumer.expiration-time=1s")
+    # the upkeep after every commit (and maintain.lua) by the table's options
+    if rng.random() < 0.4:
+        opts += ["snapshot.num-retained.min=1", "snapshot.num-retained.max=%d" % rng.randint(2, 6)]
+        if "changelog.num-retained.min=20" in opts:
+            # changelog.num-retained.max falls back to the snapshots' (Java too
+            # refuses a max below the min)
+            opts.append("changelog.num-retained.max=40")
+        if rng.random() < 0.4:
+            opts.append("snapshot.time-retained=1ms")
+    if rng.random() < 0.2:
+        opts += ["tag.automatic-creation=process-time", "tag.num-retained-max=1"]
+    if rng.random() < 0.15:
+        opts.append("write-only=true")
     return opts
 
 
@@ -406,12 +427,20 @@ def run_sequence(spec, steps_max=None, rng_seed=0, generate=None, keep=False):
                 raise Failure("crash", "step %d %s crashed (%s):\n%s" % (i + 1, " ".join(step["argv"]), c,
                                                                           err.strip()[-3000:]))
             note_stale_hints(hints_before, stale_hints(table), step, i, rng_seed)
-            if step["argv"][0] == "expire.lua" and rc == 0:
+            if step["argv"][0] in ("expire.lua", "write.lua", "maintain.lua") and rc == 0:
                 consumers_kept(table, before_state, step, i)
             if step["argv"][0] == "rollback.lua" and rc == 0:
                 rollback_kept_files(listings[-1], listing(table), step, i)
             if step["argv"][0] == "remove_orphan_files.lua" and rc == 0:
                 orphans_exact(table, checker.oracle, step, i)
+            if step["argv"][0] == "write.lua" and rc == 0:
+                # a failed upkeep step is a failure, but a refusal (conflict),
+                # as for the operations run on their own
+                bad = [l for l in err.splitlines() if l.startswith("upkeep:") and " failed: " in l
+                       and not l.endswith("(conflict)")]
+                if bad:
+                    raise Failure("upkeep", "step %d %s: the upkeep after the commit failed:\n%s"
+                                  % (i + 1, " ".join(step["argv"]), "\n".join(bad)[-2000:]))
             try:
                 checker.check()
             except Failure as f:

@@ -71,7 +71,7 @@ struct paimon_result {
     pm_arena *kept;      /* strings paimon_result_str returned from plan rows */
 };
 
-static int result_finish(pm_result *tree, paimon_result **out, pm_err *e) {
+int pm_api_result_wrap(pm_result *tree, paimon_result **out, pm_err *e) {
     paimon_result *r = calloc(1, sizeof *r);
     if (!r) {
         pm_result_free(tree);
@@ -315,7 +315,7 @@ static int run_op(paimon_table *t, const char *name, const paimon_options *o, pa
     if (!rc) rc = pm_op_run(t, &args, NULL, &tree, e);
     free(in);
     if (rc) return rc;
-    return result_finish(tree, out, e);
+    return pm_api_result_wrap(tree, out, e);
 }
 
 int paimon_expire_snapshots(paimon_table *t, const paimon_options *o, paimon_result **out) {
@@ -396,4 +396,8 @@ int paimon_delete_branch(paimon_table *t, const paimon_options *o, paimon_result
 
 int paimon_fast_forward(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "fast_forward", o, out);
+}
+
+int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "upkeep", o, out);
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pm_ops.h"
+#include "pm_upkeep.h"
 #include "pm_write.h"
 
 int paimon_table_create_v2(const char *uri, const paimon_table_spec *spec, const char *const *options,
@@ -114,6 +116,8 @@ struct paimon_commit {
     pm_commit_opts o;
     char *user;
     pm_commit_history h;
+    int64_t partition_last_check;   /* Java's PartitionExpire.lastCheck: the committer's creation */
+    paimon_result *upkeep;          /* the last commit's upkeep */
 };
 
 int paimon_commit_open(paimon_table *t, const char *commit_user, paimon_commit **out) {
@@ -127,6 +131,7 @@ int paimon_commit_open(paimon_table *t, const char *commit_user, paimon_commit *
     c->t = t;
     pm_commit_opts_from_table(t, &c->o);
     c->o.commit_user = c->user;
+    c->partition_last_check = pm_now_millis();
     *out = c;
     return PAIMON_OK;
 }
@@ -144,8 +149,23 @@ int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t ide
     int rc = pm_write_commit(c->t, m->ents, m->n, &o, 0, &c->h, &id, &made, &c->t->err);
     if (snapshot_id) *snapshot_id = id;
     if (created) *created = made;
-    return rc;
+    if (rc) return rc;
+    /* Java's TableCommitImpl: upkeep after every commit (none with
+     * write-only=true). Whatever happens to it, the commit stands: its
+     * failures are in paimon_commit_upkeep's result. */
+    paimon_result_free(c->upkeep);
+    c->upkeep = NULL;
+    pm_upkeep_opts u;
+    memset(&u, 0, sizeof u);
+    u.partition_last_check_ms = &c->partition_last_check;
+    u.commit_identifier = identifier;
+    pm_result *tree = NULL;
+    pm_err ue = {0};
+    if (!pm_upkeep_run(c->t, &u, &tree, &ue)) pm_api_result_wrap(tree, &c->upkeep, &ue);
+    return PAIMON_OK;
 }
+
+const paimon_result *paimon_commit_upkeep(const paimon_commit *c) { return c ? c->upkeep : NULL; }
 
 int paimon_commit_abort(paimon_commit *c, const paimon_messages *m, int64_t *removed, int64_t *kept) {
     if (!c || !m) return PAIMON_MISUSE;
@@ -168,5 +188,6 @@ int paimon_commit_filter_committed(paimon_commit *c, const int64_t *identifiers,
 void paimon_commit_close(paimon_commit *c) {
     if (!c) return;
     free(c->user);
+    paimon_result_free(c->upkeep);
     free(c);
 }

@@ -60,7 +60,7 @@ static int duration_option(const paimon_table *t, const char *key, int64_t *ms, 
 }
 
 /* Java isChangelogDecoupled: any changelog.* retention above the snapshot's. */
-static int changelog_decoupled(const paimon_table *t, char *why, size_t wl, pm_err *e) {
+int pm_changelog_decoupled(const paimon_table *t, char *why, size_t wl, pm_err *e) {
     static const char *pairs[][2] = {
         {"changelog.num-retained.min", "snapshot.num-retained.min"},
         {"changelog.num-retained.max", "snapshot.num-retained.max"},
@@ -192,7 +192,7 @@ static int cap_hard_end(paimon_table *t, pm_expire_range *r, pm_err *e) {
     const char *co = pm_schema_option(t->schema, "consumer.changelog-only");
     if (r->n_consumers > 0 && co && !strcasecmp(co, "true")) {
         char why[256];
-        int d = changelog_decoupled(t, why, sizeof why, e);
+        int d = pm_changelog_decoupled(t, why, sizeof why, e);
         if (d < 0) return -d;
         r->consumers_changelog_only = d;
     }
@@ -227,7 +227,7 @@ static int snap_cache_read(paimon_table *t, snap_cache *c, int64_t from, int64_t
     if (!nv) return pm_nomem(e);
     if (c->n == 0) c->from = from;
     c->v = nv;
-    int rc = pm_refs_read_ids(t, from, to, threads, c->v + c->n, e);
+    int rc = pm_refs_read_ids(t, from, to, k > 1 ? threads : 1, c->v + c->n, e);
     if (rc == PAIMON_NOMEM) return rc;
     if (rc) {
         pm_err_clear(e);
@@ -247,13 +247,16 @@ static int snap_cache_read(paimon_table *t, snap_cache *c, int64_t from, int64_t
 static int time_end(paimon_table *t, pm_expire_range *r, int threads, snap_cache *c, int64_t *end, pm_err *e) {
     int64_t min = r->latest - r->retain_max + 1;
     if (min < r->earliest) min = r->earliest;
-    int64_t window = threads > 1 ? 16 * (int64_t)threads : 1;
+    /* windows read in parallel, growing from one snapshot: the upkeep after
+     * a commit mostly finds the first one young and stops there */
+    int64_t max_window = threads > 1 ? 16 * (int64_t)threads : 1, window = 1;
     for (int64_t id = min; id < r->hard_end; id++) {
         int64_t next = id + 1;
         if (c->n == 0 || next >= c->from + (int64_t)c->n) {
             int64_t to = next + window - 1 < r->hard_end ? next + window - 1 : r->hard_end;
             int rc = snap_cache_read(t, c, next, to, threads, e);
             if (rc) return rc;
+            window = window * 4 < max_window ? window * 4 : max_window;
         }
         const pm_snapshot *s = c->v[next - c->from];
         if (s && s->time_millis >= r->older_than_ms) { *end = id; r->capped_by = "time-retained"; break; }
@@ -566,7 +569,7 @@ static int expire_snapshots(paimon_table *t, const pm_expire_opts *o, pm_expire_
     char why[400];
     /* decoupled (Java ExpireConfig.isChangelogDecoupled): each expired
      * snapshot moves to changelog/changelog-<id> with what it reads */
-    int dec = changelog_decoupled(t, why, sizeof why, e);
+    int dec = pm_changelog_decoupled(t, why, sizeof why, e);
     if (dec < 0) return -dec;
     pm_expire_range *r = &res->range;
     /* consumers first, as Java's TableCommitImpl: a dead job stops blocking

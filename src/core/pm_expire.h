@@ -44,6 +44,10 @@ typedef struct pm_expire_range {
                                      "time-retained", "policy", "none" */
 } pm_expire_range;
 
+/* Java's ExpireConfig.isChangelogDecoupled by t's options: 1 (why says
+ * which option), 0, or a negated error code (an unparsable option). */
+int pm_changelog_decoupled(const paimon_table *t, char *why, size_t wl, pm_err *e);
+
 /* The range Java would expire (or the policy's `until`, capped by
  * retain-min, consumers and the expire limit). Reads hints, consumers and
  * the snapshots it needs; an unreadable consumer file is an error. */

@@ -17,6 +17,7 @@
 #include "pm_tag_auto.h"
 #include "pm_tags.h"
 #include "pm_rollback.h"
+#include "pm_upkeep.h"
 #include "pm_verify.h"
 
 /* ---- options ---------------------------------------------------------- */
@@ -1104,6 +1105,29 @@ static int run_fast_forward(paimon_table *t, const pm_op_args *a, const pm_op_ho
     return PAIMON_OK;
 }
 
+/* ---- upkeep (pm_upkeep.h) ------------------------------------------------ */
+
+/* maintain.lua / paimon_upkeep: one run of the commit's upkeep, partitions
+ * checked whatever the interval (a one-shot run has no last check), also
+ * on a write-only table (whose writers leave it to this). */
+static int run_upkeep(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    pm_upkeep_opts x;
+    memset(&x, 0, sizeof x);
+    x.dry_run = (int)a->v[PM_O_DRY_RUN];
+    x.threads = (int)a->v[PM_O_THREADS];
+    if (a->has[PM_O_NOW]) x.now_ms = a->v[PM_O_NOW];
+    x.force_partition_check = 1;
+    x.ignore_write_only = 1;
+    x.step = h->upkeep_step;
+    x.step_ud = h->upkeep_ud;
+    pm_result *r = NULL;
+    int rc = pm_upkeep_run(t, &x, &r, e);
+    if (rc) return rc;
+    for (const pm_rv *c = r->root->first; c; c = c->next) pm_rv_copy(res, res->root, NULL, c);
+    pm_result_free(r);
+    return PAIMON_OK;
+}
+
 /* ---- the table of operations ------------------------------------------ */
 
 static const pm_opt_id expire_range_opts[] = {
@@ -1150,6 +1174,8 @@ static const pm_opt_id delete_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_THREADS, P
                                                PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id fast_forward_opts[] = {PM_O_BRANCH_NAME, PM_O_DRY_RUN, PM_O__N};
 
+static const pm_opt_id upkeep_opts[] = {PM_O_DRY_RUN, PM_O_THREADS, PM_O_NOW, PM_O__N};
+
 static const pm_op ops[] = {
     {"expire_range", expire_range_opts, run_expire_range},
     {"expire_snapshots", expire_opts, run_expire_snapshots},
@@ -1172,6 +1198,7 @@ static const pm_op ops[] = {
     {"create_branch", create_branch_opts, run_create_branch},
     {"delete_branch", delete_branch_opts, run_delete_branch},
     {"fast_forward", fast_forward_opts, run_fast_forward},
+    {"upkeep", upkeep_opts, run_upkeep},
 };
 
 const pm_op *pm_op_find(const char *name) {

@@ -3,7 +3,7 @@
  * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
  * rename_tag, expire_tags, auto_tags, rollback, purge_files, consumers, reset_consumer,
  * delete_consumer, expire_consumers, expire_changelogs, branches,
- * create_branch, delete_branch, fast_forward. Each face hands over its
+ * create_branch, delete_branch, fast_forward, upkeep. Each face hands over its
  * options as a list of key / value pairs (paimon.h: text under the flags'
  * names, "retain-min"; Lua: typed values under the Lua names,
  * "retain_min"); the one option table here knows, per option, both names,
@@ -19,6 +19,8 @@
 #include "pm_partition_ops.h"
 #include "pm_result.h"
 #include "pm_table.h"
+
+struct pm_upkeep_step;
 
 typedef enum pm_face { PM_FACE_C, PM_FACE_LUA } pm_face;
 
@@ -82,6 +84,9 @@ typedef struct pm_op_hooks {
     /* branch operations: the branch name the face gives as an argument
      * (t:create_branch(name) ...) instead of the 'branch' option */
     const char *branch_name;
+    /* upkeep: a face's own steps (pm_upkeep_opts.step) */
+    int (*upkeep_step)(void *ud, const struct pm_upkeep_step *s, pm_result *r, pm_rv *node, pm_err *e);
+    void *upkeep_ud;
 } pm_op_hooks;
 
 /* The operation called name; NULL if there is none. */
@@ -101,5 +106,9 @@ pm_rv *pm_op_plan_row(pm_result *r, pm_rv *list, const struct pm_plan *p, size_t
 /* Run the operation; *out (free with pm_result_free) on success only.
  * hooks may be NULL. */
 int pm_op_run(paimon_table *t, const pm_op_args *args, const pm_op_hooks *hooks, pm_result **out, pm_err *e);
+
+/* paimon.h's result owning tree (freed also on failure). */
+struct paimon_result;
+int pm_api_result_wrap(pm_result *tree, struct paimon_result **out, pm_err *e);
 
 #endif

@@ -116,3 +116,37 @@ const pm_rv *pm_rv_path(const pm_rv *root, const char *path) {
         p = dot + 1;
     }
 }
+
+/* A deep copy of v (and its children) under parent, key given (NULL: v's). */
+void pm_rv_copy(pm_result *r, pm_rv *parent, const char *key, const pm_rv *v) {
+    if (!v || r->oom) return;
+    if (!key) key = v->key;
+    switch (v->type) {
+    case PM_RV_INT: pm_rv_int(r, parent, key, v->i); return;
+    case PM_RV_BOOL: pm_rv_bool(r, parent, key, (int)v->i); return;
+    case PM_RV_STR: add_bytes(r, parent, key, PM_RV_STR, v->s, v->len); return;
+    case PM_RV_BYTES: add_bytes(r, parent, key, PM_RV_BYTES, v->s, v->len); return;
+    case PM_RV_LIST:
+    case PM_RV_OBJ: {
+        pm_rv *c = add(r, parent, key, v->type);
+        for (const pm_rv *k = v->first; k && c; k = k->next) pm_rv_copy(r, c, NULL, k);
+        return;
+    }
+    }
+}
+
+const char *pm_code_name(int code) {
+    switch (code) {
+    case PAIMON_IO: return "io";
+    case PAIMON_CORRUPT: return "corrupt";
+    case PAIMON_NOTFOUND: return "notfound";
+    case PAIMON_EXISTS: return "exists";
+    case PAIMON_UNSUPPORTED: return "unsupported";
+    case PAIMON_CONFLICT: return "conflict";
+    case PAIMON_MISUSE: return "misuse";
+    case PAIMON_NOMEM: return "nomem";
+    case PAIMON_UNCERTAIN: return "uncertain";
+    case PAIMON_INTERRUPT: return "interrupted";
+    default: return "error";
+    }
+}

@@ -57,10 +57,17 @@ void pm_rv_bool(pm_result *r, pm_rv *parent, const char *key, int v);
 void pm_rv_str(pm_result *r, pm_rv *parent, const char *key, const char *v);   /* NULL v: nothing */
 void pm_rv_bytes(pm_result *r, pm_rv *parent, const char *key, const void *p, size_t n);
 
+/* A deep copy of v under parent (an object: under key, NULL for v's own). */
+void pm_rv_copy(pm_result *r, pm_rv *parent, const char *key, const pm_rv *v);
+
 /* Child of an object by key; NULL if absent or obj is not an object. */
 const pm_rv *pm_rv_get(const pm_rv *obj, const char *key);
 /* A node by dotted path ("deleted.data", "range.0"): objects by key, lists
  * by a decimal index. NULL if absent. */
 const pm_rv *pm_rv_path(const pm_rv *root, const char *path);
+
+/* The short name of a PAIMON_* code, as results and the Lua binding give it
+ * ("io", "corrupt", "conflict", ...; "error" for the others). */
+const char *pm_code_name(int code);
 
 #endif

@@ -397,11 +397,9 @@ int pm_tags_expire_states(paimon_table *t, const pm_tag_expire_opts *o, pm_tag_s
     pm_tag_state *v = rc ? NULL : calloc(nn ? nn : 1, sizeof *v);
     if (!rc && !v) rc = pm_nomem(e);
     int64_t now = o->now_local_ms ? o->now_local_ms : pm_local_now_millis();
+    /* Java's expire_tags is TagTimeExpire alone: tag.num-retained-max is
+     * TagAutoCreation's (auto_tags), applied here only when asked for */
     int max = o->num_retained_max;
-    if (max < 0) {
-        const char *m = pm_schema_option(t->schema, "tag.num-retained-max");
-        if (m) max = atoi(m);
-    }
     pm_buf path = {0};
     for (size_t i = 0; !rc && i < nn; i++) {
         pm_snapshot *s = NULL;

@@ -86,13 +86,13 @@ typedef struct pm_tag_expire_opts {
     int64_t now_local_ms;         /* 0: the clock */
     int has_older_than;
     int64_t older_than_ms;        /* epoch ms (Java expire_tags older_than) */
-    int num_retained_max;         /* < 0: tag.num-retained-max (unset: none) */
+    int num_retained_max;         /* < 0: none (tag.num-retained-max is auto_tags', as Java's expire_tags) */
 } pm_tag_expire_opts;
 
 /* Every tag of t's branch with Java's verdict: TagTimeExpire (created
  * before now - tagTimeRetained, or before older_than), then, when
- * tag.automatic-creation is on, the oldest auto tags above
- * tag.num-retained-max (TagAutoCreation). Sorted by snapshot id, name. */
+ * num_retained_max is given and tag.automatic-creation is on, the oldest
+ * auto tags above it (TagAutoCreation's rule). Sorted by snapshot id, name. */
 int pm_tags_expire_states(paimon_table *t, const pm_tag_expire_opts *o, pm_tag_state **out, size_t *n, pm_err *e);
 void pm_tag_states_free(pm_tag_state *v, size_t n);
 

@@ -248,6 +248,19 @@ PAIMON_API int paimon_branches(paimon_table *t, const paimon_options *o, paimon_
 PAIMON_API int paimon_create_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_delete_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, paimon_result **out);
+/* upkeep (maintain.lua): what every commit runs afterwards (see
+ * paimon_commit_commit), once, by the table's options as of its latest
+ * schema, in Java's order: auto_tags, expire_tags, expire_partitions,
+ * expire_consumers, expire_snapshots, expire_changelogs; also on a
+ * write-only table; partitions whatever the check interval. Options
+ * dry-run, threads, now-ms. The result lists each step ("steps":
+ * operation, status done / skipped / failed, reason, error, code, result)
+ * and counts "errors"; a failed step does not stop the next, and PAIMON_OK
+ * is returned whenever the result could be made. Partition expiration runs
+ * in the Lua runner: from C it is a failed step (code "unsupported") when
+ * partition.expiration-time is set. docs/maintenance.md "Upkeep after
+ * every commit". */
+PAIMON_API int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
@@ -436,6 +449,14 @@ PAIMON_API const char *paimon_commit_user(const paimon_commit *c);
  * paimon_commit_filter_committed later. */
 PAIMON_API int paimon_commit_commit(paimon_commit *c, const paimon_messages *m, int64_t identifier,
                                     const char *kind, int64_t *snapshot_id, int *created);
+/* After every successful paimon_commit_commit (also one that created
+ * nothing), the table's upkeep runs as Java's TableCommitImpl does
+ * (paimon_upkeep's steps; none with write-only=true; partitions at most
+ * once per partition.expiration-check-interval since the committer was
+ * opened). It never fails the commit: its result, errors included, is
+ * here until the next commit or paimon_commit_close (NULL: none ran, or
+ * out of memory). */
+PAIMON_API const paimon_result *paimon_commit_upkeep(const paimon_commit *c);
 /* Delete the data files the messages add, except those a snapshot already
  * adds (a commit with an unknown outcome may have landed). After a commit
  * of this committer returned PAIMON_UNCERTAIN nothing is deleted (every

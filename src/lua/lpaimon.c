@@ -10,21 +10,7 @@
 #include "lpaimon.h"
 
 
-const char *lp_code_name(int code) {
-    switch (code) {
-    case PAIMON_IO: return "io";
-    case PAIMON_CORRUPT: return "corrupt";
-    case PAIMON_NOTFOUND: return "notfound";
-    case PAIMON_EXISTS: return "exists";
-    case PAIMON_UNSUPPORTED: return "unsupported";
-    case PAIMON_CONFLICT: return "conflict";
-    case PAIMON_MISUSE: return "misuse";
-    case PAIMON_NOMEM: return "nomem";
-    case PAIMON_UNCERTAIN: return "uncertain";
-    case PAIMON_INTERRUPT: return "interrupted";
-    default: return "error";
-    }
-}
+const char *lp_code_name(int code) { return pm_code_name(code); }
 
 /* nil, message, code-name */
 int lp_push_fail(lua_State *L, int code, const pm_err *e) {
@@ -1169,6 +1155,7 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_open_write(L, lua_gettop(L));
     lp_open_maint(L, lua_gettop(L));
     lp_open_orphan(L, lua_gettop(L));
+    lp_open_upkeep(L, lua_gettop(L));
     lp_open_verify(L, lua_gettop(L));
     lp_open_rollback(L, lua_gettop(L));
     lp_open_partition(L, lua_gettop(L));

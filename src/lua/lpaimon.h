@@ -98,6 +98,11 @@ void lp_add_snapshot_methods(lua_State *L, const luaL_Reg *methods);
 void lp_open_write(lua_State *L, int module_idx);   /* lpaimon_write.c */
 void lp_open_maint(lua_State *L, int module_idx);   /* lpaimon_maint.c: expiration */
 void lp_open_orphan(lua_State *L, int module_idx);  /* lpaimon_orphan.c */
+void lp_open_upkeep(lua_State *L, int module_idx);  /* lpaimon_upkeep.c */
+/* The commit's upkeep (pm_upkeep.h) on t, whose Table userdata is at tidx,
+ * with paimon.upkeep's hook; pushes its result table (never fails: an
+ * upkeep that could not run is {error, code, errors = 1}). */
+int lp_upkeep_after_commit(lua_State *L, int tidx, paimon_table *t, int64_t *last_check, int64_t identifier);
 void lp_open_verify(lua_State *L, int module_idx);  /* lpaimon_verify.c */
 void lp_open_rollback(lua_State *L, int module_idx);  /* lpaimon_rollback.c */
 void lp_open_partition(lua_State *L, int module_idx); /* lpaimon_partition.c */

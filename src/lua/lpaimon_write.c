@@ -731,6 +731,7 @@ typedef struct lp_commit {
     lp_table *owner;
     int closed;
     pm_commit_history h;   /* where abort looks; whether a commit ended uncertain */
+    int64_t partition_last_check;   /* Java's PartitionExpire.lastCheck: the commit's creation */
 } lp_commit;
 
 static int commit_gc(lua_State *L) {
@@ -828,6 +829,7 @@ static int tbl_new_commit(lua_State *L) {
     if (!c->user) { c->closed = 1; return luaL_error(L, "out of memory"); }
     c->o = o;
     c->o.commit_user = c->user;
+    c->partition_last_check = pm_now_millis();
     return 1;
 }
 
@@ -850,7 +852,8 @@ static int commit_options(lua_State *L) {
 }
 
 /* c:commit(messages [, {identifier = n, kind = "APPEND", force = false}])
- * -> snapshot_id, true | latest_id, false (empty, skipped) | nil, msg, code */
+ * -> snapshot_id, true, upkeep | latest_id, false (empty, skipped), upkeep | nil, msg, code
+ * (upkeep: the result of the upkeep run after it, pm_upkeep.h) */
 static int commit_commit(lua_State *L) {
     lp_commit *c = check_commit(L);
     paimon_table *t = c->owner->t;
@@ -899,7 +902,12 @@ static int commit_commit(lua_State *L) {
     if (rc) return lp_push_fail(L, rc, &e);
     lp_pushint64(L, id);
     lua_pushboolean(L, created);
-    return 2;
+    /* Java's TableCommitImpl: upkeep after every commit (write-only=true:
+     * none); its failure is in the result, never the commit's */
+    lp_getowner(L, 1);
+    lp_upkeep_after_commit(L, -1, t, &c->partition_last_check, o.identifier);
+    lua_remove(L, -2);
+    return 3;
 }
 
 /* c:filter_committed(identifiers) -> the identifiers not committed yet,

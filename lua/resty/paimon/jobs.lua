@@ -392,8 +392,9 @@ local function landed_commit(c, identifier)
   return false
 end
 
--- new_write → write every row → prepare_commit → new_commit → commit.
--- Returns snapshot_id, { snapshot_id, rows, files, committed }.
+-- new_write → write every row → prepare_commit → new_commit → commit (which
+-- runs the table's upkeep afterwards, docs/maintenance.md).
+-- Returns snapshot_id, { snapshot_id, rows, files, committed, upkeep }.
 local function commit_rows_on(t, rows, opts)
   local decoded, derr, dcode = decode_rows(t, rows)
   if not decoded then return nil, derr, dcode end
@@ -443,7 +444,10 @@ local function commit_rows_on(t, rows, opts)
     return nil, committed, code
   end
   w:close()
-  return id, { snapshot_id = id, rows = n, files = #msgs, committed = committed and true or false }
+  -- code: the upkeep c:commit ran afterwards (its failure is reported there,
+  -- never the commit's)
+  return id, { snapshot_id = id, rows = n, files = #msgs, committed = committed and true or false,
+               upkeep = code }
 end
 
 function jobs.commit_rows(path, rows, opts)
