@@ -45,7 +45,7 @@ static char *live_names(const char *table, int64_t id) {
             while ((rc = pm_scan_next(sc, &m, &e)) == PAIMON_OK) pm_strv_push(&names, m->file.file_name);
             pm_scan_close(sc);
             if (rc == PAIMON_DONE) {
-                qsort(names.v, names.n, sizeof *names.v, cmp_str);
+                if (names.n) qsort(names.v, names.n, sizeof *names.v, cmp_str);   /* v is NULL when empty */
                 pm_buf b = {0};
                 for (size_t i = 0; i < names.n; i++) pm_buf_printf(&b, "%s\n", names.v[i]);
                 pm_buf_cstr(&b);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,18 @@ typedef struct own_run {
     int running;
 } own_run;
 
+/* Workers (ours and the libuv pool's, created in the calling thread on
+ * first use) start with SIGINT and SIGTERM blocked: a stop signal reaches
+ * the thread that runs the operation, whose handler asks it to stop
+ * (paimon_interrupt), never a worker that the scheduler may leave waiting. */
+static void block_stop_signals(sigset_t *old) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
 static void *own_worker(void *arg) {
     own_run *r = arg;
     run_tasks(r->x);
@@ -99,8 +112,11 @@ static int run_own_threads(exec_ctx *x, int threads) {
     own_run r = {x, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     int started = 0;
     pthread_mutex_lock(&r.lock);
+    sigset_t old;
+    block_stop_signals(&old);
     for (int i = 0; i < threads; i++)
         if (pthread_create(&th[started], NULL, own_worker, &r) == 0) { started++; r.running++; }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     while (r.running > 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -162,11 +178,14 @@ int pm_exec_run(int threads, size_t n, pm_task_fn fn, void *ctx, const char *pha
     uv_timer_init(&loop, &x.timer);
     x.timer.data = &x;
     uv_timer_start(&x.timer, timer_cb, 100, 100);
+    sigset_t old;
+    block_stop_signals(&old);
     for (int i = 0; i < threads; i++) {
         w[i].req.data = &w[i];
         w[i].x = &x;
         if (uv_queue_work(&loop, &w[i].req, worker_cb, after_cb) == 0) x.active++;
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (x.active == 0) {
         uv_close((uv_handle_t *)&x.timer, NULL);
         uv_run(&loop, UV_RUN_DEFAULT);
