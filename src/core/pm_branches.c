@@ -510,10 +510,9 @@ static int remove_hint(paimon_table *t, const char *which, pm_err *e) {
     return rc;
 }
 
-static int remove_all(paimon_table *t, const pm_strv *v, const char *what, pm_err *e) {
+static int remove_all(paimon_table *t, const pm_strv *v, const char *what, pm_clean_result *clean, pm_err *e) {
     for (size_t i = 0; i < v->n; i++) {
-        int rc = pm_io_remove(t->io, v->v[i], e);
-        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); continue; }
+        int rc = pm_clean_remove_one(t->io, v->v[i], pm_meta_kind(v->v[i]), clean, e);
         if (rc) { pm_err_prefix(e, "fast-forward: removing %s (run it again to finish)", what); return rc; }
     }
     return PAIMON_OK;
@@ -526,7 +525,7 @@ static int remove_all(paimon_table *t, const pm_strv *v, const char *what, pm_er
  * writer that committed after a listing, its base still there, goes with
  * the next round (its commit is one of those the fast-forward replaces);
  * one whose base went first takes its snapshot back (pm_commit). */
-static int remove_snapshots_from(paimon_table *t, int64_t earliest, pm_err *e) {
+static int remove_snapshots_from(paimon_table *t, int64_t earliest, pm_clean_result *clean, pm_err *e) {
     pm_buf path = {0};
     int rc = PAIMON_OK;
     for (int round = 0; !rc; round++) {
@@ -537,9 +536,8 @@ static int remove_snapshots_from(paimon_table *t, int64_t earliest, pm_err *e) {
             if (ids[i] < earliest) continue;
             gone++;
             rc = meta_file_id(t->branch_root, "snapshot", ids[i], &path, e);
-            if (!rc) rc = pm_io_remove(t->io, (char *)path.data, e);
-            if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
-            else if (rc) pm_err_prefix(e, "fast-forward: removing snapshots (run it again to finish)");
+            if (!rc) rc = pm_clean_remove_one(t->io, (char *)path.data, PM_K_SNAPSHOT, clean, e);
+            if (rc) pm_err_prefix(e, "fast-forward: removing snapshots (run it again to finish)");
         }
         free(ids);
         if (!rc && !gone) break;
@@ -553,16 +551,22 @@ static int remove_snapshots_from(paimon_table *t, int64_t earliest, pm_err *e) {
 
 /* Write the branch's files over t's (schemas and tags replace: Java's
  * copyFiles with overwrite; identical bytes are left alone). */
-static int write_all(paimon_table *t, const wfile *v, size_t n, int no_replace, size_t *count, pm_err *e) {
+/* dropped (dry run): files the real run removes first, so it writes them
+ * whatever they hold now */
+static int write_all(paimon_table *t, const wfile *v, size_t n, int no_replace, int dry_run, const pm_strv *dropped,
+                     size_t *count, pm_err *e) {
     pm_buf cur = {0};
     int rc = PAIMON_OK;
     for (size_t i = 0; !rc && i < n; i++) {
-        if (!no_replace) {
+        int goes = 0;
+        for (size_t k = 0; dropped && k < dropped->n && !goes; k++) goes = !strcmp(dropped->v[k], v[i].path);
+        if (!no_replace && !goes) {
             int r = read_file(t->io, v[i].path, &cur, e);
             if (r == PAIMON_NOTFOUND) pm_err_clear(e);
             else if (r) { rc = r; break; }
             else if (cur.len == v[i].bytes.len && !memcmp(cur.data, v[i].bytes.data, cur.len)) continue;
         }
+        if (dry_run) { (*count)++; continue; }   /* counted as the real run counts it */
         if ((rc = mkdirs_of(t->io, v[i].path, e))) break;
         rc = no_replace ? pm_io_create_no_replace(t->io, v[i].path, v[i].bytes.data, v[i].bytes.len, e)
                         : pm_io_write_atomic(t->io, v[i].path, v[i].bytes.data, v[i].bytes.len, e);
@@ -579,6 +583,7 @@ static int write_all(paimon_table *t, const wfile *v, size_t n, int no_replace, 
 void pm_branch_ff_result_free(pm_branch_ff_result *r) {
     pm_strv_clear(&r->dropped);
     pm_strv_clear(&r->taken);
+    pm_clean_result_free(&r->clean);
 }
 
 /* The plan as paths: what t loses, then what it takes from the branch. */
@@ -636,21 +641,30 @@ int pm_branch_fast_forward(paimon_table *t, const char *name, int dry_run, pm_br
         r->deleted_schemas = p.del_schemas.n;
         rc = ff_plan_paths(&p, r, e);
     }
+    r->clean.dry_run = dry_run;
     if (!rc && dry_run) {
+        /* what the real run would remove (its plan) and take: a schema or
+         * tag that is already there byte for byte is left alone by both */
+        pm_deleter *d = pm_deleter_new();
+        if (!d) rc = pm_nomem(e);
+        for (size_t i = 0; !rc && i < r->dropped.n; i++) rc = pm_deleter_add(d, r->dropped.v[i], pm_meta_kind(r->dropped.v[i]), e);
+        pm_clean_opts co = {1, 1, 0, NULL, NULL, 0};
+        if (!rc) rc = pm_deleter_run(d, t->io, t->root, &co, "fast-forward", &r->clean, e);
+        pm_deleter_free(d);
         r->copied_snapshots = p.n_snaps;
-        r->copied_schemas = p.n_schemas;
-        r->copied_tags = p.n_tags;
+        if (!rc) rc = write_all(t, p.schemas, p.n_schemas, 0, 1, &r->dropped, &r->copied_schemas, e);
+        if (!rc) rc = write_all(t, p.tags, p.n_tags, 0, 1, &r->dropped, &r->copied_tags, e);
     }
     if (!rc && !dry_run) {
         /* order: no snapshot or tag ever names a missing schema; until the
          * branch's snapshots are in, t reads as its snapshots before `earliest` */
         rc = remove_hint(t, "LATEST", e);
-        if (!rc) rc = remove_all(t, &p.del_tags, "tags", e);
-        if (!rc) rc = remove_snapshots_from(t, earliest, e);
-        if (!rc) rc = remove_all(t, &p.del_schemas, "schemas", e);
-        if (!rc) rc = write_all(t, p.schemas, p.n_schemas, 0, &r->copied_schemas, e);
-        if (!rc) rc = write_all(t, p.tags, p.n_tags, 0, &r->copied_tags, e);
-        if (!rc) rc = write_all(t, p.snaps, p.n_snaps, 1, &r->copied_snapshots, e);
+        if (!rc) rc = remove_all(t, &p.del_tags, "tags", &r->clean, e);
+        if (!rc) rc = remove_snapshots_from(t, earliest, &r->clean, e);
+        if (!rc) rc = remove_all(t, &p.del_schemas, "schemas", &r->clean, e);
+        if (!rc) rc = write_all(t, p.schemas, p.n_schemas, 0, 0, NULL, &r->copied_schemas, e);
+        if (!rc) rc = write_all(t, p.tags, p.n_tags, 0, 0, NULL, &r->copied_tags, e);
+        if (!rc) rc = write_all(t, p.snaps, p.n_snaps, 1, 0, NULL, &r->copied_snapshots, e);
         int64_t new_earliest = 0;
         if (!rc) rc = pm_snapshot_earliest_id(t->io, t->branch_root, &new_earliest, e);
         if (!rc) rc = pm_hint_write(t->io, t->branch_root, "EARLIEST", new_earliest, e);

@@ -69,6 +69,8 @@ typedef struct pm_branch_ff_result {
     int dry_run;
     pm_strv dropped;              /* t's snapshot, tag and schema files that go (the plan, also on a dry run) */
     pm_strv taken;                /* the branch's files as they land in t's branch (the plan) */
+    pm_clean_result clean;        /* t's files removed by kind (snapshots, tags, schemas); a dry run's
+                                     plan of them: the result vocabulary of every destructive operation */
 } pm_branch_ff_result;
 
 /* Java's fastForward into t's branch: refuses "main", a blank name, t's own

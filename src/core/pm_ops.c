@@ -1101,6 +1101,7 @@ static int run_fast_forward(paimon_table *t, const pm_op_args *a, const pm_op_ho
     pm_rv_int(res, c, "tags", (int64_t)r.copied_tags);
     put_paths(res, o, "dropped_paths", &r.dropped);
     put_paths(res, o, "taken_paths", &r.taken);
+    put_clean(res, o, &r.clean);
     pm_branch_ff_result_free(&r);
     return PAIMON_OK;
 }
