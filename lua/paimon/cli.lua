@@ -213,7 +213,7 @@ local function classify(e)
 end
 
 -- Run main(opts, pos) -> exit code. Every error ends here: usage errors exit
--- 2 (message and usage on stderr), failures exit by M.exit_code, with the
+-- 2 (the message and "see: paimon-lua NAME --help" on stderr), failures exit by M.exit_code, with the
 -- message on stderr; with --json also one {"error", "code"} object on stdout,
 -- so automation never parses an empty string.
 -- paimon.open(path, {branch = opts.branch, options = opts.options}): the
@@ -244,7 +244,8 @@ function M.run(spec, main, argv)
   local code, rc
   if getmetatable(res) == Usage then
     code, rc = "usage", M.EXIT_USAGE
-    io.stderr:write(spec.name, ": ", res.msg, "\n", spec.usage, "\n")
+    -- one line and where the help is (issue 24: not the whole help)
+    io.stderr:write(spec.name, ": ", res.msg, "\n", "see: paimon-lua ", spec.name, " --help\n")
   else
     code, rc = res.code, M.exit_code(res.code)
     io.stderr:write(spec.name, ": ", res.msg, "\n")
