@@ -109,3 +109,33 @@ describe("inspect.lua", function()
     assert.matches("nope", err, 1, true)
   end)
 end)
+
+-- Issue 24: Java's procedure argument names work as the same flags.
+describe("Java's argument names", function()
+  it("are the flags they mean: the same output as ours", function()
+    local path, dir = H.copy_table(H.fixture("cpp-parquet-append_table_with_append_pt_branch"))
+    local pairs_ = {
+      {{"rollback.lua", path, "--snapshot_id", "1", "--dry-run", "--json"},
+       {"rollback.lua", path, "--to-snapshot", "1", "--dry-run", "--json"}},
+      {{"expire.lua", path, "--retain_min", "1", "--older_than", "1ms", "--max_deletes", "5", "--dry_run", "--json"},
+       {"expire.lua", path, "--retain-min", "1", "--older-than", "1ms", "--max-deletes", "5", "--dry-run", "--json"}},
+      {{"remove_orphan_files.lua", path, "--parallelism", "2", "--older_than", "2d", "--dry-run", "--json"},
+       {"remove_orphan_files.lua", path, "--threads", "2", "--older-than", "2d", "--dry-run", "--json"}},
+      {{"branch.lua", path, "create", "b2", "--tag", "nope", "--dry-run", "--json"},
+       {"branch.lua", path, "create", "b2", "--from-tag", "nope", "--dry-run", "--json"}},
+    }
+    -- times (epoch ms) and durations differ between two runs
+    local function strip(out) return (out:gsub('"duration_ms":%d+', ""):gsub(":%d%d%d%d%d%d%d%d%d%d%d%d%d", ":T")) end
+    for _, p in ipairs(pairs_) do
+      local o1, e1, r1 = H.paimon_lua(p[1])
+      local o2, e2, r2 = H.paimon_lua(p[2])
+      assert.equals(r2, r1, table.concat(p[1], " ") .. ": " .. e1)
+      assert.equals(strip(o2), strip(o1))
+    end
+    -- a name that means nothing here is still refused
+    local _, err, rc = H.paimon_lua({"expire.lua", path, "--snapshot_id", "1"})
+    assert.equals(2, rc)
+    assert.matches("unknown option --snapshot_id", err, 1, true)
+    H.rmdir(dir)
+  end)
+end)

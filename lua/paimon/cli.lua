@@ -111,6 +111,20 @@ local function warn_credentials(spec, options)
   end
 end
 
+-- Java's procedure argument names (Flink/Spark CALL sys.X(...)), accepted as
+-- the flag of ours that means the same: each maps to the first of its
+-- candidates the script has (underscores already read as dashes, so
+-- --older_than, --retain_max ... need nothing here).
+M.JAVA_ALIASES = {
+  snapshot_id = {"to_snapshot", "snapshot"},        -- rollback_to, create_tag
+  tag = {"to_tag", "from_tag"},                     -- rollback_to, create_branch
+  timestamp = {"to_timestamp"},                     -- rollback_to_timestamp
+  watermark = {"to_watermark"},                     -- rollback_to_watermark
+  next_snapshot_id = {"next_snapshot"},             -- reset_consumer
+  expire_strategy = {"strategy"},                   -- expire_partitions
+  parallelism = {"threads"},                        -- remove_orphan_files
+}
+
 -- spec = { name = "inspect.lua", usage = "...", positional = {"TABLE", "VIEW"}, optional = {"ID"},
 --          flags = { json = "boolean", snapshot = "integer", branch = "string" },
 --          multi = { partition = true }, min = { snapshot = 1 } }
@@ -134,6 +148,9 @@ function M.parse(argv, spec)
       name = name or a:sub(3):match("^[^=]*")   -- never echo what follows '='
       local key = name:gsub("%-", "_")
       local kind = spec.flags[key]
+      for _, k in ipairs(not kind and M.JAVA_ALIASES[key] or {}) do
+        if spec.flags[k] then key, kind = k, spec.flags[k]; break end
+      end
       if not kind then M.usage_error("unknown option --" .. name) end
       if kind == "boolean" then
         if value then M.usage_error("option --" .. name .. " takes no value") end
