@@ -39,9 +39,7 @@ local function main(opts, pos)
   if cmd ~= "expire" and (opts.expiration or opts.dry_run) then
     cli.usage_error("--expiration and --dry-run go with expire")
   end
-  if opts.expiration and not maint.parse_duration(opts.expiration) then
-    cli.usage_error("--expiration expects a duration (90s, 30m, 1h, 7d), got '" .. opts.expiration .. "'")
-  end
+  if opts.expiration then maint.parse_cli_duration(opts.expiration, "--expiration") end
   local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r

@@ -94,6 +94,10 @@ end
 
 local function main(opts, pos)
   if opts.expiration_time then
+    if opts.expiration_time:match("^%s*%d+%s*$") then
+      cli.usage_error("--expiration-time " .. opts.expiration_time .. ": a number without a unit is ambiguous; " ..
+                      "give the unit (" .. opts.expiration_time .. "d, " .. opts.expiration_time .. "h, ...)")
+    end
     local ms, err = core.parse_duration_ms(opts.expiration_time)
     if not ms then cli.usage_error("--expiration-time: " .. err) end
   end

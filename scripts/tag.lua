@@ -85,7 +85,8 @@ local function main(opts, pos)
   local r
   if cmd == "create" then
     local o = {snapshot = opts.snapshot, time_retained = opts.time_retained, dry_run = opts.dry_run}
-    if opts.timestamp then o.timestamp = maint.parse_cutoff(opts.timestamp, now) end
+    if opts.timestamp then o.timestamp = maint.parse_cutoff(opts.timestamp, now, "--timestamp", true) end
+    if opts.time_retained then maint.parse_cli_duration(opts.time_retained, "--time-retained") end
     r, msg, code = maint.call(t.create_tag, t, args[1], o)
     if r and opts.json then maint.print_json(r)
     elseif r then print(string.format("%s tag %s of snapshot %d", r.dry_run and "would create" or "created", r.tag,

@@ -310,3 +310,30 @@ describe("an endpoint that is not an S3 service", function()
     end
   end)
 end)
+
+-- Issue 24: "--older-than 7" was 7 ms. A number without a unit is refused
+-- wherever a duration or a cut-off is meant (exit 2, naming the flag).
+describe("a number without a unit", function()
+  it("is refused where a duration or a time is meant", function()
+    local tp, dir = small_table()
+    for _, args in ipairs{{"expire.lua", tp, "--older-than", "7"}, {"remove_orphan_files.lua", tp, "--older-than", "7"},
+                          {"expire_changelogs.lua", tp, "--older-than", "7"}, {"tag.lua", tp, "expire", "--older-than", "7"},
+                          {"tag.lua", tp, "create", "x", "--time-retained", "7"},
+                          {"consumer.lua", tp, "expire", "--expiration", "7"},
+                          {"expire_partitions.lua", tp, "--expiration-time", "7"}} do
+      local fp = H.fingerprint(tp)
+      local _, err, rc = H.paimon_lua(args)
+      assert.equals(2, rc, table.concat(args, " ") .. ": " .. err)
+      assert.matches(args[#args - 1] .. " 7: a number without a unit is ambiguous", err, 1, true)
+      assert.equals(fp, H.fingerprint(tp))
+    end
+    -- with a unit it is read; --timestamp (Java: epoch ms) reads a bare number as epoch ms
+    local _, err, rc = H.paimon_lua({"expire.lua", tp, "--older-than", "7d", "--dry-run"})
+    assert.equals(0, rc, err)
+    local out
+    out, err, rc = H.paimon_lua({"tag.lua", tp, "create", "x", "--timestamp", "4102444800000", "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(1, H.decode(out).snapshot_id)
+    H.rmdir(dir)
+  end)
+end)

@@ -815,7 +815,7 @@ describe("empty data directories (Java's cleanEmptyDataDirectory)", function()
           H.sh_quote(path .. "/schema/schema-0"))
     assert.truthy(H.read_file(path .. "/schema/schema-0"):match('"snapshot.clean%-empty%-directories" : "true"'))
     assert(paimon.open(path):drop_partitions({dt = "b"}))
-    local out, err, rc = H.script("expire.lua", {path, "--retain-min", "1", "--older-than", "1", "--json"})
+    local out, err, rc = H.script("expire.lua", {path, "--retain-min", "1", "--older-than", "1ms", "--json"})
     assert.equals(0, rc, err)
     assert.equals(3, H.cjson.decode(out).directories)
     assert.is_false(is_dir(path .. "/dt=b"))
@@ -838,7 +838,7 @@ describe("empty data directories (Java's cleanEmptyDataDirectory)", function()
     assert.is_true(is_dir(path .. "/dt=b/hr=1/bucket-0"))
     -- the last partition under dt=a: its directory goes too, the table directory stays
     assert(t:drop_partitions({dt = "a"}))
-    local out, err, rc = H.script("expire.lua", {path, "--retain-min", "1", "--older-than", "1", "--json",
+    local out, err, rc = H.script("expire.lua", {path, "--retain-min", "1", "--older-than", "1ms", "--json",
                                                  "--clean-empty-directories"})
     assert.equals(0, rc, err)
     assert.equals(3, H.cjson.decode(out).directories)

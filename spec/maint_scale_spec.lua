@@ -105,7 +105,7 @@ describe("maintenance at scale through Lua and the scripts", function()
     assert.is_true(r.deleted.data_files > 0)
     check_readable("retain-min 60")
     -- 2: expire.lua, retain-min 30, an expire limit of 25
-    local out, err, code = H.paimon_lua({"expire.lua", path, "--retain-min", "30", "--older-than", "1",
+    local out, err, code = H.paimon_lua({"expire.lua", path, "--retain-min", "30", "--older-than", "1ms",
                                          "--max-deletes", "25", "--json"})
     assert.equals(0, code, err)
     local j = cjson.decode(out)
@@ -136,7 +136,7 @@ describe("maintenance at scale through Lua and the scripts", function()
     for f in pairs(want) do assert.is_true(have[f], f .. " missing") end
     for f in pairs(have) do assert.is_true(want[f], f .. " should have been deleted") end
     -- nothing left behind for the orphan cleaner
-    out, err, code = H.paimon_lua({"remove_orphan_files.lua", path, "--older-than", "1", "--allow-young-cutoff",
+    out, err, code = H.paimon_lua({"remove_orphan_files.lua", path, "--older-than", "1ms", "--allow-young-cutoff",
                                   "--dry-run", "--json"})
     assert.equals(0, code, err)
     j = cjson.decode(out)

@@ -64,13 +64,34 @@ function M.parse_timestamp(s)
 end
 
 -- --older-than value: a duration (now minus it) or a timestamp.
-function M.parse_cutoff(s, now_ms)
+-- A number without a unit is not read as a guess (issue 24: "--older-than 7"
+-- was 7 ms): a cut-off needs a duration with its unit or a time; flag names
+-- the flag for the message; epoch (--timestamp: Java takes epoch ms there)
+-- reads a bare number as epoch milliseconds instead.
+function M.parse_cutoff(s, now_ms, flag, epoch)
+  flag = flag or "--older-than"
+  if type(s) == "string" and s:match("^%s*%d+%s*$") then
+    if epoch then return math.tointeger(tonumber(s)) end
+    cli.usage_error(flag .. " " .. s .. ": a number without a unit is ambiguous; give a duration with its unit " ..
+                    "(" .. s .. "d, " .. s .. "h, " .. s .. "min, " .. s .. "ms) or a time (2026-11-29 10:00:00, ISO 8601)")
+  end
   local d = M.parse_duration(s)
   if d then return now_ms - d end
   local t = M.parse_timestamp(s)
   if t then return t end
-  cli.usage_error("--older-than expects a duration (90s, 30m, 1h, 7d) or a timestamp " ..
+  cli.usage_error(flag .. " expects a duration (90s, 30m, 1h, 7d) or a timestamp " ..
                   "(2026-11-29 10:00:00 or ISO 8601), got '" .. tostring(s) .. "'")
+end
+
+-- A duration flag (--expiration, --time-retained): a unit is required.
+function M.parse_cli_duration(s, flag)
+  if type(s) == "string" and s:match("^%s*%d+%s*$") then
+    cli.usage_error(flag .. " " .. s .. ": a number without a unit is ambiguous; give the unit (" .. s .. "d, " ..
+                    s .. "h, " .. s .. "min, " .. s .. "s, " .. s .. "ms)")
+  end
+  local d = M.parse_duration(s)
+  if not d then cli.usage_error(flag .. " expects a duration (90s, 30m, 1h, 7d), got '" .. tostring(s) .. "'") end
+  return d
 end
 
 function M.now_ms()
