@@ -141,7 +141,7 @@ local function main(opts, pos)
   end
   t:close()
   -- an existing branch is a conflict (exit 3), as a lost commit race is
-  if not r then cli.fail(msg, code == "exists" and "conflict" or code) end
+  if not r then cli.fail(msg, code) end
   if r.failures and #r.failures > 0 then return cli.EXIT_FAILED end
   return cli.EXIT_OK
 end

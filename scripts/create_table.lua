@@ -32,7 +32,7 @@ usage: paimon-lua create_table.lua TABLE --field NAME:TYPE ... [--partition KEY 
   --spec FILE.json     read {"fields": [{"name", "type"}], "partition_keys", "primary_keys",
                        "options", "comment"} from a JSON file (flags add to it)
   --json               print the created schema as JSON
-exit codes: 0 created, 1 failed (exists, invalid schema, I/O), 2 usage]],
+exit codes: 0 created, 1 failed (invalid schema, I/O), 2 usage, 3 the table already exists]],
 }
 
 local function read_spec(file)

@@ -130,7 +130,7 @@ describe("branch.lua", function()
     assert.truthy(err:find("already exists", 1, true), err)
     out, err, rc = script({path, "create", "dev", "--json"})
     assert.are.equal(3, rc, err)
-    assert.are.equal("conflict", cjson.decode(out).code)
+    assert.are.equal("exists", cjson.decode(out).code)    -- the same code as create_table's
     out, err, rc = script({path, "list", "--json"})
     assert.are.equal(0, rc, err)
     local l = cjson.decode(out)

@@ -25,13 +25,15 @@ Failure.__tostring = function(f) return f.msg end
 
 function M.usage_error(msg) error(setmetatable({msg = msg}, Usage), 0) end
 
--- The one mapping from a core code name to an exit code: conflict 3,
+-- The one mapping from a core code name to an exit code: conflict and
+-- "exists" (a table, tag or branch that is already there: one code in every
+-- script, issue 24) 3,
 -- misuse/usage 2, anything else (io, corrupt, notfound, unsupported, ...) 1.
 -- "uncertain" (a commit or a no-replace write whose outcome is unknown: it
 -- may have landed, every file is kept; docs/s3.md "Commit outcomes") is 1
 -- too, never 3: a conflict says nothing was published, uncertain cannot.
 function M.exit_code(code)
-  if code == "conflict" then return M.EXIT_CONFLICT end
+  if code == "conflict" or code == "exists" then return M.EXIT_CONFLICT end
   if code == "misuse" or code == "usage" then return M.EXIT_USAGE end
   if code == "interrupted" then return M.EXIT_INTERRUPTED end
   return M.EXIT_FAILED
