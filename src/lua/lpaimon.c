@@ -1164,6 +1164,7 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_open_changelogs(L, lua_gettop(L));
     lp_open_json(L, lua_gettop(L));
     lp_open_warehouse(L, lua_gettop(L));
+    lp_open_alter(L, lua_gettop(L));
     /* Java's option defaults as the core applies them (t:option falls back
      * to these): the Lua side reads them here instead of keeping a copy. */
     lua_newtable(L);
