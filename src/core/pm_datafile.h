@@ -67,9 +67,14 @@ int pm_stats_mode(const pm_schema *s, const char *field, int *mode, int *trunc_l
 typedef struct pm_datafile_reader pm_datafile_reader;
 
 /* Read the data file of entry m (whole file in memory) and map the n
- * fields by name onto the file's writer schema. Non-Avro files ->
- * PAIMON_UNSUPPORTED naming the file. */
-int pm_datafile_reader_open(const paimon_table *t, const pm_manifest_entry *m,
+ * fields (the table's latest schema) by field id onto the schema the file
+ * was written under (its schemaId), as Java's SchemaEvolutionUtil: renamed
+ * columns are read from their old name, added ones are NULL, dropped ones
+ * never read; a changed type is cast as Java casts (integer widening and
+ * narrowing, integers and floats, DECIMAL scale up, wider VARCHAR, to
+ * STRING), any other change -> PAIMON_UNSUPPORTED naming the column.
+ * Non-Avro files -> PAIMON_UNSUPPORTED naming the file. */
+int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
                             const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                             pm_err *e);
 /* Same over a file path (full path). */

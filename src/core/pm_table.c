@@ -20,9 +20,26 @@ void pm_table_free(paimon_table *t) {
     free(t->branch);
     free(t->branch_root);
     pm_schema_known_free(t->schemas_known);
+    for (size_t i = 0; i < t->n_file_schemas; i++) pm_schema_free(t->file_schemas[i]);
+    free(t->file_schemas);
     pm_options_free(t->io_options);
     pm_fileio_destroy(t->io);
     free(t);
+}
+
+int pm_table_file_schema(paimon_table *t, int64_t id, const pm_schema **out, pm_err *e) {
+    if (id == t->schema->id) { *out = t->schema; return PAIMON_OK; }
+    for (size_t i = 0; i < t->n_file_schemas; i++)
+        if (t->file_schemas[i]->id == id) { *out = t->file_schemas[i]; return PAIMON_OK; }
+    pm_schema *s;
+    int rc = pm_schema_read(t->io, t->branch_root, id, &s, e);
+    if (rc) return rc;
+    pm_schema **v = realloc(t->file_schemas, (t->n_file_schemas + 1) * sizeof *v);
+    if (!v) { pm_schema_free(s); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    t->file_schemas = v;
+    v[t->n_file_schemas++] = s;
+    *out = s;
+    return PAIMON_OK;
 }
 
 static int valid_branch_name(const char *b) {

@@ -1,0 +1,315 @@
+-- ALTER TABLE (alter_table.lua, t:alter_table; Java's SchemaManager.commitChanges)
+-- and reads that follow schema evolution by field id (Java's SchemaEvolutionUtil).
+local H = require "helper"
+local paimon = require "paimon"
+local cjson = require "cjson"
+
+local PK_FIXTURE = "cpp-parquet-pk_table_with_alter_table"
+local BRANCH_FIXTURE = "cpp-parquet-append_table_with_append_pt_branch"
+
+local function alter(path, ...)
+  return H.script("alter_table.lua", {path, ...})
+end
+
+local function without_time(text)
+  return (text:gsub('\n  "timeMillis" : %d+', ""))
+end
+
+local function schema_file(path, id)
+  return H.read_file(path .. "/schema/schema-" .. id)
+end
+
+local function rows(path)
+  local out, err, code = H.script("read.lua", {path})
+  assert(code == 0, err)
+  local v = {}
+  for line in out:gmatch("[^\n]+") do v[#v + 1] = cjson.decode(line) end
+  table.sort(v, function(a, b) return a.id < b.id end)
+  return v
+end
+
+local function new_table(dir, ...)
+  local path = dir .. "/t"
+  local _, err, code = H.script("create_table.lua", {path, ...})
+  assert(code == 0, err)
+  return path
+end
+
+local function write(path, line)
+  local f = os.tmpname()
+  H.write_file(f, line .. "\n")
+  local _, err, code = H.script("write.lua", {path, "--input", f})
+  os.remove(f)
+  assert(code == 0, err)
+end
+
+describe("alter_table against Java-written schemas", function()
+  it("the changes behind pk_table_with_alter_table's schema-1 give Java's schema-1", function()
+    local path, dir = H.copy_table(H.fixture(PK_FIXTURE))
+    local java = schema_file(path, 1)
+    os.remove(path .. "/schema/schema-1")
+    local t = assert(paimon.open(path))
+    local r = assert(t:alter_table({
+      {kind = "dropColumn", column = "a"},
+      {kind = "dropColumn", column = "c"},
+      {kind = "renameColumn", column = "b", new_name = "c"},
+      {kind = "renameColumn", column = "d", new_name = "a"},
+      {kind = "addColumn", column = "d", type = "INT", comment = ""},
+      {kind = "addColumn", column = "e", type = "INT"},
+      {kind = "renameColumn", column = "key2", new_name = "key_2"},   -- Java renames primary keys
+      {kind = "updateColumnPosition", column = "key1", first = true},
+      {kind = "updateColumnPosition", column = "k", after = "key1"},
+      {kind = "updateColumnPosition", column = "key_2", after = "k"},
+      {kind = "updateColumnPosition", column = "c", after = "key_2"},
+      {kind = "updateColumnPosition", column = "d", after = "c"},
+      {kind = "updateColumnPosition", column = "a", after = "d"},
+      {kind = "updateColumnPosition", column = "key0", after = "a"},
+    }))
+    t:close()
+    assert.are.equal(1, r.schema_id)
+    assert.are.equal(without_time(java), without_time(schema_file(path, 1)))
+    assert.are.equal(r.schema, schema_file(path, 1))
+    H.rmdir(dir)
+  end)
+
+  it("setOption and addColumn give append_pt_branch's schema-1 and schema-2 (options in Java's order)", function()
+    local path, dir = H.copy_table(H.fixture(BRANCH_FIXTURE))
+    local java1, java2 = schema_file(path, 1), schema_file(path, 2)
+    os.remove(path .. "/schema/schema-2")
+    os.remove(path .. "/schema/schema-1")
+    local _, err, code = alter(path, "set", "scan.fallback-branch=test")
+    assert.are.equal(0, code, err)
+    assert.are.equal(without_time(java1), without_time(schema_file(path, 1)))
+    _, err, code = alter(path, "add-column", "value2:INT")
+    assert.are.equal(0, code, err)
+    assert.are.equal(without_time(java2), without_time(schema_file(path, 2)))
+    H.rmdir(dir)
+  end)
+end)
+
+describe("alter_table.lua subcommands", function()
+  local dir, path
+  before_each(function()
+    dir = H.tmpdir()
+    path = new_table(dir, "--field", "id:BIGINT NOT NULL", "--field", "a:INT", "--field", "b:STRING",
+                     "--field", "dt:STRING", "--partition", "dt")
+  end)
+  after_each(function() H.rmdir(dir) end)
+
+  local function latest()
+    return cjson.decode(schema_file(path, H.run("ls " .. path .. "/schema | sed 's/schema-//' | sort -n | tail -1")
+                                             :match("%d+")))
+  end
+  local function names(s)
+    local v = {}
+    for i, f in ipairs(s.fields) do v[i] = f.name .. "#" .. string.format("%d", f.id) end
+    return table.concat(v, " ")
+  end
+
+  it("set, reset and comment", function()
+    local _, err, code = alter(path, "set", "snapshot.num-retained.max=5", "a.b=c")
+    assert.are.equal(0, code, err)
+    local s = latest()
+    assert.are.equal(1, s.id)
+    assert.are.equal("5", s.options["snapshot.num-retained.max"])
+    _, err, code = alter(path, "reset", "a.b")
+    assert.are.equal(0, code, err)
+    assert.is_nil(latest().options["a.b"])
+    _, err, code = alter(path, "comment", "hello")
+    assert.are.equal(0, code, err)
+    assert.are.equal("hello", latest().comment)
+    -- the table's maintenance sees the option at once
+    local t = assert(paimon.open(path))
+    assert.are.equal("5", t:option("snapshot.num-retained.max"))
+    t:close()
+  end)
+
+  it("add-column at the end, --first, --after with --comment; ids from highestFieldId, never reused", function()
+    assert.are.equal(0, select(3, alter(path, "add-column", "c:DOUBLE")))
+    assert.are.equal(0, select(3, alter(path, "add-column", "z:INT", "--first")))
+    assert.are.equal(0, select(3, alter(path, "add-column", "m:STRING", "--after", "a", "--comment", "note")))
+    local s = latest()
+    assert.are.equal("z#5 id#0 a#1 m#6 b#2 dt#3 c#4", names(s))
+    assert.are.equal("note", s.fields[4].description)
+    assert.are.equal(6, s.highestFieldId)
+    assert.are.equal(0, select(3, alter(path, "drop-column", "m")))
+    assert.are.equal(0, select(3, alter(path, "add-column", "m:STRING")))
+    s = latest()
+    assert.are.equal("z#5 id#0 a#1 b#2 dt#3 c#4 m#7", names(s))
+    assert.are.equal(7, s.highestFieldId)
+  end)
+
+  it("rename-column, drop-column, alter-column --type / --nullable / --not-null / --comment / --after", function()
+    assert.are.equal(0, select(3, alter(path, "rename-column", "b", "bee")))
+    assert.are.equal(0, select(3, alter(path, "drop-column", "a")))
+    assert.are.equal(0, select(3, alter(path, "add-column", "n:INT")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "n", "--type", "BIGINT", "--comment", "big")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "n", "--after", "id")))
+    local s = latest()
+    assert.are.equal("id#0 n#4 bee#2 dt#3", names(s))
+    assert.are.equal("BIGINT", s.fields[2].type)
+    assert.are.equal("big", s.fields[2].description)
+    assert.are.equal(0, select(3, alter(path, "alter-column", "id", "--nullable")))
+    assert.are.equal("BIGINT", latest().fields[1].type)
+    local _, err, code = alter(path, "alter-column", "n", "--not-null")
+    assert.are.equal(2, code)
+    assert.matches("Cannot update column type from nullable to non nullable for n", err, 1, true)
+  end)
+
+  it("--dry-run prints the new schema and writes nothing; --json gives the schema object", function()
+    local out, err, code = alter(path, "add-column", "c:INT", "--dry-run", "--json")
+    assert.are.equal(0, code, err)
+    local r = cjson.decode(out)
+    assert.are.equal(1, r.schema_id)
+    assert.is_true(r.dry_run)
+    assert.are.equal("c", r.schema.fields[5].name)
+    assert.is_false(H.exists(path .. "/schema/schema-1"))
+  end)
+
+  -- each refusal: Java's message, exit 2, no schema file written
+  local refusals = {
+    {{"drop-column", "dt"}, "Cannot drop partition key or primary key: [dt]"},
+    {{"rename-column", "dt", "day"}, "Cannot rename partition column: [dt]"},
+    {{"alter-column", "dt", "--type", "INT"}, "Cannot update partition column: [dt]"},
+    {{"alter-column", "a", "--type", "ARRAY<INT>"},
+     "Column type a[INT] cannot be converted to ARRAY<INT> without loosing information."},
+    {{"alter-column", "b", "--type", "BOOLEAN NOT NULL"},
+     "Cannot update column type from nullable to non nullable for b."},
+    {{"drop-column", "nope"}, "Column nope does not exist in the t table."},
+    {{"rename-column", "a", "b"}, "Column b already exists in the t table."},
+    {{"add-column", "a:INT"}, "Column a already exists in the t table."},
+    {{"add-column", "x:INT NOT NULL"}, "Column x cannot specify NOT NULL in the t table."},
+    {{"alter-column", "nope", "--first"}, "Field name not found: nope"},
+    {{"set", "path=/x"}, "Change path is not supported yet."},
+  }
+  for _, c in ipairs(refusals) do
+    it("refuses " .. table.concat(c[1], " "), function()
+      local args = {table.unpack(c[1])}
+      local _, err, code = alter(path, table.unpack(args))
+      assert.are.equal(2, code, err)
+      assert.matches(c[2], err, 1, true)
+      assert.is_false(H.exists(path .. "/schema/schema-1"))
+    end)
+  end
+
+  it("once the table has a snapshot: immutable options and bucket -1 are refused with Java's messages", function()
+    write(path, '{"id": 1, "a": 1, "b": "x", "dt": "d"}')
+    for _, c in ipairs({{"merge-engine=partial-update", "Change 'merge-engine' is not supported yet."},
+                        {"bucket-key=a", "Change 'bucket-key' is not supported yet."},
+                        {"bucket=4", "Cannot change bucket when it is -1."}}) do
+      local _, err, code = alter(path, "set", c[1])
+      assert.are.equal(2, code, err)
+      assert.matches(c[2], err, 1, true)
+    end
+    local _, err, code = alter(path, "reset", "bucket")
+    assert.are.equal(2, code)
+    assert.matches("Cannot reset bucket.", err, 1, true)
+    assert.is_false(H.exists(path .. "/schema/schema-1"))
+    -- an empty table takes them (Java checks options only with snapshots)
+    local dir2 = H.tmpdir()
+    local p2 = new_table(dir2, "--field", "a:INT")
+    assert.are.equal(0, select(3, alter(p2, "set", "merge-engine=partial-update")))
+    H.rmdir(dir2)
+  end)
+
+  it("--branch alters the branch's schema only", function()
+    write(path, '{"id": 1, "a": 1, "b": "x", "dt": "d"}')
+    assert.are.equal(0, select(3, H.script("branch.lua", {path, "create", "dev"})))
+    local _, err, code = alter(path, "add-column", "c:INT", "--branch", "dev")
+    assert.are.equal(0, code, err)
+    assert.is_true(H.exists(path .. "/branch/branch-dev/schema/schema-1"))
+    assert.is_false(H.exists(path .. "/schema/schema-1"))
+  end)
+end)
+
+describe("alter_table concurrency", function()
+  it("two processes adding columns at once: every change lands once, ids unique, schemas contiguous", function()
+    local dir = H.tmpdir()
+    local path = new_table(dir, "--field", "a:INT")
+    local cmds = {}
+    for p = 1, 2 do
+      local parts = {}
+      for i = 1, 8 do
+        parts[#parts + 1] = H.sh_quote(H.cli) .. " alter_table.lua " .. H.sh_quote(path) ..
+                            " add-column p" .. p .. "c" .. i .. ":INT >/dev/null || echo FAIL"
+      end
+      cmds[p] = "(" .. table.concat(parts, "; ") .. ")"
+    end
+    local out = H.run(cmds[1] .. " & " .. cmds[2] .. " & wait")
+    assert.are.equal("", out)
+    local ls = H.run("ls " .. path .. "/schema | wc -l")
+    assert.are.equal(17, tonumber(ls))
+    local s = cjson.decode(schema_file(path, 16))
+    assert.are.equal(17, #s.fields)
+    assert.are.equal(16, s.highestFieldId)
+    local seen = {}
+    for _, f in ipairs(s.fields) do
+      assert.is_nil(seen[f.id])
+      seen[f.id] = true
+    end
+    H.rmdir(dir)
+  end)
+
+  it("a schema written by someone else first: the change goes on top of it", function()
+    local dir = H.tmpdir()
+    local path = new_table(dir, "--field", "a:INT", "--field", "b:INT")
+    -- another writer's schema-1 (dropped b) is already there
+    local s1 = schema_file(path, 0):gsub(', {\n    "id" : 1,\n    "name" : "b",\n    "type" : "INT"\n  }', "")
+                                     :gsub('"id" : 0,\n  "fields"', '"id" : 1,\n  "fields"')
+    H.write_file(path .. "/schema/schema-1", s1)
+    local _, err, code = alter(path, "add-column", "c:INT")
+    assert.are.equal(0, code, err)
+    local s = cjson.decode(schema_file(path, 2))
+    assert.are.equal(2, #s.fields)
+    assert.are.equal("c", s.fields[2].name)
+    assert.are.equal(2, s.fields[2].id)
+    _, err, code = alter(path, "rename-column", "b", "bb")
+    assert.are.equal(2, code)
+    assert.matches("Column b does not exist", err, 1, true)
+    H.rmdir(dir)
+  end)
+end)
+
+describe("reads follow schema evolution by field id", function()
+  it("rows written before and after add / rename / drop / re-add of a name", function()
+    local dir = H.tmpdir()
+    local path = new_table(dir, "--field", "id:BIGINT NOT NULL", "--field", "a:INT", "--field", "b:STRING",
+                           "--field", "dt:STRING", "--partition", "dt")
+    write(path, '{"id": 1, "a": 10, "b": "x", "dt": "d1"}')
+    assert.are.equal(0, select(3, alter(path, "rename-column", "b", "bee")))
+    assert.are.equal(0, select(3, alter(path, "drop-column", "a")))
+    assert.are.equal(0, select(3, alter(path, "add-column", "a:BIGINT")))   -- a new column, id 4
+    assert.are.equal(0, select(3, alter(path, "add-column", "c:DOUBLE")))
+    write(path, '{"id": 2, "a": 20, "bee": "y", "c": 1.5, "dt": "d1"}')
+    local r = rows(path)
+    assert.are.same({id = 1, bee = "x", dt = "d1", a = cjson.null, c = cjson.null}, r[1])
+    assert.are.same({id = 2, bee = "y", dt = "d1", a = 20, c = 1.5}, r[2])
+    -- the write after the alters carries the new schema id
+    local files = H.inspect_json(path, "files")
+    local ids = {}
+    for _, f in ipairs(files) do ids[#ids + 1] = f.schema_id end
+    table.sort(ids)
+    assert.are.same({0, 4}, ids)
+    H.rmdir(dir)
+  end)
+
+  it("type changes are cast on read as Java casts; a cast it cannot do fails naming the column", function()
+    local dir = H.tmpdir()
+    local path = new_table(dir, "--field", "id:INT", "--field", "x:INT", "--field", "y:INT",
+                           "--field", "z:DECIMAL(5, 2)", "--field", "f:FLOAT", "--field", "s:STRING")
+    write(path, '{"id": 1, "x": 2147483647, "y": 7, "z": "1.25", "f": 1.5, "s": "2024-01-02"}')
+    assert.are.equal(0, select(3, alter(path, "alter-column", "x", "--type", "BIGINT")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "y", "--type", "STRING")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "z", "--type", "DECIMAL(10, 4)")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "f", "--type", "DOUBLE")))
+    write(path, '{"id": 2, "x": 9007199254740991, "y": "eight", "z": "2.5", "f": 0.25}')
+    local r = rows(path)
+    assert.are.same({id = 1, x = 2147483647, y = "7", z = "1.2500", f = 1.5, s = "2024-01-02"}, r[1])
+    assert.are.same({id = 2, x = 9007199254740991, y = "eight", z = "2.5000", f = 0.25, s = cjson.null}, r[2])
+    assert.are.equal(0, select(3, alter(path, "alter-column", "s", "--type", "DATE")))   -- Java allows it
+    local _, err, code = H.script("read.lua", {path})
+    assert.are.equal(1, code)
+    assert.matches("column 's': written as STRING under schema-0, the table now has DATE", err, 1, true)
+    H.rmdir(dir)
+  end)
+end)
