@@ -755,7 +755,15 @@ int pm_alter_table(paimon_table *t, const pm_schema_change *c, size_t n, int dry
         rc = pm_io_create_no_replace(t->io, path, json.data, json.len, e);
         free(path);
         pm_buf_free(&json);
-        if (rc == PAIMON_OK) { *out = neu; break; }
+        if (rc == PAIMON_OK) {
+            /* the handle now writes under the new schema (its old one stays allocated) */
+            pm_schema *mine = NULL;
+            if (!schema_copy(neu, &mine, e) && !pm_table_use_schema(t, mine, e)) { *out = neu; break; }
+            pm_schema_free(neu);
+            pm_err_prefix(e, "schema-%lld was written, but the table handle could not take it", (long long)latest + 1);
+            rc = e->code ? e->code : PAIMON_ERROR;
+            break;
+        }
         pm_schema_free(neu);
         if (rc != PAIMON_EXISTS) break;
         pm_err_clear(e);             /* another alter took schema-(N+1): re-read, re-apply */

@@ -38,6 +38,10 @@ void pm_table_free(paimon_table *t);
 /* The schema a data file was written under (its schemaId): the latest one,
  * or schema-<id> of the branch read once and kept on the handle. */
 int pm_table_file_schema(paimon_table *t, int64_t id, const pm_schema **out, pm_err *e);
+/* Make s (owned from now on) the handle's latest schema, as after an
+ * ALTER TABLE; the previous one stays allocated (kept with the file
+ * schemas) for whatever still points into it. */
+int pm_table_use_schema(paimon_table *t, pm_schema *s, pm_err *e);
 /* Refuse tables whose manifests we cannot read (manifest.format != avro). */
 int pm_table_check_manifest_format(const paimon_table *t, pm_err *e);
 /* Full path of a file in manifest/ (malloc'd). */

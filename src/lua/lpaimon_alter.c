@@ -9,8 +9,8 @@
  *   renameColumn {column, new_name}   dropColumn {column}
  *   updateColumnType {column, type}   updateColumnNullability {column, nullable}
  *   updateColumnComment {column, comment}  updateColumnPosition {column, after | first}
- * A refused change (Java's message) raises, as misuse does. The handle keeps
- * its schema: open the table again to write under the new one. */
+ * A refused change (Java's message) raises, as misuse does. The handle takes
+ * the new schema: t:schema() and new writers follow it. */
 #include "lpaimon.h"
 
 #include "pm_alter.h"
