@@ -3,6 +3,7 @@
  * TruncateSimpleColStatsCollector). */
 #include "pm_datafile.h"
 #include "pm_set.h"
+#include "pm_value.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1219,6 +1220,73 @@ static int cast_datum(const pm_type *src, const pm_type *dst, pm_datum *d, pm_bu
         return PAIMON_OK;
     }
     return unsupported_cast(src, dst, col, sid, e);
+}
+
+/* Java's SimpleStatsEvolution over the table's latest schema. */
+int pm_value_stats_evolve(paimon_table *t, const pm_data_file *f, pm_datum *mins, pm_datum *maxs, int64_t *nulls,
+                          pm_buf *scratch, pm_err *e) {
+    size_t n = t->schema->n_fields;
+    for (size_t i = 0; i < n; i++) {
+        memset(&mins[i], 0, sizeof *mins);
+        memset(&maxs[i], 0, sizeof *maxs);
+        mins[i].is_null = maxs[i].is_null = 1;
+        nulls[i] = -1;
+    }
+    const pm_schema *fs;
+    int rc = pm_table_file_schema(t, f->schema_id, &fs, e);
+    if (rc) { pm_err_prefix(e, "data file %s", f->file_name ? f->file_name : "?"); return rc; }
+    /* the stats' columns: _VALUE_STATS_COLS (names in the file's schema) or all of them */
+    size_t nc = f->has_value_stats_cols ? f->value_stats_cols.n : fs->n_fields;
+    const pm_data_field **cols = calloc(nc ? nc : 1, sizeof *cols);
+    pm_type **types = calloc(nc ? nc : 1, sizeof *types);
+    pm_datum *dmin = calloc(nc ? nc : 1, sizeof *dmin), *dmax = calloc(nc ? nc : 1, sizeof *dmax);
+    if (!cols || !types || !dmin || !dmax) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
+    for (size_t k = 0; k < nc; k++) {
+        cols[k] = f->has_value_stats_cols ? pm_schema_field(fs, f->value_stats_cols.v[k]) : &fs->fields[k];
+        if (!cols[k]) {
+            rc = pm_fail(e, PAIMON_CORRUPT, "data file %s: stats column '%s' is not in schema-%lld",
+                         f->file_name ? f->file_name : "?", f->value_stats_cols.v[k], (long long)fs->id);
+            goto done;
+        }
+        types[k] = cols[k]->type;
+    }
+    const pm_stats *st = &f->value_stats;
+    /* an empty row (no min/max collected) decodes to nothing */
+    int have_min = nc && pm_binrow_arity(st->min_values.ptr, st->min_values.len) == (int32_t)nc;
+    int have_max = nc && pm_binrow_arity(st->max_values.ptr, st->max_values.len) == (int32_t)nc;
+    if (have_min && (rc = pm_binrow_decode(st->min_values.ptr, st->min_values.len, types, nc, dmin, e))) goto bad;
+    if (have_max && (rc = pm_binrow_decode(st->max_values.ptr, st->max_values.len, types, nc, dmax, e))) goto bad;
+    for (size_t i = 0; i < n; i++) {
+        const pm_data_field *tf = &t->schema->fields[i];
+        size_t k = 0;
+        while (k < nc && cols[k]->id != tf->id) k++;
+        if (k == nc) continue;                      /* added later, or not collected */
+        if (st->has_null_counts && k < st->n_null_counts && !(st->null_count_is_null && st->null_count_is_null[k]))
+            nulls[i] = st->null_counts[k];
+        if (pm_type_is_composite(tf->type) || pm_type_is_composite(cols[k]->type)) continue;
+        pm_err ce;
+        if (have_min) {
+            mins[i] = dmin[k];
+            if (!type_same(cols[k]->type, tf->type, 1) &&
+                cast_datum(cols[k]->type, tf->type, &mins[i], &scratch[2 * i], tf->name, fs->id, &ce))
+                mins[i].is_null = 1;                /* a cast we cannot do: unknown */
+        }
+        if (have_max) {
+            maxs[i] = dmax[k];
+            if (!type_same(cols[k]->type, tf->type, 1) &&
+                cast_datum(cols[k]->type, tf->type, &maxs[i], &scratch[2 * i + 1], tf->name, fs->id, &ce))
+                maxs[i].is_null = 1;
+        }
+    }
+    goto done;
+bad:
+    pm_err_prefix(e, "data file %s: value stats", f->file_name ? f->file_name : "?");
+done:
+    free(cols);
+    free(types);
+    free(dmin);
+    free(dmax);
+    return rc;
 }
 
 int pm_datafile_reader_next(pm_datafile_reader *r, pm_datum *vals, const pm_avro_value **raw, pm_err *e) {

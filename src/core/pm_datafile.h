@@ -92,6 +92,16 @@ void pm_datafile_reader_close(pm_datafile_reader *r);     /* NULL-safe */
 /* 1 if the file has a column named fields[i].name, else 0. */
 int pm_datafile_reader_has(const pm_datafile_reader *r, size_t i);
 
+/* A data file's value stats as the table's latest schema sees them (Java's
+ * SimpleStatsEvolution): per latest field, by field id through the schema
+ * the file was written under, min/max (is_null: unknown) and the null
+ * count (-1: unknown); columns added later or not collected are unknown,
+ * dropped ones are not shown, changed types are cast as on read (a cast
+ * we cannot do: unknown). Values may point into f and into scratch (2 per
+ * field). n = t->schema->n_fields entries each. */
+int pm_value_stats_evolve(paimon_table *t, const pm_data_file *f, pm_datum *mins, pm_datum *maxs, int64_t *nulls,
+                          pm_buf *scratch, pm_err *e);
+
 /* Avro value (already resolved) -> datum of Paimon type ty; atomic types. */
 int pm_datafile_to_datum(const pm_type *ty, const pm_avro_value *v, const char *column,
                          pm_datum *d, pm_err *e);
