@@ -212,6 +212,16 @@ describe("alter_table.lua subcommands", function()
     H.rmdir(dir2)
   end)
 
+  it("an option set by alter_table drives the next expiration", function()
+    for i = 1, 4 do write(path, '{"id": ' .. i .. ', "a": 1, "b": "x", "dt": "d"}') end
+    assert.are.equal(0, select(3, alter(path, "set", "snapshot.num-retained.max=2", "snapshot.num-retained.min=1")))
+    local _, err, code = H.script("expire.lua", {path})
+    assert.are.equal(0, code, err)
+    local ids = {}
+    for _, s in ipairs(H.inspect_json(path, "snapshots")) do ids[#ids + 1] = s.snapshot_id end
+    assert.are.same({3, 4}, ids)
+  end)
+
   it("--branch alters the branch's schema only", function()
     write(path, '{"id": 1, "a": 1, "b": "x", "dt": "d"}')
     assert.are.equal(0, select(3, H.script("branch.lua", {path, "create", "dev"})))
