@@ -414,7 +414,8 @@ static int null_to_not_null(alter_ctx *c, int old_nullable, int new_nullable, co
 static int sql_of(const pm_type *t, char *buf, size_t n) {
     pm_buf b = {0};
     int rc = pm_type_to_sql(t, &b);
-    snprintf(buf, n, "%s", rc == PAIMON_OK && b.len ? (const char *)b.data : "?");
+    if (rc == PAIMON_OK && b.len) snprintf(buf, n, "%.*s", (int)b.len, (const char *)b.data);
+    else snprintf(buf, n, "?");
     pm_buf_free(&b);
     return rc;
 }
