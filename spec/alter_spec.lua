@@ -324,6 +324,23 @@ describe("reads follow schema evolution by field id", function()
   end)
 end)
 
+describe("timestamps after an alter", function()
+  it("precision changes truncate toward zero as Java's DateTimeUtils.truncate; DATE to TIMESTAMP is midnight", function()
+    local dir = H.tmpdir()
+    local path = new_table(dir, "--field", "id:INT", "--field", "a:TIMESTAMP(6)", "--field", "b:TIMESTAMP(3)",
+                           "--field", "d:DATE", "--field", "c:TIMESTAMP(6)")
+    write(path, '{"id": 1, "a": "2024-01-02 03:04:05.123456", "b": "1969-12-31 23:59:59.999", ' ..
+                '"d": "2024-03-05", "c": "2024-01-02 03:04:05.123456"}')
+    assert.are.equal(0, select(3, alter(path, "alter-column", "a", "--type", "TIMESTAMP(3)")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "b", "--type", "TIMESTAMP(0)")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "d", "--type", "TIMESTAMP(3)")))
+    assert.are.equal(0, select(3, alter(path, "alter-column", "c", "--type", "TIMESTAMP(9)")))
+    assert.are.same({{id = 1, a = "2024-01-02 03:04:05.123", b = "1970-01-01 00:00:00",
+                      d = "2024-03-05 00:00:00.000", c = "2024-01-02 03:04:05.123456000"}}, rows(path))
+    H.rmdir(dir)
+  end)
+end)
+
 describe("t:alter_table (Lua API)", function()
   it("the handle takes the new schema: t:schema() and new writers follow it", function()
     local dir = H.tmpdir()

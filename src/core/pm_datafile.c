@@ -1211,6 +1211,24 @@ static int cast_datum(const pm_type *src, const pm_type *dst, pm_datum *d, pm_bu
         d->v.i *= f;
         return PAIMON_OK;
     }
+    if (s == t && (s == PM_T_TIMESTAMP || s == PM_T_TIMESTAMP_LTZ)) {
+        /* Java's DateTimeUtils.truncate: zero the digits past the new precision (toward zero) */
+        if (dst->precision >= src->precision) return PAIMON_OK;
+        if (dst->precision <= 3) {
+            int64_t f = pow10_(3 - dst->precision);
+            d->v.ts.millis = d->v.ts.millis / f * f;
+            d->v.ts.nanos_of_milli = 0;
+        } else {
+            int32_t f = (int32_t)pow10_(9 - dst->precision);
+            d->v.ts.nanos_of_milli = d->v.ts.nanos_of_milli / f * f;
+        }
+        return PAIMON_OK;
+    }
+    if (s == PM_T_DATE && t == PM_T_TIMESTAMP) {      /* midnight of the day, no time zone */
+        d->v.ts.millis = d->v.i * 86400000LL;
+        d->v.ts.nanos_of_milli = 0;
+        return PAIMON_OK;
+    }
     if (t == PM_T_VARCHAR && dst->length == 0x7fffffff &&
         (is_intnum(s) || s == PM_T_BOOLEAN || s == PM_T_DECIMAL || s == PM_T_DATE)) {
         scratch->len = 0;
