@@ -600,21 +600,18 @@ int pm_alter_apply_named(const pm_schema *old, const pm_schema_change *ch, size_
     int rc = schema_copy(old, &s, e);
     if (rc) return rc;
     alter_ctx c = {s, old, table ? table : "this", s->n_fields};
-    /* options: as deserialized (a default HashMap), then new HashMap<>(old) */
-    jmap oldm = {s->options, s->n_options, s->n_options, 16};
+    /* options as SchemaSerializer reads them (puts into a default HashMap) */
+    jmap m = {s->options, s->n_options, s->n_options, 16};
     s->options = NULL;
     s->n_options = 0;
-    jmap m = oldm;      /* the same entries: oldm is only read until m changes */
-    while ((double)oldm.n > 0.75 * (double)oldm.cap) oldm.cap *= 2;
-    jm_sort(&oldm);
-    jmap snapshot_old = {0};
-    /* keep an independent copy of the old options for the checks */
-    snapshot_old.cap = oldm.cap;
-    for (size_t i = 0; i < oldm.n && !rc; i++) rc = jm_put(&snapshot_old, oldm.kv[i].key, oldm.kv[i].value) ? PAIMON_NOMEM : 0;
-    m = oldm;
-    jm_copy(&m);
+    while ((double)m.n > 0.75 * (double)m.cap) m.cap *= 2;
+    jm_sort(&m);
+    jmap old_opts = {NULL, 0, 0, m.cap};      /* oldOptions: only looked up */
+    for (size_t i = 0; i < m.n && !rc; i++)
+        if (jm_put(&old_opts, m.kv[i].key, m.kv[i].value)) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
+    jm_copy(&m);                              /* newOptions = new HashMap<>(old.options()) */
     int renamed = 0;
-    if (rc) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
+    if (rc) goto done;
     for (size_t i = 0; i < n && !rc; i++) {
         const pm_schema_change *x = &ch[i];
         if (!x->name && x->kind != PM_ALTER_UPDATE_COMMENT) {
@@ -631,11 +628,11 @@ int pm_alter_apply_named(const pm_schema *old, const pm_schema_change *ch, size_
         switch (x->kind) {
         case PM_ALTER_SET_OPTION:
             if (!strcasecmp(x->name, "path")) { rc = pm_fail(e, PAIMON_MISUSE, "Change path is not supported yet."); break; }
-            if (has_snapshots && (rc = check_set_option(&snapshot_old, x->name, x->value, e))) break;
+            if (has_snapshots && (rc = check_set_option(&old_opts, x->name, x->value, e))) break;
             if (jm_put(&m, x->name, x->value)) rc = pm_fail(e, PAIMON_NOMEM, "out of memory");
             break;
         case PM_ALTER_REMOVE_OPTION:
-            if (has_snapshots && (rc = check_reset_option(&snapshot_old, x->name, e))) break;
+            if (has_snapshots && (rc = check_reset_option(&old_opts, x->name, e))) break;
             free(jm_remove(&m, x->name));
             break;
         case PM_ALTER_UPDATE_COMMENT: {
@@ -679,8 +676,8 @@ int pm_alter_apply_named(const pm_schema *old, const pm_schema_change *ch, size_
 done:
     for (size_t i = 0; i < m.n; i++) { free(m.kv[i].key); free(m.kv[i].value); }
     free(m.kv);
-    for (size_t i = 0; i < snapshot_old.n; i++) { free(snapshot_old.kv[i].key); free(snapshot_old.kv[i].value); }
-    free(snapshot_old.kv);
+    for (size_t i = 0; i < old_opts.n; i++) { free(old_opts.kv[i].key); free(old_opts.kv[i].value); }
+    free(old_opts.kv);
     pm_schema_free(s);
     return rc;
 }
