@@ -240,6 +240,28 @@ describe("alter_table.lua subcommands", function()
   end)
 end)
 
+describe("alter_table on a primary-key table", function()
+  it("refuses to drop, retype or make nullable a primary key; renames it as Java does", function()
+    local dir = H.tmpdir()
+    local path = new_table(dir, "--field", "k:INT", "--field", "dt:STRING", "--field", "v:STRING",
+                           "--partition", "dt", "--primary-key", "dt", "--primary-key", "k",
+                           "--option", "bucket=2")
+    for _, c in ipairs({{{"drop-column", "k"}, "Cannot drop partition key or primary key: [k]"},
+                        {{"alter-column", "k", "--type", "BIGINT"}, "Cannot update primary key"},
+                        {{"alter-column", "k", "--nullable"}, "Cannot change nullability of primary key"}}) do
+      local _, err, code = alter(path, table.unpack(c[1]))
+      assert.are.equal(2, code, err)
+      assert.matches(c[2], err, 1, true)
+    end
+    assert.is_false(H.exists(path .. "/schema/schema-1"))
+    assert.are.equal(0, select(3, alter(path, "rename-column", "k", "id")))
+    local s = cjson.decode(schema_file(path, 1))
+    assert.are.same({"dt", "id"}, s.primaryKeys)
+    assert.are.equal("INT NOT NULL", s.fields[1].type)
+    H.rmdir(dir)
+  end)
+end)
+
 describe("alter_table on a URI table", function()
   it("takes --option FileIO options (a pmtest:// table, the object-store path)", function()
     local dir = H.tmpdir()
