@@ -416,6 +416,35 @@ describe("t:alter_table (Lua API)", function()
   end)
 end)
 
+describe("writers and row iterators opened before an alter on the same handle", function()
+  it("keep the schema they started with", function()
+    local dir = H.tmpdir()
+    local path = new_table(dir, "--field", "id:INT", "--field", "a:STRING", "--field", "b:STRING")
+    local t = assert(paimon.open(path))
+    local w = assert(t:new_write{})
+    w:write{id = 1, a = "x", b = "y"}
+    assert(t:alter_table({{kind = "dropColumn", column = "b"}, {kind = "dropColumn", column = "a"}}))
+    w:write{id = 2, a = "x2", b = "y2"}                   -- still the three columns of schema 0
+    local msgs = assert(w:prepare_commit())
+    assert.are.equal(0, msgs[1].file.schema_id)
+    assert(t:new_commit{}:commit(msgs))
+    local w2 = assert(t:new_write{})
+    w2:write{id = 3}
+    assert.has_error(function() w2:write{id = 4, a = "gone"} end)
+    assert(t:new_commit{}:commit(assert(w2:prepare_commit())))
+    local seen = {}
+    for row in t:latest_snapshot():read{} do
+      seen[#seen + 1] = row.id
+      if #seen == 1 then assert(t:alter_table({{kind = "addColumn", column = "z", type = "INT"}})) end
+      assert.is_nil(row.z)                                  -- the iteration keeps its schema
+    end
+    table.sort(seen)
+    assert.are.same({1, 2, 3}, seen)
+    t:close()
+    H.rmdir(dir)
+  end)
+end)
+
 describe("resty.paimon alter_table (inline)", function()
   it("alters, dry-runs, answers refusals as misuse and refuses unknown options", function()
     local rp = require "resty.paimon"

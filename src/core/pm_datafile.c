@@ -473,6 +473,7 @@ typedef struct done_file {
 
 struct pm_append_writer {
     paimon_table *t;
+    const pm_schema *schema;  /* t's schema when opened (an alter on t leaves it allocated) */
     char *schema_json;
     const char *codec;
     int level;
@@ -550,6 +551,7 @@ int pm_append_writer_open(paimon_table *t, pm_append_writer **out, pm_err *e) {
     pm_append_writer *w = calloc(1, sizeof *w);
     if (!w) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     w->t = t;
+    w->schema = s;
     w->n = s->n_fields;
     size_t nn = w->n ? w->n : 1;
     w->types = calloc(nn, sizeof *w->types);
@@ -754,7 +756,7 @@ static int close_file(pm_append_writer *w, size_t i, pm_err *e) {
     f->key_stats.has_null_counts = 1;
     f->min_sequence_number = p->cur_min_seq;
     f->max_sequence_number = p->cur_min_seq + p->cur_rows - 1;
-    f->schema_id = t->schema->id;
+    f->schema_id = w->schema->id;
     f->level = 0;
     f->creation_time = (pm_opt_i64){1, pm_local_now_millis()};
     f->delete_row_count = (pm_opt_i64){1, 0};
@@ -822,10 +824,12 @@ static int open_file(pm_append_writer *w, pwriter *p, pm_err *e) {
     return PAIMON_OK;
 }
 
+const pm_schema *pm_append_writer_schema(const pm_append_writer *w) { return w->schema; }
+
 int pm_append_writer_write(pm_append_writer *w, const pm_datum *row, pm_err *e) {
     if (w->broken) return pm_fail(e, PAIMON_MISUSE, "the writer failed earlier and cannot be used");
     paimon_table *t = w->t;
-    const pm_schema *s = t->schema;
+    const pm_schema *s = w->schema;
     /* encode the row first so a bad value leaves no trace */
     w->enc.len = 0;
     for (size_t i = 0; i < w->n; i++) {

@@ -33,6 +33,8 @@ typedef struct pm_append_writer pm_append_writer;
 
 /* The writer borrows t (must outlive it) and uses t's latest schema. */
 int pm_append_writer_open(paimon_table *t, pm_append_writer **out, pm_err *e);
+/* The schema the writer writes under: t's latest when it was opened. */
+const pm_schema *pm_append_writer_schema(const pm_append_writer *w);
 /* Avro encoding of one value of type t (with the ["null", T] branch index
  * when t is nullable), as Java's FieldWriterFactory writes it. Values of
  * ARRAY/MAP/MULTISET/ROW type are passed already encoded: v.bin holds the
