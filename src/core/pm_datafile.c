@@ -961,6 +961,11 @@ void pm_datafile_reader_close(pm_datafile_reader *r) {
 static int reader_open(pm_fileio *io, const char *path, const char *display, const pm_data_field *fields,
                        const char *const *names, size_t n, pm_datafile_reader **out, pm_err *e);
 
+int pm_datafile_reader_open_names(pm_fileio *io, const char *path, const char *display, const pm_data_field *fields,
+                                  const char *const *names, size_t n, pm_datafile_reader **out, pm_err *e) {
+    return reader_open(io, path, display, fields, names, n, out, e);
+}
+
 int pm_datafile_reader_open_path(pm_fileio *io, const char *path, const char *display,
                                  const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                                  pm_err *e) {
@@ -1020,15 +1025,12 @@ static int type_same(const pm_type *a, const pm_type *b, int top) {
 /* Java's SchemaEvolutionUtil: the table's fields found in the file's schema by
  * field id (renamed columns under their old name, added ones absent, dropped
  * ones never asked for); a differing type is cast on read. */
-int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
-                            const pm_data_field *fields, size_t n, pm_datafile_reader **out,
-                            pm_err *e) {
-    const pm_schema *fs = t->schema;
-    int rc = PAIMON_OK;
-    if (m->file.schema_id != t->schema->id && (rc = pm_table_file_schema(t, m->file.schema_id, &fs, e))) {
-        pm_err_prefix(e, "data file %s", m->file.file_name ? m->file.file_name : "?");
-        return rc;
-    }
+int pm_datafile_reader_open_evolved(paimon_table *t, int64_t schema_id, const char *full, const char *display,
+                                    const pm_data_field *fields, size_t n, pm_datafile_reader **out, pm_err *e) {
+    *out = NULL;
+    const pm_schema *fs;
+    int rc = pm_table_file_schema(t, schema_id, &fs, e);
+    if (rc) { pm_err_prefix(e, "data file %s", display ? display : full); return rc; }
     const char **names = calloc(n ? n : 1, sizeof *names);
     const pm_type **ft = calloc(n ? n : 1, sizeof *ft);
     if (!names || !ft) { free(names); free(ft); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
@@ -1041,14 +1043,7 @@ int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
                 break;
             }
     }
-    pm_buf rel = {0};
-    rc = pm_table_file_path(t, m, &rel, e);
-    pm_buf full = {0};
-    if (!rc) rc = pm_data_file_full_path(t, m, &full, e);
-    if (!rc) rc = pm_table_reachable(t, (const char *)full.data, e);
-    if (!rc) rc = reader_open(t->io, (const char *)full.data, (const char *)rel.data, fields, names, n, out, e);
-    pm_buf_free(&full);
-    pm_buf_free(&rel);
+    rc = reader_open(t->io, full, display, fields, names, n, out, e);
     free(names);
     if (!rc && casts) {
         (*out)->ftype = ft;
@@ -1061,6 +1056,21 @@ int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
         ft = NULL;
     }
     free(ft);
+    return rc;
+}
+
+int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
+                            const pm_data_field *fields, size_t n, pm_datafile_reader **out,
+                            pm_err *e) {
+    *out = NULL;
+    pm_buf rel = {0}, full = {0};
+    int rc = pm_table_file_path(t, m, &rel, e);
+    if (!rc) rc = pm_data_file_full_path(t, m, &full, e);
+    if (!rc) rc = pm_table_reachable(t, (const char *)full.data, e);
+    if (!rc) rc = pm_datafile_reader_open_evolved(t, m->file.schema_id, (const char *)full.data,
+                                                  (const char *)rel.data, fields, n, out, e);
+    pm_buf_free(&full);
+    pm_buf_free(&rel);
     return rc;
 }
 

@@ -79,7 +79,15 @@ typedef struct pm_datafile_reader pm_datafile_reader;
 int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
                             const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                             pm_err *e);
-/* Same over a file path (full path). */
+/* The same for a file at `full` (shown as `display`) written under schema
+ * schema_id of t's branch. */
+int pm_datafile_reader_open_evolved(paimon_table *t, int64_t schema_id, const char *full, const char *display,
+                                    const pm_data_field *fields, size_t n, pm_datafile_reader **out, pm_err *e);
+/* Over a file path, fields[i] read from the file's column names[i] (NULL:
+ * not in the file; names are only looked at here, fields stay borrowed). */
+int pm_datafile_reader_open_names(pm_fileio *io, const char *path, const char *display, const pm_data_field *fields,
+                                  const char *const *names, size_t n, pm_datafile_reader **out, pm_err *e);
+/* Same over a file path (full path), fields matched by name. */
 int pm_datafile_reader_open_path(pm_fileio *io, const char *path, const char *display,
                                  const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                                  pm_err *e);
