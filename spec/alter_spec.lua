@@ -230,6 +230,18 @@ describe("alter_table.lua subcommands", function()
     assert.are.same({3, 4}, ids)
   end)
 
+  it("alter_table set snapshot.num-retained.max=2, then maintain.lua keeps 2 (the issue's case)", function()
+    assert.are.equal(0, select(3, alter(path, "set", "write-only=true")))      -- writes leave the upkeep to us
+    for i = 1, 5 do write(path, '{"id": ' .. i .. ', "a": 1, "b": "x", "dt": "d"}') end
+    assert.are.equal(5, #H.inspect_json(path, "snapshots"))
+    assert.are.equal(0, select(3, alter(path, "set", "snapshot.num-retained.max=2", "snapshot.num-retained.min=1")))
+    local _, err, code = H.script("maintain.lua", {path})
+    assert.are.equal(0, code, err)
+    local ids = {}
+    for _, s in ipairs(H.inspect_json(path, "snapshots")) do ids[#ids + 1] = s.snapshot_id end
+    assert.are.same({4, 5}, ids)
+  end)
+
   it("--branch alters the branch's schema only", function()
     write(path, '{"id": 1, "a": 1, "b": "x", "dt": "d"}')
     assert.are.equal(0, select(3, H.script("branch.lua", {path, "create", "dev"})))
