@@ -12,8 +12,8 @@ local VIEWS = {
   schemas = {"schema_id", "fields", "partition_keys", "primary_keys", "options", "comment", "update_time"},
   options = {"key", "value"},
   files = {"partition", "bucket", "file_path", "file_name", "file_format", "schema_id", "level",
-           "record_count", "file_size_in_bytes", "min_sequence_number", "max_sequence_number",
-           "creation_time"},
+           "record_count", "file_size_in_bytes", "null_value_counts", "min_value_stats", "max_value_stats",
+           "min_sequence_number", "max_sequence_number", "creation_time"},
   manifests = {"file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id"},
   partitions = {"partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"},
   tags = {"tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time", "time_retained"},
@@ -67,13 +67,17 @@ end
 local function live_files(t, opts, emit)
   local s = pick_snapshot(t, opts)
   if not s then return end
-  for f in check(s:files()) do
+  -- value stats as Java's Files table shows them: over the latest schema,
+  -- matched by field id through the schema each file was written under
+  for f in check(s:files{stats = true}) do
     emit {
       partition = f.partition, partition_path = f.partition_path, bucket = f.bucket,
       file_path = f.file_path, file_name = f.file.file_name,
       file_format = file_format(f.file.file_name), schema_id = f.file.schema_id,
       level = f.file.level, record_count = f.file.row_count,
-      file_size_in_bytes = f.file.file_size, min_sequence_number = f.file.min_sequence_number,
+      file_size_in_bytes = f.file.file_size, null_value_counts = f.stats.null_value_counts,
+      min_value_stats = f.stats.min_value_stats, max_value_stats = f.stats.max_value_stats,
+      min_sequence_number = f.file.min_sequence_number,
       max_sequence_number = f.file.max_sequence_number, creation_time = f.file.creation_time,
     }
   end

@@ -391,7 +391,7 @@ for a in 'tags/create?name=x' 'tags/create?name=x&dry_run=true' 'tags/delete?nam
          'consumers/reset?id=dashboard&next_snapshot=5' 'consumers/delete?id=dashboard' \
          'consumers/expire?expiration=1s' 'changelogs/expire?retain_min=1' \
          'branches/create?name=b1' 'branches/create?name=b1&dry_run=true' 'branches/delete?name=b1' \
-         'branches/fast_forward?name=b1&dry_run=true'; do
+         'branches/fast_forward?name=b1&dry_run=true' 'alter?dry_run=true'; do
   expect_status 403 "$(post "/tables/demo/orders/$a")" "POST $a with \$paimon_allow_writes off"
 done
 for a in tags/create tags/delete tags/rename tags/expire rollback consumers/reset consumers/delete \
@@ -582,6 +582,16 @@ check "neither x nor a misspelt-dry-run tag was created" test ! -e "$TABLE/tag/t
 expect_status 200 "$(post "/tables/demo/orders/tags/create?name=t2&snapshot=$L&time_retained=1d")" \
   "POST tags/create?name=t2&snapshot=$L&time_retained=1d"
 check "t2 carries Java's tagTimeRetained" grep -q '"tagTimeRetained" : 86400' "$TABLE/tag/tag-t2"
+expect_status 200 "$(post '/tables/demo/orders/alter?dry_run=true' '[{"kind":"addColumn","column":"note","type":"STRING"}]')" \
+  "POST alter (dry run) adding a column"
+check "the dry run shows the schema and writes nothing" \
+  sh -c "grep -q 'note' '$TMP/body' && test ! -e '$TABLE/schema/schema-1'"
+expect_status 400 "$(post '/tables/demo/orders/alter' '[{"kind":"dropColumn","column":"nosuch"}]')" \
+  "POST alter dropping a column the table does not have"
+expect_status 400 "$(post '/tables/demo/orders/alter' 'not json')" "POST alter with a body that is not JSON"
+expect_status 200 "$(post '/tables/demo/orders/alter' '[{"kind":"setOption","key":"snapshot.num-retained.max","value":"50"}]')" \
+  "POST alter setting an option"
+check "schema-1 was written with the option" grep -q '"snapshot.num-retained.max" : "50"' "$TABLE/schema/schema-1"
 expect_status 200 "$(post '/tables/demo/orders/tags/rename?from=t2&to=t3')" "POST tags/rename?from=t2&to=t3"
 check "t2 is now t3" sh -c "test ! -e '$TABLE/tag/tag-t2' && test -f '$TABLE/tag/tag-t3'"
 expect_status 200 "$(post '/tables/demo/orders/tags/delete?name=t3&name=t1&dry_run=true')" "POST tags/delete (dry run)"

@@ -112,6 +112,7 @@ describe("--json failures", function()
       {"verify.lua", missing},
       {"drop_partition.lua", missing, "--partition", "a=1"},
       {"expire_partitions.lua", missing, "--expiration-time", "1d"},
+      {"alter_table.lua", missing, "set", "a=b"},
     }
     for _, c in ipairs(cases) do
       c[#c + 1] = "--json"

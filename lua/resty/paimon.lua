@@ -132,6 +132,7 @@ local KNOWN = {
   expire_changelogs = set{ "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads", "now",
                            "branch", "pool", "options" },
   auto_tags = set{ "dry_run", "threads", "now_ms", "branch", "pool", "options" },
+  alter_table = set{ "dry_run", "branch", "pool", "options" },
   new = set{ "pool", "warehouse", "options" },
 }
 
@@ -590,6 +591,22 @@ function _M.commit_rows(...)
   opts = check_opts(opts, "commit_rows", 3)
   if type(rows) == "table" then rows = plain(rows) end
   return run(pool_of(self, opts), "commit_rows", path, rows, job_opts(self, opts))
+end
+
+-- ALTER TABLE (Table:alter_table, docs/alter.md): alter_table(table_path,
+-- changes, opts) with changes an array of Java's SchemaChange kinds as the
+-- Lua API takes them ({kind = "addColumn", column = "c", type = "INT"}, ...);
+-- opts: dry_run, branch → {schema_id, dry_run, schema = <schema JSON text>}.
+-- A change Java refuses is nil, its message, "misuse"; a concurrent alter
+-- that made it inapplicable is "conflict".
+function _M.alter_table(...)
+  local self, path, changes, opts = args(...)
+  check_path(path, "alter_table")
+  if type(changes) ~= "table" then
+    error("bad argument #2 to 'alter_table' (array of schema changes expected, got " .. type(changes) .. ")", 2)
+  end
+  opts = check_opts(opts, "alter_table", 3)
+  return run(pool_of(self, opts), "alter_table", path, plain(changes), job_opts(self, opts))
 end
 
 -- relative_paths(result, table_path) → a copy of a result (e.g. verify's)

@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include <paimon.h>
+#include <unistd.h>
 
 #define TMP_PREFIX "/tmp/pm_test_write_api."
 
@@ -347,6 +348,70 @@ TEST(test_create_errors) {
     free(dir);
 }
 
+/* paimon_alter_table: a column added, a refusal with Java's message and
+ * nothing written, and the handle's next write under the new schema id. */
+TEST(test_alter_table_then_write) {
+    char *dir;
+    paimon_table *t = new_table(&dir, NULL, 0);
+    CHECK(t != NULL);
+    if (!t) return;
+    paimon_schema_change bad[] = {{PAIMON_ALTER_DROP_COLUMN, "nope", NULL, NULL, NULL, 0, 0}};
+    CHECK_EQ_INT(paimon_alter_table(t, bad, 1, 0, NULL, NULL), PAIMON_MISUSE);
+    CHECK(strstr(paimon_table_errmsg(t), "Column nope does not exist in the t table.") != NULL);
+    paimon_schema_change add[] = {{PAIMON_ALTER_ADD_COLUMN, "extra", "BIGINT", "added", "id", 0, 0},
+                                  {PAIMON_ALTER_SET_OPTION, "snapshot.num-retained.max", "5", NULL, NULL, 0, 0}};
+    int64_t id = -1;
+    char *json = NULL;
+    CHECK_EQ_INT(paimon_alter_table(t, add, 2, 1, &id, &json), PAIMON_OK);     /* dry run */
+    CHECK_EQ_INT(id, 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/t/schema/schema-1", dir);
+    CHECK(access(path, F_OK) != 0);
+    paimon_free(json);
+    json = NULL;
+    CHECK_EQ_INT(paimon_alter_table(t, add, 2, 0, &id, &json), PAIMON_OK);
+    CHECK_EQ_INT(id, 1);
+    CHECK(json && strstr(json, "\"name\" : \"extra\",\n    \"type\" : \"BIGINT\",\n    \"description\" : \"added\"") != NULL);
+    CHECK(json && strstr(json, "\"highestFieldId\" : 19") != NULL);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cat '%s'", path);
+    int st = 0;
+    char *file = tu_sh_out(cmd, &st);
+    CHECK(file && json && !strcmp(file, json));
+    free(file);
+    paimon_free(json);
+    /* the handle writes under schema 1: column 1 is the new one */
+    paimon_writer *w = NULL;
+    CHECK_EQ_INT(paimon_writer_open(t, &w), PAIMON_OK);
+    paimon_value v = paimon_int(5);
+    CHECK_EQ_INT(paimon_writer_set(w, 0, &v), PAIMON_OK);
+    v = paimon_int(77);
+    CHECK_EQ_INT(paimon_writer_set(w, 1, &v), PAIMON_OK);
+    CHECK_EQ_INT(paimon_writer_write_row(w), PAIMON_OK);
+    paimon_messages *msgs = NULL;
+    CHECK_EQ_INT(paimon_writer_prepare_commit(w, &msgs), PAIMON_OK);
+    paimon_commit *c = NULL;
+    CHECK_EQ_INT(paimon_commit_open(t, "alter-test", &c), PAIMON_OK);
+    int created = 0;
+    int64_t sid = 0;
+    CHECK_EQ_INT(paimon_commit_commit(c, msgs, 1, NULL, &sid, &created), PAIMON_OK);
+    paimon_snapshot *s = NULL;
+    CHECK_EQ_INT(paimon_snapshot_load(t, sid, &s), PAIMON_OK);
+    if (s) {
+        paimon_file_iter *it = NULL;
+        paimon_file_info fi;
+        CHECK_EQ_INT(paimon_file_iter_open(t, s, &it), PAIMON_OK);
+        CHECK_EQ_INT(paimon_file_iter_next(it, &fi), PAIMON_OK);
+        CHECK_EQ_INT(fi.schema_id, 1);
+        paimon_file_iter_close(it);
+        paimon_snapshot_free(s);
+    }
+    paimon_commit_close(c);
+    paimon_messages_free(msgs);
+    paimon_writer_close(w);
+    drop(t, dir);
+}
+
 int main(void) {
     RUN(test_type_rules_and_messages);
     RUN(test_round_trip_commit_read_back);
@@ -354,5 +419,6 @@ int main(void) {
     RUN(test_abort_keeps_committed_files);
     RUN(test_empty_commit_creates_nothing);
     RUN(test_create_errors);
+    RUN(test_alter_table_then_write);
     return TEST_SUMMARY();
 }

@@ -149,6 +149,8 @@ class Generator(object):
         self.n_tag = 0
         self.n_branch = 0
         self.n_row = 0
+        self.n_col = 0
+        self.cols = []
         self.focus = "main"
 
     def rows(self):
@@ -168,7 +170,7 @@ class Generator(object):
                ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
                ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1), ("purge", 0.25),
-               ("junk", 1), ("maintain", 1.5)]
+               ("junk", 1), ("maintain", 1.5), ("alter", 1)]
         ops = [(o, 0 if o in NO_OPS or not w else WEIGHTS.get(o, w)) for o, w in ops]
         total = sum(w for _, w in ops)
         x = r.random() * total
@@ -252,6 +254,26 @@ class Generator(object):
         if op == "purge":
             # purge_files: the whole table emptied (main only; every branch goes)
             return {"op": op, "argv": ["purge_files.lua", "T", "--yes"]}
+        if op == "alter":
+            # schema changes between writes: reads then map files by field id
+            # (columns the generator added; one may be gone already: exit 2)
+            y = r.random()
+            if y < 0.5 or not self.cols:
+                self.n_col += 1
+                name = "c%d" % self.n_col
+                self.cols.append(name)
+                a = ["alter_table.lua", "T", "add-column", name + ":" + r.choice(["INT", "STRING", "DOUBLE"])]
+            elif y < 0.7:
+                old = r.choice(self.cols)
+                self.n_col += 1
+                new = "c%d" % self.n_col
+                self.cols.append(new)
+                a = ["alter_table.lua", "T", "rename-column", old, new]
+            elif y < 0.85:
+                a = ["alter_table.lua", "T", "drop-column", r.choice(self.cols)]
+            else:
+                a = ["alter_table.lua", "T", "set", "snapshot.num-retained.max=%d" % r.randint(5, 50)]
+            return {"op": op, "argv": a + bflag(b)}
         if op == "orphans":
             return {"op": op, "argv": ["remove_orphan_files.lua", "T", "--older-than", "1ms", "--allow-young-cutoff"]}
         if op == "junk":

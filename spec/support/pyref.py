@@ -641,6 +641,75 @@ class Table(object):
 
 
 # --------------------------------------------------------------------------
+# Value stats over the latest schema (Java's SimpleStatsEvolution): by field
+# id through the schema the file was written under
+
+
+def stats_value(t, v):
+    """A stats value as the read side shows it (CAST AS STRING for the rest)."""
+    if v is None:
+        return None
+    if t.root in ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "VARCHAR", "CHAR"):
+        return v
+    if t.root in ("FLOAT", "DOUBLE"):
+        return json_value(t, v)
+    return render_value(t, v, legacy=False)
+
+
+_STATS_ROOTS = ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME", "VARCHAR",
+                "CHAR", "VARBINARY", "BINARY", "DECIMAL", "TIMESTAMP", "TIMESTAMP_LTZ")
+
+
+def _norm_type(t):
+    return json.dumps(t, sort_keys=True).replace(" NOT NULL", "")
+
+
+def file_stats(tbl, f, cache):
+    sid = f.get("_SCHEMA_ID")
+    if sid not in cache:
+        cache[sid] = read_json(os.path.join(tbl.broot, "schema", "schema-%d" % sid))
+    fs = cache[sid]
+    ffields = fs.get("fields") or []
+    cols = f.get("_VALUE_STATS_COLS")
+    if cols is None:
+        cols = [x["name"] for x in ffields]
+    by_name = {x["name"]: x for x in ffields}
+    cfields = [by_name[c] for c in cols]
+    stats = f.get("_VALUE_STATS") or {}
+    types = [parse_type(x["type"]) for x in cfields]
+
+    def decode(key):
+        ser = stats.get(key)
+        if ser is None or len(cols) == 0 or len(ser) < 4 or struct.unpack(">i", bytes(ser[:4]))[0] != len(cols):
+            return [None] * len(cols)
+        try:
+            return decode_binrow(bytes(ser), types, "%s of %s" % (key, f["_FILE_NAME"]))
+        except RefError:
+            if any(t.root not in _STATS_ROOTS for t in types):
+                return [None] * len(cols)  # a type this reader does not decode: unknown
+            raise
+
+    mins, maxs = decode("_MIN_VALUES"), decode("_MAX_VALUES")
+    nulls = stats.get("_NULL_COUNTS") or []
+    out_n, out_min, out_max = {}, {}, {}
+    for tf in tbl.schema.get("fields") or []:
+        name = tf["name"]
+        out_n[name] = out_min[name] = out_max[name] = None
+        k = next((i for i, x in enumerate(cfields) if x["id"] == tf["id"]), None)
+        if k is None:
+            continue
+        if k < len(nulls):
+            out_n[name] = nulls[k]
+        if isinstance(tf["type"], dict) or isinstance(cfields[k]["type"], dict):
+            continue
+        if _norm_type(tf["type"]) != _norm_type(cfields[k]["type"]):
+            continue  # a changed type: not compared here
+        out_min[name] = stats_value(types[k], mins[k])
+        out_max[name] = stats_value(types[k], maxs[k])
+    return out_n, out_min, out_max
+
+
+# --------------------------------------------------------------------------
 # Views
 
 
@@ -701,9 +770,11 @@ def _file_rows(tbl, snap):
     keys, types, default_name, legacy = tbl.partition_info()
     pdir = tbl.options.get("data-file.path-directory")
     rows = []
+    schemas = {}
     for e in tbl.live_files(snap):
         f = e["_FILE"]
         name = f["_FILE_NAME"]
+        nulls, mins, maxs = file_stats(tbl, f, schemas)
         vals = decode_binrow(bytes(e["_PARTITION"]), types, "_PARTITION of %s" % name)
         ppath = partition_path(keys, types, vals, default_name, legacy)
         bucket = e["_BUCKET"]
@@ -725,6 +796,9 @@ def _file_rows(tbl, snap):
             "level": f.get("_LEVEL"),
             "record_count": f.get("_ROW_COUNT"),
             "file_size_in_bytes": f.get("_FILE_SIZE"),
+            "null_value_counts": nulls,
+            "min_value_stats": mins,
+            "max_value_stats": maxs,
             "min_sequence_number": f.get("_MIN_SEQUENCE_NUMBER"),
             "max_sequence_number": f.get("_MAX_SEQUENCE_NUMBER"),
             "creation_time": ts_millis(f.get("_CREATION_TIME")),

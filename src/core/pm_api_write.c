@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pm_alter.h"
 #include "pm_ops.h"
 #include "pm_upkeep.h"
 #include "pm_write.h"
@@ -190,4 +191,39 @@ void paimon_commit_close(paimon_commit *c) {
     free(c->user);
     paimon_result_free(c->upkeep);
     free(c);
+}
+
+int paimon_alter_table(paimon_table *t, const paimon_schema_change *changes, size_t n, int dry_run,
+                       int64_t *schema_id, char **schema_json) {
+    if (schema_json) *schema_json = NULL;
+    if (!t) return PAIMON_MISUSE;
+    pm_err_clear(&t->err);
+    if (!changes && n) return pm_fail(&t->err, PAIMON_MISUSE, "alter table: changes is NULL");
+    pm_schema_change *c = calloc(n ? n : 1, sizeof *c);
+    if (!c) return pm_fail(&t->err, PAIMON_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (changes[i].kind < PAIMON_ALTER_SET_OPTION || changes[i].kind > PAIMON_ALTER_UPDATE_COLUMN_POSITION) {
+            free(c);
+            return pm_fail(&t->err, PAIMON_MISUSE, "alter table: change %zu has an unknown kind %d", i + 1,
+                           changes[i].kind);
+        }
+        c[i] = (pm_schema_change){(pm_alter_kind)changes[i].kind, changes[i].name, changes[i].value,
+                                  changes[i].comment, changes[i].after, changes[i].first, changes[i].nullable};
+    }
+    pm_schema *s = NULL;
+    int rc = pm_alter_table(t, c, n, dry_run, &s, &t->err);
+    free(c);
+    if (rc) return rc;
+    if (schema_id) *schema_id = s->id;
+    if (schema_json) {
+        pm_buf b = {0};
+        if (pm_schema_to_json(s, &b) || pm_buf_cstr(&b)) {
+            pm_buf_free(&b);
+            pm_schema_free(s);
+            return pm_fail(&t->err, PAIMON_NOMEM, "out of memory");
+        }
+        *schema_json = (char *)b.data;
+    }
+    pm_schema_free(s);
+    return PAIMON_OK;
 }

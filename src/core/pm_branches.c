@@ -414,7 +414,8 @@ static const wfile *find_wfile(const wfile *v, size_t n, const char *path) {
     return NULL;
 }
 
-/* Schema ids t's snapshots and tags below `below` use (they stay). */
+/* Schema ids t's snapshots and tags below `below` and its long-lived
+ * changelogs (fast-forward keeps them all) use: they stay. */
 static int used_schemas(paimon_table *t, int64_t below, pm_set *used, pm_err *e) {
     pm_snapshot **v = NULL;
     size_t n = 0;
@@ -436,6 +437,17 @@ static int used_schemas(paimon_table *t, int64_t below, pm_set *used, pm_err *e)
         pm_snapshot_free(s);
     }
     pm_strv_free(names, nn);
+    int64_t *cids = NULL;
+    size_t nc = 0;
+    if (!rc) rc = pm_changelog_list_ids(t->io, t->branch_root, &cids, &nc, e);
+    for (size_t i = 0; !rc && i < nc; i++) {
+        pm_snapshot *s = NULL;
+        if ((rc = pm_changelog_read(t->io, t->branch_root, cids[i], &s, e))) break;
+        snprintf(key, sizeof key, "%lld", (long long)s->schema_id);
+        if (pm_set_add(used, key, strlen(key)) < 0) rc = pm_nomem(e);
+        pm_snapshot_free(s);
+    }
+    free(cids);
     return rc;
 }
 
@@ -488,7 +500,7 @@ static int plan_ff_deletions(paimon_table *t, int64_t earliest, int64_t schema_i
         char key[24];
         snprintf(key, sizeof key, "%lld", (long long)ids[i]);
         if (!rc && pm_set_contains(used, key, strlen(key)))
-            rc = pm_fail(e, PAIMON_UNSUPPORTED, "%s: schema %lld differs on branch or is missing there, and %s's snapshots or tags before %lld still use it; refusing to fast-forward",
+            rc = pm_fail(e, PAIMON_UNSUPPORTED, "%s: schema %lld differs on branch or is missing there, and %s's snapshots or tags before %lld or its long-lived changelogs still use it; refusing to fast-forward",
                          t->branch_root, (long long)ids[i], t->branch, (long long)earliest);
         if (rc || (rc = meta_file_id(t->branch_root, "schema", ids[i], &path, e))) break;
         if (!find_wfile(p->schemas, p->n_schemas, (char *)path.data) && pm_strv_push(&p->del_schemas, (char *)path.data))

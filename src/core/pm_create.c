@@ -161,8 +161,7 @@ static void assign_ids(pm_type *t, int32_t *next) {
     }
 }
 
-/* Java String.hashCode over the UTF-16 code units of a UTF-8 string. */
-static int32_t java_hash(const char *s) {
+int32_t pm_java_string_hash(const char *s) {
     uint32_t h = 0;
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
@@ -204,7 +203,7 @@ static int java_hashmap_order(pm_kv *kv, size_t n) {
     opt_slot *v = calloc(n, sizeof *v);
     if (!v) return PAIMON_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        uint32_t h = (uint32_t)java_hash(kv[i].key);
+        uint32_t h = (uint32_t)pm_java_string_hash(kv[i].key);
         h ^= h >> 16;
         v[i].kv = kv[i];
         v[i].bucket = h & (cap - 1);

@@ -14,6 +14,10 @@
  * NOT NULL. */
 int pm_type_parse_sql(const char *s, pm_type **out, pm_err *e);
 
+/* Java's String.hashCode over the UTF-16 code units of a UTF-8 string
+ * (the bucket order of the HashMap Java keeps options in). */
+int32_t pm_java_string_hash(const char *s);
+
 /* Normalize a caller-built schema for a new table in place: version 3,
  * id 0, field ids (nested ROW fields included) from 0 depth-first,
  * highestFieldId, primary-key columns NOT NULL, options reordered as

@@ -3,6 +3,7 @@
  * TruncateSimpleColStatsCollector). */
 #include "pm_datafile.h"
 #include "pm_set.h"
+#include "pm_value.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -472,6 +473,7 @@ typedef struct done_file {
 
 struct pm_append_writer {
     paimon_table *t;
+    const pm_schema *schema;  /* t's schema when opened (an alter on t leaves it allocated) */
     char *schema_json;
     const char *codec;
     int level;
@@ -549,6 +551,7 @@ int pm_append_writer_open(paimon_table *t, pm_append_writer **out, pm_err *e) {
     pm_append_writer *w = calloc(1, sizeof *w);
     if (!w) return pm_fail(e, PAIMON_NOMEM, "out of memory");
     w->t = t;
+    w->schema = s;
     w->n = s->n_fields;
     size_t nn = w->n ? w->n : 1;
     w->types = calloc(nn, sizeof *w->types);
@@ -753,7 +756,7 @@ static int close_file(pm_append_writer *w, size_t i, pm_err *e) {
     f->key_stats.has_null_counts = 1;
     f->min_sequence_number = p->cur_min_seq;
     f->max_sequence_number = p->cur_min_seq + p->cur_rows - 1;
-    f->schema_id = t->schema->id;
+    f->schema_id = w->schema->id;
     f->level = 0;
     f->creation_time = (pm_opt_i64){1, pm_local_now_millis()};
     f->delete_row_count = (pm_opt_i64){1, 0};
@@ -821,10 +824,12 @@ static int open_file(pm_append_writer *w, pwriter *p, pm_err *e) {
     return PAIMON_OK;
 }
 
+const pm_schema *pm_append_writer_schema(const pm_append_writer *w) { return w->schema; }
+
 int pm_append_writer_write(pm_append_writer *w, const pm_datum *row, pm_err *e) {
     if (w->broken) return pm_fail(e, PAIMON_MISUSE, "the writer failed earlier and cannot be used");
     paimon_table *t = w->t;
-    const pm_schema *s = t->schema;
+    const pm_schema *s = w->schema;
     /* encode the row first so a bad value leaves no trace */
     w->enc.len = 0;
     for (size_t i = 0; i < w->n; i++) {
@@ -936,6 +941,9 @@ struct pm_datafile_reader {
     const pm_data_field *fields;
     int *map;
     char *display;
+    const pm_type **ftype;      /* per field: the type the file was written with, when it differs */
+    pm_buf *scratch;            /* per field: text of a cast to a string type */
+    int64_t file_schema;
 };
 
 void pm_datafile_reader_close(pm_datafile_reader *r) {
@@ -944,12 +952,29 @@ void pm_datafile_reader_close(pm_datafile_reader *r) {
     pm_buf_free(&r->data);
     free(r->map);
     free(r->display);
+    free(r->ftype);
+    if (r->scratch) for (size_t i = 0; i < r->n; i++) pm_buf_free(&r->scratch[i]);
+    free(r->scratch);
     free(r);
+}
+
+static int reader_open(pm_fileio *io, const char *path, const char *display, const pm_data_field *fields,
+                       const char *const *names, size_t n, pm_datafile_reader **out, pm_err *e);
+
+int pm_datafile_reader_open_names(pm_fileio *io, const char *path, const char *display, const pm_data_field *fields,
+                                  const char *const *names, size_t n, pm_datafile_reader **out, pm_err *e) {
+    return reader_open(io, path, display, fields, names, n, out, e);
 }
 
 int pm_datafile_reader_open_path(pm_fileio *io, const char *path, const char *display,
                                  const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                                  pm_err *e) {
+    return reader_open(io, path, display, fields, NULL, n, out, e);
+}
+
+/* names[i]: the Avro field holding fields[i] (NULL: not in the file); names NULL: fields' names */
+static int reader_open(pm_fileio *io, const char *path, const char *display, const pm_data_field *fields,
+                       const char *const *names, size_t n, pm_datafile_reader **out, pm_err *e) {
     *out = NULL;
     pm_datafile_reader *r = calloc(1, sizeof *r);
     if (!r) return pm_fail(e, PAIMON_NOMEM, "out of memory");
@@ -969,7 +994,10 @@ int pm_datafile_reader_open_path(pm_fileio *io, const char *path, const char *di
     if ((rc = pm_avro_reader_open(r->data.data, r->data.len, r->display, &r->r, e))) goto fail;
     const pm_avro_schema *ws = pm_avro_unwrap_nullable(pm_avro_reader_schema(r->r));
     if (ws->type != PM_AVRO_RECORD) { rc = pm_fail(e, PAIMON_CORRUPT, "%s: the writer schema is not a record", r->display); goto fail; }
-    for (size_t i = 0; i < n; i++) r->map[i] = pm_avro_field_index(ws, fields[i].name);
+    for (size_t i = 0; i < n; i++) {
+        const char *nm = names ? names[i] : fields[i].name;
+        r->map[i] = nm ? pm_avro_field_index(ws, nm) : -1;
+    }
     *out = r;
     return PAIMON_OK;
 fail:
@@ -981,16 +1009,66 @@ int pm_datafile_reader_has(const pm_datafile_reader *r, size_t i) {
     return i < r->n && r->map[i] >= 0;
 }
 
-int pm_datafile_reader_open(const paimon_table *t, const pm_manifest_entry *m,
+static int type_same(const pm_type *a, const pm_type *b, int top) {
+    if (!a || !b) return a == b;
+    if (a->root != b->root || (!top && a->nullable != b->nullable) || a->precision != b->precision ||
+        a->scale != b->scale || a->length != b->length || a->n_fields != b->n_fields)
+        return 0;
+    if (!type_same(a->element, b->element, 0) || !type_same(a->value, b->value, 0)) return 0;
+    for (size_t i = 0; i < a->n_fields; i++)
+        if (a->fields[i].id != b->fields[i].id || strcmp(a->fields[i].name, b->fields[i].name) ||
+            !type_same(a->fields[i].type, b->fields[i].type, 0))
+            return 0;
+    return 1;
+}
+
+/* Java's SchemaEvolutionUtil: the table's fields found in the file's schema by
+ * field id (renamed columns under their old name, added ones absent, dropped
+ * ones never asked for); a differing type is cast on read. */
+int pm_datafile_reader_open_evolved(paimon_table *t, int64_t schema_id, const char *full, const char *display,
+                                    const pm_data_field *fields, size_t n, pm_datafile_reader **out, pm_err *e) {
+    *out = NULL;
+    const pm_schema *fs;
+    int rc = pm_table_file_schema(t, schema_id, &fs, e);
+    if (rc) { pm_err_prefix(e, "data file %s", display ? display : full); return rc; }
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    const pm_type **ft = calloc(n ? n : 1, sizeof *ft);
+    if (!names || !ft) { free(names); free(ft); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    int casts = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < fs->n_fields; k++)
+            if (fs->fields[k].id == fields[i].id) {
+                names[i] = fs->fields[k].name;
+                if (!type_same(fs->fields[k].type, fields[i].type, 1)) { ft[i] = fs->fields[k].type; casts = 1; }
+                break;
+            }
+    }
+    rc = reader_open(t->io, full, display, fields, names, n, out, e);
+    free(names);
+    if (!rc && casts) {
+        (*out)->ftype = ft;
+        (*out)->file_schema = fs->id;
+        if (!((*out)->scratch = calloc(n, sizeof *(*out)->scratch))) {
+            pm_datafile_reader_close(*out);
+            *out = NULL;
+            return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        }
+        ft = NULL;
+    }
+    free(ft);
+    return rc;
+}
+
+int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
                             const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                             pm_err *e) {
-    pm_buf rel = {0};
+    *out = NULL;
+    pm_buf rel = {0}, full = {0};
     int rc = pm_table_file_path(t, m, &rel, e);
-    if (rc) { pm_buf_free(&rel); return rc; }
-    pm_buf full = {0};
-    rc = pm_data_file_full_path(t, m, &full, e);
+    if (!rc) rc = pm_data_file_full_path(t, m, &full, e);
     if (!rc) rc = pm_table_reachable(t, (const char *)full.data, e);
-    if (!rc) rc = pm_datafile_reader_open_path(t->io, (const char *)full.data, (const char *)rel.data, fields, n, out, e);
+    if (!rc) rc = pm_datafile_reader_open_evolved(t, m->file.schema_id, (const char *)full.data,
+                                                  (const char *)rel.data, fields, n, out, e);
     pm_buf_free(&full);
     pm_buf_free(&rel);
     return rc;
@@ -1077,6 +1155,172 @@ int pm_datafile_to_datum(const pm_type *ty, const pm_avro_value *v, const char *
     }
 }
 
+/* ---- casts on read (Java's CastExecutors for the changes an alter allows) ---- */
+
+static int is_intnum(pm_type_root r) { return r == PM_T_TINYINT || r == PM_T_SMALLINT || r == PM_T_INT || r == PM_T_BIGINT; }
+static int is_string(pm_type_root r) { return r == PM_T_CHAR || r == PM_T_VARCHAR; }
+
+/* Java's (long) / (int) of a double: NaN -> 0, saturating */
+static int64_t java_d2l(double x) {
+    if (x != x) return 0;
+    if (x >= 9223372036854775807.0) return INT64_MAX;
+    if (x <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)x;
+}
+static int64_t java_d2i(double x) {
+    if (x != x) return 0;
+    if (x >= 2147483647.0) return INT32_MAX;
+    if (x <= -2147483648.0) return INT32_MIN;
+    return (int32_t)x;
+}
+
+/* Number.byteValue() ... longValue(): the two's complement narrowing */
+static int64_t narrow(int64_t v, pm_type_root r) {
+    switch (r) {
+    case PM_T_TINYINT: return (int8_t)(uint8_t)(uint64_t)v;
+    case PM_T_SMALLINT: return (int16_t)(uint16_t)(uint64_t)v;
+    case PM_T_INT: return (int32_t)(uint32_t)(uint64_t)v;
+    default: return v;
+    }
+}
+
+static int unsupported_cast(const pm_type *src, const pm_type *dst, const char *col, int64_t sid, pm_err *e) {
+    pm_buf a = {0}, b = {0};
+    pm_type_to_sql(src, &a);
+    pm_type_to_sql(dst, &b);
+    pm_buf_cstr(&a);
+    pm_buf_cstr(&b);
+    int rc = pm_fail(e, PAIMON_UNSUPPORTED, "column '%s': written as %s under schema-%lld, the table now has %s; "
+                     "paimon-lua cannot cast that on read", col, a.data ? (char *)a.data : "?", (long long)sid,
+                     b.data ? (char *)b.data : "?");
+    pm_buf_free(&a);
+    pm_buf_free(&b);
+    return rc;
+}
+
+static int64_t pow10_(int k) { int64_t p = 1; while (k-- > 0) p *= 10; return p; }
+
+static int cast_datum(const pm_type *src, const pm_type *dst, pm_datum *d, pm_buf *scratch, const char *col,
+                      int64_t sid, pm_err *e) {
+    pm_type_root s = src->root, t = dst->root;
+    if (d->is_null) return PAIMON_OK;
+    if (is_intnum(s) && is_intnum(t)) { d->v.i = narrow(d->v.i, t); return PAIMON_OK; }
+    if (is_intnum(s) && t == PM_T_FLOAT) { d->v.f = (float)d->v.i; return PAIMON_OK; }
+    if (is_intnum(s) && t == PM_T_DOUBLE) { d->v.d = (double)d->v.i; return PAIMON_OK; }
+    if (s == PM_T_FLOAT && t == PM_T_DOUBLE) { d->v.d = (double)d->v.f; return PAIMON_OK; }
+    if (s == PM_T_DOUBLE && t == PM_T_FLOAT) { d->v.f = (float)d->v.d; return PAIMON_OK; }
+    if ((s == PM_T_FLOAT || s == PM_T_DOUBLE) && is_intnum(t)) {
+        double x = s == PM_T_FLOAT ? (double)d->v.f : d->v.d;
+        d->v.i = t == PM_T_BIGINT ? java_d2l(x) : narrow(java_d2i(x), t);
+        return PAIMON_OK;
+    }
+    if (is_string(s) && is_string(t) && (t == PM_T_VARCHAR && dst->length >= src->length)) return PAIMON_OK;
+    if (s == PM_T_DECIMAL && t == PM_T_DECIMAL && src->precision <= 18 && dst->precision <= 18 &&
+        dst->scale >= src->scale) {
+        int64_t f = pow10_(dst->scale - src->scale), lim = pow10_(dst->precision);
+        if (d->v.i > INT64_MAX / f || d->v.i < INT64_MIN / f || d->v.i * f >= lim || d->v.i * f <= -lim) {
+            d->is_null = 1;      /* Java: a decimal that does not fit the precision is null */
+            return PAIMON_OK;
+        }
+        d->v.i *= f;
+        return PAIMON_OK;
+    }
+    if (s == t && (s == PM_T_TIMESTAMP || s == PM_T_TIMESTAMP_LTZ)) {
+        /* Java's DateTimeUtils.truncate: zero the digits past the new precision (toward zero) */
+        if (dst->precision >= src->precision) return PAIMON_OK;
+        if (dst->precision <= 3) {
+            int64_t f = pow10_(3 - dst->precision);
+            d->v.ts.millis = d->v.ts.millis / f * f;
+            d->v.ts.nanos_of_milli = 0;
+        } else {
+            int32_t f = (int32_t)pow10_(9 - dst->precision);
+            d->v.ts.nanos_of_milli = d->v.ts.nanos_of_milli / f * f;
+        }
+        return PAIMON_OK;
+    }
+    if (s == PM_T_DATE && t == PM_T_TIMESTAMP) {      /* midnight of the day, no time zone */
+        d->v.ts.millis = d->v.i * 86400000LL;
+        d->v.ts.nanos_of_milli = 0;
+        return PAIMON_OK;
+    }
+    if (t == PM_T_VARCHAR && dst->length == 0x7fffffff &&
+        (is_intnum(s) || s == PM_T_BOOLEAN || s == PM_T_DECIMAL || s == PM_T_DATE)) {
+        scratch->len = 0;
+        if (pm_datum_to_string(src, d, 0, scratch)) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+        d->v.bin.ptr = scratch->data;
+        d->v.bin.len = scratch->len;
+        return PAIMON_OK;
+    }
+    return unsupported_cast(src, dst, col, sid, e);
+}
+
+/* Java's SimpleStatsEvolution over the table's latest schema. */
+int pm_value_stats_evolve(paimon_table *t, const pm_data_file *f, pm_datum *mins, pm_datum *maxs, int64_t *nulls,
+                          pm_buf *scratch, pm_err *e) {
+    size_t n = t->schema->n_fields;
+    for (size_t i = 0; i < n; i++) {
+        memset(&mins[i], 0, sizeof *mins);
+        memset(&maxs[i], 0, sizeof *maxs);
+        mins[i].is_null = maxs[i].is_null = 1;
+        nulls[i] = -1;
+    }
+    const pm_schema *fs;
+    int rc = pm_table_file_schema(t, f->schema_id, &fs, e);
+    if (rc) { pm_err_prefix(e, "data file %s", f->file_name ? f->file_name : "?"); return rc; }
+    /* the stats' columns: _VALUE_STATS_COLS (names in the file's schema) or all of them */
+    size_t nc = f->has_value_stats_cols ? f->value_stats_cols.n : fs->n_fields;
+    const pm_data_field **cols = calloc(nc ? nc : 1, sizeof *cols);
+    pm_type **types = calloc(nc ? nc : 1, sizeof *types);
+    pm_datum *dmin = calloc(nc ? nc : 1, sizeof *dmin), *dmax = calloc(nc ? nc : 1, sizeof *dmax);
+    if (!cols || !types || !dmin || !dmax) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto done; }
+    for (size_t k = 0; k < nc; k++) {
+        cols[k] = f->has_value_stats_cols ? pm_schema_field(fs, f->value_stats_cols.v[k]) : &fs->fields[k];
+        if (!cols[k]) {
+            rc = pm_fail(e, PAIMON_CORRUPT, "data file %s: stats column '%s' is not in schema-%lld",
+                         f->file_name ? f->file_name : "?", f->value_stats_cols.v[k], (long long)fs->id);
+            goto done;
+        }
+        types[k] = cols[k]->type;
+    }
+    const pm_stats *st = &f->value_stats;
+    /* an empty row (no min/max collected) decodes to nothing */
+    int have_min = nc && pm_binrow_arity(st->min_values.ptr, st->min_values.len) == (int32_t)nc;
+    int have_max = nc && pm_binrow_arity(st->max_values.ptr, st->max_values.len) == (int32_t)nc;
+    if (have_min && (rc = pm_binrow_decode(st->min_values.ptr, st->min_values.len, types, nc, dmin, e))) goto bad;
+    if (have_max && (rc = pm_binrow_decode(st->max_values.ptr, st->max_values.len, types, nc, dmax, e))) goto bad;
+    for (size_t i = 0; i < n; i++) {
+        const pm_data_field *tf = &t->schema->fields[i];
+        size_t k = 0;
+        while (k < nc && cols[k]->id != tf->id) k++;
+        if (k == nc) continue;                      /* added later, or not collected */
+        if (st->has_null_counts && k < st->n_null_counts && !(st->null_count_is_null && st->null_count_is_null[k]))
+            nulls[i] = st->null_counts[k];
+        if (pm_type_is_composite(tf->type) || pm_type_is_composite(cols[k]->type)) continue;
+        pm_err ce;
+        if (have_min) {
+            mins[i] = dmin[k];
+            if (!type_same(cols[k]->type, tf->type, 1) &&
+                cast_datum(cols[k]->type, tf->type, &mins[i], &scratch[2 * i], tf->name, fs->id, &ce))
+                mins[i].is_null = 1;                /* a cast we cannot do: unknown */
+        }
+        if (have_max) {
+            maxs[i] = dmax[k];
+            if (!type_same(cols[k]->type, tf->type, 1) &&
+                cast_datum(cols[k]->type, tf->type, &maxs[i], &scratch[2 * i + 1], tf->name, fs->id, &ce))
+                maxs[i].is_null = 1;
+        }
+    }
+    goto done;
+bad:
+    pm_err_prefix(e, "data file %s: value stats", f->file_name ? f->file_name : "?");
+done:
+    free(cols);
+    free(types);
+    free(dmin);
+    free(dmax);
+    return rc;
+}
+
 int pm_datafile_reader_next(pm_datafile_reader *r, pm_datum *vals, const pm_avro_value **raw, pm_err *e) {
     const pm_avro_value *rec;
     int rc = pm_avro_reader_next(r->r, &rec, e);
@@ -1087,7 +1331,10 @@ int pm_datafile_reader_next(pm_datafile_reader *r, pm_datum *vals, const pm_avro
         if (r->map[i] >= 0 && (size_t)r->map[i] < rec->u.list.n) v = &rec->u.list.items[r->map[i]];
         if (v && v->type == PM_AVRO_NULL) v = NULL;
         if (raw) raw[i] = v;
-        if ((rc = pm_datafile_to_datum(r->fields[i].type, v, r->fields[i].name, &vals[i], e))) {
+        const pm_type *ft = r->ftype ? r->ftype[i] : NULL;
+        if ((rc = pm_datafile_to_datum(ft ? ft : r->fields[i].type, v, r->fields[i].name, &vals[i], e)) ||
+            (ft && v && (rc = cast_datum(ft, r->fields[i].type, &vals[i], &r->scratch[i], r->fields[i].name,
+                                         r->file_schema, e)))) {
             pm_err_prefix(e, "%s", r->display);
             return rc;
         }

@@ -33,6 +33,8 @@ typedef struct pm_append_writer pm_append_writer;
 
 /* The writer borrows t (must outlive it) and uses t's latest schema. */
 int pm_append_writer_open(paimon_table *t, pm_append_writer **out, pm_err *e);
+/* The schema the writer writes under: t's latest when it was opened. */
+const pm_schema *pm_append_writer_schema(const pm_append_writer *w);
 /* Avro encoding of one value of type t (with the ["null", T] branch index
  * when t is nullable), as Java's FieldWriterFactory writes it. Values of
  * ARRAY/MAP/MULTISET/ROW type are passed already encoded: v.bin holds the
@@ -67,12 +69,25 @@ int pm_stats_mode(const pm_schema *s, const char *field, int *mode, int *trunc_l
 typedef struct pm_datafile_reader pm_datafile_reader;
 
 /* Read the data file of entry m (whole file in memory) and map the n
- * fields by name onto the file's writer schema. Non-Avro files ->
- * PAIMON_UNSUPPORTED naming the file. */
-int pm_datafile_reader_open(const paimon_table *t, const pm_manifest_entry *m,
+ * fields (the table's latest schema) by field id onto the schema the file
+ * was written under (its schemaId), as Java's SchemaEvolutionUtil: renamed
+ * columns are read from their old name, added ones are NULL, dropped ones
+ * never read; a changed type is cast as Java casts (integer widening and
+ * narrowing, integers and floats, DECIMAL scale up, wider VARCHAR, to
+ * STRING), any other change -> PAIMON_UNSUPPORTED naming the column.
+ * Non-Avro files -> PAIMON_UNSUPPORTED naming the file. */
+int pm_datafile_reader_open(paimon_table *t, const pm_manifest_entry *m,
                             const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                             pm_err *e);
-/* Same over a file path (full path). */
+/* The same for a file at `full` (shown as `display`) written under schema
+ * schema_id of t's branch. */
+int pm_datafile_reader_open_evolved(paimon_table *t, int64_t schema_id, const char *full, const char *display,
+                                    const pm_data_field *fields, size_t n, pm_datafile_reader **out, pm_err *e);
+/* Over a file path, fields[i] read from the file's column names[i] (NULL:
+ * not in the file; names are only looked at here, fields stay borrowed). */
+int pm_datafile_reader_open_names(pm_fileio *io, const char *path, const char *display, const pm_data_field *fields,
+                                  const char *const *names, size_t n, pm_datafile_reader **out, pm_err *e);
+/* Same over a file path (full path), fields matched by name. */
 int pm_datafile_reader_open_path(pm_fileio *io, const char *path, const char *display,
                                  const pm_data_field *fields, size_t n, pm_datafile_reader **out,
                                  pm_err *e);
@@ -86,6 +101,16 @@ int pm_datafile_reader_next(pm_datafile_reader *r, pm_datum *vals, const pm_avro
 void pm_datafile_reader_close(pm_datafile_reader *r);     /* NULL-safe */
 /* 1 if the file has a column named fields[i].name, else 0. */
 int pm_datafile_reader_has(const pm_datafile_reader *r, size_t i);
+
+/* A data file's value stats as the table's latest schema sees them (Java's
+ * SimpleStatsEvolution): per latest field, by field id through the schema
+ * the file was written under, min/max (is_null: unknown) and the null
+ * count (-1: unknown); columns added later or not collected are unknown,
+ * dropped ones are not shown, changed types are cast as on read (a cast
+ * we cannot do: unknown). Values may point into f and into scratch (2 per
+ * field). n = t->schema->n_fields entries each. */
+int pm_value_stats_evolve(paimon_table *t, const pm_data_file *f, pm_datum *mins, pm_datum *maxs, int64_t *nulls,
+                          pm_buf *scratch, pm_err *e);
 
 /* Avro value (already resolved) -> datum of Paimon type ty; atomic types. */
 int pm_datafile_to_datum(const pm_type *ty, const pm_avro_value *v, const char *column,

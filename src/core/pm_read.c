@@ -24,6 +24,7 @@ typedef struct rfile {
     int has_drc;
     int64_t drc;
     char *full, *rel;
+    int64_t schema_id;             /* the schema the file was written under */
     size_t order;
     long dv;                       /* index into r->dvs, -1: none */
 } rfile;
@@ -35,6 +36,7 @@ typedef struct rdv {
 
 struct pm_read {
     paimon_table *t;
+    const pm_schema *schema;       /* t's when opened: rows come in its columns (an alter keeps it allocated) */
     int pk, first_row, ignore_delete, dv_on;
     rfile *files;
     size_t n_files;
@@ -290,7 +292,7 @@ static int load_dv_index(pm_read *r, const pm_snapshot *s, pm_err *e) {
 }
 
 static int key_columns(pm_read *r, pm_err *e) {
-    const pm_schema *s = r->t->schema;
+    const pm_schema *s = r->schema;
     size_t n = 0;
     r->kfields = calloc(s->n_primary_keys + 2, sizeof *r->kfields);
     r->ktypes = calloc(s->n_primary_keys + 2, sizeof *r->ktypes);
@@ -313,6 +315,7 @@ static int key_columns(pm_read *r, pm_err *e) {
         if (!name) return pm_nomem(e);
         snprintf(name, len, "_KEY_%s", k);
         r->kfields[n].name = name;
+        r->kfields[n].id = f->id;       /* to find the key under an older name (renamed) */
         r->kfields[n].type = f->type;
         r->ktypes[n] = f->type;
         r->n_key = ++n;                 /* names [0, n_key) are freed by pm_read_close */
@@ -333,6 +336,7 @@ int pm_read_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filte
     pm_read *r = calloc(1, sizeof *r);
     if (!r) return pm_nomem(e);
     r->t = t;
+    r->schema = sc;
     r->pk = sc->n_primary_keys > 0;
     int rc = PAIMON_OK;
     const char *engine = pm_schema_option(sc, "merge-engine");
@@ -380,6 +384,7 @@ int pm_read_open(paimon_table *t, const pm_snapshot *s, const pm_partition_filte
         x->order = r->n_files;
         x->bucket = m->bucket;
         x->level = m->file.level;
+        x->schema_id = m->file.schema_id;
         x->rows = m->file.row_count;
         x->has_drc = m->file.delete_row_count.has;
         x->drc = m->file.delete_row_count.v;
@@ -452,6 +457,38 @@ static int past_rows(const rfile *f, pm_err *e) {
 
 /* Read the group's files once: the winning row of every key; then
  * r->keep marks the winners that are adds. */
+/* The key-value columns of file f: _KEY_<name> by the name the primary key had
+ * in the schema f was written under (a primary key may have been renamed since). */
+static int open_keys(pm_read *r, const rfile *f, pm_datafile_reader **rd, pm_err *e) {
+    if (f->schema_id == r->schema->id)
+        return pm_datafile_reader_open_path(r->t->io, f->full, f->rel, r->kfields, r->n_key, rd, e);
+    const pm_schema *fs;
+    int rc = pm_table_file_schema(r->t, f->schema_id, &fs, e);
+    if (rc) { pm_err_prefix(e, "data file %s", f->rel); return rc; }
+    size_t nk = r->n_key - 2;
+    char **names = calloc(r->n_key, sizeof *names);
+    if (!names) return pm_nomem(e);
+    for (size_t j = 0; j < nk && !rc; j++) {
+        const pm_data_field *old = NULL;
+        for (size_t k = 0; k < fs->n_fields && !old; k++)
+            if (fs->fields[k].id == r->kfields[j].id) old = &fs->fields[k];
+        if (!old) {
+            rc = pm_fail(e, PAIMON_CORRUPT, "%s: schema-%lld has no field %d (primary key %s)", f->rel,
+                         (long long)fs->id, (int)r->kfields[j].id, r->kfields[j].name + 5);
+            break;
+        }
+        size_t len = strlen(old->name) + 6;
+        if (!(names[j] = malloc(len))) { rc = pm_nomem(e); break; }
+        snprintf(names[j], len, "_KEY_%s", old->name);
+    }
+    for (size_t j = nk; j < r->n_key; j++) names[j] = r->kfields[j].name;    /* the system columns */
+    if (!rc) rc = pm_datafile_reader_open_names(r->t->io, f->full, f->rel, r->kfields, (const char *const *)names,
+                                                r->n_key, rd, e);
+    for (size_t j = 0; j < nk; j++) free(names[j]);
+    free(names);
+    return rc;
+}
+
 static int merge_group(pm_read *r, pm_err *e) {
     size_t nf = r->g1 - r->g0, nk = r->n_key - 2, cap = 0;
     pm_set *keys = pm_set_new();
@@ -462,7 +499,7 @@ static int merge_group(pm_read *r, pm_err *e) {
     int rc = keys ? PAIMON_OK : pm_nomem(e);
     for (size_t fi = 0; !rc && fi < nf; fi++) {
         rfile *f = &r->files[r->g0 + fi];
-        if ((rc = pm_datafile_reader_open_path(r->t->io, f->full, f->rel, r->kfields, r->n_key, &rd, e))) break;
+        if ((rc = open_keys(r, f, &rd, e))) break;
         for (size_t j = 0; j < r->n_key; j++)
             if (!pm_datafile_reader_has(rd, j)) {
                 rc = pm_fail(e, PAIMON_CORRUPT, "%s: no column %s: not a key-value data file of a primary-key table",
@@ -545,7 +582,7 @@ static int merge_group(pm_read *r, pm_err *e) {
 }
 
 int pm_read_next(pm_read *r, pm_datum *vals, const pm_avro_value **raw, const char **file, pm_err *e) {
-    const pm_schema *s = r->t->schema;
+    const pm_schema *s = r->schema;
     int rc;
     for (;;) {
         if (r->mode == 0) {
@@ -582,7 +619,8 @@ int pm_read_next(pm_read *r, pm_datum *vals, const pm_avro_value **raw, const ch
             rfile *f = &r->files[r->cur];
             free(r->del);
             r->del = NULL;
-            if ((rc = pm_datafile_reader_open_path(r->t->io, f->full, f->rel, s->fields, s->n_fields, &r->rd, e)))
+            if ((rc = pm_datafile_reader_open_evolved(r->t, f->schema_id, f->full, f->rel, s->fields, s->n_fields,
+                                                      &r->rd, e)))
                 return rc;
             if ((rc = load_del(r, r->cur, &r->del, e))) return rc;
             r->pos = 0;

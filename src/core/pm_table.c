@@ -20,9 +20,62 @@ void pm_table_free(paimon_table *t) {
     free(t->branch);
     free(t->branch_root);
     pm_schema_known_free(t->schemas_known);
+    for (size_t i = 0; i < t->n_file_schemas; i++) pm_schema_free(t->file_schemas[i]);
+    free(t->file_schemas);
     pm_options_free(t->io_options);
     pm_fileio_destroy(t->io);
     free(t);
+}
+
+int pm_table_file_schema(paimon_table *t, int64_t id, const pm_schema **out, pm_err *e) {
+    if (id == t->schema->id) { *out = t->schema; return PAIMON_OK; }
+    for (size_t i = 0; i < t->n_file_schemas; i++)
+        if (t->file_schemas[i]->id == id) { *out = t->file_schemas[i]; return PAIMON_OK; }
+    pm_schema *s;
+    int rc = pm_schema_read(t->io, t->branch_root, id, &s, e);
+    if (rc) return rc;
+    pm_schema **v = realloc(t->file_schemas, (t->n_file_schemas + 1) * sizeof *v);
+    if (!v) { pm_schema_free(s); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    t->file_schemas = v;
+    v[t->n_file_schemas++] = s;
+    *out = s;
+    return PAIMON_OK;
+}
+
+/* The handle's derived view of its schema: partition columns and the path options. */
+static int bind_schema(paimon_table *t, pm_err *e) {
+    int rc;
+    t->n_part = t->schema->n_partition_keys;
+    free(t->part_keys);
+    free(t->part_types);
+    t->part_keys = calloc(t->n_part ? t->n_part : 1, sizeof *t->part_keys);
+    t->part_types = calloc(t->n_part ? t->n_part : 1, sizeof *t->part_types);
+    if (!t->part_keys || !t->part_types) return pm_fail(e, PAIMON_NOMEM, "out of memory");
+    for (size_t i = 0; i < t->n_part; i++) {
+        const pm_data_field *f = pm_schema_field(t->schema, t->schema->partition_keys[i]);
+        if (!f) {
+            rc = pm_fail(e, PAIMON_CORRUPT, "%s/schema/schema-%lld: partition key '%s' is not a column",
+                         t->branch_root, (long long)t->schema->id, t->schema->partition_keys[i]);
+            return rc;
+        }
+        t->part_keys[i] = f->name;
+        t->part_types[i] = f->type;
+    }
+    t->default_part_name = pm_schema_option_or_default(t->schema, "partition.default-name");
+    if (!t->default_part_name) t->default_part_name = "__DEFAULT_PARTITION__";
+    const char *legacy = pm_schema_option_or_default(t->schema, "partition.legacy-name");
+    t->legacy_part_name = legacy ? is_true(legacy) : 1;
+    t->data_dir = pm_schema_option(t->schema, "data-file.path-directory");
+    return PAIMON_OK;
+}
+
+int pm_table_use_schema(paimon_table *t, pm_schema *s, pm_err *e) {
+    pm_schema **v = realloc(t->file_schemas, (t->n_file_schemas + 1) * sizeof *v);
+    if (!v) { pm_schema_free(s); return pm_fail(e, PAIMON_NOMEM, "out of memory"); }
+    t->file_schemas = v;
+    v[t->n_file_schemas++] = t->schema;      /* kept: writers and iterators may point into it */
+    t->schema = s;
+    return bind_schema(t, e);
 }
 
 static int valid_branch_name(const char *b) {
@@ -82,26 +135,7 @@ static int table_open(const char *uri, const char *branch, const char *const *op
     free(ids);
     rc = pm_schema_read(t->io, t->branch_root, latest, &t->schema, e);
     if (rc) goto fail;
-    /* partition columns */
-    t->n_part = t->schema->n_partition_keys;
-    t->part_keys = calloc(t->n_part ? t->n_part : 1, sizeof *t->part_keys);
-    t->part_types = calloc(t->n_part ? t->n_part : 1, sizeof *t->part_types);
-    if (!t->part_keys || !t->part_types) { rc = pm_fail(e, PAIMON_NOMEM, "out of memory"); goto fail; }
-    for (size_t i = 0; i < t->n_part; i++) {
-        const pm_data_field *f = pm_schema_field(t->schema, t->schema->partition_keys[i]);
-        if (!f) {
-            rc = pm_fail(e, PAIMON_CORRUPT, "%s/schema/schema-%lld: partition key '%s' is not a column",
-                         t->branch_root, (long long)latest, t->schema->partition_keys[i]);
-            goto fail;
-        }
-        t->part_keys[i] = f->name;
-        t->part_types[i] = f->type;
-    }
-    t->default_part_name = pm_schema_option_or_default(t->schema, "partition.default-name");
-    if (!t->default_part_name) t->default_part_name = "__DEFAULT_PARTITION__";
-    const char *legacy = pm_schema_option_or_default(t->schema, "partition.legacy-name");
-    t->legacy_part_name = legacy ? is_true(legacy) : 1;
-    t->data_dir = pm_schema_option(t->schema, "data-file.path-directory");
+    if ((rc = bind_schema(t, e))) goto fail;
     *out = t;
     return PAIMON_OK;
 fail:

@@ -24,6 +24,8 @@ struct paimon_table {
     int legacy_part_name;
     const char *data_dir;        /* data-file.path-directory or NULL */
     pm_schema_known *schemas_known;  /* schema ids seen to exist (the *_read_known reads) */
+    pm_schema **file_schemas;    /* older schemas data files were written under (pm_table_file_schema) */
+    size_t n_file_schemas;
     pm_err err;                  /* last error (public API) */
 };
 
@@ -33,6 +35,13 @@ int pm_table_open(const char *uri, const char *branch, paimon_table **out, pm_er
 int pm_table_open_opts(const char *uri, const char *branch, const char *const *options, paimon_table **out,
                        pm_err *e);
 void pm_table_free(paimon_table *t);
+/* The schema a data file was written under (its schemaId): the latest one,
+ * or schema-<id> of the branch read once and kept on the handle. */
+int pm_table_file_schema(paimon_table *t, int64_t id, const pm_schema **out, pm_err *e);
+/* Make s (owned from now on) the handle's latest schema, as after an
+ * ALTER TABLE; the previous one stays allocated (kept with the file
+ * schemas) for whatever still points into it. */
+int pm_table_use_schema(paimon_table *t, pm_schema *s, pm_err *e);
 /* Refuse tables whose manifests we cannot read (manifest.format != avro). */
 int pm_table_check_manifest_format(const paimon_table *t, pm_err *e);
 /* Full path of a file in manifest/ (malloc'd). */

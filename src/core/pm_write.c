@@ -94,7 +94,7 @@ int pm_writer_open(paimon_table *t, paimon_writer **out, pm_err *e) {
     w->t = t;
     int rc = pm_append_writer_open(t, &w->w, e);
     if (rc) { free(w); return rc; }
-    w->n = t->schema->n_fields;
+    w->n = pm_append_writer_schema(w->w)->n_fields;
     size_t n = w->n ? w->n : 1;
     w->row = calloc(n, sizeof *w->row);
     w->dec = calloc(n, sizeof *w->dec);
@@ -107,7 +107,7 @@ int pm_writer_open(paimon_table *t, paimon_writer **out, pm_err *e) {
 
 int pm_writer_set(paimon_writer *w, size_t col, const paimon_value *v, pm_err *e) {
     if (col >= w->n) return pm_fail(e, PAIMON_MISUSE, "column %zu: the table has %zu columns", col, w->n);
-    const pm_data_field *f = &w->t->schema->fields[col];
+    const pm_data_field *f = &pm_append_writer_schema(w->w)->fields[col];
     pm_datum *d = &w->row[col];
     int rc;
     if (!pm_type_is_composite(f->type)) {

@@ -470,6 +470,40 @@ PAIMON_API int paimon_commit_filter_committed(paimon_commit *c, const int64_t *i
                                               uint8_t *committed);
 PAIMON_API void paimon_commit_close(paimon_commit *c);       /* NULL-safe */
 
+/* ---- ALTER TABLE (docs/alter.md; Java's SchemaManager.commitChanges) ---- */
+
+/* Java's SchemaChange kinds. */
+#define PAIMON_ALTER_SET_OPTION                0  /* name = key, value */
+#define PAIMON_ALTER_REMOVE_OPTION             1  /* name = key */
+#define PAIMON_ALTER_UPDATE_COMMENT            2  /* value = the table comment (NULL: none) */
+#define PAIMON_ALTER_ADD_COLUMN                3  /* name, value = type, comment, first / after */
+#define PAIMON_ALTER_RENAME_COLUMN             4  /* name -> value */
+#define PAIMON_ALTER_DROP_COLUMN               5  /* name */
+#define PAIMON_ALTER_UPDATE_COLUMN_TYPE        6  /* name, value = type (nullability kept unless it says NULL) */
+#define PAIMON_ALTER_UPDATE_COLUMN_NULLABILITY 7  /* name, nullable */
+#define PAIMON_ALTER_UPDATE_COLUMN_COMMENT     8  /* name, comment */
+#define PAIMON_ALTER_UPDATE_COLUMN_POSITION    9  /* name, first / after */
+
+typedef struct paimon_schema_change {
+    int kind;                 /* PAIMON_ALTER_* */
+    const char *name;         /* column, or option key */
+    const char *value;        /* option value, type, new name, table comment */
+    const char *comment;      /* column comment (may be NULL) */
+    const char *after;        /* position: after this column (may be NULL) */
+    int first;                /* position: first */
+    int nullable;             /* UPDATE_COLUMN_NULLABILITY */
+} paimon_schema_change;
+
+/* Apply the changes to the latest schema of t's branch and write
+ * schema-(N+1) without replacing (re-applied when a concurrent alter won;
+ * PAIMON_CONFLICT when the change no longer applies). A change Java refuses
+ * is PAIMON_MISUSE with Java's message (paimon_table_errmsg). t takes the
+ * new schema (its new writers write under it). dry_run: nothing written.
+ * *schema_id (may be NULL) = the new id; *schema_json (may be NULL; free()
+ * it) = the schema file's text. */
+PAIMON_API int paimon_alter_table(paimon_table *t, const paimon_schema_change *changes, size_t n, int dry_run,
+                                  int64_t *schema_id, char **schema_json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,8 @@
 
 #include "lpaimon.h"
 
+#include "pm_datafile.h"
+
 
 const char *lp_code_name(int code) { return pm_code_name(code); }
 
@@ -708,6 +710,7 @@ typedef struct lp_iter {
     lp_table *owner;
     pm_partition_filter filter;   /* owned strings */
     pm_buf path;
+    int stats;                    /* files{stats = true}: add the evolved value stats */
 } lp_iter;
 
 static void iter_release(lp_iter *it) {
@@ -902,6 +905,59 @@ static int push_index(lua_State *L, const paimon_table *t, const pm_index_entry 
     return PAIMON_OK;
 }
 
+/* A stats value as the read side shows it: numbers, booleans, strings, the
+ * rest as Java's CAST(... AS STRING). */
+static void push_stat_value(lua_State *L, const pm_type *ty, const pm_datum *d) {
+    switch (ty->root) {
+    case PM_T_BOOLEAN: case PM_T_TINYINT: case PM_T_SMALLINT: case PM_T_INT: case PM_T_BIGINT:
+    case PM_T_FLOAT: case PM_T_DOUBLE: case PM_T_CHAR: case PM_T_VARCHAR: case PM_T_BINARY: case PM_T_VARBINARY:
+        lp_push_datum(L, ty, d);
+        return;
+    default: {
+        pm_buf b = {0};
+        if (pm_datum_to_string(ty, d, 0, &b) == PAIMON_OK) lua_pushlstring(L, (const char *)b.data, b.len);
+        else lua_pushlightuserdata(L, NULL);
+        pm_buf_free(&b);
+    }
+    }
+}
+
+/* {null_value_counts, min_value_stats, max_value_stats} by the latest
+ * schema's column names (Java's Files system table; pm_value_stats_evolve) */
+static int push_stats_evolved(lua_State *L, paimon_table *t, const pm_data_file *f, pm_err *e) {
+    size_t n = t->schema->n_fields;
+    pm_datum *mins = calloc(n ? n : 1, sizeof *mins), *maxs = calloc(n ? n : 1, sizeof *maxs);
+    int64_t *nulls = calloc(n ? n : 1, sizeof *nulls);
+    pm_buf *scratch = calloc(2 * (n ? n : 1), sizeof *scratch);
+    int rc = !mins || !maxs || !nulls || !scratch ? pm_fail(e, PAIMON_NOMEM, "out of memory")
+                                                   : pm_value_stats_evolve(t, f, mins, maxs, nulls, scratch, e);
+    if (!rc) {
+        const pm_schema *s = t->schema;
+        lua_createtable(L, 0, 3);
+        lua_createtable(L, 0, (int)n);
+        for (size_t i = 0; i < n; i++) {
+            if (nulls[i] < 0) lua_pushlightuserdata(L, NULL); else lp_pushint64(L, nulls[i]);
+            lua_setfield(L, -2, s->fields[i].name);
+        }
+        lua_setfield(L, -2, "null_value_counts");
+        for (int k = 0; k < 2; k++) {
+            const pm_datum *v = k ? maxs : mins;
+            lua_createtable(L, 0, (int)n);
+            for (size_t i = 0; i < n; i++) {
+                if (v[i].is_null) lua_pushlightuserdata(L, NULL); else push_stat_value(L, s->fields[i].type, &v[i]);
+                lua_setfield(L, -2, s->fields[i].name);
+            }
+            lua_setfield(L, -2, k ? "max_value_stats" : "min_value_stats");
+        }
+    }
+    if (scratch) for (size_t i = 0; i < 2 * n; i++) pm_buf_free(&scratch[i]);
+    free(scratch);
+    free(mins);
+    free(maxs);
+    free(nulls);
+    return rc;
+}
+
 static int iter_next(lua_State *L) {
     lp_iter *it = luaL_checkudata(L, lua_upvalueindex(1), ITER_MT);
     if (!it->r && !it->scan) return 0;
@@ -931,6 +987,8 @@ static int iter_next(lua_State *L) {
         const pm_manifest_entry *m;
         rc = pm_scan_next(it->scan, &m, &e);
         if (!rc) rc = push_entry(L, it, m, &e);
+        if (!rc && it->stats && (rc = push_stats_evolved(L, it->owner->t, &m->file, &e)) == PAIMON_OK)
+            lua_setfield(L, -2, "stats");
     }
     }
     if (rc == PAIMON_DONE) { iter_release(it); return 0; }
@@ -1002,14 +1060,21 @@ static int snap_entries(lua_State *L) {
 static int snap_files(lua_State *L) {
     lp_snap *ud = lp_check_snap(L, 1);
     pm_partition_filter f;
-    static const char *const known[] = {"partition", NULL};
+    static const char *const known[] = {"partition", "stats", NULL};
     lp_check_options(L, 2, "files", known);
+    int stats = 0;
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "stats");
+        stats = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
     lp_opt_partition_filter(L, 2, &f);
     lua_settop(L, 1);
     lp_getowner(L, 1);
     lua_replace(L, 1);
     lp_iter *it = new_iter(L, IT_SCAN, 1);
     it->filter = f;
+    it->stats = stats;
     pm_err e = {0};
     int rc = pm_scan_open(ud->owner->t, ud->s, &it->filter, &it->scan, &e);
     if (rc) { iter_release(it); return lp_push_fail(L, rc, &e); }
@@ -1164,6 +1229,7 @@ __attribute__((visibility("default"))) int luaopen_paimon_core(lua_State *L) {
     lp_open_changelogs(L, lua_gettop(L));
     lp_open_json(L, lua_gettop(L));
     lp_open_warehouse(L, lua_gettop(L));
+    lp_open_alter(L, lua_gettop(L));
     /* Java's option defaults as the core applies them (t:option falls back
      * to these): the Lua side reads them here instead of keeping a copy. */
     lua_newtable(L);

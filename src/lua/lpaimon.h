@@ -111,5 +111,6 @@ void lp_open_branches(lua_State *L, int module_idx);   /* lpaimon_branches.c */
 void lp_open_changelogs(lua_State *L, int module_idx);   /* lpaimon_changelog.c */
 void lp_open_warehouse(lua_State *L, int module_idx);   /* lpaimon_warehouse.c */
 void lp_open_json(lua_State *L, int module_idx);         /* lpaimon_json.c */
+void lp_open_alter(lua_State *L, int module_idx);        /* lpaimon_alter.c */
 
 #endif

@@ -477,7 +477,7 @@ static int tbl_new_write(lua_State *L) {
 static int write_write(lua_State *L) {
     lp_write *w = check_write(L);
     luaL_checktype(L, 2, LUA_TTABLE);
-    const pm_schema *s = w->owner->t->schema;
+    const pm_schema *s = pm_append_writer_schema(w->w->w);    /* the writer's, even after an alter */
     size_t n = w->w->n;
     luaL_checkstack(L, (int)n + 8, "too many columns");
     pm_arena_reset(w->items);
@@ -976,6 +976,7 @@ static int commit_abort(lua_State *L) {
 typedef struct lp_rows {
     lp_table *owner;
     pm_read *rd;
+    const pm_schema *schema;    /* the table's when the iteration began (an alter leaves it allocated) */
     pm_partition_filter filter;
     size_t n;
     pm_datum *vals;
@@ -1008,7 +1009,7 @@ static int rows_next(lua_State *L) {
     int rc = pm_read_next(r->rd, r->vals, r->raw, &file, &e);
     if (rc == PAIMON_DONE) { rows_release(r); return 0; }
     if (rc) { rows_release(r); return lp_raise(L, &e); }
-    const pm_schema *s = t->schema;
+    const pm_schema *s = r->schema;
     lua_createtable(L, 0, (int)r->n);
     for (size_t i = 0; i < r->n; i++) {
         const pm_type *ty = s->fields[i].type;
@@ -1049,6 +1050,7 @@ static int snap_read(lua_State *L) {
     r->with_file = with_file;
     luaL_setmetatable(L, ROWS_MT);
     lp_setowner(L, -1, 2);
+    r->schema = t->schema;
     r->n = t->schema->n_fields;
     r->vals = calloc(r->n ? r->n : 1, sizeof *r->vals);
     r->raw = calloc(r->n ? r->n : 1, sizeof *r->raw);

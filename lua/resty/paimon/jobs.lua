@@ -455,6 +455,11 @@ function jobs.commit_rows(path, rows, opts)
   return with_table(path, opts, commit_rows_on, rows, opts)
 end
 
+function jobs.alter_table(path, changes, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t) return t:alter_table(changes, { dry_run = opts.dry_run }) end)
+end
+
 -- Entry point called by ngx.run_worker_thread(pool, "resty.paimon", "job", ...).
 
 -- run(name, ...): the job `name` with its arguments, as nil, message, code
