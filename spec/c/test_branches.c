@@ -114,7 +114,7 @@ static int make_branch_state(tu_copy *d, const char *fixture, int keep_tag) {
     paimon_table *t;
     pm_err e;
     if (pm_table_open(d->table, NULL, &t, &e)) return -1;
-    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0};
+    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     pm_tag_created c;
     int rc = pm_tag_create(t, "t1", &co, &c, &e);
     pm_branch_created bc;

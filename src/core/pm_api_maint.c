@@ -401,3 +401,15 @@ int paimon_fast_forward(paimon_table *t, const paimon_options *o, paimon_result 
 int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "upkeep", o, out);
 }
+
+int paimon_replace_tag(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "replace_tag", o, out);
+}
+
+int paimon_clear_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "clear_consumers", o, out);
+}
+
+int paimon_rename_branch(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "rename_branch", o, out);
+}

@@ -85,6 +85,11 @@ static const opt_def defs[PM_O__N] = {
     /* Lua: a dry run's `paths` stay in the C result (a paimon.PathList the
      * JSON writer streams) instead of one Lua table per planned file */
     [PM_O_PATHS_HANDLE] = {NULL, "paths_handle", T_BOOL, 0, 0, 0, 0},
+    /* create_tag_from_watermark: any long, Long.MIN_VALUE included */
+    [PM_O_WATERMARK] = {"watermark", "watermark", T_INT, INT64_MIN, INT64_MAX, 0, 0},
+    /* clear_consumers: Java regular expressions matched against the whole id */
+    [PM_O_INCLUDE] = {"include", "include", T_TEXT, 0, 0, 0, 0},
+    [PM_O_EXCLUDE] = {"exclude", "exclude", T_TEXT, 0, 0, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -629,7 +634,8 @@ static int one_tag_name(const pm_op_args *a, const pm_op_hooks *h, const char **
     return PAIMON_OK;
 }
 
-static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+static int create_or_replace_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, int replace,
+                                 pm_result *res, pm_err *e) {
     const char *name;
     int rc = one_tag_name(a, h, &name, e);
     if (rc) return rc;
@@ -639,6 +645,9 @@ static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hook
     x.snapshot_id = a->v[PM_O_SNAPSHOT];
     x.has_timestamp = a->has[PM_O_TIMESTAMP];
     x.timestamp_ms = a->v[PM_O_TIMESTAMP];
+    x.has_watermark = a->has[PM_O_WATERMARK];
+    x.watermark = a->v[PM_O_WATERMARK];
+    x.replace = replace;
     x.dry_run = (int)a->v[PM_O_DRY_RUN];
     if (a->has[PM_O_NOW]) x.now_local_ms = pm_tag_local_ms(a->v[PM_O_NOW]);
     if (a->has[PM_O_TIME_RETAINED]) {
@@ -655,10 +664,23 @@ static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hook
     pm_rv_str(res, o, "branch", t->branch);
     pm_rv_int(res, o, "snapshot_id", c.snapshot_id);
     pm_rv_int(res, o, "commit_time", c.commit_time);
+    if (c.has_watermark) pm_rv_int(res, o, "watermark", c.watermark);
+    if (replace) pm_rv_int(res, o, "previous_snapshot_id", c.previous_snapshot_id);
+    pm_rv_bool(res, o, "replaced", replace);
     if (x.has_time_retained) pm_rv_int(res, o, "time_retained_ms", x.time_retained_ms);
     pm_rv_str(res, o, "path", c.path);
     pm_rv_bool(res, o, "dry_run", x.dry_run);
     return PAIMON_OK;
+}
+
+static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    return create_or_replace_tag(t, a, h, 0, res, e);
+}
+
+/* Java replace_tag (TagManager.replaceTag): the tag's file is rewritten;
+ * the files only its old snapshot held stay for orphan cleaning. */
+static int run_replace_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    return create_or_replace_tag(t, a, h, 1, res, e);
 }
 
 static int run_rename_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
@@ -957,6 +979,27 @@ static int run_expire_consumers(paimon_table *t, const pm_op_args *a, const pm_o
     return PAIMON_OK;
 }
 
+/* Java clear_consumers (ConsumerManager.clearConsumers). */
+static int run_clear_consumers(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                               pm_err *e) {
+    (void)h;
+    int dry_run = (int)a->v[PM_O_DRY_RUN];
+    pm_consumer_clear_result cr;
+    int rc = pm_consumers_clear(t, a->text[PM_O_INCLUDE], a->text[PM_O_EXCLUDE], dry_run, &cr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "branch", t->branch);
+    pm_rv_str(res, o, "include", a->text[PM_O_INCLUDE]);
+    pm_rv_str(res, o, "exclude", a->text[PM_O_EXCLUDE]);
+    pm_rv_bool(res, o, "dry_run", dry_run);
+    pm_rv *l = pm_rv_list(res, o, "cleared");
+    for (size_t i = 0; i < cr.n_cleared && l; i++) pm_rv_str(res, l, NULL, cr.cleared[i]);
+    pm_rv_int(res, o, "count", (int64_t)cr.n_cleared);
+    pm_rv_int(res, o, "kept", cr.kept);
+    pm_consumer_clear_result_free(&cr);
+    return PAIMON_OK;
+}
+
 /* Changelog expiration (ExpireChangelogImpl's rule, pm_changelog.h). */
 static int run_expire_changelogs(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
                                  pm_err *e) {
@@ -1078,6 +1121,28 @@ static int run_delete_branch(paimon_table *t, const pm_op_args *a, const pm_op_h
     return PAIMON_OK;
 }
 
+/* Java rename_branch (FileSystemBranchManager.renameBranch). */
+static int run_rename_branch(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char *from, *to = h->new_name ? h->new_name : a->text[PM_O_NEW_NAME];
+    int rc = branch_name_of(a, h, &from, e);
+    if (rc) return rc;
+    if (!to)
+        return pm_fail(e, PAIMON_MISUSE, "rename_branch: no new name (%s)",
+                       a->face == PM_FACE_LUA ? "the second argument" : "'new-name'");
+    int dry_run = (int)a->v[PM_O_DRY_RUN];
+    pm_branch_renamed r;
+    if ((rc = pm_branch_rename(t, from, to, dry_run, &r, e))) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "from", from);
+    pm_rv_str(res, o, "to", to);
+    pm_rv_bool(res, o, "dry_run", dry_run);
+    pm_rv_int(res, o, "files", (int64_t)r.n_files);
+    pm_rv_str(res, o, "path", r.path);
+    put_paths(res, o, "moved_paths", &r.moved);
+    pm_branch_renamed_free(&r);
+    return PAIMON_OK;
+}
+
 static int run_fast_forward(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
     const char *name;
     int rc = branch_name_of(a, h, &name, e);
@@ -1145,8 +1210,10 @@ static const pm_opt_id verify_opts[] = {PM_O_ALL_SNAPSHOTS, PM_O_THREADS, PM_O_P
 static const pm_opt_id drop_opts[] = {PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O_DRY_RUN,
                                       PM_O_EXACT, PM_O_ON_RETRY, PM_O__N};
 
-static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_TIME_RETAINED,
-                                            PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_WATERMARK,
+                                            PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id replace_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW,
+                                             PM_O__N};
 static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O_PATHS_HANDLE,
                                              PM_O__N};
 static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O__N};
@@ -1164,6 +1231,7 @@ static const pm_opt_id consumers_opts[] = {PM_O__N};
 static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O__N};
 static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
 static const pm_opt_id expire_consumers_opts[] = {PM_O_EXPIRATION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id clear_consumers_opts[] = {PM_O_INCLUDE, PM_O_EXCLUDE, PM_O_DRY_RUN, PM_O__N};
 
 static const pm_opt_id expire_changelogs_opts[] = {
     PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_THREADS,
@@ -1174,6 +1242,7 @@ static const pm_opt_id create_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_FROM_TAG, 
 static const pm_opt_id delete_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS,
                                                PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id fast_forward_opts[] = {PM_O_BRANCH_NAME, PM_O_DRY_RUN, PM_O__N};
+static const pm_opt_id rename_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_NEW_NAME, PM_O_DRY_RUN, PM_O__N};
 
 static const pm_opt_id upkeep_opts[] = {PM_O_DRY_RUN, PM_O_THREADS, PM_O_NOW, PM_O__N};
 
@@ -1186,6 +1255,7 @@ static const pm_op ops[] = {
     {"create_tag", create_tag_opts, run_create_tag},
     {"delete_tags", delete_tags_opts, run_delete_tags},
     {"rename_tag", rename_tag_opts, run_rename_tag},
+    {"replace_tag", replace_tag_opts, run_replace_tag},
     {"expire_tags", expire_tags_opts, run_expire_tags},
     {"auto_tags", auto_tags_opts, run_auto_tags},
     {"rollback", rollback_opts, run_rollback},
@@ -1194,12 +1264,14 @@ static const pm_op ops[] = {
     {"reset_consumer", reset_consumer_opts, run_reset_consumer},
     {"delete_consumer", delete_consumer_opts, run_delete_consumer},
     {"expire_consumers", expire_consumers_opts, run_expire_consumers},
+    {"clear_consumers", clear_consumers_opts, run_clear_consumers},
     {"expire_changelogs", expire_changelogs_opts, run_expire_changelogs},
     {"branches", branches_opts, run_branches},
     {"create_branch", create_branch_opts, run_create_branch},
     {"delete_branch", delete_branch_opts, run_delete_branch},
     {"fast_forward", fast_forward_opts, run_fast_forward},
     {"upkeep", upkeep_opts, run_upkeep},
+    {"rename_branch", rename_branch_opts, run_rename_branch},
 };
 
 const pm_op *pm_op_find(const char *name) {

@@ -261,6 +261,15 @@ PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, pai
  * partition.expiration-time is set. docs/maintenance.md "Upkeep after
  * every commit". */
 PAIMON_API int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out);
+/* Java's replace_tag, clear_consumers and rename_branch (docs/maintenance.md):
+ * replace_tag takes "tag", "snapshot" (else the latest), "time-retained",
+ * "dry-run" (paimon_create_tag also takes "watermark": Java's
+ * create_tag_from_watermark); clear_consumers "include" / "exclude" (regular
+ * expressions matched against the whole consumer id), "dry-run";
+ * rename_branch "branch" (the old name), "new-name", "dry-run". */
+PAIMON_API int paimon_replace_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_clear_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_rename_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
