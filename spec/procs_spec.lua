@@ -286,3 +286,105 @@ describe("clear_consumers (Java ConsumerManager.clearConsumers)", function()
     H.rmdir(dir)
   end)
 end)
+
+describe("mark_partition_done (Java's partition.mark-done-action)", function()
+  local function with_action(path, action)
+    local f = path .. "/schema/schema-0"
+    local text = H.read_file(f):gsub('"options" : {', '"options" : {\n    "partition.mark-done-action" : "' .. action .. '",', 1)
+    H.write_file(f, text)
+  end
+
+  it("success-file writes Java's SuccessFile JSON; marking again keeps creationTime", function()
+    local path, dir, t = copy()
+    local r = assert(t:mark_partition_done({{pt = 1}, {pt = 3}}, {now = 1000}))
+    assert.are.equal("success-file", r.action)
+    assert.are.equal(2, r.count)
+    assert.are.equal("pt=1/", r.partitions[1].partition)
+    assert.is_true(r.partitions[1].created)
+    assert.are.equal('{\n  "creationTime" : 1000,\n  "modificationTime" : 1000\n}', H.read_file(path .. "/pt=1/_SUCCESS"))
+    -- pt=3 holds no data: Java writes the directory and the file all the same
+    assert.is_true(H.exists(path .. "/pt=3/_SUCCESS"))
+    r = assert(t:mark_partition_done({pt = 1}, {now = 2500}))
+    assert.is_false(r.partitions[1].created)
+    assert.are.equal('{\n  "creationTime" : 1000,\n  "modificationTime" : 2500\n}', H.read_file(path .. "/pt=1/_SUCCESS"))
+    -- a dry run writes nothing
+    local tree = H.tree(path)
+    r = assert(t:mark_partition_done({pt = 2}, {dry_run = true}))
+    assert.are.equal(1, r.count)
+    assert.are.equal(tree, H.tree(path))
+    -- the table reads and verifies as before; orphan cleaning (Java lists bucket
+    -- directories only) keeps _SUCCESS files
+    os.execute("touch -d 2020-01-01 " .. H.sh_quote(path .. "/pt=1/_SUCCESS"))
+    assert(t:remove_orphan_files{older_than = "1d"})
+    assert.is_true(H.exists(path .. "/pt=1/_SUCCESS"))
+    local out, err, code = H.script("verify.lua", {path, "--all-snapshots"})
+    assert.are.equal(0, code, out .. err)
+    t:close()
+    H.rmdir(dir)
+  end)
+
+  it("checks values against the key types and refuses what is no partition, writing nothing", function()
+    local path, dir = H.copy_table(H.fixture(FIX))
+    local run = function(a) return H.script("mark_partition_done.lua", a) end
+    H.refuses_unchanged(path, run, {path, "--partition", "pt=x"}, 2, "'x' is not a value of partition key 'pt' (INT)")
+    H.refuses_unchanged(path, run, {path, "--partition", "nope=1"}, 2, "'nope' is not a partition column")
+    H.refuses_unchanged(path, run, {path}, 2, "missing --partition")
+    -- an unreadable _SUCCESS fails naming it, before anything is written
+    H.write_file(path .. "/pt=1/_SUCCESS", "garbage")
+    H.refuses_unchanged(path, run, {path, "--partition", "pt=2", "--partition", "pt=1"}, 1, "pt=1/_SUCCESS: not a success file")
+    H.rmdir(dir)
+    -- two partition keys: rendered in key order; a later key alone is refused
+    local two = "cpp-parquet-pk_table_with_alter_table"
+    path, dir = H.copy_table(H.fixture(two))
+    local t = assert(paimon.open(path))
+    local keys = t:schema().partition_keys
+    assert.are.same({"key0", "key1"}, keys)
+    local r = assert(t:mark_partition_done({key1 = "1", key0 = "0"}, {dry_run = true}))
+    assert.are.equal("key0=0/key1=1/", r.partitions[1].partition)
+    r = assert(t:mark_partition_done({key0 = "0"}, {dry_run = true}))
+    assert.are.equal("key0=0/", r.partitions[1].partition)
+    -- misuse raises, as every Lua method's
+    local ok, msg = pcall(t.mark_partition_done, t, {key1 = "1"})
+    assert.is_false(ok)
+    assert.matches("not 'key0'", msg, 1, true)
+    t:close()
+    H.rmdir(dir)
+  end)
+
+  it("done-partition, mark-event, http-report, custom: not supported (exit 2), nothing written", function()
+    for _, action in ipairs{"done-partition", "mark-event", "success-file,http-report", "CUSTOM"} do
+      local path, dir = H.copy_table(H.fixture(FIX))
+      with_action(path, action)
+      local want = action:lower():gsub("success%-file,", "")
+      H.refuses_unchanged(path, function(a) return H.script("mark_partition_done.lua", a) end,
+                          {path, "--partition", "pt=1"}, 2, "partition.mark-done-action '" .. want .. "' is not supported")
+      H.rmdir(dir)
+    end
+    local path, dir = H.copy_table(H.fixture(FIX))
+    with_action(path, "sucess-file")
+    H.refuses_unchanged(path, function(a) return H.script("mark_partition_done.lua", a) end,
+                        {path, "--partition", "pt=1"}, 2, "'sucess-file' is not one of success-file")
+    H.rmdir(dir)
+    -- success_file (Java's enum name) is success-file
+    path, dir = H.copy_table(H.fixture(FIX))
+    with_action(path, "SUCCESS_FILE")
+    local _, err, code = H.script("mark_partition_done.lua", {path, "--partition", "pt=1"})
+    assert.are.equal(0, code, err)
+    H.rmdir(dir)
+  end)
+
+  it("mark_partition_done.lua and paimon_mark_partition_done write the same files", function()
+    local path, dir = H.copy_table(H.fixture(FIX))
+    local out, err, code = H.script("mark_partition_done.lua", {path, "--partition", "pt=1", "--json"})
+    assert.are.equal(0, code, err)
+    local a = H.decode(out)
+    local path2, dir2 = H.copy_table(H.fixture(FIX))
+    out, err, code = table_maint("mark-done", path2, {"partition=pt=1"})
+    assert.are.equal(0, code, err)
+    local b = H.decode(out)
+    assert.are.equal(a.partitions[1].partition, b.partitions[1].partition)
+    assert.matches('^{\n  "creationTime" : %d+,\n  "modificationTime" : %d+\n}$', H.read_file(path2 .. "/pt=1/_SUCCESS"))
+    H.rmdir(dir)
+    H.rmdir(dir2)
+  end)
+end)

@@ -402,6 +402,10 @@ int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out)
     return run_op(t, "upkeep", o, out);
 }
 
+int paimon_mark_partition_done(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "mark_partition_done", o, out);
+}
+
 int paimon_replace_tag(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "replace_tag", o, out);
 }

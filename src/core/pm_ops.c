@@ -511,9 +511,11 @@ static void text_select_free(text_select *s) {
 
 static int text_select_parse(const paimon_table *t, const pm_op_args *a, text_select *s, pm_err *e) {
     memset(s, 0, sizeof *s);
-    if (t->n_part == 0) return pm_fail(e, PAIMON_MISUSE, "%s is not partitioned: no partition to drop", t->root);
+    int drop = !strcmp(a->op->name, "drop_partitions");
+    if (t->n_part == 0)
+        return pm_fail(e, PAIMON_MISUSE, "%s is not partitioned: no partition to %s", t->root, drop ? "drop" : "mark done");
     for (size_t i = 0; i < a->n_in; i++) s->n += find_opt(a->op, a->face, a->in[i].key) == PM_O_PARTITION;
-    if (!s->n) return pm_fail(e, PAIMON_MISUSE, "drop_partitions: no 'partition' option (k=v[,k2=v2])");
+    if (!s->n) return pm_fail(e, PAIMON_MISUSE, "%s: no 'partition' option (k=v[,k2=v2])", a->op->name);
     s->f = calloc(s->n, sizeof *s->f);
     s->texts = calloc(s->n, sizeof *s->texts);
     s->kv = calloc(2 * s->n * t->n_part, sizeof *s->kv);
@@ -602,6 +604,40 @@ static int run_drop_partitions(paimon_table *t, const pm_op_args *a, const pm_op
     return rc;
 }
 
+/* Java mark_partition_done by partition.mark-done-action (success-file). */
+static int run_mark_partition_done(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                   pm_err *e) {
+    text_select ts;
+    memset(&ts, 0, sizeof ts);
+    const pm_partition_filter *specs = NULL;
+    size_t n = 0;
+    int rc = PAIMON_OK;
+    if (h->select) { specs = h->select->specs; n = h->select->n_specs; }
+    else if (!(rc = text_select_parse(t, a, &ts, e))) { specs = ts.f; n = ts.n; }
+    int dry_run = (int)a->v[PM_O_DRY_RUN];
+    pm_mark_done_result r;
+    memset(&r, 0, sizeof r);
+    if (!rc) rc = pm_mark_partitions_done(t, specs, n, a->has[PM_O_NOW] ? a->v[PM_O_NOW] : 0, dry_run, &r, e);
+    if (!rc) {
+        pm_rv *o = res->root;
+        pm_rv_str(res, o, "table", t->root);
+        pm_rv_str(res, o, "action", r.actions);
+        pm_rv_bool(res, o, "dry_run", dry_run);
+        pm_rv *l = pm_rv_list(res, o, "partitions");
+        for (size_t i = 0; i < r.n && l; i++) {
+            pm_rv *it = pm_rv_obj(res, l, NULL);
+            pm_rv_str(res, it, "partition", r.items[i].partition);
+            pm_rv_str(res, it, "path", r.items[i].path);
+            pm_rv_bool(res, it, "created", r.items[i].created);
+            pm_rv_int(res, it, "creation_time", r.items[i].creation_time);
+            pm_rv_int(res, it, "modification_time", r.items[i].modification_time);
+        }
+        pm_rv_int(res, o, "count", (int64_t)r.n);
+    }
+    pm_mark_done_result_free(&r);
+    text_select_free(&ts);
+    return rc;
+}
 
 /* ---- tags ------------------------------------------------------------- */
 
@@ -1210,6 +1246,7 @@ static const pm_opt_id verify_opts[] = {PM_O_ALL_SNAPSHOTS, PM_O_THREADS, PM_O_P
 static const pm_opt_id drop_opts[] = {PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O_DRY_RUN,
                                       PM_O_EXACT, PM_O_ON_RETRY, PM_O__N};
 
+static const pm_opt_id mark_done_opts[] = {PM_O_PARTITION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
 static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_WATERMARK,
                                             PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
 static const pm_opt_id replace_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW,
@@ -1252,6 +1289,7 @@ static const pm_op ops[] = {
     {"remove_orphan_files", orphan_opts, run_remove_orphan_files},
     {"verify", verify_opts, run_verify},
     {"drop_partitions", drop_opts, run_drop_partitions},
+    {"mark_partition_done", mark_done_opts, run_mark_partition_done},
     {"create_tag", create_tag_opts, run_create_tag},
     {"delete_tags", delete_tags_opts, run_delete_tags},
     {"rename_tag", rename_tag_opts, run_rename_tag},

@@ -1,6 +1,6 @@
 /* The operations layer under both faces (paimon.h and the Lua binding) for
  * the maintenance operations: expire_range, expire_snapshots,
- * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
+ * remove_orphan_files, verify, drop_partitions, mark_partition_done, create_tag, delete_tags,
  * rename_tag, replace_tag, expire_tags, auto_tags, rollback, purge_files, consumers, reset_consumer,
  * delete_consumer, expire_consumers, clear_consumers, expire_changelogs, branches,
  * create_branch, delete_branch, rename_branch, fast_forward, upkeep. Each face hands over its

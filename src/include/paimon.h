@@ -270,6 +270,11 @@ PAIMON_API int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_re
 PAIMON_API int paimon_replace_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_clear_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_rename_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
+/* Java's mark_partition_done by the table's partition.mark-done-action:
+ * "partition" (k=v[,k2=v2], repeatable), "dry-run". success-file writes
+ * <table>/<partition>/_SUCCESS; the metastore actions are
+ * PAIMON_UNSUPPORTED. */
+PAIMON_API int paimon_mark_partition_done(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.
