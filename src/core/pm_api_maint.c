@@ -402,6 +402,10 @@ int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out)
     return run_op(t, "upkeep", o, out);
 }
 
+int paimon_expire_partitions(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "expire_partitions", o, out);
+}
+
 int paimon_mark_partition_done(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "mark_partition_done", o, out);
 }

@@ -14,6 +14,7 @@
 #include "pm_meta.h"
 #include "pm_ops.h"
 #include "pm_orphan.h"
+#include "pm_partition_expire.h"
 #include "pm_tag_auto.h"
 #include "pm_tags.h"
 #include "pm_rollback.h"
@@ -90,6 +91,12 @@ static const opt_def defs[PM_O__N] = {
     /* clear_consumers: Java regular expressions matched against the whole id */
     [PM_O_INCLUDE] = {"include", "include", T_TEXT, 0, 0, 0, 0},
     [PM_O_EXCLUDE] = {"exclude", "exclude", T_TEXT, 0, 0, 0, 0},
+    /* expire_partitions (paimon.h; the Lua face is paimon.partition_expire) */
+    [PM_O_EXPIRATION_TIME] = {"expiration-time", "expiration_time", T_TEXT, 0, 0, 0, 0},
+    [PM_O_STRATEGY] = {"strategy", "strategy", T_TEXT, 0, 0, 0, 0},
+    [PM_O_TS_FORMATTER] = {"timestamp-formatter", "timestamp_formatter", T_TEXT, 0, 0, 0, 0},
+    [PM_O_TS_PATTERN] = {"timestamp-pattern", "timestamp_pattern", T_TEXT, 0, 0, 0, 0},
+    [PM_O_MAX_EXPIRES] = {"max-expires", "max_expires", T_INT, 1, INT32_MAX, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -538,7 +545,7 @@ static int64_t mono_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void put_drop(pm_result *res, const paimon_table *t, int dry_run, const pm_drop_result *r, int64_t t0) {
+static pm_rv *put_drop(pm_result *res, const paimon_table *t, int dry_run, const pm_drop_result *r, int64_t t0) {
     pm_rv *o = res->root;
     pm_rv_str(res, o, "table", t->root);
     pm_rv_bool(res, o, "dry_run", dry_run);
@@ -575,6 +582,7 @@ static void put_drop(pm_result *res, const paimon_table *t, int dry_run, const p
     }
     pm_rv_str(res, o, "refused", r->refused);
     pm_rv_int(res, o, "duration_ms", mono_ms() - t0);
+    return failures;
 }
 
 static int run_drop_partitions(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
@@ -602,6 +610,55 @@ static int run_drop_partitions(paimon_table *t, const pm_op_args *a, const pm_op
     pm_drop_result_free(&r);
     text_select_free(&ts);
     return rc;
+}
+
+/* Java expire_partitions (NormalPartitionExpire; the Lua face runs
+ * paimon.partition_expire, which a Lua policy can replace). */
+static int run_expire_partitions(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                 pm_err *e) {
+    int64_t t0 = mono_ms();
+    pm_part_expire_opts x;
+    memset(&x, 0, sizeof x);
+    if (a->text[PM_O_EXPIRATION_TIME]) {
+        x.has_expiration = 1;
+        if (pm_parse_duration_ms(a->text[PM_O_EXPIRATION_TIME], &x.expiration_ms, e)) {
+            pm_err_prefix(e, "option '%s'", pm_op_key(PM_O_EXPIRATION_TIME, a->face));
+            return PAIMON_MISUSE;
+        }
+    }
+    x.strategy = a->text[PM_O_STRATEGY];
+    x.formatter = a->text[PM_O_TS_FORMATTER];
+    x.pattern = a->text[PM_O_TS_PATTERN];
+    x.max_expires = a->has[PM_O_MAX_EXPIRES] ? (int)a->v[PM_O_MAX_EXPIRES] : 0;
+    if (a->has[PM_O_NOW]) x.now_local_ms = a->v[PM_O_NOW];
+    x.drop.dry_run = (int)a->v[PM_O_DRY_RUN];
+    x.drop.max_attempts = (int)a->v[PM_O_MAX_ATTEMPTS];
+    x.drop.commit_user = a->text[PM_O_COMMIT_USER];
+    x.drop.on_retry = h->on_retry;
+    x.drop.ud = h->retry_ud;
+    pm_part_expire_result r;
+    int rc = pm_expire_partitions(t, &x, &r, e);
+    if (rc) return rc;
+    pm_rv *failures = put_drop(res, t, x.drop.dry_run, &r.drop, t0);
+    for (size_t i = 0; i < r.n_unparseable && failures; i++) {
+        pm_rv *f = pm_rv_obj(res, failures, NULL);
+        pm_rv_str(res, f, "kind", "unparseable");
+        pm_rv_str(res, f, "path", r.unparseable[i].path);
+        pm_rv_str(res, f, "reason", r.unparseable[i].reason);
+    }
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "strategy", r.strategy);
+    pm_rv_int(res, o, "expiration_ms", r.expiration_ms);
+    pm_rv_int(res, o, "now", r.now);
+    pm_rv_int(res, o, "expire_before", r.expire_before);
+    pm_rv_int(res, o, "max_expires", r.max_expires);
+    pm_rv_int(res, o, "checked", (int64_t)r.checked);
+    pm_rv_int(res, o, "candidates", (int64_t)r.candidates);
+    pm_rv_bool(res, o, "limited", r.limited);
+    if (r.scanned_snapshot_id) pm_rv_int(res, o, "scanned_snapshot_id", r.scanned_snapshot_id);
+    pm_rv_int(res, o, "unparseable", (int64_t)r.n_unparseable);
+    pm_part_expire_result_free(&r);
+    return PAIMON_OK;
 }
 
 /* Java mark_partition_done by partition.mark-done-action (success-file). */
@@ -1246,6 +1303,9 @@ static const pm_opt_id verify_opts[] = {PM_O_ALL_SNAPSHOTS, PM_O_THREADS, PM_O_P
 static const pm_opt_id drop_opts[] = {PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O_DRY_RUN,
                                       PM_O_EXACT, PM_O_ON_RETRY, PM_O__N};
 
+static const pm_opt_id expire_partitions_opts[] = {PM_O_EXPIRATION_TIME, PM_O_STRATEGY, PM_O_TS_FORMATTER,
+                                                   PM_O_TS_PATTERN, PM_O_MAX_EXPIRES, PM_O_DRY_RUN, PM_O_NOW,
+                                                   PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O__N};
 static const pm_opt_id mark_done_opts[] = {PM_O_PARTITION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
 static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_WATERMARK,
                                             PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
@@ -1289,6 +1349,7 @@ static const pm_op ops[] = {
     {"remove_orphan_files", orphan_opts, run_remove_orphan_files},
     {"verify", verify_opts, run_verify},
     {"drop_partitions", drop_opts, run_drop_partitions},
+    {"expire_partitions", expire_partitions_opts, run_expire_partitions},
     {"mark_partition_done", mark_done_opts, run_mark_partition_done},
     {"create_tag", create_tag_opts, run_create_tag},
     {"delete_tags", delete_tags_opts, run_delete_tags},

@@ -270,6 +270,14 @@ PAIMON_API int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_re
 PAIMON_API int paimon_replace_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_clear_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
 PAIMON_API int paimon_rename_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
+/* Java's expire_partitions: "expiration-time" (a duration; else the table's
+ * partition.expiration-time), "strategy" (values-time | update-time),
+ * "timestamp-formatter", "timestamp-pattern", "max-expires" (else the
+ * table's partition.* options), "dry-run", "max-attempts", "commit-user",
+ * "now-ms" (local wall clock, for tests). The rule of the Lua default
+ * policy (docs/partitions.md); the chosen partitions go in one OVERWRITE
+ * snapshot as paimon_drop_partitions. */
+PAIMON_API int paimon_expire_partitions(paimon_table *t, const paimon_options *o, paimon_result **out);
 /* Java's mark_partition_done by the table's partition.mark-done-action:
  * "partition" (k=v[,k2=v2], repeatable), "dry-run". success-file writes
  * <table>/<partition>/_SUCCESS; the metastore actions are
