@@ -413,14 +413,17 @@ static int rn_list_tree(paimon_table *t, const char *root, rn_list *l, pm_err *e
     return rc;
 }
 
-/* Remove the files of list l under root (already gone is fine), then, on
- * a local file system, the directory rel once empty. */
-static int rn_remove(paimon_table *t, const char *root, const char *rel, const rn_list *l, int from_rank, pm_err *e) {
+/* Remove the files of list l under root (already gone is fine): schemas
+ * (last) or everything else (first), so every moment leaves a readable
+ * branch or none; then, on a local file system, the directory rel once
+ * empty. Only the first `n` files of l (those written, for a copy). */
+static int rn_remove(paimon_table *t, const char *root, const char *rel, const rn_list *l, size_t n, int schemas,
+                     pm_err *e) {
     pm_buf p = {0};
     int rc = PAIMON_OK;
-    for (size_t i = 0; !rc && i < l->n; i++) {
+    for (size_t i = 0; !rc && i < n; i++) {
         const rn_file *f = &l->v[i];
-        if ((from_rank < 0 && f->rank > 1) || (from_rank >= 0 && f->rank <= 1)) continue;
+        if ((f->rank == 0) != schemas) continue;
         p.len = 0;
         if (pm_buf_printf(&p, "%s/%s", root, f->rel) || pm_buf_cstr(&p)) { rc = pm_nomem(e); break; }
         rc = pm_io_remove(t->io, (char *)p.data, e);
@@ -431,10 +434,34 @@ static int rn_remove(paimon_table *t, const char *root, const char *rel, const r
     return rc;
 }
 
-/* Both passes: what makes a branch reference data first (rank >= 2), then the rest. */
-static int rn_remove_all(paimon_table *t, const char *root, const char *rel, const rn_list *l, pm_err *e) {
-    int rc = rn_remove(t, root, NULL, l, 2, e);
-    if (!rc) rc = rn_remove(t, root, rel, l, -1, e);
+/* Snapshots, hints, tags, changelogs and consumers, then the schemas. */
+static int rn_remove_all(paimon_table *t, const char *root, const char *name, const rn_list *l, size_t n, pm_err *e) {
+    pm_buf rel = {0};
+    int rc = pm_buf_printf(&rel, "branch/branch-%s", name) || pm_buf_cstr(&rel) ? pm_nomem(e) : PAIMON_OK;
+    if (!rc) rc = rn_remove(t, root, NULL, l, n, 0, e);
+    if (!rc) rc = rn_remove(t, root, (char *)rel.data, l, n, 1, e);
+    pm_buf_free(&rel);
+    return rc;
+}
+
+/* A branch directory that holds no file is no branch (pm_branches_list):
+ * a crash before the first copy landed leaves one. */
+static int rn_count(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
+    (void)rel;
+    (void)st;
+    (void)e;
+    (*(size_t *)ud)++;
+    return PAIMON_OK;
+}
+
+static int rn_has_files(paimon_table *t, const char *root, int *has, pm_err *e) {
+    int ex = 0;
+    size_t n = 0;
+    *has = 0;
+    int rc = branch_exists(t, root, &ex, e);
+    if (!rc && ex) rc = pm_io_list_tree(t->io, root, rn_count, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    *has = n > 0;
     return rc;
 }
 
@@ -451,12 +478,12 @@ int pm_branch_rename(paimon_table *t, const char *from, const char *to, int dry_
     memset(r, 0, sizeof *r);
     int rc = rn_check(t, from, to, e);
     if (rc) return rc;
-    pm_buf src = {0}, dst = {0}, p = {0}, rel = {0};
+    pm_buf src = {0}, dst = {0}, p = {0};
     rn_list files = {0}, again = {0};
     int ex = 0;
     if (!(rc = branch_root(t, from, &src, e)) && !(rc = branch_exists(t, (char *)src.data, &ex, e)) && !ex)
         rc = pm_fail(e, PAIMON_NOTFOUND, "Branch name '%s' doesn't exist (%s).", from, (char *)src.data);
-    if (!rc && !(rc = branch_root(t, to, &dst, e)) && !(rc = branch_exists(t, (char *)dst.data, &ex, e)) && ex)
+    if (!rc && !(rc = branch_root(t, to, &dst, e)) && !(rc = rn_has_files(t, (char *)dst.data, &ex, e)) && ex)
         rc = pm_fail(e, PAIMON_EXISTS, "Branch name '%s' already exists (%s).", to, (char *)dst.data);
     if (!rc) rc = pm_branch_name_check(to, e);
     if (!rc) rc = rn_list_tree(t, (char *)src.data, &files, e);
@@ -479,39 +506,40 @@ int pm_branch_rename(paimon_table *t, const char *from, const char *to, int dry_
         snprintf(r->path, sizeof r->path, "%s", (char *)dst.data);
     }
     size_t written = 0;
-    for (size_t i = 0; !rc && !dry_run && i < files.n; i++, written++) {
+    for (size_t i = 0; !rc && !dry_run && i < files.n; i++) {
         const char *path = r->moved.v[i];
         if (!(rc = mkdirs_of(t->io, path, e)))
             rc = pm_io_create_no_replace(t->io, path, files.v[i].bytes.data, files.v[i].bytes.len, e);
+        if (!rc) { written++; continue; }
         if (rc == PAIMON_EXISTS) {
+            /* someone else's branch: ours are not told apart from theirs, leave it */
             pm_err_prefix(e, "Branch name '%s' appeared while renaming '%s' to it; '%s' is unchanged", to, from, from);
-            break;   /* someone else's branch: ours are not told apart from theirs, leave it */
+            break;
         }
-        if (rc) pm_err_prefix(e, "renaming branch '%s' to '%s' (%zu of %zu files copied; '%s' is unchanged)", from, to,
-                              written, files.n, from);
+        pm_err_prefix(e, "renaming branch '%s' to '%s' (%zu of %zu files copied; '%s' is unchanged)", from, to, written,
+                      files.n, from);
+        pm_err keep = *e;   /* the copies go again, best effort: the error stays the copy's */
+        if (rn_remove_all(t, (char *)dst.data, to, &files, written, e) == PAIMON_OK) *e = keep;
+        else {
+            *e = keep;
+            pm_err_prefix(e, "(the partial copy '%s' is left: delete that branch)", to);
+        }
     }
     if (!rc && !dry_run) rc = rn_list_tree(t, (char *)src.data, &again, e);
     if (!rc && !dry_run && !rn_same(&files, &again)) {
-        rel.len = 0;
-        if (pm_buf_printf(&rel, "branch/branch-%s", to) || pm_buf_cstr(&rel)) rc = pm_nomem(e);
-        else if (!(rc = rn_remove_all(t, (char *)dst.data, (char *)rel.data, &files, e)))
+        if (!(rc = rn_remove_all(t, (char *)dst.data, to, &files, files.n, e)))
             rc = pm_fail(e, PAIMON_CONFLICT, "branch '%s' changed while renaming it (a commit or tag meanwhile); "
                          "nothing renamed, run again", from);
         else pm_err_prefix(e, "branch '%s' changed while renaming it; removing the copies under '%s'", from, to);
     }
-    if (!rc && !dry_run) {
-        rel.len = 0;
-        if (pm_buf_printf(&rel, "branch/branch-%s", from) || pm_buf_cstr(&rel)) rc = pm_nomem(e);
-        else if ((rc = rn_remove_all(t, (char *)src.data, (char *)rel.data, &files, e)))
-            pm_err_prefix(e, "branch '%s' was copied to '%s' but its old files could not all be removed "
-                          "(delete branch '%s')", from, to, from);
-    }
+    if (!rc && !dry_run && (rc = rn_remove_all(t, (char *)src.data, from, &files, files.n, e)))
+        pm_err_prefix(e, "branch '%s' was copied to '%s' but its old files could not all be removed "
+                      "(delete branch '%s')", from, to, from);
     rn_list_free(&files);
     rn_list_free(&again);
     pm_buf_free(&src);
     pm_buf_free(&dst);
     pm_buf_free(&p);
-    pm_buf_free(&rel);
     if (rc) pm_branch_renamed_free(r);
     return rc;
 }

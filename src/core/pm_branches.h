@@ -102,7 +102,9 @@ void pm_branch_renamed_free(pm_branch_renamed *r);
  * snapshots and their hints last: every prefix is a readable branch); if
  * the old branch changed meanwhile (a commit, a tag) the copies are
  * removed again and PAIMON_CONFLICT is returned; else the old files go
- * (snapshots, tags and changelogs first). No data file, manifest or list
+ * (all but the schemas first, the schemas last). A copy that fails half
+ * way is removed again; a target directory without files is no branch.
+ * No data file, manifest or list
  * is touched: they live in the table directory and the new branch names
  * the same ones. A crash leaves both names (the old one maybe partial);
  * delete the one not wanted with pm_branch_delete. */
