@@ -439,3 +439,22 @@ describe("TagManager.validateNoAutoTag on create and replace", function()
     H.rmdir(dir)
   end)
 end)
+
+describe("rename_branch through a URI FileIO (pmtest://, the object-store stand-in)", function()
+  it("moves the branch with FileIO operations only", function()
+    local dir = H.tmpdir()
+    assert(H.run("mkdir " .. H.sh_quote(dir .. "/bk") .. " && cp -R " .. H.sh_quote(H.fixture(FIX)) .. " " ..
+                 H.sh_quote(dir .. "/bk/t")))
+    local before = H.tree(dir .. "/bk/t/branch/branch-fallback")
+    local _, err, rc = H.script("branch.lua", {"pmtest://bk/t", "rename", "fallback", "moved", "--option",
+                                               "pmtest.root=" .. dir})
+    assert.are.equal(0, rc, err)
+    assert.are.equal(before, H.tree(dir .. "/bk/t/branch/branch-moved"))
+    assert.is_false(H.exists(dir .. "/bk/t/branch/branch-fallback/schema/schema-0"))
+    local out
+    out, err, rc = H.script("branch.lua", {"pmtest://bk/t", "list", "--json", "--option", "pmtest.root=" .. dir})
+    assert.are.equal(0, rc, err)
+    assert.are.equal("moved", H.decode(out).branches[1].name)
+    H.rmdir(dir)
+  end)
+end)
