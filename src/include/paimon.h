@@ -256,10 +256,10 @@ PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, pai
  * dry-run, threads, now-ms. The result lists each step ("steps":
  * operation, status done / skipped / failed, reason, error, code, result)
  * and counts "errors"; a failed step does not stop the next, and PAIMON_OK
- * is returned whenever the result could be made. Partition expiration runs
- * in the Lua runner: from C it is a failed step (code "unsupported") when
- * partition.expiration-time is set. docs/maintenance.md "Upkeep after
- * every commit". */
+ * is returned whenever the result could be made. Partition expiration from
+ * C is paimon_expire_partitions' rule (the Lua runner's default policy; a
+ * named Lua policy is not asked). docs/maintenance.md "Upkeep after every
+ * commit". */
 PAIMON_API int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out);
 /* Java's replace_tag, clear_consumers and rename_branch (docs/maintenance.md):
  * replace_tag takes "tag", "snapshot" (else the latest), "time-retained",
