@@ -1,4 +1,5 @@
--- branch.lua TABLE create NAME [--from-tag T] | delete NAME... | fast-forward NAME | list
+-- branch.lua TABLE create NAME [--from-tag T] | delete NAME... | fast-forward NAME
+--   | rename OLD NEW | list
 --   [--dry-run] [--json] [--threads N] [--option K=V]
 -- Branches as Java Paimon's FileSystemBranchManager manages them
 -- (docs/maintenance.md, Branches).
@@ -21,6 +22,8 @@ usage: paimon-lua branch.lua TABLE COMMAND [args] [options]
   fast-forward NAME  main takes the branch's snapshots, schemas and tags from the
                      branch's earliest snapshot on; main's later snapshots and tags go
                      (Java's fastForward; data files are left to orphan cleaning)
+  rename OLD NEW     rename a branch (Java's rename_branch; never replaces a branch,
+                     never main, not the branch opened with --branch)
   list               name, create time, earliest and latest snapshot, tags
   --from-tag T       create: branch from tag T
   --threads N        delete with N threads (default 4)
@@ -29,7 +32,7 @@ usage: paimon-lua branch.lua TABLE COMMAND [args] [options]
 exit codes: 0 done, 1 failed, 2 usage, 3 conflict (the branch exists, or the table changed meanwhile)]],
 }
 
-local ARGS = {create = 1, delete = -1, ["fast-forward"] = 1, list = 0}
+local ARGS = {create = 1, delete = -1, ["fast-forward"] = 1, rename = 2, list = 0}
 
 -- Results of several deletions as one: totals per kind, the lists joined.
 local function merge(into, r)
@@ -89,7 +92,7 @@ end
 local function main(opts, pos)
   local cmd = pos[2]
   local want = ARGS[cmd]
-  if not want then cli.usage_error("unknown command '" .. cmd .. "' (create, delete, fast-forward, list)") end
+  if not want then cli.usage_error("unknown command '" .. cmd .. "' (create, delete, fast-forward, rename, list)") end
   local args = {table.unpack(pos, 3)}
   if want >= 0 and #args ~= want then cli.usage_error(cmd .. " takes " .. want .. " argument(s)") end
   if want < 0 and #args == 0 then cli.usage_error("delete needs at least one branch name") end
@@ -122,6 +125,16 @@ local function main(opts, pos)
       r.taken_paths = json.array(r.taken_paths)
       io.stdout:write(json.encode(r), "\n")
     elseif r then print_ff(r) end
+  elseif cmd == "rename" then
+    r, msg, code = maint.call(t.rename_branch, t, args[1], args[2], {dry_run = opts.dry_run or false})
+    if r and opts.json then
+      r.moved_paths = json.array(r.moved_paths)
+      io.stdout:write(json.encode(r), "\n")
+    elseif r then
+      print(string.format("%s branch %s to %s (%d file(s)) at %s", r.dry_run and "would rename" or "renamed", r.from,
+                          r.to, r.files, r.path))
+      if r.dry_run then for _, p in ipairs(r.moved_paths) do print("  " .. p) end end
+    end
   else
     r, msg, code = maint.call(t.branches, t, {details = true})
     if r then

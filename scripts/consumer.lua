@@ -1,5 +1,6 @@
 -- consumer.lua TABLE list | reset ID --next-snapshot N | delete ID | expire
---   [--expiration D] [--branch B] [--dry-run] [--json]
+--   [--expiration D] | clear [--include REGEX] [--exclude REGEX]
+--   [--branch B] [--dry-run] [--json]
 -- Streaming consumers of a table (Java ConsumerManager; see
 -- docs/maintenance.md "Consumers").
 local cli = require "paimon.cli"
@@ -10,7 +11,7 @@ local spec = {
   positional = {"TABLE", "COMMAND"},
   optional = {"ID"},
   flags = {next_snapshot = "integer", expiration = "string", branch = "string", dry_run = "boolean",
-           json = "boolean"},
+           json = "boolean", include = "string", exclude = "string"},
   min = {next_snapshot = 1},
   usage = [[
 usage: paimon-lua consumer.lua TABLE COMMAND [ID] [options]
@@ -20,8 +21,12 @@ usage: paimon-lua consumer.lua TABLE COMMAND [ID] [options]
   expire [--expiration D]       remove the consumers not updated for D (default the
                                 table's consumer.expiration-time), as Java does before
                                 snapshot expiration
+  clear [--include RE] [--exclude RE]
+                                remove the consumers whose id matches RE as a whole
+                                (default: every one) and not the --exclude RE (Java's
+                                clear_consumers; POSIX extended regular expressions)
   --branch B                    consumers of branch B
-  --dry-run                     expire: print what would go, change nothing
+  --dry-run                     expire, clear: print what would go, change nothing
   --json                        print one JSON object
 exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
 }
@@ -29,16 +34,16 @@ exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
 local function main(opts, pos)
   local cmd, id = pos[2], pos[3]
   local needs_id = cmd == "reset" or cmd == "delete"
-  if cmd ~= "list" and cmd ~= "expire" and not needs_id then
-    cli.usage_error("unknown command '" .. cmd .. "' (list, reset, delete, expire)")
+  if cmd ~= "list" and cmd ~= "expire" and cmd ~= "clear" and not needs_id then
+    cli.usage_error("unknown command '" .. cmd .. "' (list, reset, delete, expire, clear)")
   end
+  if cmd ~= "clear" and (opts.include or opts.exclude) then cli.usage_error("--include and --exclude go with clear") end
   if needs_id and not id then cli.usage_error(cmd .. " needs a consumer ID") end
   if not needs_id and id then cli.usage_error("unexpected argument '" .. id .. "'") end
   if cmd == "reset" and not opts.next_snapshot then cli.usage_error("reset needs --next-snapshot N") end
   if cmd ~= "reset" and opts.next_snapshot then cli.usage_error("--next-snapshot goes with reset") end
-  if cmd ~= "expire" and (opts.expiration or opts.dry_run) then
-    cli.usage_error("--expiration and --dry-run go with expire")
-  end
+  if cmd ~= "expire" and opts.expiration then cli.usage_error("--expiration goes with expire") end
+  if cmd ~= "expire" and cmd ~= "clear" and opts.dry_run then cli.usage_error("--dry-run goes with expire and clear") end
   if opts.expiration then maint.parse_cli_duration(opts.expiration, "--expiration") end
   local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
@@ -56,6 +61,9 @@ local function main(opts, pos)
     r, msg, code = maint.call(t.reset_consumer, t, id, opts.next_snapshot)
   elseif cmd == "delete" then
     r, msg, code = maint.call(t.delete_consumer, t, id)
+  elseif cmd == "clear" then
+    r, msg, code = maint.call(t.clear_consumers, t, {include = opts.include, exclude = opts.exclude,
+                                                     dry_run = opts.dry_run or false})
   else
     r, msg, code = maint.call(t.expire_consumers, t, {expiration = opts.expiration, dry_run = opts.dry_run or false})
   end
@@ -65,6 +73,7 @@ local function main(opts, pos)
     local json = require "paimon.json"
     if r.consumers then r.consumers = json.array(r.consumers) end
     if r.expired then r.expired = json.array(r.expired) end
+    if r.cleared then r.cleared = json.array(r.cleared) end
     io.stdout:write(json.encode(r), "\n")
     return cli.EXIT_OK
   end
@@ -80,6 +89,9 @@ local function main(opts, pos)
                             r.previous and (" (was " .. r.previous .. ")") or " (new)"))
   elseif cmd == "delete" then
     out:write("consumer ", r.id, " deleted\n")
+  elseif cmd == "clear" then
+    out:write(string.format("%s %d consumer(s); %d kept\n", r.dry_run and "would clear" or "cleared", r.count, r.kept))
+    for _, id in ipairs(r.cleared) do out:write("  ", id, "\n") end
   else
     out:write(string.format("%s %d consumer(s) not updated since %s; %d kept\n",
                             r.dry_run and "would expire" or "expired", r.count, cli.iso_time(r.cutoff), r.kept))

@@ -28,42 +28,6 @@ usage: paimon-lua drop_partition.lua TABLE --partition k=v[,k2=v2] ... [options]
 exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
 }
 
--- "k=v,k2=v2" -> {k = "v", k2 = "v2"}. A comma belongs to the value unless a
--- partition column name and "=" follow it (values may contain commas).
-local function parse_spec(text, keys, string_key)
-  local is_key = {}
-  for _, k in ipairs(keys) do is_key[k] = true end
-  local out, order = {}, {}
-  local cur
-  for piece in (text .. ","):gmatch("(.-),") do
-    local k, v = piece:match("^([^=]+)=(.*)$")
-    if k and (is_key[k] or not cur) then
-      if out[k] ~= nil then cli.usage_error("--partition " .. text .. ": column '" .. k .. "' given twice") end
-      cur = k
-      out[k] = v
-      order[#order + 1] = k
-    elseif cur then
-      out[cur] = out[cur] .. "," .. piece
-    else
-      cli.usage_error("--partition expects k=v[,k2=v2], got '" .. text .. "'")
-    end
-  end
-  for _, k in ipairs(order) do
-    if k == "" or k:match("^%s") or k:match("%s$") then
-      cli.usage_error("--partition " .. text .. ": empty or blank column name")
-    end
-    cli.check_partition_column("--partition " .. text, k, keys)
-    -- k= is the empty string, a value only CHAR/VARCHAR columns have (null is
-    -- the default partition name, as in Java)
-    if out[k] == "" and not string_key[k] then
-      cli.usage_error("--partition " .. text .. ": no value for '" .. k .. "' (empty means the empty string, " ..
-                      "which this column cannot hold; __DEFAULT_PARTITION__ selects null)")
-    end
-  end
-  if #order == 0 then cli.usage_error("--partition expects k=v[,k2=v2], got '" .. text .. "'") end
-  return out
-end
-
 local is_tty, human_bytes, partition_rows = maint.stderr_is_tty, maint.human_bytes, maint.partition_rows
 
 local function print_result(r, as_json)
@@ -103,15 +67,8 @@ local function main(opts, pos)
   if not opts.partition or #opts.partition == 0 then cli.usage_error("missing --partition k=v") end
   if opts.max_attempts and opts.max_attempts < 1 then cli.usage_error("--max-attempts must be at least 1") end
   local t = cli.check(cli.open(pos[1], opts))
-  local keys = t:schema().partition_keys
-  if #keys == 0 then cli.fail(t:path() .. ": the table is not partitioned", "unsupported") end
-  local string_key = {}
-  for _, f in ipairs(t:schema().fields) do
-    local ty = f.type:upper()
-    string_key[f.name] = ty:match("^STRING") or ty:match("^VARCHAR") or ty:match("^CHAR") or nil
-  end
-  local specs = {}
-  for i, s in ipairs(opts.partition) do specs[i] = parse_spec(s, keys, string_key) end
+  if #t:schema().partition_keys == 0 then cli.fail(t:path() .. ": the table is not partitioned", "unsupported") end
+  local specs = maint.partition_specs(t, opts.partition)
   local tty = not opts.json and is_tty()
   if tty then io.stderr:write("scanning the latest snapshot...\n") end
   local r, m2, c2 = cli.usage_call(t.drop_partitions, t, specs, {

@@ -1,4 +1,5 @@
--- tag.lua TABLE create NAME [--snapshot ID | --timestamp T] [--time-retained D]
+-- tag.lua TABLE create NAME [--snapshot ID | --timestamp T | --watermark W] [--time-retained D]
+-- tag.lua TABLE replace NAME [--snapshot ID] [--time-retained D]
 -- tag.lua TABLE delete NAME... | rename OLD NEW | list | expire | auto
 --   [--branch B] [--dry-run] [--json] (expire: [--older-than T]
 --   [--num-retained-max N] [--policy FILE.lua])
@@ -11,14 +12,19 @@ local spec = {
   name = "tag.lua",
   positional = {"TABLE", "COMMAND"},
   varargs = true,
-  flags = {snapshot = "integer", timestamp = "string", time_retained = "string", branch = "string",
+  flags = {snapshot = "integer", timestamp = "string", watermark = "integer", time_retained = "string",
+           branch = "string",
            older_than = "string", num_retained_max = "integer", policy = "string", threads = "integer",
            dry_run = "boolean", json = "boolean"},
   usage = [[
 usage: paimon-lua tag.lua TABLE COMMAND [args] [options]
   create NAME        tag a snapshot: --snapshot ID, --timestamp T (the latest snapshot
                      committed at or before T) or the latest; --time-retained D (1d, 12h)
-                     lets tag expiration remove it after D
+                     lets tag expiration remove it after D; --watermark W: the earliest
+                     snapshot (or tag) whose watermark is >= W (Java's
+                     create_tag_from_watermark)
+  replace NAME       point an existing tag at --snapshot ID or the latest (Java's
+                     replace_tag; what only the old snapshot held is left to orphan cleaning)
   delete NAME...     delete tags and the files only they held
   rename OLD NEW     rename a tag (never replaces one)
   list               name, snapshot id, commit time, create time, time retained
@@ -38,7 +44,7 @@ usage: paimon-lua tag.lua TABLE COMMAND [args] [options]
 exit codes: 0 done, 1 failed, 2 usage, 3 conflict (the tag exists, or tags changed meanwhile)]],
 }
 
-local ARGS = {create = 1, delete = -1, rename = 2, list = 0, expire = 0, auto = 0}
+local ARGS = {create = 1, replace = 1, delete = -1, rename = 2, list = 0, expire = 0, auto = 0}
 
 local function print_result(opts, title, r)
   if opts.json then maint.print_json(r) else maint.print_human(title, r) end
@@ -69,7 +75,7 @@ end
 local function main(opts, pos)
   local cmd = pos[2]
   local want = ARGS[cmd]
-  if not want then cli.usage_error("unknown command '" .. cmd .. "' (create, delete, rename, list, expire, auto)") end
+  if not want then cli.usage_error("unknown command '" .. cmd .. "' (create, replace, delete, rename, list, expire, auto)") end
   local args = {table.unpack(pos, 3)}
   if want >= 0 and #args ~= want then cli.usage_error(cmd .. " takes " .. want .. " argument(s)") end
   if want < 0 and #args == 0 then cli.usage_error("delete needs at least one tag name") end
@@ -83,14 +89,21 @@ local function main(opts, pos)
   t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
   local r
-  if cmd == "create" then
+  if cmd == "replace" and (opts.timestamp or opts.watermark) then
+    cli.usage_error("replace takes --snapshot ID or nothing (the latest), as Java's replace_tag")
+  end
+  if cmd == "create" or cmd == "replace" then
     local o = {snapshot = opts.snapshot, time_retained = opts.time_retained, dry_run = opts.dry_run}
     if opts.timestamp then o.timestamp = maint.parse_cutoff(opts.timestamp, now, "--timestamp", true) end
     if opts.time_retained then maint.parse_cli_duration(opts.time_retained, "--time-retained") end
-    r, msg, code = maint.call(t.create_tag, t, args[1], o)
+    o.watermark = opts.watermark
+    r, msg, code = maint.call(cmd == "create" and t.create_tag or t.replace_tag, t, args[1], o)
     if r and opts.json then maint.print_json(r)
-    elseif r then print(string.format("%s tag %s of snapshot %d", r.dry_run and "would create" or "created", r.tag,
-                                      r.snapshot_id)) end
+    elseif r and cmd == "replace" then
+      print(string.format("%s tag %s: snapshot %d (was %d)", r.dry_run and "would replace" or "replaced", r.tag,
+                          r.snapshot_id, r.previous_snapshot_id))
+    elseif r then print(string.format("%s tag %s of snapshot %d%s", r.dry_run and "would create" or "created", r.tag,
+                                      r.snapshot_id, r.watermark and (" (watermark " .. r.watermark .. ")") or "")) end
   elseif cmd == "delete" then
     r, msg, code = maint.call(t.delete_tags, t, args, {dry_run = opts.dry_run, threads = opts.threads or 4,
                                                         progress = maint.progress_fn(true),

@@ -3,7 +3,8 @@
  *
  *   table_maint OPERATION TABLE [--branch B] [key=value ...]
  *
- * OPERATION: expire | orphans | verify | drop; key=value pairs are the
+ * OPERATION: expire | orphans | verify | drop | create-tag | replace-tag |
+ * rename-branch | clear-consumers | mark-done | expire-partitions; key=value pairs are the
  * operation's options (paimon.h), e.g.
  *
  *   table_maint expire /warehouse/db.db/orders retain-min=10 older-than=1h dry-run=true
@@ -17,11 +18,17 @@
 #include <string.h>
 
 static int usage(FILE *f) {
-    fputs("usage: table_maint expire|orphans|verify|drop TABLE [--branch B] [key=value ...]\n"
+    fputs("usage: table_maint OPERATION TABLE [--branch B] [key=value ...]\n"
+          "  OPERATION: expire, orphans, verify, drop, create-tag, replace-tag, rename-branch,\n"
+          "  clear-consumers, mark-done, expire-partitions\n"
           "  options (see paimon.h): expire: retain-min, retain-max, max-deletes, older-than,\n"
           "  older-than-ms, threads, dry-run, clean-empty-directories; orphans: older-than,\n"
           "  allow-young-cutoff, threads, dry-run; verify: all-snapshots, threads; drop:\n"
-          "  partition (k=v[,k2=v2], repeatable), max-attempts, dry-run\n",
+          "  partition (k=v[,k2=v2], repeatable), max-attempts, dry-run; create-tag: tag,\n"
+          "  snapshot, timestamp-ms, watermark, time-retained, dry-run; replace-tag: tag, snapshot,\n"
+          "  time-retained, dry-run; rename-branch: branch, new-name, dry-run; clear-consumers:\n"
+          "  include, exclude, dry-run; mark-done: partition, dry-run; expire-partitions:\n"
+          "  expiration-time, strategy, timestamp-formatter, timestamp-pattern, max-expires, dry-run\n",
           f);
     return f == stdout ? 0 : 2;
 }
@@ -39,6 +46,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[1], "orphans")) op = paimon_remove_orphan_files;
     else if (!strcmp(argv[1], "verify")) op = paimon_verify;
     else if (!strcmp(argv[1], "drop")) op = paimon_drop_partitions;
+    else if (!strcmp(argv[1], "create-tag")) op = paimon_create_tag;
+    else if (!strcmp(argv[1], "replace-tag")) op = paimon_replace_tag;
+    else if (!strcmp(argv[1], "rename-branch")) op = paimon_rename_branch;
+    else if (!strcmp(argv[1], "clear-consumers")) op = paimon_clear_consumers;
+    else if (!strcmp(argv[1], "mark-done")) op = paimon_mark_partition_done;
+    else if (!strcmp(argv[1], "expire-partitions")) op = paimon_expire_partitions;
     else {
         fprintf(stderr, "table_maint: unknown operation '%s'\n", argv[1]);
         return usage(stderr);

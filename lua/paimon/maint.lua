@@ -226,4 +226,54 @@ function M.print_human(title, r)
   out:write(string.format("done in %d ms\n", r.duration_ms or 0))
 end
 
+-- "k=v,k2=v2" -> {k = "v", k2 = "v2"}. A comma belongs to the value unless a
+-- partition column name and "=" follow it (values may contain commas).
+local function parse_spec(text, keys, string_key)
+  local is_key = {}
+  for _, k in ipairs(keys) do is_key[k] = true end
+  local out, order = {}, {}
+  local cur
+  for piece in (text .. ","):gmatch("(.-),") do
+    local k, v = piece:match("^([^=]+)=(.*)$")
+    if k and (is_key[k] or not cur) then
+      if out[k] ~= nil then cli.usage_error("--partition " .. text .. ": column '" .. k .. "' given twice") end
+      cur = k
+      out[k] = v
+      order[#order + 1] = k
+    elseif cur then
+      out[cur] = out[cur] .. "," .. piece
+    else
+      cli.usage_error("--partition expects k=v[,k2=v2], got '" .. text .. "'")
+    end
+  end
+  for _, k in ipairs(order) do
+    if k == "" or k:match("^%s") or k:match("%s$") then
+      cli.usage_error("--partition " .. text .. ": empty or blank column name")
+    end
+    cli.check_partition_column("--partition " .. text, k, keys)
+    -- k= is the empty string, a value only CHAR/VARCHAR columns have (null is
+    -- the default partition name, as in Java)
+    if out[k] == "" and not string_key[k] then
+      cli.usage_error("--partition " .. text .. ": no value for '" .. k .. "' (empty means the empty string, " ..
+                      "which this column cannot hold; __DEFAULT_PARTITION__ selects null)")
+    end
+  end
+  if #order == 0 then cli.usage_error("--partition expects k=v[,k2=v2], got '" .. text .. "'") end
+  return out
+end
+
+-- The --partition texts of drop_partition.lua and mark_partition_done.lua
+-- as specs {column = value} of table t (usage errors name the text).
+function M.partition_specs(t, texts)
+  local keys = t:schema().partition_keys
+  local string_key = {}
+  for _, f in ipairs(t:schema().fields) do
+    local ty = f.type:upper()
+    string_key[f.name] = ty:match("^STRING") or ty:match("^VARCHAR") or ty:match("^CHAR") or nil
+  end
+  local specs = {}
+  for i, s in ipairs(texts) do specs[i] = parse_spec(s, keys, string_key) end
+  return specs
+end
+
 return M

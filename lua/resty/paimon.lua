@@ -113,7 +113,8 @@ local KNOWN = {
                            "dry_run", "now", "max_attempts", "branch", "pool", "policy", "options" },
   commit_rows = set{ "commit_user", "identifier", "branch", "pool", "options" },
   tags = set{ "branch", "pool", "options" },
-  create_tag = set{ "snapshot", "timestamp", "time_retained", "dry_run", "branch", "pool", "options" },
+  create_tag = set{ "snapshot", "timestamp", "watermark", "time_retained", "dry_run", "branch", "pool", "options" },
+  replace_tag = set{ "snapshot", "time_retained", "dry_run", "branch", "pool", "options" },
   delete_tags = set{ "dry_run", "threads", "branch", "pool", "options" },
   rename_tag = set{ "branch", "pool", "options" },
   expire_tags = set{ "older_than", "num_retained_max", "dry_run", "threads", "now", "branch", "pool", "policy",
@@ -122,12 +123,15 @@ local KNOWN = {
   create_branch = set{ "from_tag", "dry_run", "pool", "options" },
   delete_branch = set{ "dry_run", "threads", "pool", "options" },
   fast_forward = set{ "dry_run", "branch", "pool", "options" },
+  rename_branch = set{ "dry_run", "pool", "options" },
   rollback = set{ "to_snapshot", "to_tag", "to_timestamp", "to_watermark", "as_latest", "purge_files", "dry_run",
                   "threads", "branch", "pool", "options" },
   consumers = set{ "branch", "pool", "options" },
   reset_consumer = set{ "branch", "pool", "options" },
   delete_consumer = set{ "branch", "pool", "options" },
   expire_consumers = set{ "expiration", "dry_run", "now", "branch", "pool", "options" },
+  clear_consumers = set{ "include", "exclude", "dry_run", "branch", "pool", "options" },
+  mark_partition_done = set{ "dry_run", "pool", "options" },
   changelogs = set{ "branch", "pool", "options" },
   expire_changelogs = set{ "retain_min", "retain_max", "older_than", "max_deletes", "dry_run", "threads", "now",
                            "branch", "pool", "options" },
@@ -399,6 +403,17 @@ function _M.create_tag(...)
   return run(pool_of(self, opts), "create_tag", path, name, job_opts(self, opts))
 end
 
+-- replace_tag(table_path, name [, opts]) (snapshot, else the latest;
+-- time_retained, dry_run: Java's replace_tag, the tag must exist);
+-- create_tag also takes watermark (Java's create_tag_from_watermark).
+function _M.replace_tag(...)
+  local self, path, name, opts = args(...)
+  check_path(path, "replace_tag")
+  check_name(name, "replace_tag", 2)
+  opts = check_opts(opts, "replace_tag", 3)
+  return run(pool_of(self, opts), "replace_tag", path, name, job_opts(self, opts))
+end
+
 function _M.delete_tags(...)
   local self, path, names, opts = args(...)
   check_path(path, "delete_tags")
@@ -473,6 +488,19 @@ function _M.fast_forward(...)
   return run(pool_of(self, opts), "fast_forward", path, name, job_opts(self, opts))
 end
 
+-- rename_branch(table_path, old, new [, opts]) (dry_run: Java's
+-- rename_branch, never replaces a branch; an existing one is nil, err, "exists").
+function _M.rename_branch(...)
+  local self, path, from, to, opts = args(...)
+  check_path(path, "rename_branch")
+  check_branch_name(from, "rename_branch")
+  if type(to) ~= "string" then
+    error("bad argument #3 to 'rename_branch' (branch name expected, got " .. type(to) .. ")", 2)
+  end
+  opts = check_opts(opts, "rename_branch", 4)
+  return run(pool_of(self, opts), "rename_branch", path, from, to, job_opts(self, opts))
+end
+
 -- Rollback (Table:rollback): rollback(table_path, opts) with exactly one
 -- of to_snapshot, to_tag, to_timestamp (epoch ms), to_watermark; as_latest
 -- (a new latest snapshot with the target's content, nothing deleted; a target
@@ -531,6 +559,27 @@ function _M.delete_consumer(...)
   check_consumer_id(id, "delete_consumer")
   opts = check_opts(opts, "delete_consumer", 3)
   return run(pool_of(self, opts), "delete_consumer", path, id, job_opts(self, opts))
+end
+
+-- clear_consumers(table_path [, opts]) (include, exclude: regular
+-- expressions matched against the whole id; dry_run) → {cleared, count, kept}.
+function _M.clear_consumers(...)
+  local self, path, opts = args(...)
+  check_path(path, "clear_consumers")
+  opts = check_opts(opts, "clear_consumers", 2)
+  return run(pool_of(self, opts), "clear_consumers", path, job_opts(self, opts))
+end
+
+-- mark_partition_done(table_path, specs [, opts]) (specs: {col = v} or an
+-- array of them; dry_run): Java's mark_partition_done, success-file only.
+function _M.mark_partition_done(...)
+  local self, path, specs, opts = args(...)
+  check_path(path, "mark_partition_done")
+  if type(specs) ~= "table" then
+    error("bad argument #2 to 'mark_partition_done' (partition spec table expected, got " .. type(specs) .. ")", 2)
+  end
+  opts = check_opts(opts, "mark_partition_done", 3)
+  return run(pool_of(self, opts), "mark_partition_done", path, plain(specs), job_opts(self, opts))
 end
 
 function _M.expire_consumers(...)

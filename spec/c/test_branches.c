@@ -114,7 +114,7 @@ static int make_branch_state(tu_copy *d, const char *fixture, int keep_tag) {
     paimon_table *t;
     pm_err e;
     if (pm_table_open(d->table, NULL, &t, &e)) return -1;
-    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0};
+    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     pm_tag_created c;
     int rc = pm_tag_create(t, "t1", &co, &c, &e);
     pm_branch_created bc;
@@ -474,6 +474,146 @@ TEST(fast_forward_crash_at_every_operation) { ff_sweep(1); }
 /* paimon.h: the branch operations with text options ("branch" names the
  * branch), results as JSON; an existing branch is PAIMON_EXISTS, a dry run
  * changes nothing, an unknown option refuses before anything. */
+/* ---- rename ------------------------------------------------------------------- */
+
+static char *branch_tree(const char *table, const char *name) {
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/branch/branch-%s", table, name);
+    return tu_file_exists(dir) ? tu_tree(dir, 0) : pm_strdup("");
+}
+
+/* A fault or a crash at every I/O operation of renaming fallback to fb:
+ * the table reads whole right after (every branch), and one of the two
+ * names holds the branch's files exactly as they were; when the old name
+ * is left whole, the rename can be run again after removing the copy. */
+static void rename_sweep(int crash) {
+    long ops = 0;
+    tu_copy d0;
+    CHECK_EQ_INT(tu_copy_make(&d0, TMP_PREFIX, FIX), 0);
+    char *orig = branch_tree(d0.table, "fallback");
+    remove_copy(&d0);
+    CHECK(orig && *orig);
+    {
+        tu_copy d;
+        paimon_table *t;
+        pm_err e;
+        CHECK_EQ_INT(tu_copy_make(&d, TMP_PREFIX, FIX), 0);
+        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, 0, 0);
+        pm_branch_renamed r;
+        CHECK_EQ_INT(pm_branch_rename(t, "fallback", "fb", 0, &r, &e), PAIMON_OK);
+        pm_branch_renamed_free(&r);
+        ops = pm_fileio_fault_count(t->io);
+        pm_table_free(t);
+        char *fb = branch_tree(d.table, "fb");
+        CHECK_EQ_STR(fb, orig);
+        free(fb);
+        remove_copy(&d);
+    }
+    CHECK(ops > 10);
+    int bad = 0;
+    for (long k = 1; k <= ops && bad < 3; k++) {
+        if (!tu_sweep_point(k, ops)) continue;
+        tu_copy d;
+        if (tu_copy_make(&d, TMP_PREFIX, FIX)) { CHECK(0); break; }
+        paimon_table *t;
+        pm_err e;
+        CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+        t->io = pm_fileio_fault_new(t->io, PM_FAULT_ALL, k, crash);
+        pm_branch_renamed r;
+        if (pm_branch_rename(t, "fallback", "fb", 0, &r, &e) == PAIMON_OK) pm_branch_renamed_free(&r);
+        t->io = pm_fileio_fault_release(t->io);
+        char why[1200];
+        if (!readable(t, why, sizeof why)) {
+            fprintf(stderr, "  rename fault at op %ld (crash %d): table not readable: %s\n", k, crash, why);
+            bad++;
+        }
+        char *old = branch_tree(d.table, "fallback"), *fb = branch_tree(d.table, "fb");
+        if (strcmp(old, orig) && strcmp(fb, orig)) {
+            fprintf(stderr, "  rename fault at op %ld (crash %d): neither name holds the branch\n--- old\n%s--- new\n%s", k,
+                    crash, old, fb);
+            bad++;
+        }
+        if (!strcmp(old, orig) && *fb) {   /* the documented recovery: delete the copy, rename again */
+            pm_branch_delete_opts o = {1, 0, NULL, NULL};
+            pm_branch_delete_result dr;
+            if (pm_branch_delete(t, "fb", &o, &dr, &e) == PAIMON_OK) pm_clean_result_free(&dr.clean);
+            else { fprintf(stderr, "  rename fault at op %ld: deleting the copy: %s\n", k, e.msg); bad++; }
+        }
+        if (!strcmp(old, orig)) {
+            if (pm_branch_rename(t, "fallback", "fb", 0, &r, &e) == PAIMON_OK) pm_branch_renamed_free(&r);
+            else { fprintf(stderr, "  rename fault at op %ld: re-run: %s\n", k, e.msg); bad++; }
+            free(fb);
+            fb = branch_tree(d.table, "fb");
+            if (strcmp(fb, orig) || !readable(t, why, sizeof why)) { fprintf(stderr, "  rename fault at op %ld: after the re-run\n", k); bad++; }
+        }
+        free(old);
+        free(fb);
+        pm_table_free(t);
+        remove_copy(&d);
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(orig);
+}
+
+TEST(rename_fault_at_every_operation) { rename_sweep(0); }
+TEST(rename_crash_at_every_operation) { rename_sweep(1); }
+
+/* A commit (here: a tag) on the old branch while its files are copied:
+ * the copies go again, PAIMON_CONFLICT, the old branch keeps everything. */
+static const pm_fileio_ops *rn_orig;
+static pm_fileio_ops rn_hook;
+static const char *rn_table;
+static int rn_fired;
+
+static int rn_create(pm_fileio *io, const char *path, const void *p, size_t n, pm_err *e) {
+    if (!rn_fired && strstr(path, "/branch/branch-fb/")) {
+        rn_fired = 1;
+        char tag[600];
+        snprintf(tag, sizeof tag, "%s/branch/branch-fallback/tag/tag-meanwhile", rn_table);
+        char src[600];
+        snprintf(src, sizeof src, "%s/branch/branch-fallback/tag/tag-fallback-base", rn_table);
+        char *bytes = read_text(src);
+        if (bytes) {
+            int rc = rn_orig->create_no_replace(io, tag, bytes, strlen(bytes), e);
+            free(bytes);
+            if (rc) return rc;
+        }
+    }
+    return rn_orig->create_no_replace(io, path, p, n, e);
+}
+
+TEST(rename_conflict_when_the_branch_changes) {
+    tu_copy d;
+    CHECK_EQ_INT(tu_copy_make(&d, TMP_PREFIX, FIX), 0);
+    paimon_table *t;
+    pm_err e;
+    CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
+    rn_orig = t->io->ops;
+    rn_hook = *rn_orig;
+    rn_hook.create_no_replace = rn_create;
+    rn_table = d.table;
+    rn_fired = 0;
+    t->io->ops = &rn_hook;
+    pm_branch_renamed r;
+    CHECK_EQ_INT(pm_branch_rename(t, "fallback", "fb", 0, &r, &e), PAIMON_CONFLICT);
+    t->io->ops = rn_orig;
+    CHECK(rn_fired && strstr(e.msg, "changed while renaming") != NULL);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/branch/branch-fb", d.table);
+    CHECK(!tu_file_exists(dir));
+    snprintf(dir, sizeof dir, "%s/branch/branch-fallback/tag/tag-meanwhile", d.table);
+    CHECK(tu_file_exists(dir));
+    char why[1200];
+    CHECK(readable(t, why, sizeof why));
+    /* run again: the branch moves with the new tag */
+    CHECK_EQ_INT(pm_branch_rename(t, "fallback", "fb", 0, &r, &e), PAIMON_OK);
+    CHECK_EQ_INT(r.n_files, 4);
+    pm_branch_renamed_free(&r);
+    pm_table_free(t);
+    remove_copy(&d);
+}
+
 TEST(paimon_h_branch_operations) {
     tu_copy d;
     CHECK_EQ_INT(tu_copy_make(&d, TMP_PREFIX, FIX), 0);
@@ -541,5 +681,8 @@ int main(void) {
     RUN(fast_forward_takes_the_branch);
     RUN(fast_forward_fault_at_every_operation);
     RUN(fast_forward_crash_at_every_operation);
+    RUN(rename_fault_at_every_operation);
+    RUN(rename_crash_at_every_operation);
+    RUN(rename_conflict_when_the_branch_changes);
     return TEST_SUMMARY();
 }

@@ -261,7 +261,7 @@ static int expire_keeping(paimon_table *t, int retain_min, pm_err *e) {
 static int expire_all_but_latest(paimon_table *t, pm_err *e) { return expire_keeping(t, 1, e); }
 
 static int tag_create_on_1(paimon_table *t, pm_err *e) {
-    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0};
+    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     pm_tag_created c;
     return pm_tag_create(t, "t1", &co, &c, e);
 }

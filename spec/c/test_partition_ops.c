@@ -4,6 +4,8 @@
 #include "test.h"
 #include "pm_commit.h"
 #include "pm_partition_ops.h"
+#include "pm_partition_expire.h"
+#include "paimon.h"
 
 #include <stdint.h>
 #include <sys/stat.h>
@@ -594,6 +596,181 @@ TEST(null_partition_and_pattern) {
     drop_table(&x);
 }
 
+/* ---- paimon_expire_partitions: the C face of the same rule --------------------- */
+
+/* paimon_expire_partitions on table path with key=value options (NULL
+ * ended): the result's JSON (malloc'd) or NULL, *rc the code. */
+static char *capi(const char *path, const char *const *kv, int *rc) {
+    paimon_table *t = NULL;
+    char *err = NULL;
+    *rc = paimon_table_open(path, NULL, &t, &err);
+    if (*rc) { paimon_free(err); return NULL; }
+    paimon_options *o = paimon_options_new();
+    for (size_t i = 0; kv && kv[i]; i += 2) paimon_options_set(o, kv[i], kv[i + 1]);
+    paimon_result *r = NULL;
+    *rc = paimon_expire_partitions(t, o, &r);
+    char *out = NULL;
+    if (!*rc) {
+        const char *j = paimon_result_json(r);
+        out = j ? strdup(j) : NULL;
+    }
+    paimon_result_free(r);
+    paimon_options_free(o);
+    paimon_table_close(t);
+    return out;
+}
+
+/* The integer after "key": in a JSON text; -1 if absent. */
+static long long jint(const char *json, const char *key) {
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = json ? strstr(json, k) : NULL;
+    if (!p) return -1;
+    p += strlen(k);
+    if (!strncmp(p, "true", 4)) return 1;
+    if (!strncmp(p, "false", 5)) return 0;
+    return strtoll(p, NULL, 10);
+}
+
+/* The Lua runner (expire_partitions.lua) and paimon_expire_partitions, both
+ * dry runs with the same options: the same decision. */
+static void same_plan(const char *path, const char *args, const char *const *kv) {
+    int st = -1, rc = -1;
+    char *lua = cli(path, args, &st);
+    char *c = capi(path, kv, &rc);
+    CHECK_EQ_INT(st, 0);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    static const char *const keys[] = {"checked", "candidates", "unparseable", "limited", "files", "rows",
+                                       "max_expires", "expiration_ms"};
+    for (size_t i = 0; lua && c && i < sizeof keys / sizeof *keys; i++) {
+        if (jint(lua, keys[i]) != jint(c, keys[i]))
+            fprintf(stderr, "  %s: lua %lld, C %lld\n", keys[i], jint(lua, keys[i]), jint(c, keys[i]));
+        CHECK_EQ_INT(jint(lua, keys[i]), jint(c, keys[i]));
+    }
+    /* the same partitions in the same order */
+    const char *a = lua ? strstr(lua, "\"partitions\":") : NULL, *b = c ? strstr(c, "\"partitions\":") : NULL;
+    while (a && b) {
+        a = strstr(a + 1, "\"path\":\"dt=");
+        b = strstr(b + 1, "\"path\":\"dt=");
+        if (!a || !b) break;
+        const char *ea = strchr(a + 8, '"'), *eb = strchr(b + 8, '"');
+        CHECK(ea && eb && ea - a == eb - b && !strncmp(a, b, (size_t)(ea - a)));
+    }
+    free(lua);
+    free(c);
+}
+
+TEST(capi_expire_partitions) {
+    ttable x;
+    if (begin_table(&x, SCHEMA_ONE)) return;
+    char recent[32];
+    ymd(wall_now() - 86400000LL, 1, recent, sizeof recent);
+    const char *vals[] = {"2026-01-01", "2026-01-01", recent, "bogus"};
+    int64_t id = 0;
+    CHECK_EQ_INT(commit_adds(x.t, 4, vals, NAMES3, NULL, &id), PAIMON_OK);
+    static const char *const kv30[] = {"expiration-time", "30d", "dry-run", "true", NULL};
+    same_plan(x.path, "--expiration-time 30d --dry-run --json", kv30);
+    int rc = -1;
+    /* a real run: one OVERWRITE snapshot without dt=2026-01-01 */
+    static const char *const real[] = {"expiration-time", "30d", NULL};
+    char *out = capi(x.path, real, &rc);
+    CHECK_EQ_INT(rc, PAIMON_OK);
+    CHECK_EQ_INT(jint(out, "snapshot_id"), id + 1);
+    CHECK(out && strstr(out, "\"path\":\"dt=2026-01-01/\"") && strstr(out, "\"kind\":\"unparseable\""));
+    CHECK(out && strstr(out, "dt=bogus/") && strstr(out, "cannot parse a time from 'bogus' does not match"));
+    free(out);
+    pm_buf names = {0};
+    CHECK_EQ_INT(live(x.t, id + 1, &names), 2);
+    CHECK(names.data && !strstr((char *)names.data, "2026-01-01") && strstr((char *)names.data, recent));
+    out = capi(x.path, real, &rc);   /* decided again from the table: nothing left */
+    CHECK_EQ_INT(jint(out, "files"), 0);
+    CHECK_EQ_INT(jint(out, "snapshot_id"), -1);
+    free(out);
+    /* no expiration time and no partition.expiration-time; a bad formatter,
+     * strategy or option: PAIMON_MISUSE, nothing committed */
+    static const char *const none[] = {NULL};
+    static const char *const badfmt[] = {"expiration-time", "1d", "timestamp-formatter", "yyyy-MMM-dd", NULL};
+    static const char *const badstr[] = {"expiration-time", "1d", "strategy", "sometimes", NULL};
+    static const char *const badmax[] = {"expiration-time", "1d", "max-expires", "0", NULL};
+    static const char *const badexp[] = {"expiration-time", "soon", NULL};
+    const char *const *bad[] = {none, badfmt, badstr, badmax, badexp};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        out = capi(x.path, bad[i], &rc);
+        CHECK_EQ_INT(rc, PAIMON_MISUSE);
+        free(out);
+    }
+    CHECK_EQ_INT(tu_latest_id(x.t), id + 1);
+    pm_buf_free(&names);
+    drop_table(&x);
+
+    /* the formatter, max-expires, update-time and a pattern over two keys:
+     * the C face decides as the Lua runner does */
+    if (begin_table(&x, SCHEMA_ONE)) return;
+    ymd(wall_now() - 86400000LL, 0, recent, sizeof recent);
+    const char *v2[] = {"20251201", "20260101", "20260201", recent, "2026-01-01"};
+    const char *nm2[] = {"d1.parquet", "d2.parquet", "d3.parquet", "d4.parquet", "d5.parquet"};
+    int64_t now = wall_now();
+    const int64_t ct[] = {now - 50 * 86400000LL, now - 40 * 86400000LL, now - 86400000LL, now - 31 * 86400000LL,
+                          now - 2 * 86400000LL};
+    CHECK_EQ_INT(commit_adds(x.t, 5, v2, nm2, ct, &id), PAIMON_OK);
+    static const char *const kvf[] = {"expiration-time", "30d", "timestamp-formatter", "yyyyMMdd", "max-expires", "2",
+                                      "dry-run", "true", NULL};
+    same_plan(x.path, "--expiration-time 30d --timestamp-formatter yyyyMMdd --max-expires 2 --dry-run --json", kvf);
+    static const char *const kvu[] = {"expiration-time", "30d", "strategy", "update-time", "dry-run", "true", NULL};
+    same_plan(x.path, "--expiration-time 30d --strategy update-time --dry-run --json", kvu);
+    static const char *const kvq[] = {"expiration-time", "30d", "timestamp-formatter", "yyyyMMdd HH",
+                                      "timestamp-pattern", "$dt 00", "dry-run", "true", NULL};
+    same_plan(x.path, "--expiration-time 30d --timestamp-formatter 'yyyyMMdd HH' --timestamp-pattern '$dt 00' "
+              "--dry-run --json", kvq);
+    drop_table(&x);
+
+    if (begin_table(&x, SCHEMA_TWO)) return;
+    ymd(wall_now() - 86400000LL, 1, recent, sizeof recent);
+    char r10[48];
+    snprintf(r10, sizeof r10, "%s|10", recent);
+    const char *v3[] = {"2026-01-01|10", r10, "NULL|3"};
+    const char *nm3[] = {"old.parquet", "new.parquet", "null.parquet"};
+    CHECK_EQ_INT(commit_adds(x.t, 3, v3, nm3, NULL, &id), PAIMON_OK);
+    static const char *const kvp[] = {"expiration-time", "30d", "timestamp-pattern", "$dt $hr:00:00", "dry-run",
+                                      "true", NULL};
+    same_plan(x.path, "--expiration-time 30d --timestamp-pattern '$dt $hr:00:00' --dry-run --json", kvp);
+    drop_table(&x);
+}
+
+/* Java's time parsing (DateTimeFormatter subset, SMART resolution), as the
+ * Lua policy's: day clamped to the month, 24:00 the next midnight. */
+TEST(partition_time_parse) {
+    static const struct { const char *text, *fmt; long long ms; } ok[] = {
+        {"2026-01-02", NULL, 1767312000000LL},
+        {"2026-1-2 3:04:05", NULL, 1767323045000LL},
+        {"2026-01-02 03:04:05.123456", NULL, 1767323045123LL},
+        {"20260102", "yyyyMMdd", 1767312000000LL},
+        {"2026-02-31", "yyyy-MM-dd", 1772236800000LL},   /* clamped: 2026-02-28 */
+        {"260102 24", "yyMMdd HH", 1767398400000LL},     /* 24:00 = 2026-01-03 00:00 */
+        {"2026/1/2 'T", "yyyy/M/d '''T'", 1767312000000LL},   /* '' is a quote, 'T' a literal */
+        {"2026010203", "yyyyMMddHH", 1767322800000LL},
+        {"1-2-2026", "d-M-yyyy", 1769904000000LL},      /* 2026-02-01 */
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        int64_t ms = 0;
+        pm_err e = {0};
+        int rc = pm_partition_time_parse(ok[i].text, ok[i].fmt, &ms, &e);
+        if (rc) fprintf(stderr, "  %s / %s: %s\n", ok[i].text, ok[i].fmt ? ok[i].fmt : "default", e.msg);
+        CHECK_EQ_INT(rc, PAIMON_OK);
+        CHECK_EQ_INT(ms, ok[i].ms);
+    }
+    static const struct { const char *text, *fmt; int rc; } bad[] = {
+        {"2026-13-01", NULL, PAIMON_CORRUPT}, {"2026-01-01 25:00:00", NULL, PAIMON_CORRUPT},
+        {"2026-01-01x", NULL, PAIMON_CORRUPT}, {"20260101", "yyyy-MM-dd", PAIMON_CORRUPT},
+        {"2026-01", "yyyy-MM", PAIMON_CORRUPT}, {"x", "yyyy-MMM-dd", PAIMON_MISUSE}, {"x", "'open", PAIMON_MISUSE},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int64_t ms = 0;
+        pm_err e = {0};
+        CHECK_EQ_INT(pm_partition_time_parse(bad[i].text, bad[i].fmt, &ms, &e), bad[i].rc);
+    }
+}
+
 int main(void) {
     RUN(entries_and_drop);
     RUN(drop_partial_spec_two_keys);
@@ -604,5 +781,7 @@ int main(void) {
     RUN(expire_formatter_and_max);
     RUN(expire_update_time);
     RUN(null_partition_and_pattern);
+    RUN(capi_expire_partitions);
+    RUN(partition_time_parse);
     return TEST_SUMMARY();
 }

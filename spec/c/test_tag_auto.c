@@ -249,7 +249,7 @@ TEST(test_already_tagged_period) {
     tu_copy d;
     CHECK(make_table(&d, DAILY, days(), NULL, 5) == 0);
     paimon_table *t = tu_open_table(d.table);
-    pm_tag_create_opts co = {1, 2, 0, 0, 0, 0, 0, 0};
+    pm_tag_create_opts co = {1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     pm_tag_created cr;
     pm_err e;
     CHECK(pm_tag_create(t, "2024-01-01", &co, &cr, &e) == 0);
@@ -452,7 +452,7 @@ TEST(test_expire_tags_knows_auto_tags_as_java) {
     pm_err e;
     const char *names[] = {"2024-01-01 10", "2024-01-01 12", "20240101 14", "2023-02-29 10"};
     for (int i = 0; i < 4; i++) {
-        pm_tag_create_opts co = {1, i + 1, 0, 0, 0, 0, 0, 0};
+        pm_tag_create_opts co = {1, i + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         pm_tag_created cr;
         CHECK(pm_tag_create(t, names[i], &co, &cr, &e) == 0);
     }

@@ -31,7 +31,7 @@ static int make_tagged(tu_copy *d, const char *fixture) {
     paimon_table *t;
     pm_err e;
     if (pm_table_open(d->table, NULL, &t, &e)) return -1;
-    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0};
+    pm_tag_create_opts co = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     pm_tag_created c;
     int rc = pm_tag_create(t, "t1", &co, &c, &e);
     pm_expire_opts xo;
@@ -200,7 +200,7 @@ TEST(tag_file_is_javas_and_never_replaced) {
     paimon_table *t;
     pm_err e;
     CHECK_EQ_INT(pm_table_open(d.table, NULL, &t, &e), PAIMON_OK);
-    pm_tag_create_opts co = {1, 2, 0, 0, 0, 0, 0, 0};
+    pm_tag_create_opts co = {1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     pm_tag_created c;
     CHECK_EQ_INT(pm_tag_create(t, "again", &co, &c, &e), PAIMON_OK);
     pm_buf want = {0}, got = {0};

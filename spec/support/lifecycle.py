@@ -5,7 +5,7 @@ after every step against the independent oracle (spec/support/oracle.py).
 Each sequence creates a small partitioned append table (create_table.lua +
 write.lua) in a temp dir and runs seeded random steps through the real CLI
 ($PAIMON_BUILD/paimon-lua scripts/X.lua): writes on main and on branches, tag
-create/delete/expire, branch create (empty or from a tag)/delete/fast-forward,
+create/delete/expire/replace, branch create (empty or from a tag)/delete/rename/fast-forward,
 rollback (metadata only, --purge-files and --as-latest, main and branches; a
 rollback without --purge-files must remove only snapshot, tag and changelog
 files), drop partition,
@@ -166,8 +166,9 @@ class Generator(object):
         names = sorted(st)
         others = [b for b in names if b != "main"]
         any_b = lambda: "main" if not others or r.random() < 0.55 else r.choice(others)  # noqa: E731
-        ops = [("write", 7), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1),
+        ops = [("write", 7), ("tag_create", 3), ("tag_delete", 2), ("tag_expire", 1), ("tag_replace", 1.5),
                ("branch_create", 2 if len(others) < 3 else 0), ("branch_delete", 0.7 if others else 0),
+               ("branch_rename", 0.7 if others else 0),
                ("fast_forward", 1.5 if others else 0), ("rollback", 2.5), ("drop_partition", 2),
                ("expire", 4), ("expire_changelogs", 1.5), ("consumer", 1.5), ("orphans", 1), ("purge", 0.25),
                ("junk", 1), ("maintain", 1.5), ("alter", 1)]
@@ -201,6 +202,14 @@ class Generator(object):
             if not s["tags"]:
                 return self.step_write(b)
             return {"op": op, "argv": ["tag.lua", "T", "delete", r.choice(s["tags"])] + bflag(b)}
+        if op == "tag_replace":
+            # Java's replace_tag: the old snapshot's files are left to orphan cleaning
+            if not s["tags"] or not s["snapshots"]:
+                return self.step_write(b)
+            a = ["tag.lua", "T", "replace", r.choice(s["tags"])] + bflag(b)
+            if r.random() < 0.6:
+                a += ["--snapshot", str(r.choice(s["snapshots"]))]
+            return {"op": op, "argv": a}
         if op == "tag_expire":
             a = ["tag.lua", "T", "expire"] + bflag(b)
             if r.random() < 0.4:
@@ -216,6 +225,11 @@ class Generator(object):
             return {"op": op, "argv": a}
         if op == "branch_delete":
             return {"op": op, "argv": ["branch.lua", "T", "delete", r.choice(others)]}
+        if op == "branch_rename":
+            self.n_branch += 1
+            new = "b%d" % self.n_branch
+            self.focus = new
+            return {"op": op, "argv": ["branch.lua", "T", "rename", r.choice(others), new]}
         if op == "fast_forward":
             return {"op": op, "argv": ["branch.lua", "T", "fast-forward", r.choice(others)]}
         if op == "rollback":
@@ -250,6 +264,9 @@ class Generator(object):
                                                          "--next-snapshot", str(r.choice(s["snapshots"]))] + bflag(b)}
             if y < 0.8 and s["consumers"]:
                 return {"op": "consumer_delete", "argv": ["consumer.lua", "T", "delete", r.choice(s["consumers"])] + bflag(b)}
+            if y < 0.9 and s["consumers"]:
+                return {"op": "consumer_clear", "argv": ["consumer.lua", "T", "clear", "--include", r.choice(["c1", "c.*"]),
+                                                         "--exclude", r.choice(["c2", " "])] + bflag(b)}
             return {"op": "consumer_expire", "argv": ["consumer.lua", "T", "expire", "--expiration", "1s"] + bflag(b)}
         if op == "purge":
             # purge_files: the whole table emptied (main only; every branch goes)

@@ -401,3 +401,23 @@ int paimon_fast_forward(paimon_table *t, const paimon_options *o, paimon_result 
 int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out) {
     return run_op(t, "upkeep", o, out);
 }
+
+int paimon_expire_partitions(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "expire_partitions", o, out);
+}
+
+int paimon_mark_partition_done(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "mark_partition_done", o, out);
+}
+
+int paimon_replace_tag(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "replace_tag", o, out);
+}
+
+int paimon_clear_consumers(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "clear_consumers", o, out);
+}
+
+int paimon_rename_branch(paimon_table *t, const paimon_options *o, paimon_result **out) {
+    return run_op(t, "rename_branch", o, out);
+}

@@ -352,6 +352,198 @@ int pm_branch_delete(paimon_table *t, const char *name, const pm_branch_delete_o
     return rc;
 }
 
+/* ---- rename ------------------------------------------------------------------- */
+
+void pm_branch_renamed_free(pm_branch_renamed *r) { pm_strv_clear(&r->moved); }
+
+/* One file of the branch: its path relative to the branch directory, its
+ * bytes and what the listing said of it. */
+typedef struct rn_file { char *rel; pm_buf bytes; pm_stat st; int rank; } rn_file;
+typedef struct rn_list { rn_file *v; size_t n; } rn_list;
+
+static void rn_list_free(rn_list *l) {
+    for (size_t i = 0; i < l->n; i++) { free(l->v[i].rel); pm_buf_free(&l->v[i].bytes); }
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+/* Write order: schemas, then consumers, tags and changelogs, then the
+ * snapshots, then their hints. */
+static int rn_rank(const char *rel) {
+    if (!strncmp(rel, "schema/", 7)) return 0;
+    if (!strncmp(rel, "snapshot/", 9))
+        return !strcmp(rel, "snapshot/EARLIEST") || !strcmp(rel, "snapshot/LATEST") ? 3 : 2;
+    return 1;
+}
+
+static int rn_collect(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
+    rn_list *l = ud;
+    rn_file *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+    if (!nv) return pm_nomem(e);
+    l->v = nv;
+    rn_file *f = &nv[l->n];
+    memset(f, 0, sizeof *f);
+    if (!(f->rel = pm_strdup(rel))) return pm_nomem(e);
+    f->st = *st;
+    f->rank = rn_rank(rel);
+    l->n++;
+    return PAIMON_OK;
+}
+
+static int rn_cmp(const void *a, const void *b) {
+    const rn_file *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank - y->rank;
+    return strcmp(x->rel, y->rel);
+}
+
+/* The same files with the same sizes and modification times. */
+static int rn_same(const rn_list *a, const rn_list *b) {
+    if (a->n != b->n) return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i].rel, b->v[i].rel) || a->v[i].st.size != b->v[i].st.size ||
+            a->v[i].st.mtime_ms != b->v[i].st.mtime_ms)
+            return 0;
+    return 1;
+}
+
+static int rn_list_tree(paimon_table *t, const char *root, rn_list *l, pm_err *e) {
+    int rc = pm_io_list_tree(t->io, root, rn_collect, l, e);
+    if (!rc) qsort(l->v, l->n, sizeof *l->v, rn_cmp);
+    return rc;
+}
+
+/* Remove the files of list l under root (already gone is fine): schemas
+ * (last) or everything else (first), so every moment leaves a readable
+ * branch or none; then, on a local file system, the directory rel once
+ * empty. Only the first `n` files of l (those written, for a copy). */
+static int rn_remove(paimon_table *t, const char *root, const char *rel, const rn_list *l, size_t n, int schemas,
+                     pm_err *e) {
+    pm_buf p = {0};
+    int rc = PAIMON_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const rn_file *f = &l->v[i];
+        if ((f->rank == 0) != schemas) continue;
+        p.len = 0;
+        if (pm_buf_printf(&p, "%s/%s", root, f->rel) || pm_buf_cstr(&p)) { rc = pm_nomem(e); break; }
+        rc = pm_io_remove(t->io, (char *)p.data, e);
+        if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    }
+    pm_buf_free(&p);
+    if (!rc && rel && !pm_io_has(t->io, PM_IO_VIRTUAL_DIRS)) rc = pm_branches_remove_empty_dirs(t, rel, e);
+    return rc;
+}
+
+/* Snapshots, hints, tags, changelogs and consumers, then the schemas. */
+static int rn_remove_all(paimon_table *t, const char *root, const char *name, const rn_list *l, size_t n, pm_err *e) {
+    pm_buf rel = {0};
+    int rc = pm_buf_printf(&rel, "branch/branch-%s", name) || pm_buf_cstr(&rel) ? pm_nomem(e) : PAIMON_OK;
+    if (!rc) rc = rn_remove(t, root, NULL, l, n, 0, e);
+    if (!rc) rc = rn_remove(t, root, (char *)rel.data, l, n, 1, e);
+    pm_buf_free(&rel);
+    return rc;
+}
+
+/* A branch directory that holds no file is no branch (pm_branches_list):
+ * a crash before the first copy landed leaves one. */
+static int rn_count(void *ud, const char *rel, const pm_stat *st, pm_err *e) {
+    (void)rel;
+    (void)st;
+    (void)e;
+    (*(size_t *)ud)++;
+    return PAIMON_OK;
+}
+
+static int rn_has_files(paimon_table *t, const char *root, int *has, pm_err *e) {
+    int ex = 0;
+    size_t n = 0;
+    *has = 0;
+    int rc = branch_exists(t, root, &ex, e);
+    if (!rc && ex) rc = pm_io_list_tree(t->io, root, rn_count, &n, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }
+    *has = n > 0;
+    return rc;
+}
+
+static int rn_check(paimon_table *t, const char *from, const char *to, pm_err *e) {
+    /* Java's order and words */
+    if (from && !strcmp(from, "main")) return pm_fail(e, PAIMON_MISUSE, "Cannot rename the main branch.");
+    int rc = pm_tag_name_check("branch", from, e);
+    if (!rc && !strcmp(from, t->branch))
+        rc = pm_fail(e, PAIMON_MISUSE, "rename_branch: '%s' is the branch this table is opened on", from);
+    return rc ? rc : pm_tag_name_check("branch", to, e);
+}
+
+int pm_branch_rename(paimon_table *t, const char *from, const char *to, int dry_run, pm_branch_renamed *r, pm_err *e) {
+    memset(r, 0, sizeof *r);
+    int rc = rn_check(t, from, to, e);
+    if (rc) return rc;
+    pm_buf src = {0}, dst = {0}, p = {0};
+    rn_list files = {0}, again = {0};
+    int ex = 0;
+    if (!(rc = branch_root(t, from, &src, e)) && !(rc = branch_exists(t, (char *)src.data, &ex, e)) && !ex)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "Branch name '%s' doesn't exist (%s).", from, (char *)src.data);
+    if (!rc && !(rc = branch_root(t, to, &dst, e)) && !(rc = rn_has_files(t, (char *)dst.data, &ex, e)) && ex)
+        rc = pm_fail(e, PAIMON_EXISTS, "Branch name '%s' already exists (%s).", to, (char *)dst.data);
+    if (!rc) rc = pm_branch_name_check(to, e);
+    if (!rc) rc = rn_list_tree(t, (char *)src.data, &files, e);
+    if (!rc && files.n == 0)   /* an empty directory is no branch (pm_branches_list) */
+        rc = pm_fail(e, PAIMON_NOTFOUND, "Branch name '%s' doesn't exist (%s holds no file).", from, (char *)src.data);
+    for (size_t i = 0; !rc && i < files.n; i++) {
+        p.len = 0;
+        if (pm_buf_printf(&p, "%s/%s", (char *)src.data, files.v[i].rel) || pm_buf_cstr(&p)) { rc = pm_nomem(e); break; }
+        if ((rc = pm_io_read_meta(t->io, (char *)p.data, PM_META_MAX, &files.v[i].bytes, e))) {
+            pm_err_prefix(e, "refusing to rename branch '%s'; nothing changed", from);
+            break;
+        }
+        p.len = 0;
+        if (pm_buf_printf(&p, "%s/%s", (char *)dst.data, files.v[i].rel) || pm_buf_cstr(&p) ||
+            pm_strv_push(&r->moved, (char *)p.data))
+            rc = pm_nomem(e);
+    }
+    if (!rc) {
+        r->n_files = files.n;
+        snprintf(r->path, sizeof r->path, "%s", (char *)dst.data);
+    }
+    size_t written = 0;
+    for (size_t i = 0; !rc && !dry_run && i < files.n; i++) {
+        const char *path = r->moved.v[i];
+        if (!(rc = mkdirs_of(t->io, path, e)))
+            rc = pm_io_create_no_replace(t->io, path, files.v[i].bytes.data, files.v[i].bytes.len, e);
+        if (!rc) { written++; continue; }
+        if (rc == PAIMON_EXISTS) {
+            /* someone else's branch: ours are not told apart from theirs, leave it */
+            pm_err_prefix(e, "Branch name '%s' appeared while renaming '%s' to it; '%s' is unchanged", to, from, from);
+            break;
+        }
+        pm_err_prefix(e, "renaming branch '%s' to '%s' (%zu of %zu files copied; '%s' is unchanged)", from, to, written,
+                      files.n, from);
+        pm_err keep = *e;   /* the copies go again, best effort: the error stays the copy's */
+        if (rn_remove_all(t, (char *)dst.data, to, &files, written, e) == PAIMON_OK) *e = keep;
+        else {
+            *e = keep;
+            pm_err_prefix(e, "(the partial copy '%s' is left: delete that branch)", to);
+        }
+    }
+    if (!rc && !dry_run) rc = rn_list_tree(t, (char *)src.data, &again, e);
+    if (!rc && !dry_run && !rn_same(&files, &again)) {
+        if (!(rc = rn_remove_all(t, (char *)dst.data, to, &files, files.n, e)))
+            rc = pm_fail(e, PAIMON_CONFLICT, "branch '%s' changed while renaming it (a commit or tag meanwhile); "
+                         "nothing renamed, run again", from);
+        else pm_err_prefix(e, "branch '%s' changed while renaming it; removing the copies under '%s'", from, to);
+    }
+    if (!rc && !dry_run && (rc = rn_remove_all(t, (char *)src.data, from, &files, files.n, e)))
+        pm_err_prefix(e, "branch '%s' was copied to '%s' but its old files could not all be removed "
+                      "(delete branch '%s')", from, to, from);
+    rn_list_free(&files);
+    rn_list_free(&again);
+    pm_buf_free(&src);
+    pm_buf_free(&dst);
+    pm_buf_free(&p);
+    if (rc) pm_branch_renamed_free(r);
+    return rc;
+}
+
 /* ---- fast-forward ---------------------------------------------------------------- */
 
 typedef struct ff_plan {

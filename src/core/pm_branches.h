@@ -86,6 +86,30 @@ int pm_branch_fast_forward(paimon_table *t, const char *name, int dry_run, pm_br
 /* The plan's path lists (r stays usable as empty). */
 void pm_branch_ff_result_free(pm_branch_ff_result *r);
 
+typedef struct pm_branch_renamed {
+    size_t n_files;               /* files of the branch directory moved (dry run: that would be) */
+    pm_strv moved;                /* their new paths (the plan, also on a dry run) */
+    char path[1024];              /* the new branch directory */
+} pm_branch_renamed;
+void pm_branch_renamed_free(pm_branch_renamed *r);
+
+/* Java's renameBranch (FileSystemBranchManager): refuses renaming "main"
+ * ("Cannot rename the main branch."), a missing branch, a target that
+ * exists (never replaces), a target name validateBranch refuses, and the
+ * branch t is opened on. Through FileIO operations only, so also on object
+ * stores (where Java's rename is a copy too): every file of the branch is
+ * read, then written under the new name without replacing (schemas first,
+ * snapshots and their hints last: every prefix is a readable branch); if
+ * the old branch changed meanwhile (a commit, a tag) the copies are
+ * removed again and PAIMON_CONFLICT is returned; else the old files go
+ * (all but the schemas first, the schemas last). A copy that fails half
+ * way is removed again; a target directory without files is no branch.
+ * No data file, manifest or list
+ * is touched: they live in the table directory and the new branch names
+ * the same ones. A crash leaves both names (the old one maybe partial);
+ * delete the one not wanted with pm_branch_delete. */
+int pm_branch_rename(paimon_table *t, const char *from, const char *to, int dry_run, pm_branch_renamed *r, pm_err *e);
+
 typedef struct pm_branch_info {
     char *name;
     int64_t create_time;          /* directory modification time (object stores: its oldest file), epoch ms */

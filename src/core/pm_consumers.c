@@ -2,6 +2,7 @@
  * expire by consumer.expiration-time. */
 #include "pm_consumers.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,5 +143,73 @@ int pm_consumers_expire(paimon_table *t, int64_t expiration_ms, int64_t now_ms, 
     pm_buf_free(&p);
     pm_consumer_infos_free(v, n);
     if (rc) pm_consumer_expire_result_free(r);
+    return rc;
+}
+
+void pm_consumer_clear_result_free(pm_consumer_clear_result *r) {
+    if (!r) return;
+    pm_strv_free(r->cleared, r->n_cleared);
+    r->cleared = NULL;
+    r->n_cleared = 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int blank(const char *s) {
+    for (; s && *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r' && *s != '\f' && *s != '\v') return 0;
+    return 1;
+}
+
+/* Java's Pattern.matcher(id).matches(): the whole id, so the pattern is
+ * anchored as ^(...)$. */
+static int compile_whole(const char *what, const char *pat, regex_t *re, pm_err *e) {
+    pm_buf b = {0};
+    if (pm_buf_printf(&b, "^(%s)$", pat) || pm_buf_cstr(&b)) { pm_buf_free(&b); return pm_nomem(e); }
+    int rc = regcomp(re, (char *)b.data, REG_EXTENDED | REG_NOSUB);
+    pm_buf_free(&b);
+    if (rc) {
+        char msg[256];
+        regerror(rc, re, msg, sizeof msg);
+        return pm_fail(e, PAIMON_MISUSE, "clear consumers: %s pattern '%s' is not a regular expression: %s", what, pat,
+                       msg);
+    }
+    return PAIMON_OK;
+}
+
+int pm_consumers_clear(paimon_table *t, const char *include, const char *exclude, int dry_run,
+                       pm_consumer_clear_result *r, pm_err *e) {
+    memset(r, 0, sizeof *r);
+    regex_t inc, exc;
+    int has_inc = !blank(include), has_exc = !blank(exclude);
+    int rc = has_inc ? compile_whole("including", include, &inc, e) : PAIMON_OK;
+    if (rc) return rc;
+    if (has_exc && (rc = compile_whole("excluding", exclude, &exc, e))) {
+        if (has_inc) regfree(&inc);
+        return rc;
+    }
+    char **ids = NULL;
+    size_t k = 0;
+    rc = pm_consumer_list(t->io, t->branch_root, &ids, &k, e);
+    if (!rc && !(r->cleared = calloc(k ? k : 1, sizeof *r->cleared))) rc = pm_nomem(e);
+    if (!rc) qsort(ids, k, sizeof *ids, cmp_str);
+    pm_buf p = {0};
+    for (size_t i = 0; !rc && i < k; i++) {
+        int clear = !has_inc || regexec(&inc, ids[i], 0, NULL, 0) == 0;
+        if (clear && has_exc) clear = regexec(&exc, ids[i], 0, NULL, 0) != 0;
+        if (!clear) { r->kept++; continue; }
+        if (!dry_run && !(rc = consumer_path(t, ids[i], &p, e))) {
+            rc = pm_io_remove(t->io, (char *)p.data, e);
+            if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; }   /* Java: deleteQuietly */
+        }
+        if (rc) break;
+        r->cleared[r->n_cleared++] = ids[i];
+        ids[i] = NULL;
+    }
+    pm_buf_free(&p);
+    pm_strv_free(ids, k);
+    if (has_inc) regfree(&inc);
+    if (has_exc) regfree(&exc);
+    if (rc) pm_consumer_clear_result_free(r);
     return rc;
 }

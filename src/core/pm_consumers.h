@@ -48,4 +48,22 @@ void pm_consumer_expire_result_free(pm_consumer_expire_result *r);
 int pm_consumers_expire(paimon_table *t, int64_t expiration_ms, int64_t now_ms, int dry_run,
                         pm_consumer_expire_result *r, pm_err *e);
 
+typedef struct pm_consumer_clear_result {
+    char **cleared;               /* ids removed (dry run: that would be), sorted */
+    size_t n_cleared;
+    int64_t kept;
+} pm_consumer_clear_result;
+void pm_consumer_clear_result_free(pm_consumer_clear_result *r);
+
+/* Java ConsumerManager.clearConsumers: remove (dry run: list) every
+ * consumer whose id matches `include` as a whole and does not match
+ * `exclude` as a whole. NULL or blank include: every consumer; NULL or
+ * blank exclude: none excluded. The patterns are POSIX extended regular
+ * expressions (glibc's, close to Java's for the usual cases: `.*`, `a|b`,
+ * `[0-9]+`); one that does not compile is PAIMON_MISUSE naming it. The
+ * files are not read (Java does not either), so an unreadable consumer
+ * can be cleared. */
+int pm_consumers_clear(paimon_table *t, const char *include, const char *exclude, int dry_run,
+                       pm_consumer_clear_result *r, pm_err *e);
+
 #endif

@@ -14,6 +14,7 @@
 #include "pm_meta.h"
 #include "pm_ops.h"
 #include "pm_orphan.h"
+#include "pm_partition_expire.h"
 #include "pm_tag_auto.h"
 #include "pm_tags.h"
 #include "pm_rollback.h"
@@ -85,6 +86,17 @@ static const opt_def defs[PM_O__N] = {
     /* Lua: a dry run's `paths` stay in the C result (a paimon.PathList the
      * JSON writer streams) instead of one Lua table per planned file */
     [PM_O_PATHS_HANDLE] = {NULL, "paths_handle", T_BOOL, 0, 0, 0, 0},
+    /* create_tag_from_watermark: any long, Long.MIN_VALUE included */
+    [PM_O_WATERMARK] = {"watermark", "watermark", T_INT, INT64_MIN, INT64_MAX, 0, 0},
+    /* clear_consumers: Java regular expressions matched against the whole id */
+    [PM_O_INCLUDE] = {"include", "include", T_TEXT, 0, 0, 0, 0},
+    [PM_O_EXCLUDE] = {"exclude", "exclude", T_TEXT, 0, 0, 0, 0},
+    /* expire_partitions (paimon.h; the Lua face is paimon.partition_expire) */
+    [PM_O_EXPIRATION_TIME] = {"expiration-time", "expiration_time", T_TEXT, 0, 0, 0, 0},
+    [PM_O_STRATEGY] = {"strategy", "strategy", T_TEXT, 0, 0, 0, 0},
+    [PM_O_TS_FORMATTER] = {"timestamp-formatter", "timestamp_formatter", T_TEXT, 0, 0, 0, 0},
+    [PM_O_TS_PATTERN] = {"timestamp-pattern", "timestamp_pattern", T_TEXT, 0, 0, 0, 0},
+    [PM_O_MAX_EXPIRES] = {"max-expires", "max_expires", T_INT, 1, INT32_MAX, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -506,9 +518,11 @@ static void text_select_free(text_select *s) {
 
 static int text_select_parse(const paimon_table *t, const pm_op_args *a, text_select *s, pm_err *e) {
     memset(s, 0, sizeof *s);
-    if (t->n_part == 0) return pm_fail(e, PAIMON_MISUSE, "%s is not partitioned: no partition to drop", t->root);
+    int drop = !strcmp(a->op->name, "drop_partitions");
+    if (t->n_part == 0)
+        return pm_fail(e, PAIMON_MISUSE, "%s is not partitioned: no partition to %s", t->root, drop ? "drop" : "mark done");
     for (size_t i = 0; i < a->n_in; i++) s->n += find_opt(a->op, a->face, a->in[i].key) == PM_O_PARTITION;
-    if (!s->n) return pm_fail(e, PAIMON_MISUSE, "drop_partitions: no 'partition' option (k=v[,k2=v2])");
+    if (!s->n) return pm_fail(e, PAIMON_MISUSE, "%s: no 'partition' option (k=v[,k2=v2])", a->op->name);
     s->f = calloc(s->n, sizeof *s->f);
     s->texts = calloc(s->n, sizeof *s->texts);
     s->kv = calloc(2 * s->n * t->n_part, sizeof *s->kv);
@@ -531,7 +545,7 @@ static int64_t mono_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void put_drop(pm_result *res, const paimon_table *t, int dry_run, const pm_drop_result *r, int64_t t0) {
+static pm_rv *put_drop(pm_result *res, const paimon_table *t, int dry_run, const pm_drop_result *r, int64_t t0) {
     pm_rv *o = res->root;
     pm_rv_str(res, o, "table", t->root);
     pm_rv_bool(res, o, "dry_run", dry_run);
@@ -568,6 +582,7 @@ static void put_drop(pm_result *res, const paimon_table *t, int dry_run, const p
     }
     pm_rv_str(res, o, "refused", r->refused);
     pm_rv_int(res, o, "duration_ms", mono_ms() - t0);
+    return failures;
 }
 
 static int run_drop_partitions(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
@@ -597,6 +612,89 @@ static int run_drop_partitions(paimon_table *t, const pm_op_args *a, const pm_op
     return rc;
 }
 
+/* Java expire_partitions (NormalPartitionExpire; the Lua face runs
+ * paimon.partition_expire, which a Lua policy can replace). */
+static int run_expire_partitions(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                 pm_err *e) {
+    int64_t t0 = mono_ms();
+    pm_part_expire_opts x;
+    memset(&x, 0, sizeof x);
+    if (a->text[PM_O_EXPIRATION_TIME]) {
+        x.has_expiration = 1;
+        if (pm_parse_duration_ms(a->text[PM_O_EXPIRATION_TIME], &x.expiration_ms, e)) {
+            pm_err_prefix(e, "option '%s'", pm_op_key(PM_O_EXPIRATION_TIME, a->face));
+            return PAIMON_MISUSE;
+        }
+    }
+    x.strategy = a->text[PM_O_STRATEGY];
+    x.formatter = a->text[PM_O_TS_FORMATTER];
+    x.pattern = a->text[PM_O_TS_PATTERN];
+    x.max_expires = a->has[PM_O_MAX_EXPIRES] ? (int)a->v[PM_O_MAX_EXPIRES] : 0;
+    if (a->has[PM_O_NOW]) x.now_local_ms = a->v[PM_O_NOW];
+    x.drop.dry_run = (int)a->v[PM_O_DRY_RUN];
+    x.drop.max_attempts = (int)a->v[PM_O_MAX_ATTEMPTS];
+    x.drop.commit_user = a->text[PM_O_COMMIT_USER];
+    x.drop.on_retry = h->on_retry;
+    x.drop.ud = h->retry_ud;
+    pm_part_expire_result r;
+    int rc = pm_expire_partitions(t, &x, &r, e);
+    if (rc) return rc;
+    pm_rv *failures = put_drop(res, t, x.drop.dry_run, &r.drop, t0);
+    for (size_t i = 0; i < r.n_unparseable && failures; i++) {
+        pm_rv *f = pm_rv_obj(res, failures, NULL);
+        pm_rv_str(res, f, "kind", "unparseable");
+        pm_rv_str(res, f, "path", r.unparseable[i].path);
+        pm_rv_str(res, f, "reason", r.unparseable[i].reason);
+    }
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "strategy", r.strategy);
+    pm_rv_int(res, o, "expiration_ms", r.expiration_ms);
+    pm_rv_int(res, o, "now", r.now);
+    pm_rv_int(res, o, "expire_before", r.expire_before);
+    pm_rv_int(res, o, "max_expires", r.max_expires);
+    pm_rv_int(res, o, "checked", (int64_t)r.checked);
+    pm_rv_int(res, o, "candidates", (int64_t)r.candidates);
+    pm_rv_bool(res, o, "limited", r.limited);
+    if (r.scanned_snapshot_id) pm_rv_int(res, o, "scanned_snapshot_id", r.scanned_snapshot_id);
+    pm_rv_int(res, o, "unparseable", (int64_t)r.n_unparseable);
+    pm_part_expire_result_free(&r);
+    return PAIMON_OK;
+}
+
+/* Java mark_partition_done by partition.mark-done-action (success-file). */
+static int run_mark_partition_done(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                                   pm_err *e) {
+    text_select ts;
+    memset(&ts, 0, sizeof ts);
+    const pm_partition_filter *specs = NULL;
+    size_t n = 0;
+    int rc = PAIMON_OK;
+    if (h->select) { specs = h->select->specs; n = h->select->n_specs; }
+    else if (!(rc = text_select_parse(t, a, &ts, e))) { specs = ts.f; n = ts.n; }
+    int dry_run = (int)a->v[PM_O_DRY_RUN];
+    pm_mark_done_result r;
+    memset(&r, 0, sizeof r);
+    if (!rc) rc = pm_mark_partitions_done(t, specs, n, a->has[PM_O_NOW] ? a->v[PM_O_NOW] : 0, dry_run, &r, e);
+    if (!rc) {
+        pm_rv *o = res->root;
+        pm_rv_str(res, o, "table", t->root);
+        pm_rv_str(res, o, "action", r.actions);
+        pm_rv_bool(res, o, "dry_run", dry_run);
+        pm_rv *l = pm_rv_list(res, o, "partitions");
+        for (size_t i = 0; i < r.n && l; i++) {
+            pm_rv *it = pm_rv_obj(res, l, NULL);
+            pm_rv_str(res, it, "partition", r.items[i].partition);
+            pm_rv_str(res, it, "path", r.items[i].path);
+            pm_rv_bool(res, it, "created", r.items[i].created);
+            pm_rv_int(res, it, "creation_time", r.items[i].creation_time);
+            pm_rv_int(res, it, "modification_time", r.items[i].modification_time);
+        }
+        pm_rv_int(res, o, "count", (int64_t)r.n);
+    }
+    pm_mark_done_result_free(&r);
+    text_select_free(&ts);
+    return rc;
+}
 
 /* ---- tags ------------------------------------------------------------- */
 
@@ -629,7 +727,8 @@ static int one_tag_name(const pm_op_args *a, const pm_op_hooks *h, const char **
     return PAIMON_OK;
 }
 
-static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+static int create_or_replace_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, int replace,
+                                 pm_result *res, pm_err *e) {
     const char *name;
     int rc = one_tag_name(a, h, &name, e);
     if (rc) return rc;
@@ -639,6 +738,9 @@ static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hook
     x.snapshot_id = a->v[PM_O_SNAPSHOT];
     x.has_timestamp = a->has[PM_O_TIMESTAMP];
     x.timestamp_ms = a->v[PM_O_TIMESTAMP];
+    x.has_watermark = a->has[PM_O_WATERMARK];
+    x.watermark = a->v[PM_O_WATERMARK];
+    x.replace = replace;
     x.dry_run = (int)a->v[PM_O_DRY_RUN];
     if (a->has[PM_O_NOW]) x.now_local_ms = pm_tag_local_ms(a->v[PM_O_NOW]);
     if (a->has[PM_O_TIME_RETAINED]) {
@@ -655,10 +757,23 @@ static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hook
     pm_rv_str(res, o, "branch", t->branch);
     pm_rv_int(res, o, "snapshot_id", c.snapshot_id);
     pm_rv_int(res, o, "commit_time", c.commit_time);
+    if (c.has_watermark) pm_rv_int(res, o, "watermark", c.watermark);
+    if (replace) pm_rv_int(res, o, "previous_snapshot_id", c.previous_snapshot_id);
+    pm_rv_bool(res, o, "replaced", replace);
     if (x.has_time_retained) pm_rv_int(res, o, "time_retained_ms", x.time_retained_ms);
     pm_rv_str(res, o, "path", c.path);
     pm_rv_bool(res, o, "dry_run", x.dry_run);
     return PAIMON_OK;
+}
+
+static int run_create_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    return create_or_replace_tag(t, a, h, 0, res, e);
+}
+
+/* Java replace_tag (TagManager.replaceTag): the tag's file is rewritten;
+ * the files only its old snapshot held stay for orphan cleaning. */
+static int run_replace_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    return create_or_replace_tag(t, a, h, 1, res, e);
 }
 
 static int run_rename_tag(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
@@ -957,6 +1072,27 @@ static int run_expire_consumers(paimon_table *t, const pm_op_args *a, const pm_o
     return PAIMON_OK;
 }
 
+/* Java clear_consumers (ConsumerManager.clearConsumers). */
+static int run_clear_consumers(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
+                               pm_err *e) {
+    (void)h;
+    int dry_run = (int)a->v[PM_O_DRY_RUN];
+    pm_consumer_clear_result cr;
+    int rc = pm_consumers_clear(t, a->text[PM_O_INCLUDE], a->text[PM_O_EXCLUDE], dry_run, &cr, e);
+    if (rc) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "branch", t->branch);
+    pm_rv_str(res, o, "include", a->text[PM_O_INCLUDE]);
+    pm_rv_str(res, o, "exclude", a->text[PM_O_EXCLUDE]);
+    pm_rv_bool(res, o, "dry_run", dry_run);
+    pm_rv *l = pm_rv_list(res, o, "cleared");
+    for (size_t i = 0; i < cr.n_cleared && l; i++) pm_rv_str(res, l, NULL, cr.cleared[i]);
+    pm_rv_int(res, o, "count", (int64_t)cr.n_cleared);
+    pm_rv_int(res, o, "kept", cr.kept);
+    pm_consumer_clear_result_free(&cr);
+    return PAIMON_OK;
+}
+
 /* Changelog expiration (ExpireChangelogImpl's rule, pm_changelog.h). */
 static int run_expire_changelogs(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res,
                                  pm_err *e) {
@@ -1078,6 +1214,28 @@ static int run_delete_branch(paimon_table *t, const pm_op_args *a, const pm_op_h
     return PAIMON_OK;
 }
 
+/* Java rename_branch (FileSystemBranchManager.renameBranch). */
+static int run_rename_branch(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
+    const char *from, *to = h->new_name ? h->new_name : a->text[PM_O_NEW_NAME];
+    int rc = branch_name_of(a, h, &from, e);
+    if (rc) return rc;
+    if (!to)
+        return pm_fail(e, PAIMON_MISUSE, "rename_branch: no new name (%s)",
+                       a->face == PM_FACE_LUA ? "the second argument" : "'new-name'");
+    int dry_run = (int)a->v[PM_O_DRY_RUN];
+    pm_branch_renamed r;
+    if ((rc = pm_branch_rename(t, from, to, dry_run, &r, e))) return rc;
+    pm_rv *o = res->root;
+    pm_rv_str(res, o, "from", from);
+    pm_rv_str(res, o, "to", to);
+    pm_rv_bool(res, o, "dry_run", dry_run);
+    pm_rv_int(res, o, "files", (int64_t)r.n_files);
+    pm_rv_str(res, o, "path", r.path);
+    put_paths(res, o, "moved_paths", &r.moved);
+    pm_branch_renamed_free(&r);
+    return PAIMON_OK;
+}
+
 static int run_fast_forward(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
     const char *name;
     int rc = branch_name_of(a, h, &name, e);
@@ -1145,8 +1303,14 @@ static const pm_opt_id verify_opts[] = {PM_O_ALL_SNAPSHOTS, PM_O_THREADS, PM_O_P
 static const pm_opt_id drop_opts[] = {PM_O_PARTITION, PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O_DRY_RUN,
                                       PM_O_EXACT, PM_O_ON_RETRY, PM_O__N};
 
-static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_TIME_RETAINED,
-                                            PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id expire_partitions_opts[] = {PM_O_EXPIRATION_TIME, PM_O_STRATEGY, PM_O_TS_FORMATTER,
+                                                   PM_O_TS_PATTERN, PM_O_MAX_EXPIRES, PM_O_DRY_RUN, PM_O_NOW,
+                                                   PM_O_MAX_ATTEMPTS, PM_O_COMMIT_USER, PM_O__N};
+static const pm_opt_id mark_done_opts[] = {PM_O_PARTITION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMESTAMP, PM_O_WATERMARK,
+                                            PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id replace_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW,
+                                             PM_O__N};
 static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O_PATHS_HANDLE,
                                              PM_O__N};
 static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O__N};
@@ -1164,6 +1328,7 @@ static const pm_opt_id consumers_opts[] = {PM_O__N};
 static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O__N};
 static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
 static const pm_opt_id expire_consumers_opts[] = {PM_O_EXPIRATION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
+static const pm_opt_id clear_consumers_opts[] = {PM_O_INCLUDE, PM_O_EXCLUDE, PM_O_DRY_RUN, PM_O__N};
 
 static const pm_opt_id expire_changelogs_opts[] = {
     PM_O_RETAIN_MIN, PM_O_RETAIN_MAX, PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_MAX_DELETES, PM_O_THREADS,
@@ -1174,6 +1339,7 @@ static const pm_opt_id create_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_FROM_TAG, 
 static const pm_opt_id delete_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS,
                                                PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id fast_forward_opts[] = {PM_O_BRANCH_NAME, PM_O_DRY_RUN, PM_O__N};
+static const pm_opt_id rename_branch_opts[] = {PM_O_BRANCH_NAME, PM_O_NEW_NAME, PM_O_DRY_RUN, PM_O__N};
 
 static const pm_opt_id upkeep_opts[] = {PM_O_DRY_RUN, PM_O_THREADS, PM_O_NOW, PM_O__N};
 
@@ -1183,9 +1349,12 @@ static const pm_op ops[] = {
     {"remove_orphan_files", orphan_opts, run_remove_orphan_files},
     {"verify", verify_opts, run_verify},
     {"drop_partitions", drop_opts, run_drop_partitions},
+    {"expire_partitions", expire_partitions_opts, run_expire_partitions},
+    {"mark_partition_done", mark_done_opts, run_mark_partition_done},
     {"create_tag", create_tag_opts, run_create_tag},
     {"delete_tags", delete_tags_opts, run_delete_tags},
     {"rename_tag", rename_tag_opts, run_rename_tag},
+    {"replace_tag", replace_tag_opts, run_replace_tag},
     {"expire_tags", expire_tags_opts, run_expire_tags},
     {"auto_tags", auto_tags_opts, run_auto_tags},
     {"rollback", rollback_opts, run_rollback},
@@ -1194,12 +1363,14 @@ static const pm_op ops[] = {
     {"reset_consumer", reset_consumer_opts, run_reset_consumer},
     {"delete_consumer", delete_consumer_opts, run_delete_consumer},
     {"expire_consumers", expire_consumers_opts, run_expire_consumers},
+    {"clear_consumers", clear_consumers_opts, run_clear_consumers},
     {"expire_changelogs", expire_changelogs_opts, run_expire_changelogs},
     {"branches", branches_opts, run_branches},
     {"create_branch", create_branch_opts, run_create_branch},
     {"delete_branch", delete_branch_opts, run_delete_branch},
     {"fast_forward", fast_forward_opts, run_fast_forward},
     {"upkeep", upkeep_opts, run_upkeep},
+    {"rename_branch", rename_branch_opts, run_rename_branch},
 };
 
 const pm_op *pm_op_find(const char *name) {

@@ -1,9 +1,9 @@
 /* The operations layer under both faces (paimon.h and the Lua binding) for
  * the maintenance operations: expire_range, expire_snapshots,
- * remove_orphan_files, verify, drop_partitions, create_tag, delete_tags,
- * rename_tag, expire_tags, auto_tags, rollback, purge_files, consumers, reset_consumer,
- * delete_consumer, expire_consumers, expire_changelogs, branches,
- * create_branch, delete_branch, fast_forward, upkeep. Each face hands over its
+ * remove_orphan_files, verify, drop_partitions, expire_partitions, mark_partition_done, create_tag, delete_tags,
+ * rename_tag, replace_tag, expire_tags, auto_tags, rollback, purge_files, consumers, reset_consumer,
+ * delete_consumer, expire_consumers, clear_consumers, expire_changelogs, branches,
+ * create_branch, delete_branch, rename_branch, fast_forward, upkeep. Each face hands over its
  * options as a list of key / value pairs (paimon.h: text under the flags'
  * names, "retain-min"; Lua: typed values under the Lua names,
  * "retain_min"); the one option table here knows, per option, both names,
@@ -50,6 +50,10 @@ typedef enum pm_opt_id {
     PM_O_BRANCH_NAME, PM_O_FROM_TAG,                                           /* branches */
     PM_O_NOW_MS_ALIAS,                                                         /* auto_tags (Lua) */
     PM_O_PATHS_HANDLE,                                                         /* dry-run plans (Lua) */
+    PM_O_WATERMARK,                                                            /* create_tag */
+    PM_O_INCLUDE, PM_O_EXCLUDE,                                                /* clear_consumers */
+    PM_O_EXPIRATION_TIME, PM_O_STRATEGY, PM_O_TS_FORMATTER, PM_O_TS_PATTERN,
+    PM_O_MAX_EXPIRES,                                                          /* expire_partitions */
     PM_O__N
 } pm_opt_id;
 

@@ -1,6 +1,7 @@
 /* Partition entries and drop partitions (paimon-format.md §7.8, §8.4). */
 #include "pm_partition_ops.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 #include <time.h>
 
 #include "pm_commit.h"
+#include "pm_json.h"
+#include "pm_meta.h"
 #include "pm_set.h"
 
 /* ---- selection ------------------------------------------------------------ */
@@ -422,5 +425,150 @@ int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop
     free(p.ix);
     pm_arena_free(p.arena);
     pm_buf_free(&empty);
+    return rc;
+}
+
+/* ---- mark partitions done ------------------------------------------------ */
+
+void pm_mark_done_result_free(pm_mark_done_result *r) {
+    if (!r) return;
+    for (size_t i = 0; i < r->n; i++) { free(r->items[i].partition); free(r->items[i].path); }
+    free(r->items);
+    free(r->actions);
+    memset(r, 0, sizeof *r);
+}
+
+/* CoreOptions.partitionMarkDoneActions: comma-separated, each
+ * PartitionMarkDoneAction.valueOf(x.replace('-', '_').toUpperCase()). */
+static int mark_done_actions(const paimon_table *t, const char *v, pm_err *e) {
+    static const char *const unsupported[] = {"done-partition", "mark-event", "http-report", "custom"};
+    static const char *const why[] = {"adds a '.done' partition to a metastore", "marks an event in a metastore",
+                                      "reports to an HTTP server", "loads a Java class"};
+    const char *p = v;
+    for (;;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        char one[64];
+        size_t k = 0;
+        for (size_t i = 0; i < len && k + 1 < sizeof one; i++) one[k++] = p[i] == '_' ? '-' : (char)tolower((unsigned char)p[i]);
+        one[k] = '\0';
+        int known = len < sizeof one && !strcmp(one, "success-file");
+        for (size_t i = 0; !known && len < sizeof one && i < sizeof unsupported / sizeof *unsupported; i++)
+            if (!strcmp(one, unsupported[i]))
+                return pm_fail(e, PAIMON_UNSUPPORTED, "%s: partition.mark-done-action '%s' is not supported here (it %s); "
+                               "only success-file is; nothing was marked", t->root, unsupported[i], why[i]);
+        if (!known)
+            return pm_fail(e, PAIMON_MISUSE, "%s: partition.mark-done-action '%.*s' is not one of success-file, "
+                           "done-partition, mark-event, http-report, custom", t->root, (int)len, p);
+        if (!c) return PAIMON_OK;
+        p = c + 1;
+    }
+}
+
+/* "k=v/k2=v2/" of the spec's columns in partition-key order (Java's
+ * generatePartitionPath: escaped names and values); a leading run of the
+ * keys only. */
+static int mark_done_dir(const paimon_table *t, const pm_partition_filter *f, pm_buf *out, pm_err *e) {
+    out->len = 0;
+    size_t used = 0;
+    for (size_t k = 0; k < t->n_part; k++) {
+        const char *v = NULL;
+        for (size_t i = 0; i < f->n; i++)
+            if (!strcmp(f->keys[i], t->part_keys[k])) v = f->values[i];
+        if (!v) {
+            if (used < f->n)
+                return pm_fail(e, PAIMON_MISUSE, "partition spec gives a later partition column but not '%s' of %s: "
+                               "its directory would hold no partition", t->part_keys[k], t->root);
+            break;
+        }
+        if (pm_escape_path_name(t->part_keys[k], strlen(t->part_keys[k]), out) || pm_buf_printf(out, "=") ||
+            pm_escape_path_name(v, strlen(v), out) || pm_buf_printf(out, "/"))
+            return pm_nomem(e);
+        used++;
+    }
+    if (!used) return pm_fail(e, PAIMON_MISUSE, "mark_partition_done: an empty partition spec");
+    return pm_buf_cstr(out) ? pm_nomem(e) : PAIMON_OK;
+}
+
+/* SuccessFile.fromJson: both fields required, integers. */
+static int success_file_parse(const pm_buf *b, const char *path, int64_t *created, pm_err *e) {
+    pm_json_doc *doc = NULL;
+    pm_json_error je;
+    if (pm_json_parse((const char *)b->data, b->len, &doc, &je))
+        return je.nomem ? pm_nomem(e) : pm_fail(e, PAIMON_CORRUPT, "%s: not a success file (line %d, column %d: %s)",
+                                                path, je.line, je.column, je.text);
+    const pm_json *root = pm_json_root(doc);
+    const pm_json *c = pm_json_get(root, "creationTime"), *m = pm_json_get(root, "modificationTime");
+    int rc = PAIMON_OK;
+    if (!pm_json_is_integer(c) || !pm_json_is_integer(m))
+        rc = pm_fail(e, PAIMON_CORRUPT, "%s: not a success file (needs integer creationTime and modificationTime)", path);
+    else *created = pm_json_int(c);
+    pm_json_doc_free(doc);
+    return rc;
+}
+
+int pm_mark_partitions_done(paimon_table *t, const pm_partition_filter *specs, size_t n, int64_t now_ms, int dry_run,
+                            pm_mark_done_result *r, pm_err *e) {
+    memset(r, 0, sizeof *r);
+    if (t->n_part == 0) return pm_fail(e, PAIMON_MISUSE, "%s is not partitioned: no partition to mark done", t->root);
+    if (n == 0) return pm_fail(e, PAIMON_MISUSE, "mark_partition_done: no partition given (k=v[,k2=v2])");
+    const char *actions = pm_schema_option_or_default(t->schema, "partition.mark-done-action");
+    if (!actions) actions = "success-file";
+    if (!(r->actions = pm_strdup(actions))) return pm_nomem(e);
+    int rc = mark_done_actions(t, actions, e);
+    if (!rc && !(r->items = calloc(n, sizeof *r->items))) rc = pm_nomem(e);
+    int64_t now = now_ms > 0 ? now_ms : pm_now_millis();
+    pm_buf dir = {0}, path = {0}, bytes = {0}, json = {0};
+    /* everything read and checked first */
+    for (size_t i = 0; !rc && i < n; i++) {
+        pm_mark_done_item *it = &r->items[r->n];
+        if ((rc = pm_partition_filter_check(t, &specs[i], e)) || (rc = mark_done_dir(t, &specs[i], &dir, e))) break;
+        path.len = 0;
+        if (pm_buf_printf(&path, "%s/%s_SUCCESS", t->root, (char *)dir.data) || pm_buf_cstr(&path)) { rc = pm_nomem(e); break; }
+        for (size_t k = 0; k < r->n; k++)
+            if (!strcmp(r->items[k].path, (char *)path.data))
+                rc = pm_fail(e, PAIMON_MISUSE, "partition '%s' given twice", (char *)dir.data);
+        if (rc) break;
+        if (!(it->partition = pm_strdup((char *)dir.data)) || !(it->path = pm_strdup((char *)path.data))) {
+            free(it->partition);
+            rc = pm_nomem(e);
+            break;
+        }
+        r->n++;
+        int got = pm_io_read_meta(t->io, it->path, PM_META_MAX, &bytes, e);
+        if (got == PAIMON_NOTFOUND) {
+            pm_err_clear(e);
+            it->created = 1;
+            it->creation_time = now;
+        } else if (got) {
+            rc = got;
+        } else {
+            rc = success_file_parse(&bytes, it->path, &it->creation_time, e);
+        }
+        it->modification_time = now;
+        bytes.len = 0;
+    }
+    for (size_t i = 0; !rc && !dry_run && i < r->n; i++) {
+        pm_mark_done_item *it = &r->items[i];
+        json.len = 0;
+        /* Jackson's default pretty printer, as JsonSerdeUtil.toJson */
+        if (pm_buf_printf(&json, "{\n  \"creationTime\" : %lld,\n  \"modificationTime\" : %lld\n}",
+                          (long long)it->creation_time, (long long)it->modification_time)) {
+            rc = pm_nomem(e);
+            break;
+        }
+        dir.len = 0;
+        if (pm_buf_printf(&dir, "%s/%s", t->root, it->partition) || pm_buf_cstr(&dir)) { rc = pm_nomem(e); break; }
+        dir.len--;   /* the trailing '/' */
+        ((char *)dir.data)[dir.len] = '\0';
+        if (!(rc = pm_io_mkdirs(t->io, (char *)dir.data, e)))
+            rc = pm_io_write_atomic(t->io, it->path, json.data, json.len, e);
+        if (rc) pm_err_prefix(e, "marking partition '%s' done (%zu of %zu marked)", it->partition, i, r->n);
+    }
+    pm_buf_free(&dir);
+    pm_buf_free(&path);
+    pm_buf_free(&bytes);
+    pm_buf_free(&json);
+    if (rc) pm_mark_done_result_free(r);
     return rc;
 }

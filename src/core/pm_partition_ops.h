@@ -80,4 +80,39 @@ void pm_drop_result_free(pm_drop_result *r);
 int pm_drop_partitions(paimon_table *t, const pm_part_select *sel, const pm_drop_opts *o,
                        pm_drop_result *r, pm_err *e);
 
+/* ---- mark partitions done (Java's mark_partition_done) ---------------------- */
+
+/* One partition marked: its directory ("k=v/k2=v2/", Java's
+ * PartitionPathUtils.generatePartitionPath), its _SUCCESS file and the
+ * SuccessFile fields written. */
+typedef struct pm_mark_done_item {
+    char *partition;
+    char *path;
+    int created;                     /* 0: the file existed; creationTime kept */
+    int64_t creation_time, modification_time;
+} pm_mark_done_item;
+
+typedef struct pm_mark_done_result {
+    pm_mark_done_item *items;
+    size_t n;
+    char *actions;                   /* partition.mark-done-action as read */
+} pm_mark_done_result;
+void pm_mark_done_result_free(pm_mark_done_result *r);
+
+/* Java's MarkPartitionDoneProcedure with the table's
+ * partition.mark-done-action (default success-file): success-file writes
+ * <table>/<partition>/_SUCCESS as Java's SuccessFile JSON
+ * ({"creationTime", "modificationTime"}, Jackson's layout), keeping the
+ * creationTime of one that exists. done-partition, mark-event, http-report
+ * and custom need a metastore, an HTTP endpoint or a Java class:
+ * PAIMON_UNSUPPORTED naming the action, before anything is written; a value
+ * outside Java's enum is PAIMON_MISUSE. Each spec names partition columns
+ * (values checked against their types, as drop_partitions checks them) and
+ * must give a leading run of them (a, or a and b, not b alone: the
+ * directory would hold no partition). Every existing _SUCCESS file is read
+ * first (an unreadable one fails the run, naming it), then each is written
+ * atomically. now_ms 0: the clock. */
+int pm_mark_partitions_done(paimon_table *t, const pm_partition_filter *specs, size_t n, int64_t now_ms, int dry_run,
+                            pm_mark_done_result *r, pm_err *e);
+
 #endif

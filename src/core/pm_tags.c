@@ -184,42 +184,201 @@ static int snapshot_at_time(paimon_table *t, int64_t ts, pm_snapshot **out, pm_e
     return rc;
 }
 
+/* Both null and Long.MIN_VALUE mean "no watermark" (SnapshotManager
+ * .isMissingWatermark). */
+static int missing_watermark(const pm_snapshot *s) { return !s->watermark.has || s->watermark.v == INT64_MIN; }
+
+static int read_id(paimon_table *t, int64_t id, pm_snapshot **s, pm_err *e) {
+    pm_snapshot_free(*s);
+    *s = NULL;
+    return pm_snapshot_read(t->io, t->branch_root, id, s, e);
+}
+
+/* SnapshotManager.laterOrEqualWatermark: from the first snapshot with a
+ * watermark, a binary search in which a snapshot without one takes the
+ * place of the nearest earlier one that has one. *out NULL: none. */
+static int later_or_equal_watermark(paimon_table *t, int64_t wm, pm_snapshot **out, pm_err *e) {
+    *out = NULL;
+    int64_t latest = 0, earliest = 0;
+    int rc = pm_snapshot_latest_id(t->io, t->branch_root, &latest, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
+    if (!rc) rc = pm_snapshot_earliest_id(t->io, t->branch_root, &earliest, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); return PAIMON_OK; }
+    pm_snapshot *s = NULL, *found = NULL;
+    if (!rc) rc = read_id(t, earliest, &s, e);
+    while (!rc && missing_watermark(s) && earliest < latest) rc = read_id(t, ++earliest, &s, e);
+    if (rc || missing_watermark(s)) { pm_snapshot_free(s); return rc; }
+    if (s->watermark.v >= wm) { *out = s; return PAIMON_OK; }
+    while (!rc && earliest <= latest) {
+        int64_t mid = earliest + (latest - earliest) / 2, pos = mid;
+        if ((rc = read_id(t, pos, &s, e))) break;
+        while (!rc && missing_watermark(s) && pos > earliest) rc = read_id(t, --pos, &s, e);
+        if (rc) break;
+        if (missing_watermark(s)) {
+            earliest = mid + 1;
+        } else if (s->watermark.v > wm) {
+            latest = pos - 1;
+            pm_snapshot_free(found);
+            found = s;
+            s = NULL;
+        } else if (s->watermark.v < wm) {
+            earliest = mid + 1;
+        } else {
+            pm_snapshot_free(found);
+            found = s;
+            s = NULL;
+            break;
+        }
+    }
+    pm_snapshot_free(s);
+    if (rc) { pm_snapshot_free(found); return rc; }
+    *out = found;
+    return PAIMON_OK;
+}
+
+static int cmp_snapshot_id(const void *a, const void *b) {
+    const pm_snapshot *x = *(pm_snapshot *const *)a, *y = *(pm_snapshot *const *)b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Every tag of t's branch, read, sorted by snapshot id (Java's
+ * TagManager.tags(), a map ordered by snapshot). An unreadable tag fails. */
+static int read_tags(paimon_table *t, char ***names, pm_snapshot ***tags, size_t *n, pm_err *e) {
+    *tags = NULL;
+    int rc = pm_tag_list(t->io, t->branch_root, names, n, e);
+    if (!rc && !(*tags = calloc(*n ? *n : 1, sizeof **tags))) rc = pm_nomem(e);
+    for (size_t i = 0; !rc && i < *n; i++) rc = pm_tag_read(t->io, t->branch_root, (*names)[i], &(*tags)[i], e);
+    return rc;
+}
+
+static void free_tags(char **names, pm_snapshot **tags, size_t n) {
+    for (size_t i = 0; tags && i < n; i++) pm_snapshot_free(tags[i]);
+    free(tags);
+    pm_strv_free(names, n);
+}
+
+/* CreateTagFromWatermarkProcedure: laterOrEqualWatermark, then the first
+ * tag (in snapshot order) whose watermark is >= wm wins if its watermark
+ * is below that snapshot's (a tag keeps an expired snapshot). */
+static int snapshot_at_watermark(paimon_table *t, int64_t wm, pm_snapshot **out, pm_err *e) {
+    pm_snapshot *s = NULL, **tags = NULL;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = later_or_equal_watermark(t, wm, &s, e);
+    if (!rc) rc = read_tags(t, &names, &tags, &n, e);
+    if (!rc) {
+        qsort(tags, n, sizeof *tags, cmp_snapshot_id);
+        for (size_t i = 0; i < n; i++) {
+            if (!tags[i]->watermark.has || wm > tags[i]->watermark.v) continue;
+            if (!s || !s->watermark.has || tags[i]->watermark.v < s->watermark.v) {
+                pm_snapshot_free(s);
+                s = tags[i];
+                tags[i] = NULL;
+            }
+            break;
+        }
+    }
+    free_tags(names, tags, n);
+    if (!rc && !s)
+        rc = pm_fail(e, PAIMON_NOTFOUND, "%s: could not find any snapshot whose watermark is later than %lld",
+                     t->branch_root, (long long)wm);
+    if (rc) pm_snapshot_free(s);
+    else *out = s;
+    return rc;
+}
+
+static int is_auto_tag(const paimon_table *t, const char *name);
+
+/* TagManager.validateNoAutoTag: a name TagAutoCreation would write may not
+ * go on a snapshot that already has an automatic tag (the tag replaced
+ * counts too, as in Java). */
+static int validate_no_auto_tag(paimon_table *t, const char *name, int64_t snapshot_id, pm_err *e) {
+    if (!is_auto_tag(t, name)) return PAIMON_OK;
+    pm_snapshot **tags = NULL;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = read_tags(t, &names, &tags, &n, e);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (tags[i]->id == snapshot_id && is_auto_tag(t, names[i]))
+            rc = pm_fail(e, PAIMON_ERROR, "%s: snapshot %lld is already auto-tagged with '%s'; not adding '%s'",
+                         t->branch_root, (long long)snapshot_id, names[i], name);
+    free_tags(names, tags, n);
+    return rc;
+}
+
+/* The snapshot a create or replace names: by id (or a tag of it), by
+ * time, by watermark, else the latest. */
+static int pick_snapshot(paimon_table *t, const pm_tag_create_opts *o, pm_snapshot **s, pm_err *e) {
+    int rc;
+    if (o->has_snapshot) {
+        rc = pm_snapshot_read(t->io, t->branch_root, o->snapshot_id, s, e);
+        if (rc == PAIMON_NOTFOUND) {
+            pm_err_clear(e);
+            rc = snapshot_from_tags(t, o->snapshot_id, s, e);
+        }
+    } else if (o->has_timestamp) {
+        rc = snapshot_at_time(t, o->timestamp_ms, s, e);
+    } else if (o->has_watermark) {
+        rc = snapshot_at_watermark(t, o->watermark, s, e);
+    } else {
+        int64_t id = 0;
+        rc = pm_snapshot_latest_id(t->io, t->branch_root, &id, e);
+        if (rc == PAIMON_NOTFOUND)
+            rc = pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot to tag%s", t->branch_root,
+                         o->replace ? " (cannot replace the tag: the latest snapshot doesn't exist)" : "");
+        if (!rc) rc = pm_snapshot_read(t->io, t->branch_root, id, s, e);
+    }
+    return rc;
+}
+
+/* replace: the tag must exist and be readable (what it named is reported). */
+static int check_replaced(paimon_table *t, const char *name, const pm_buf *path, pm_tag_created *out, pm_err *e) {
+    pm_snapshot *old = NULL;
+    int rc = pm_tag_read(t->io, t->branch_root, name, &old, e);
+    if (rc == PAIMON_NOTFOUND)
+        return pm_fail(e, PAIMON_NOTFOUND, "tag '%s' doesn't exist (%s)", name, (const char *)path->data);
+    if (rc) {
+        pm_err_prefix(e, "refusing to replace tag '%s'", name);
+        return rc;
+    }
+    out->previous_snapshot_id = old->id;
+    pm_snapshot_free(old);
+    return PAIMON_OK;
+}
+
 int pm_tag_create(paimon_table *t, const char *name, const pm_tag_create_opts *o, pm_tag_created *out, pm_err *e) {
     memset(out, 0, sizeof *out);
     int rc = pm_tag_name_check("tag", name, e);
     if (rc) return rc;
-    if (o->has_snapshot && o->has_timestamp)
-        return pm_fail(e, PAIMON_MISUSE, "create tag '%s': give a snapshot or a timestamp, not both", name);
+    if (o->has_snapshot + o->has_timestamp + o->has_watermark > 1)
+        return pm_fail(e, PAIMON_MISUSE, "create tag '%s': give one of a snapshot, a timestamp or a watermark", name);
+    if (o->replace && (o->has_timestamp || o->has_watermark))
+        return pm_fail(e, PAIMON_MISUSE, "replace tag '%s': give a snapshot id or none (the latest), as Java's replace_tag",
+                       name);
     if (o->has_time_retained && o->time_retained_ms <= 0)
         return pm_fail(e, PAIMON_MISUSE, "create tag '%s': time retained must be positive", name);
     pm_snapshot *s = NULL;
-    if (o->has_snapshot) {
-        rc = pm_snapshot_read(t->io, t->branch_root, o->snapshot_id, &s, e);
-        if (rc == PAIMON_NOTFOUND) {
-            pm_err_clear(e);
-            rc = snapshot_from_tags(t, o->snapshot_id, &s, e);
-        }
-    } else if (o->has_timestamp) {
-        rc = snapshot_at_time(t, o->timestamp_ms, &s, e);
-    } else {
-        int64_t id = 0;
-        rc = pm_snapshot_latest_id(t->io, t->branch_root, &id, e);
-        if (rc == PAIMON_NOTFOUND) rc = pm_fail(e, PAIMON_NOTFOUND, "%s: no snapshot to tag", t->branch_root);
-        if (!rc) rc = pm_snapshot_read(t->io, t->branch_root, id, &s, e);
-    }
     pm_buf path = {0}, json = {0}, dir = {0};
-    if (!rc) rc = tag_path(t, name, &path, e);
+    rc = tag_path(t, name, &path, e);
+    if (!rc && o->replace) rc = check_replaced(t, name, &path, out, e);
+    if (!rc) rc = pick_snapshot(t, o, &s, e);
+    if (!rc) rc = validate_no_auto_tag(t, name, s->id, e);
     if (!rc) {
         out->snapshot_id = s->id;
         out->commit_time = s->time_millis;
+        out->has_watermark = s->watermark.has;
+        out->watermark = s->watermark.v;
         snprintf(out->path, sizeof out->path, "%s", (char *)path.data);
         int64_t now = o->now_local_ms ? o->now_local_ms : pm_local_now_millis();
         if (pm_tag_to_json(s, o->has_time_retained ? o->time_retained_ms : -1, now, &json)) rc = pm_nomem(e);
     }
     if (!rc && o->dry_run) {
         int ex = 0;
-        if (!(rc = pm_io_exists(t->io, (char *)path.data, &ex, e)) && ex)
+        if (!o->replace && !(rc = pm_io_exists(t->io, (char *)path.data, &ex, e)) && ex)
             rc = pm_fail(e, PAIMON_EXISTS, "tag '%s' already exists (%s)", name, (char *)path.data);
+    } else if (!rc && o->replace) {
+        /* Java overwrites the tag file; ours is atomic (temp file + rename) */
+        rc = pm_io_write_atomic(t->io, (char *)path.data, json.data, json.len, e);
     } else if (!rc) {
         if (pm_buf_printf(&dir, "%s/tag", t->branch_root)) rc = pm_nomem(e);
         if (!rc) rc = pm_io_mkdirs(t->io, (char *)dir.data, e);

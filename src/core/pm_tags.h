@@ -32,15 +32,28 @@ typedef struct pm_tag_create_opts {
     int64_t time_retained_ms;     /* writes tagCreateTime + tagTimeRetained */
     int64_t now_local_ms;         /* tagCreateTime (local wall clock); 0: the clock */
     int dry_run;
+    int has_watermark;
+    int64_t watermark;            /* Java create_tag_from_watermark: the earliest snapshot
+                                     (or tag) whose watermark is >= it */
+    int replace;                  /* Java replaceTag: the tag must exist; rewritten */
 } pm_tag_create_opts;
 
 typedef struct pm_tag_created {
     int64_t snapshot_id, commit_time;
+    int has_watermark;
+    int64_t watermark;            /* the snapshot's, when it has one */
+    int64_t previous_snapshot_id; /* replace: the snapshot the tag named before */
     char path[1024];
 } pm_tag_created;
 
 /* Write tag/tag-<name> of t's branch without replacing (PAIMON_EXISTS if
- * the tag exists). Neither snapshot nor timestamp: the latest snapshot. */
+ * the tag exists). Neither snapshot, timestamp nor watermark: the latest
+ * snapshot. With o->replace (Java TagManager.replaceTag): the tag must
+ * exist (PAIMON_NOTFOUND) and be readable; its file is rewritten
+ * atomically, and the files only its old snapshot held are left to orphan
+ * cleaning, as Java leaves them. Either way a name TagAutoCreation would
+ * write is refused on a snapshot that already has an automatic tag
+ * (TagManager.validateNoAutoTag). */
 int pm_tag_create(paimon_table *t, const char *name, const pm_tag_create_opts *o, pm_tag_created *out, pm_err *e);
 
 /* Java's Tag JSON: the snapshot's JSON, plus tagCreateTime (LocalDateTime

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pm_tags.h"
 #include "pm_expire.h"
 #include "pm_meta.h"
 #include "pm_ops.h"
@@ -143,14 +144,21 @@ static void partition_step(run *u) {
         skipped(u, name, why);
         return;
     }
-    /* the time parsing and policies of partition expiration are Lua's: only
-     * a face's hook runs it */
+    /* a face's hook (the Lua runner, which takes policies), else the same
+     * rule in C (pm_partition_expire, operation expire_partitions), whose
+     * clock is the local wall clock as the Lua runner's */
     int rc;
     if (!hooked(u, name, &rc)) {
-        pm_fail(&e, PAIMON_UNSUPPORTED, "partition expiration by partition.expiration-time runs in the Lua runner "
-                                        "(lua/paimon/partition_expire.lua); this face has none: run maintain.lua");
-        record(u, name, PAIMON_UNSUPPORTED, &e, NULL);
-        return;
+        char now[24];
+        snprintf(now, sizeof now, "%lld", (long long)pm_tag_local_ms(u->now_ms));
+        pm_opt_in in[2] = {{"dry-run", PM_OV_TEXT, u->o->dry_run ? "true" : "false", 0, NULL},
+                           {"now-ms", PM_OV_TEXT, now, 0, NULL}};
+        pm_op_args args;
+        pm_result *r = NULL;
+        rc = pm_op_parse(pm_op_find(name), PM_FACE_C, in, 2, &args, &e);
+        if (!rc) rc = pm_op_run(u->t, &args, NULL, &r, &e);
+        record(u, name, rc, &e, r ? r->root : NULL);
+        pm_result_free(r);
     }
     if (!rc && last && !u->o->dry_run) *last = u->now_ms;   /* Java: lastCheck = now after doExpire */
 }

@@ -256,11 +256,33 @@ PAIMON_API int paimon_fast_forward(paimon_table *t, const paimon_options *o, pai
  * dry-run, threads, now-ms. The result lists each step ("steps":
  * operation, status done / skipped / failed, reason, error, code, result)
  * and counts "errors"; a failed step does not stop the next, and PAIMON_OK
- * is returned whenever the result could be made. Partition expiration runs
- * in the Lua runner: from C it is a failed step (code "unsupported") when
- * partition.expiration-time is set. docs/maintenance.md "Upkeep after
- * every commit". */
+ * is returned whenever the result could be made. Partition expiration from
+ * C is paimon_expire_partitions' rule (the Lua runner's default policy; a
+ * named Lua policy is not asked). docs/maintenance.md "Upkeep after every
+ * commit". */
 PAIMON_API int paimon_upkeep(paimon_table *t, const paimon_options *o, paimon_result **out);
+/* Java's replace_tag, clear_consumers and rename_branch (docs/maintenance.md):
+ * replace_tag takes "tag", "snapshot" (else the latest), "time-retained",
+ * "dry-run" (paimon_create_tag also takes "watermark": Java's
+ * create_tag_from_watermark); clear_consumers "include" / "exclude" (regular
+ * expressions matched against the whole consumer id), "dry-run";
+ * rename_branch "branch" (the old name), "new-name", "dry-run". */
+PAIMON_API int paimon_replace_tag(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_clear_consumers(paimon_table *t, const paimon_options *o, paimon_result **out);
+PAIMON_API int paimon_rename_branch(paimon_table *t, const paimon_options *o, paimon_result **out);
+/* Java's expire_partitions: "expiration-time" (a duration; else the table's
+ * partition.expiration-time), "strategy" (values-time | update-time),
+ * "timestamp-formatter", "timestamp-pattern", "max-expires" (else the
+ * table's partition.* options), "dry-run", "max-attempts", "commit-user",
+ * "now-ms" (local wall clock, for tests). The rule of the Lua default
+ * policy (docs/partitions.md); the chosen partitions go in one OVERWRITE
+ * snapshot as paimon_drop_partitions. */
+PAIMON_API int paimon_expire_partitions(paimon_table *t, const paimon_options *o, paimon_result **out);
+/* Java's mark_partition_done by the table's partition.mark-done-action:
+ * "partition" (k=v[,k2=v2], repeatable), "dry-run". success-file writes
+ * <table>/<partition>/_SUCCESS; the metastore actions are
+ * PAIMON_UNSUPPORTED. */
+PAIMON_API int paimon_mark_partition_done(paimon_table *t, const paimon_options *o, paimon_result **out);
 
 /* The result as one JSON object, the keys of the Lua methods' result
  * tables (t:expire_snapshots() ...; both faces render one result): e.g.

@@ -6,6 +6,7 @@
  *   t:create_branch(name, opts)     opts: from_tag, dry_run
  *   t:delete_branch(name, opts)     opts: threads, dry_run, progress
  *   t:fast_forward(name, opts)      opts: dry_run (into t's branch)
+ *   t:rename_branch(old, new, opts) opts: dry_run (never replaces a branch)
  * Each returns the result table, or nil, message, code; misuse raises. */
 #include <string.h>
 
@@ -63,6 +64,19 @@ static int branch_op(lua_State *L, const char *op) {
     return lp_op_run(L, t, &args, &hooks, &pr);
 }
 
+static int tbl_rename_branch(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    const char *from = luaL_checkstring(L, 2);
+    const char *to = luaL_checkstring(L, 3);
+    lua_settop(L, 4);
+    pm_op_args args;
+    lp_op_options(L, 4, "rename_branch", &args);
+    pm_op_hooks hooks = {0};
+    hooks.branch_name = from;
+    hooks.new_name = to;
+    return lp_op_run(L, t, &args, &hooks, NULL);
+}
+
 static int tbl_create_branch(lua_State *L) { return branch_op(L, "create_branch"); }
 static int tbl_delete_branch(lua_State *L) { return branch_op(L, "delete_branch"); }
 static int tbl_fast_forward(lua_State *L) { return branch_op(L, "fast_forward"); }
@@ -72,6 +86,7 @@ static const luaL_Reg branch_methods[] = {
     {"create_branch", tbl_create_branch},
     {"delete_branch", tbl_delete_branch},
     {"fast_forward", tbl_fast_forward},
+    {"rename_branch", tbl_rename_branch},
     {NULL, NULL},
 };
 

@@ -264,6 +264,30 @@ static int tbl_drop_partitions(lua_State *L) {
     return 1;
 }
 
+/* t:mark_partition_done(specs [, opts]) -> result | nil, msg, code
+ * specs: {col = v} or an array of them; opts: dry_run, now. */
+static int tbl_mark_partition_done(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    lua_settop(L, 3);
+    pm_op_args args;
+    lp_op_options(L, 3, "mark_partition_done", &args);
+    specs s;
+    memset(&s, 0, sizeof s);
+    check_specs(L, 2, &s);
+    pm_op_hooks hooks = {0};
+    pm_part_select sel = {s.n, s.v, 0, NULL, 0};
+    hooks.select = &sel;
+    pm_result *res = NULL;
+    pm_err e;
+    pm_err_clear(&e);
+    int rc = pm_op_run(t, &args, &hooks, &res, &e);
+    specs_free(&s);
+    if (rc) return lp_push_fail(L, rc, &e);
+    lp_push_result(L, res->root);
+    pm_result_free(res);
+    return 1;
+}
+
 /* t:expire_partitions([opts]) = require("paimon.partition_expire").run(t, opts) */
 static int tbl_expire_partitions(lua_State *L) {
     lp_check_table(L, 1);
@@ -282,6 +306,7 @@ static int tbl_expire_partitions(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"drop_partitions", tbl_drop_partitions},
     {"expire_partitions", tbl_expire_partitions},
+    {"mark_partition_done", tbl_mark_partition_done},
     {"partition_entries", tbl_partition_entries},
     {NULL, NULL}};
 

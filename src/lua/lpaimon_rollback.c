@@ -7,6 +7,7 @@
  *   t:reset_consumer(id, n)       -> {id, next_snapshot, previous}
  *   t:delete_consumer(id)         -> {id, deleted}
  *   t:expire_consumers{expiration = "7d", dry_run, now}
+ *   t:clear_consumers{include = "job-.*", exclude = "keep", dry_run}
  * Each returns its result table, or nil, message, code. */
 #include "lpaimon.h"
 
@@ -57,12 +58,21 @@ static int tbl_expire_consumers(lua_State *L) {
     return lp_op_run(L, t, &args, NULL, NULL);
 }
 
+static int tbl_clear_consumers(lua_State *L) {
+    paimon_table *t = lp_check_table(L, 1);
+    lua_settop(L, 2);
+    pm_op_args args;
+    lp_op_options(L, 2, "clear_consumers", &args);
+    return lp_op_run(L, t, &args, NULL, NULL);
+}
+
 static const luaL_Reg rollback_methods[] = {
     {"rollback", tbl_rollback},
     {"purge_files", tbl_purge_files},
     {"reset_consumer", tbl_reset_consumer},
     {"delete_consumer", tbl_delete_consumer},
     {"expire_consumers", tbl_expire_consumers},
+    {"clear_consumers", tbl_clear_consumers},
     {NULL, NULL},
 };
 

@@ -1,7 +1,9 @@
 /* paimon.core, tags (the operations layer's create_tag, delete_tags,
  * rename_tag, expire_tags):
  *   t:create_tag(name, opts)        opts: snapshot, timestamp (epoch ms),
- *                                   time_retained ("1d"), dry_run, now
+ *                                   watermark, time_retained ("1d"), dry_run, now
+ *   t:replace_tag(name, opts)       opts: snapshot (else the latest),
+ *                                   time_retained, dry_run, now (Java replace_tag)
  *   t:delete_tags({names}, opts)    opts: threads, dry_run, progress
  *   t:rename_tag(old, new)
  *   t:expire_tags(opts)             opts: older_than, num_retained_max,
@@ -35,18 +37,21 @@ static int run_with(lua_State *L, paimon_table *t, pm_op_args *args, pm_op_hooks
     return lp_op_run(L, t, args, hooks, &pr);
 }
 
-static int tbl_create_tag(lua_State *L) {
+static int create_or_replace(lua_State *L, const char *op) {
     paimon_table *t = lp_check_table(L, 1);
     const char *name = luaL_checkstring(L, 2);
     lua_settop(L, 3);
     pm_op_args args;
-    lp_op_options(L, 3, "create_tag", &args);
+    lp_op_options(L, 3, op, &args);
     pm_op_hooks hooks = {0};
     hooks.tags = &name;
     hooks.n_tags = 1;
     hooks.has_tags = 1;
     return lp_op_run(L, t, &args, &hooks, NULL);
 }
+
+static int tbl_create_tag(lua_State *L) { return create_or_replace(L, "create_tag"); }
+static int tbl_replace_tag(lua_State *L) { return create_or_replace(L, "replace_tag"); }
 
 static int tbl_delete_tags(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
@@ -126,6 +131,7 @@ static const luaL_Reg tag_methods[] = {
     {"create_tag", tbl_create_tag},
     {"delete_tags", tbl_delete_tags},
     {"rename_tag", tbl_rename_tag},
+    {"replace_tag", tbl_replace_tag},
     {"expire_tags", tbl_expire_tags},
     {"auto_tags", tbl_auto_tags},
     {NULL, NULL},

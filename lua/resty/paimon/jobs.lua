@@ -215,8 +215,16 @@ end
 function jobs.create_tag(path, name, opts)
   opts = opts or {}
   return with_table(path, opts, function(t)
-    return t:create_tag(name, { snapshot = opts.snapshot, timestamp = opts.timestamp,
+    return t:create_tag(name, { snapshot = opts.snapshot, timestamp = opts.timestamp, watermark = opts.watermark,
                                 time_retained = opts.time_retained, dry_run = opts.dry_run })
+  end)
+end
+
+function jobs.replace_tag(path, name, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    return t:replace_tag(name, { snapshot = opts.snapshot, time_retained = opts.time_retained,
+                                 dry_run = opts.dry_run })
   end)
 end
 
@@ -282,6 +290,33 @@ end
 function jobs.fast_forward(path, name, opts)
   opts = opts or {}
   return with_table(path, opts, function(t) return t:fast_forward(name, { dry_run = opts.dry_run }) end)
+end
+
+function jobs.rename_branch(path, from, to, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    local res, err, code = t:rename_branch(from, to, { dry_run = opts.dry_run })
+    if res == nil then return nil, err, code end
+    return plain(res)
+  end)
+end
+
+function jobs.clear_consumers(path, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    local res, err, code = t:clear_consumers{ include = opts.include, exclude = opts.exclude, dry_run = opts.dry_run }
+    if res == nil then return nil, err, code end
+    return plain(res)
+  end)
+end
+
+function jobs.mark_partition_done(path, specs, opts)
+  opts = opts or {}
+  return with_table(path, opts, function(t)
+    local res, err, code = t:mark_partition_done(specs, { dry_run = opts.dry_run })
+    if res == nil then return nil, err, code end
+    return plain(res)
+  end)
 end
 
 function jobs.reset_consumer(path, id, next_snapshot, opts)
