@@ -102,3 +102,45 @@ describe("decoupled changelogs", function()
     H.rmdir(dir)
   end)
 end)
+
+-- A fast-forward after main's snapshots moved to long-lived changelogs:
+-- main's changelog-N is of history the branch's snapshot N replaced.
+-- Expiring that snapshot refused for ever (exit 3, "exists with other
+-- content"); Java's commitChangelog overwrites it, and so do we now.
+describe("a changelog of history a fast-forward replaced", function()
+  it("is overwritten when the branch's snapshot of that id expires", function()
+    local dir = H.tmpdir()
+    local T = dir .. "/t"
+    local function ok(args, stdin)
+      local cmd = {}
+      for i, a in ipairs(args) do cmd[i] = H.sh_quote(a) end
+      local line = H.sh_quote(H.cli) .. " " .. table.concat(cmd, " ")
+      if stdin then line = "printf '%s\\n' " .. H.sh_quote(stdin) .. " | " .. line end
+      local out, err, rc = H.run(line)
+      assert.equals(0, rc, table.concat(args, " ") .. ": " .. err)
+      return out
+    end
+    ok({"create_table.lua", T, "--field", "id:INT", "--field", "v:STRING", "--option", "file.format=avro",
+        "--option", "changelog.time-retained=1d"})
+    for i = 1, 2 do ok({"write.lua", T}, '{"id":' .. i .. ',"v":"m"}') end
+    ok({"tag.lua", T, "create", "t1"})
+    ok({"branch.lua", T, "create", "b", "--from-tag", "t1"})
+    for i = 3, 4 do
+      ok({"write.lua", T, "--branch", "b"}, '{"id":' .. i .. ',"v":"b"}')
+      ok({"write.lua", T}, '{"id":' .. i .. ',"v":"m"}')
+    end
+    ok({"tag.lua", T, "delete", "t1"})
+    ok({"expire.lua", T, "--retain-min", "1", "--older-than", "1ms"})     -- main's 1..3 into changelogs
+    local old3 = H.read_file(T .. "/changelog/changelog-3")
+    ok({"branch.lua", T, "fast-forward", "b"})                             -- the branch's 2..4 come in
+    ok({"expire.lua", T, "--retain-min", "1", "--older-than", "1ms"})     -- refused before (exit 3)
+    local new3 = H.cjson.decode(H.read_file(T .. "/changelog/changelog-3"))
+    local b3 = H.cjson.decode(H.read_file(T .. "/branch/branch-b/snapshot/snapshot-3"))
+    assert.are_not.equal(old3, H.read_file(T .. "/changelog/changelog-3"))
+    assert.equals(b3.baseManifestList, new3.baseManifestList)
+    assert.equals(b3.deltaManifestList, new3.deltaManifestList)
+    local out = ok({"verify.lua", T, "--all-snapshots", "--json"})
+    assert.is_true(H.decode(out).ok)
+    H.rmdir(dir)
+  end)
+end)

@@ -35,7 +35,13 @@ int pm_changelog_hint_write(pm_fileio *io, const char *branch_root, const char *
     return rc;
 }
 
-/* changelog-<id> with these bytes: created, or already there identical. */
+/* changelog-<id> with these bytes: created, already there identical, or
+ * replaced. A different one is a changelog of history a fast-forward
+ * replaced (main's snapshot N expired into changelog-N, then the branch's
+ * snapshot N came in): Java's commitChangelog overwrites it, and so do we.
+ * Its files were protected while it stood; this run's plan was made with
+ * it as a root, so nothing it alone held goes before the next run, when
+ * they are orphans of history that no longer exists. */
 static int write_one(paimon_table *t, const pm_snapshot *s, pm_buf *json, pm_buf *path, pm_err *e) {
     char name[40];
     snprintf(name, sizeof name, "changelog-%lld", (long long)s->id);
@@ -46,8 +52,7 @@ static int write_one(paimon_table *t, const pm_snapshot *s, pm_buf *json, pm_buf
     pm_buf have = {0};
     rc = pm_io_read_meta(t->io, (char *)path->data, PM_META_MAX, &have, e);
     if (!rc && (have.len != json->len || memcmp(have.data, json->data, json->len)))
-        rc = pm_fail(e, PAIMON_CONFLICT, "%s: exists with other content than snapshot %lld; refusing to replace it",
-                     (char *)path->data, (long long)s->id);
+        rc = pm_io_write_atomic(t->io, (char *)path->data, json->data, json->len, e);
     pm_buf_free(&have);
     return rc;
 }
