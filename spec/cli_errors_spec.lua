@@ -338,3 +338,32 @@ describe("a number without a unit", function()
     H.rmdir(dir)
   end)
 end)
+
+-- Issue 24: consumer reset accepted 999 past the latest, 1 below the
+-- earliest and "1e3". A consumer starts from a snapshot that exists (or
+-- a kept changelog of it) or from the next one.
+describe("consumer reset", function()
+  it("takes a snapshot a consumer can start from, as decimal digits", function()
+    local tp, dir = small_table()   -- snapshot 1 only
+    for _, n in ipairs{"999", "3", "1e3", "0x1", " 1"} do
+      local _, err, rc = H.paimon_lua({"consumer.lua", tp, "reset", "c1", "--next-snapshot", n})
+      assert.equals(2, rc, n .. ": " .. err)
+      assert.is_false(H.exists(tp .. "/consumer/consumer-c1"), n)
+    end
+    local _, err = H.paimon_lua({"consumer.lua", tp, "reset", "c1", "--next-snapshot", "999"})
+    assert.matches("snapshot 999 is past the latest snapshot 1 (at most 2: the next one)", err, 1, true)
+    for _, n in ipairs{"1", "2"} do
+      local _, err2, rc = H.paimon_lua({"consumer.lua", tp, "reset", "c1", "--next-snapshot", n})
+      assert.equals(0, rc, n .. ": " .. err2)
+    end
+    -- below the earliest: gone, unless its changelog is kept
+    H.write_file(dir .. "/more.jsonl", '{"id":5,"p":"x"}\n')
+    local _, err4, rc4 = H.paimon_lua({"write.lua", tp, "--input", dir .. "/more.jsonl"})
+    assert.equals(0, rc4, err4)
+    H.write_file(tp .. "/snapshot/EARLIEST", "2")
+    os.remove(tp .. "/snapshot/snapshot-1")
+    local _, err3, rc3 = H.paimon_lua({"consumer.lua", tp, "reset", "c1", "--next-snapshot", "1"})
+    assert.equals(2, rc3, err3)
+    H.rmdir(dir)
+  end)
+end)

@@ -164,7 +164,8 @@ function M.parse(argv, spec)
           if value == nil then M.usage_error("option --" .. name .. " needs a value") end
         end
         if kind == "integer" then
-          local n = math.tointeger(tonumber(value))
+          -- decimal digits only: "1e3", "0x10" and " 5" are not what was meant
+          local n = value:match("^%-?%d+$") and math.tointeger(tonumber(value))
           if not n then M.usage_error("option --" .. name .. " expects an integer, got '" .. value .. "'") end
           local min = spec.min and spec.min[key]
           if min and n < min then

@@ -1024,6 +1024,29 @@ static int run_reset_consumer(paimon_table *t, const pm_op_args *a, const pm_op_
     if (!a->has[PM_O_NEXT_SNAPSHOT])
         return pm_fail(e, PAIMON_MISUSE, "reset_consumer: option '%s' is required", pm_op_key(PM_O_NEXT_SNAPSHOT, a->face));
     const char *id = a->text[PM_O_CONSUMER_ID];
+    /* a snapshot that exists (or a long-lived changelog of it), or the one
+     * after the latest (a consumer waiting for the next commit): never an
+     * id a consumer could not start from (issue 24) */
+    int64_t want = a->v[PM_O_NEXT_SNAPSHOT], earliest = 0, latest = 0;
+    rc = pm_snapshot_latest_id(t->io, t->branch_root, &latest, e);
+    if (rc == PAIMON_NOTFOUND) { pm_err_clear(e); rc = PAIMON_OK; latest = 0; earliest = 1; }
+    else if (!rc) rc = pm_snapshot_earliest_id(t->io, t->branch_root, &earliest, e);
+    if (rc) return rc;
+    if (want > latest + 1)
+        return pm_fail(e, PAIMON_MISUSE, "reset_consumer: snapshot %lld is past the latest snapshot %lld (at most %lld: "
+                       "the next one)", (long long)want, (long long)latest, (long long)latest + 1);
+    if (want < earliest) {
+        pm_buf p = {0};
+        int ex = 0;
+        if (pm_buf_printf(&p, "%s/changelog/changelog-%lld", t->branch_root, (long long)want) || pm_buf_cstr(&p))
+            rc = pm_nomem(e);
+        else rc = pm_io_exists(t->io, (char *)p.data, &ex, e);
+        pm_buf_free(&p);
+        if (rc) return rc;
+        if (!ex)
+            return pm_fail(e, PAIMON_MISUSE, "reset_consumer: snapshot %lld no longer exists (the earliest is %lld, "
+                           "and no changelog of it is kept)", (long long)want, (long long)earliest);
+    }
     pm_consumer before;
     int had = pm_consumer_read(t->io, t->branch_root, id, &before, e);
     if (had == PAIMON_NOTFOUND) pm_err_clear(e);
