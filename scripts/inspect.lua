@@ -195,32 +195,19 @@ function builders.consumers(t, _, emit)
   end
 end
 
--- Human renderings of the columns that are times or durations (--json keeps
--- Paimon's values: epoch milliseconds, Jackson's arrays and seconds).
+-- Human renderings of the columns that are times or durations (--json:
+-- every time epoch milliseconds, every duration milliseconds).
 local function schema_fields(fields)
   local parts = {}
   for i, f in ipairs(fields) do parts[i] = f.name .. " " .. f.type end
   return table.concat(parts, ", ")
 end
 
-local function tag_create_time(v)
-  local ok, a = pcall(require("cjson").decode, v)
-  if not ok or type(a) ~= "table" or not a[1] then return v end
-  local s = string.format("%04d-%02d-%02dT%02d:%02d:%02d", a[1], a[2] or 1, a[3] or 1, a[4] or 0, a[5] or 0, a[6] or 0)
-  if (a[7] or 0) > 0 then s = s .. string.format(".%09d", a[7]):gsub("0+$", "") end
-  return s
-end
-
-local function seconds_duration(v)
-  local secs = tonumber(v)
-  if not secs then return v end
-  return cli.duration(math.floor(secs * 1000 + 0.5))
-end
 
 HUMAN = {
   commit_time = cli.iso_time, update_time = cli.iso_time,
   creation_time = cli.wall_time, last_update_time = cli.wall_time,   -- local wall clock, as Paimon stores it
-  create_time = tag_create_time, time_retained = seconds_duration, fields = schema_fields,
+  create_time = cli.iso_time, time_retained = cli.duration, fields = schema_fields,
 }
 
 local function main(opts, pos)

@@ -122,6 +122,13 @@ local function main(opts, pos)
                            create_time = x.create_time, time_retained = x.time_retained}
       end
       local cols = {"tag_name", "snapshot_id", "commit_time", "create_time", "time_retained"}
+      if not opts.json then   -- people read ISO 8601 and units; --json keeps epoch ms and ms
+        for _, row in ipairs(rows) do
+          row.commit_time = cli.iso_time(row.commit_time)
+          if row.create_time then row.create_time = cli.iso_time(row.create_time) end
+          if row.time_retained then row.time_retained = cli.duration(row.time_retained) end
+        end
+      end
       if opts.json then cli.print_json(rows, cols) else cli.print_table(rows, cols) end
     end
   elseif cmd == "auto" then

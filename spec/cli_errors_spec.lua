@@ -198,7 +198,9 @@ describe("human output", function()
     assert.is_nil(out:find(tostring(ms), 1, true))
   end)
 
-  it("the tags view shows a tag's creation time and retention for people, --json keeps Paimon's values", function()
+  -- issue 24: --json gave Java's forms ("[ 2026, 11, 2, 10, 15 ]", "93600.000000000"); now every time is
+  -- epoch ms and every duration ms in --json, ISO 8601 and units for people, in inspect and tag.lua list
+  it("the tags view shows a tag's creation time and retention for people, --json in epoch ms and ms", function()
     local copy, dir = H.copy_table(H.fixture(COMPLEX))
     local snap = H.read_file(copy .. "/snapshot/snapshot-1"):gsub("%s*}%s*$", "")
     H.run("mkdir -p " .. H.sh_quote(copy .. "/tag"))
@@ -206,10 +208,18 @@ describe("human output", function()
                  '  "tagTimeRetained" : 93600.000000000\n}')
     local out, err, rc = H.paimon_lua({"inspect.lua", copy, "tags"})
     assert.equals(0, rc, err)
-    assert.matches("keep%s+1%s+0%s+%S+%s+3%s+2026%-11%-02T10:15:00%s+1d 2h\n", out)
+    assert.matches("keep%s+1%s+0%s+%S+%s+3%s+2026%-11%-02T10:15:00%.000[+-]%d%d:%d%d%s+1d 2h\n", out)
+    -- tagCreateTime is Java's LocalDateTime: local wall clock, as os.time reads a date
+    local created = os.time{year = 2026, month = 11, day = 2, hour = 10, min = 15, sec = 0} * 1000
     local rows = H.inspect_json(copy, "tags")
-    assert.equals("93600.000000000", rows[1].time_retained)
+    assert.equals(93600000, rows[1].time_retained)
+    assert.equals(created, rows[1].create_time)
     assert.equals("number", type(rows[1].commit_time))
+    local list = H.decode((H.paimon_lua({"tag.lua", copy, "list", "--json"})))
+    assert.equals(93600000, list[1].time_retained)
+    assert.equals(created, list[1].create_time)
+    out = H.paimon_lua({"tag.lua", copy, "list"})
+    assert.matches("keep%s+1%s+%S+%s+2026%-11%-02T10:15:00%.000[+-]%d%d:%d%d%s+1d 2h\n", out)
     H.rmdir(dir)
   end)
 

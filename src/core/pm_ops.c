@@ -813,8 +813,7 @@ static int run_delete_tags(paimon_table *t, const pm_op_args *a, const pm_op_hoo
     return rc;
 }
 
-/* A local wall-clock time back to epoch ms (the zone offset near it). */
-static int64_t epoch_of_local(int64_t local_ms) { return local_ms - (pm_tag_local_ms(local_ms) - local_ms); }
+#define epoch_of_local pm_tag_epoch_of_local
 
 /* Java's verdict per tag (TagTimeExpire, tag.num-retained-max), then the
  * deletion of those tags, or of the policy's choice (hooks). */

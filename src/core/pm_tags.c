@@ -119,6 +119,19 @@ static int duration_parse(const char *text, int64_t *ms) {
     return 1;
 }
 
+int64_t pm_tag_epoch_of_local(int64_t local_ms) { return local_ms - (pm_tag_local_ms(local_ms) - local_ms); }
+
+int pm_tag_times(const pm_snapshot *s, int64_t *create_epoch_ms, int64_t *retained_ms) {
+    int has = 0;
+    int64_t local = 0;
+    if (s->tag_create_time && local_time_parse(s->tag_create_time, &local)) {
+        *create_epoch_ms = pm_tag_epoch_of_local(local);
+        has |= 1;
+    }
+    if (s->tag_time_retained && duration_parse(s->tag_time_retained, retained_ms)) has |= 2;
+    return has;
+}
+
 int pm_tag_to_json(const pm_snapshot *s, int64_t time_retained_ms, int64_t create_local_ms, pm_buf *out) {
     pm_snapshot copy = *s;
     pm_buf ct = {0}, tr = {0};

@@ -13,6 +13,13 @@
  * encoded as UTC ms): the zone offset of that very instant, not of a
  * second clock read. */
 int64_t pm_tag_local_ms(int64_t epoch_ms);
+/* A local wall-clock time (Java's LocalDateTime, as tagCreateTime holds it)
+ * back to epoch ms, with the zone offset near it. */
+int64_t pm_tag_epoch_of_local(int64_t local_ms);
+/* A tag's creation time as epoch ms and its retention in ms, from Java's
+ * forms (a LocalDateTime array, decimal seconds): bit 1 set when the
+ * creation time is there and readable, bit 2 the retention. */
+int pm_tag_times(const pm_snapshot *s, int64_t *create_epoch_ms, int64_t *retained_ms);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date, and back (Java's
  * LocalDate arithmetic). */

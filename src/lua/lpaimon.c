@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "lpaimon.h"
+#include "pm_tags.h"
 
 #include "pm_datafile.h"
 
@@ -461,8 +462,13 @@ static int tbl_tags(lua_State *L) {
         lp_set_int(L, "schema_id", s->schema_id);
         lp_set_int(L, "commit_time", s->time_millis);
         lp_set_opt(L, "record_count", s->total_record_count);
-        lp_set_str(L, "create_time", s->tag_create_time);
-        lp_set_str(L, "time_retained", s->tag_time_retained);
+        /* epoch ms and ms, as every time and duration here (issue 24);
+         * Java's forms (a LocalDateTime array, decimal seconds) stay in
+         * the tag file */
+        int64_t ct = 0, tr = 0;
+        int has = pm_tag_times(s, &ct, &tr);
+        if (has & 1) lp_set_int(L, "create_time", ct);
+        if (has & 2) lp_set_int(L, "time_retained", tr);
         lp_push_snap(L, 1, s, names[i]);
         lua_setfield(L, -2, "snapshot");
         lua_rawseti(L, -2, (int)i + 1);
