@@ -26,7 +26,7 @@ usage: paimon-lua consumer.lua TABLE COMMAND [ID] [options]
                                 (default: every one) and not the --exclude RE (Java's
                                 clear_consumers; POSIX extended regular expressions)
   --branch B                    consumers of branch B
-  --dry-run                     expire, clear: print what would go, change nothing
+  --dry-run                     reset, delete, expire, clear: print what would change, change nothing
   --json                        print one JSON object
 exit codes: 0 done, 1 failed, 2 usage, 3 conflict]],
 }
@@ -43,7 +43,7 @@ local function main(opts, pos)
   if cmd == "reset" and not opts.next_snapshot then cli.usage_error("reset needs --next-snapshot N") end
   if cmd ~= "reset" and opts.next_snapshot then cli.usage_error("--next-snapshot goes with reset") end
   if cmd ~= "expire" and opts.expiration then cli.usage_error("--expiration goes with expire") end
-  if cmd ~= "expire" and cmd ~= "clear" and opts.dry_run then cli.usage_error("--dry-run goes with expire and clear") end
+  if cmd == "list" and opts.dry_run then cli.usage_error("list has no --dry-run") end
   if opts.expiration then maint.parse_cli_duration(opts.expiration, "--expiration") end
   local t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
@@ -58,9 +58,9 @@ local function main(opts, pos)
       end
     end
   elseif cmd == "reset" then
-    r, msg, code = maint.call(t.reset_consumer, t, id, opts.next_snapshot)
+    r, msg, code = maint.call(t.reset_consumer, t, id, opts.next_snapshot, {dry_run = opts.dry_run or false})
   elseif cmd == "delete" then
-    r, msg, code = maint.call(t.delete_consumer, t, id)
+    r, msg, code = maint.call(t.delete_consumer, t, id, {dry_run = opts.dry_run or false})
   elseif cmd == "clear" then
     r, msg, code = maint.call(t.clear_consumers, t, {include = opts.include, exclude = opts.exclude,
                                                      dry_run = opts.dry_run or false})
@@ -85,10 +85,10 @@ local function main(opts, pos)
     end
     if #rows == 0 then out:write("no consumers\n") else cli.print_table(rows, {"id", "next_snapshot", "modified"}) end
   elseif cmd == "reset" then
-    out:write(string.format("consumer %s now at snapshot %d%s\n", r.id, r.next_snapshot,
-                            r.previous and (" (was " .. r.previous .. ")") or " (new)"))
+    out:write(string.format("consumer %s %s snapshot %d%s\n", r.id, r.dry_run and "would be at" or "now at",
+                            r.next_snapshot, r.previous and (" (was " .. r.previous .. ")") or " (new)"))
   elseif cmd == "delete" then
-    out:write("consumer ", r.id, " deleted\n")
+    out:write("consumer ", r.id, r.dry_run and " would be deleted\n" or " deleted\n")
   elseif cmd == "clear" then
     out:write(string.format("%s %d consumer(s); %d kept\n", r.dry_run and "would clear" or "cleared", r.count, r.kept))
     for _, id in ipairs(r.cleared) do out:write("  ", id, "\n") end

@@ -110,9 +110,11 @@ local function main(opts, pos)
                                                         paths_handle = opts.json or nil})
     if r then print_result(opts, string.format("%s %d tag(s)", opts.dry_run and "would delete" or "deleted", #r.tags), r) end
   elseif cmd == "rename" then
-    if opts.dry_run then cli.usage_error("rename has no --dry-run") end
-    r, msg, code = maint.call(t.rename_tag, t, args[1], args[2])
-    if r then if opts.json then maint.print_json(r) else print("renamed tag " .. r.from .. " to " .. r.to) end end
+    r, msg, code = maint.call(t.rename_tag, t, args[1], args[2], {dry_run = opts.dry_run or false})
+    if r then
+      if opts.json then maint.print_json(r)
+      else print((r.dry_run and "would rename tag " or "renamed tag ") .. r.from .. " to " .. r.to) end
+    end
   elseif cmd == "list" then
     r, msg, code = t:tags()
     if r then

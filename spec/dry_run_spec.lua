@@ -139,3 +139,44 @@ describe("every destructive operation: the dry run is the real run", function()
     end
   end
 end)
+
+-- Issue 24: consumer reset, consumer delete and tag rename had no --dry-run.
+-- Each dry run changes nothing, refuses what the real run refuses, and
+-- reports what the real run then does.
+describe("the small operations' dry runs", function()
+  it("consumer reset/delete and tag rename: nothing changed, the real run's answer", function()
+    local path, dir = H.copy_table(H.fixture("cpp-parquet-append_table_with_append_pt_branch"))
+    local function run(args)
+      local out, err, rc = H.paimon_lua(args)
+      return rc == 0 and H.decode(out) or nil, err, rc
+    end
+    assert(run({"tag.lua", path, "create", "t9", "--json"}))
+    for _, case in ipairs{
+      {{"consumer.lua", path, "reset", "c1", "--next-snapshot", "2", "--json"}},
+      {{"consumer.lua", path, "delete", "c1", "--json"}},
+      {{"tag.lua", path, "rename", "t9", "t10", "--json"}},
+      {{"consumer.lua", path, "delete", "nope", "--json"}, 1},
+      {{"tag.lua", path, "rename", "missing", "t11", "--json"}, 1},
+      {{"consumer.lua", path, "reset", "c2", "--next-snapshot", "99", "--json"}, 2},
+    } do
+      local args, want_rc = case[1], case[2] or 0
+      local dry = {}
+      for i, a in ipairs(args) do dry[i] = a end
+      dry[#dry + 1] = "--dry-run"
+      local fp = H.fingerprint(path)
+      local d, derr, drc = run(dry)
+      assert.equals(want_rc, drc, table.concat(dry, " ") .. ": " .. derr)
+      assert.equals(fp, H.fingerprint(path), table.concat(dry, " ") .. " changed the table")
+      local r, rerr, rrc = run(args)
+      assert.equals(want_rc, rrc, table.concat(args, " ") .. ": " .. rerr)
+      if want_rc == 0 then
+        assert.is_true(d.dry_run)
+        assert.is_false(r.dry_run)
+        d.dry_run, r.dry_run, d.deleted, r.deleted = nil, nil, nil, nil
+        assert.same(r, d)
+        assert.are_not.equal(fp, H.fingerprint(path))
+      end
+    end
+    H.rmdir(dir)
+  end)
+end)

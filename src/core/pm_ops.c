@@ -781,7 +781,9 @@ static int run_rename_tag(paimon_table *t, const pm_op_args *a, const pm_op_hook
     int rc = one_tag_name(a, h, &from, e);
     if (rc) return rc;
     if (!to) return pm_fail(e, PAIMON_MISUSE, "rename_tag: no new name ('new-name')");
-    if ((rc = pm_tag_rename(t, from, to, e))) return rc;
+    int dry = (int)a->v[PM_O_DRY_RUN];
+    if ((rc = dry ? pm_tag_rename_check(t, from, to, e) : pm_tag_rename(t, from, to, e))) return rc;
+    pm_rv_bool(res, res->root, "dry_run", dry);
     pm_rv_str(res, res->root, "from", from);
     pm_rv_str(res, res->root, "to", to);
     pm_rv_str(res, res->root, "branch", t->branch);
@@ -1052,7 +1054,12 @@ static int run_reset_consumer(paimon_table *t, const pm_op_args *a, const pm_op_
     else if (had == PAIMON_MISUSE) return had;
     /* an unreadable old file is replaced: reset is how an operator repairs it */
     else if (had) pm_err_clear(e);
-    if ((rc = pm_consumer_reset(t, id, a->v[PM_O_NEXT_SNAPSHOT], e))) return rc;
+    int dry = (int)a->v[PM_O_DRY_RUN];
+    if (dry && a->v[PM_O_NEXT_SNAPSHOT] < 1)
+        return pm_fail(e, PAIMON_MISUSE, "consumer '%s': next snapshot must be at least 1, got %lld", id,
+                       (long long)a->v[PM_O_NEXT_SNAPSHOT]);
+    if (!dry && (rc = pm_consumer_reset(t, id, a->v[PM_O_NEXT_SNAPSHOT], e))) return rc;
+    pm_rv_bool(res, res->root, "dry_run", dry);
     pm_rv_str(res, res->root, "id", id);
     pm_rv_int(res, res->root, "next_snapshot", a->v[PM_O_NEXT_SNAPSHOT]);
     if (had == PAIMON_OK) pm_rv_int(res, res->root, "previous", before.next_snapshot);
@@ -1063,10 +1070,20 @@ static int run_delete_consumer(paimon_table *t, const pm_op_args *a, const pm_op
                                pm_err *e) {
     (void)h;
     int rc = need_id(a, e);
-    if (!rc) rc = pm_consumer_delete(t, a->text[PM_O_CONSUMER_ID], e);
+    int dry = (int)a->v[PM_O_DRY_RUN];
+    if (!rc && dry) {   /* the same check as the real run: the consumer must be there */
+        pm_consumer c;
+        rc = pm_consumer_read(t->io, t->branch_root, a->text[PM_O_CONSUMER_ID], &c, e);
+        if (rc == PAIMON_CORRUPT) { pm_err_clear(e); rc = PAIMON_OK; }   /* an unreadable one is deleted too */
+        else if (rc == PAIMON_NOTFOUND)
+            rc = pm_fail(e, PAIMON_NOTFOUND, "consumer '%s' not found", a->text[PM_O_CONSUMER_ID]);
+    } else if (!rc) {
+        rc = pm_consumer_delete(t, a->text[PM_O_CONSUMER_ID], e);
+    }
     if (rc) return rc;
+    pm_rv_bool(res, res->root, "dry_run", dry);
     pm_rv_str(res, res->root, "id", a->text[PM_O_CONSUMER_ID]);
-    pm_rv_bool(res, res->root, "deleted", 1);
+    pm_rv_bool(res, res->root, "deleted", !dry);
     return PAIMON_OK;
 }
 
@@ -1335,7 +1352,7 @@ static const pm_opt_id replace_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIME_
                                              PM_O__N};
 static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O_PATHS_HANDLE,
                                              PM_O__N};
-static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O__N};
+static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O_DRY_RUN, PM_O__N};
 static const pm_opt_id expire_tags_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_NUM_RETAINED_MAX, PM_O_THREADS,
                                              PM_O_DRY_RUN, PM_O_NOW, PM_O_PROGRESS, PM_O_POLICY, PM_O_EXACT,
                                              PM_O_PATHS_HANDLE, PM_O__N};
@@ -1347,8 +1364,8 @@ static const pm_opt_id rollback_opts[] = {PM_O_TO_SNAPSHOT, PM_O_TO_TAG, PM_O_TO
 static const pm_opt_id purge_files_opts[] = {PM_O_DRY_RUN, PM_O_THREADS, PM_O_COMMIT_USER, PM_O_PROGRESS,
                                              PM_O_PATHS_HANDLE, PM_O__N};
 static const pm_opt_id consumers_opts[] = {PM_O__N};
-static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O__N};
-static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O__N};
+static const pm_opt_id reset_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_NEXT_SNAPSHOT, PM_O_DRY_RUN, PM_O__N};
+static const pm_opt_id delete_consumer_opts[] = {PM_O_CONSUMER_ID, PM_O_DRY_RUN, PM_O__N};
 static const pm_opt_id expire_consumers_opts[] = {PM_O_EXPIRATION, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
 static const pm_opt_id clear_consumers_opts[] = {PM_O_INCLUDE, PM_O_EXCLUDE, PM_O_DRY_RUN, PM_O__N};
 

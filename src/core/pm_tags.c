@@ -407,7 +407,13 @@ int pm_tag_create(paimon_table *t, const char *name, const pm_tag_create_opts *o
 
 /* ---- rename ------------------------------------------------------------------ */
 
-int pm_tag_rename(paimon_table *t, const char *from, const char *to, pm_err *e) {
+static int tag_rename(paimon_table *t, const char *from, const char *to, int dry_run, pm_err *e);
+int pm_tag_rename(paimon_table *t, const char *from, const char *to, pm_err *e) { return tag_rename(t, from, to, 0, e); }
+int pm_tag_rename_check(paimon_table *t, const char *from, const char *to, pm_err *e) {
+    return tag_rename(t, from, to, 1, e);
+}
+
+static int tag_rename(paimon_table *t, const char *from, const char *to, int dry_run, pm_err *e) {
     int rc = pm_tag_name_check("original tag", from, e);
     if (!rc) rc = pm_tag_name_check("new tag", to, e);
     if (rc) return rc;
@@ -419,11 +425,15 @@ int pm_tag_rename(paimon_table *t, const char *from, const char *to, pm_err *e) 
     }
     /* only a tag we can read moves: its bytes go over unchanged */
     if (!rc) rc = pm_snapshot_parse((const char *)bytes.data, bytes.len, (char *)src.data, &s, e);
-    if (!rc) {
+    if (!rc && dry_run) {
+        int ex = 0;
+        if (!(rc = pm_io_exists(t->io, (char *)dst.data, &ex, e)) && ex)
+            rc = pm_fail(e, PAIMON_EXISTS, "tag '%s' already exists: %s already exists", to, (char *)dst.data);
+    } else if (!rc) {
         rc = pm_io_create_no_replace(t->io, (char *)dst.data, bytes.data, bytes.len, e);
         if (rc == PAIMON_EXISTS) pm_err_prefix(e, "tag '%s' already exists", to);
     }
-    if (!rc && (rc = pm_io_remove(t->io, (char *)src.data, e)))
+    if (!rc && !dry_run && (rc = pm_io_remove(t->io, (char *)src.data, e)))
         pm_err_prefix(e, "tag '%s' was copied to '%s' but could not be removed (delete it by hand)", from, to);
     pm_snapshot_free(s);
     pm_buf_free(&src);

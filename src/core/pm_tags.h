@@ -69,6 +69,9 @@ int pm_tag_to_json(const pm_snapshot *s, int64_t time_retained_ms, int64_t creat
 
 /* Create `to` with the bytes of `from` (no replace), then remove `from`. */
 int pm_tag_rename(paimon_table *t, const char *from, const char *to, pm_err *e);
+/* Its dry run: the same checks (names, the tag readable, the new name
+ * free), nothing changed. */
+int pm_tag_rename_check(paimon_table *t, const char *from, const char *to, pm_err *e);
 
 typedef struct pm_tag_delete_opts {
     int threads;

@@ -38,12 +38,24 @@ static int tbl_purge_files(lua_State *L) {
 static int consumer_op(lua_State *L, const char *op, int with_next) {
     paimon_table *t = lp_check_table(L, 1);
     const char *id = luaL_checkstring(L, 2);
-    pm_opt_in in[2] = {{"id", PM_OV_TEXT, id, 0, NULL}, {"next_snapshot", PM_OV_INT, NULL, 0, NULL}};
+    pm_opt_in in[3] = {{"id", PM_OV_TEXT, id, 0, NULL}, {"next_snapshot", PM_OV_INT, NULL, 0, NULL}};
     if (with_next && !lp_toint64(L, 3, &in[1].i)) luaL_argerror(L, 3, "next snapshot must be an integer");
+    /* an options table last: {dry_run = true} */
+    int oi = with_next ? 4 : 3, n = with_next ? 2 : 1;
+    if (!lua_isnoneornil(L, oi)) {
+        luaL_checktype(L, oi, LUA_TTABLE);
+        lua_getfield(L, oi, "dry_run");
+        if (!lua_isnil(L, -1)) {
+            if (!lua_isboolean(L, -1)) luaL_argerror(L, oi, "option 'dry_run' must be a boolean");
+            in[n] = (pm_opt_in){"dry_run", PM_OV_BOOL, NULL, lua_toboolean(L, -1), NULL};
+            n++;
+        }
+        lua_pop(L, 1);
+    }
     pm_op_args args;
     pm_err e;
     pm_err_clear(&e);
-    if (pm_op_parse(pm_op_find(op), PM_FACE_LUA, in, with_next ? 2 : 1, &args, &e)) return luaL_error(L, "%s", e.msg);
+    if (pm_op_parse(pm_op_find(op), PM_FACE_LUA, in, n, &args, &e)) return luaL_error(L, "%s", e.msg);
     return lp_op_run(L, t, &args, NULL, NULL);
 }
 

@@ -71,7 +71,7 @@ static int tbl_rename_tag(lua_State *L) {
     paimon_table *t = lp_check_table(L, 1);
     const char *from = luaL_checkstring(L, 2);
     const char *to = luaL_checkstring(L, 3);
-    lua_settop(L, 3);
+    lua_settop(L, 4);   /* {dry_run = true} */
     pm_op_args args;
     lp_op_options(L, 4, "rename_tag", &args);
     pm_op_hooks hooks = {0};
