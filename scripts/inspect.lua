@@ -16,7 +16,8 @@ local VIEWS = {
            "min_sequence_number", "max_sequence_number", "creation_time"},
   manifests = {"file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id"},
   partitions = {"partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"},
-  tags = {"tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time", "time_retained"},
+  tags = {"tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time", "time_retained",
+          "error"},
   branches = {"branch_name"},
   consumers = {"consumer_id", "next_snapshot_id"},
   changelogs = {"changelog_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
@@ -178,10 +179,11 @@ end
 
 function builders.tags(t, _, emit)
   for _, tag in ipairs(check(t:tags())) do
-    emit {tag_name = tag.name, snapshot_id = tag.snapshot_id, schema_id = tag.schema_id,
-                       commit_time = tag.commit_time, record_count = tag.record_count or json.null,
+    emit {tag_name = tag.name, snapshot_id = tag.snapshot_id or json.null, schema_id = tag.schema_id or json.null,
+                       commit_time = tag.commit_time or json.null, record_count = tag.record_count or json.null,
                        create_time = tag.create_time or json.null,
-                       time_retained = tag.time_retained or json.null}
+                       time_retained = tag.time_retained or json.null,
+                       error = tag.error or json.null}   -- an unreadable tag: why (tag.lua delete --force)
   end
 end
 

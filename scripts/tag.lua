@@ -12,7 +12,7 @@ local spec = {
   name = "tag.lua",
   positional = {"TABLE", "COMMAND"},
   varargs = true,
-  flags = {snapshot = "integer", timestamp = "string", watermark = "integer", time_retained = "string",
+  flags = {force = "boolean", snapshot = "integer", timestamp = "string", watermark = "integer", time_retained = "string",
            branch = "string",
            older_than = "string", num_retained_max = "integer", policy = "string", threads = "integer",
            dry_run = "boolean", json = "boolean"},
@@ -25,7 +25,8 @@ usage: paimon-lua tag.lua TABLE COMMAND [args] [options]
                      create_tag_from_watermark)
   replace NAME       point an existing tag at --snapshot ID or the latest (Java's
                      replace_tag; what only the old snapshot held is left to orphan cleaning)
-  delete NAME...     delete tags and the files only they held
+  delete NAME...     delete tags and the files only they held; --force: only the tag files,
+                     nothing read (an unreadable tag; what it held is left to orphan cleaning)
   rename OLD NEW     rename a tag (never replaces one)
   list               name, snapshot id, commit time, create time, time retained
   expire             delete the tags whose time retained has passed (Java's TagTimeExpire),
@@ -85,6 +86,7 @@ local function main(opts, pos)
     policy, msg, code = loader.load(opts.policy, "tag_expire")
     if not policy then if code == "error" then cli.fail(msg, code) end cli.usage_error(msg) end
   end
+  if opts.force and cmd ~= "delete" then cli.usage_error("--force goes with delete") end
   local t
   t, msg, code = cli.open(pos[1], opts)
   if not t then cli.fail(msg, code) end
@@ -105,7 +107,8 @@ local function main(opts, pos)
     elseif r then print(string.format("%s tag %s of snapshot %d%s", r.dry_run and "would create" or "created", r.tag,
                                       r.snapshot_id, r.watermark and (" (watermark " .. r.watermark .. ")") or "")) end
   elseif cmd == "delete" then
-    r, msg, code = maint.call(t.delete_tags, t, args, {dry_run = opts.dry_run, threads = opts.threads or 4,
+    r, msg, code = maint.call(t.delete_tags, t, args, {dry_run = opts.dry_run, force = opts.force or false,
+                                                        threads = opts.threads or 4,
                                                         progress = maint.progress_fn(true),
                                                         paths_handle = opts.json or nil})
     if r then print_result(opts, string.format("%s %d tag(s)", opts.dry_run and "would delete" or "deleted", #r.tags), r) end
@@ -121,12 +124,12 @@ local function main(opts, pos)
       local rows = {}
       for _, x in ipairs(r) do
         rows[#rows + 1] = {tag_name = x.name, snapshot_id = x.snapshot_id, commit_time = x.commit_time,
-                           create_time = x.create_time, time_retained = x.time_retained}
+                           create_time = x.create_time, time_retained = x.time_retained, error = x.error}
       end
-      local cols = {"tag_name", "snapshot_id", "commit_time", "create_time", "time_retained"}
+      local cols = {"tag_name", "snapshot_id", "commit_time", "create_time", "time_retained", "error"}
       if not opts.json then   -- people read ISO 8601 and units; --json keeps epoch ms and ms
         for _, row in ipairs(rows) do
-          row.commit_time = cli.iso_time(row.commit_time)
+          if row.commit_time then row.commit_time = cli.iso_time(row.commit_time) end
           if row.create_time then row.create_time = cli.iso_time(row.create_time) end
           if row.time_retained then row.time_retained = cli.duration(row.time_retained) end
         end

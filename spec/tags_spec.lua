@@ -242,3 +242,46 @@ describe("resty.paimon tags (inline)", function()
     H.rmdir(dir)
   end)
 end)
+
+-- Issue 24: one unreadable tag blocked everything. It is now a row with its
+-- error in the listings; expiration and tag deletion refuse naming the way
+-- out; `tag.lua T delete NAME --force` removes the tag file alone.
+describe("an unreadable tag", function()
+  it("is listed with its error, named by every refusal, and removed alone with --force", function()
+    local path, dir = H.copy_table(H.fixture(FIX))
+    H.write_file(path .. "/tag/tag-broken", "garbage")
+    local rows = H.inspect_json(path, "tags")
+    local broken, good = nil, 0
+    for _, r in ipairs(rows) do
+      if r.tag_name == "broken" then broken = r elseif r.error == H.cjson.null then good = good + 1 end
+    end
+    assert.truthy(broken)
+    assert.matches("tag-broken: invalid JSON", broken.error, 1, true)
+    assert.is_true(good > 0)
+    local out, err, rc = H.paimon_lua({"tag.lua", path, "list", "--json"})
+    assert.equals(0, rc, err)
+    assert.matches('"error":"[^"]*tag%-broken: invalid JSON', out)
+    local fp = H.fingerprint(path)
+    _, err, rc = H.paimon_lua({"expire.lua", path, "--retain-min", "1", "--older-than", "1ms"})
+    assert.equals(1, rc)
+    assert.matches("tag.lua TABLE delete broken --force removes the tag file alone", err, 1, true)
+    _, err, rc = H.paimon_lua({"tag.lua", path, "delete", "broken"})
+    assert.equals(1, rc)
+    assert.matches("--force removes the tag file alone", err, 1, true)
+    assert.equals(fp, H.fingerprint(path))
+    out, err, rc = H.paimon_lua({"tag.lua", path, "delete", "broken", "--force", "--dry-run", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(1, H.decode(out).deleted.tags)
+    assert.equals(fp, H.fingerprint(path))
+    out, err, rc = H.paimon_lua({"tag.lua", path, "delete", "broken", "--force", "--json"})
+    assert.equals(0, rc, err)
+    assert.equals(1, H.decode(out).deleted.tags)
+    assert.equals(1, H.decode(out).files)          -- the tag file alone
+    assert.is_false(exists(path .. "/tag/tag-broken"))
+    _, err, rc = H.paimon_lua({"expire.lua", path, "--retain-min", "1", "--older-than", "1ms"})
+    assert.equals(0, rc, err)
+    _, err, rc = H.paimon_lua({"tag.lua", path, "expire", "--force"})
+    assert.equals(2, rc, err)                       -- --force goes with delete only
+    H.rmdir(dir)
+  end)
+end)

@@ -54,6 +54,15 @@ void pm_interrupt_leave(void) {
 }
 int pm_interrupted(void) { return __atomic_load_n(&interrupt_flag, __ATOMIC_SEQ_CST); }
 
+void pm_err_suffix(pm_err *e, const char *fmt, ...) {
+    size_t l = strlen(e->msg);
+    if (l + 1 >= sizeof e->msg) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg + l, sizeof e->msg - l, fmt, ap);
+    va_end(ap);
+}
+
 void pm_err_prefix(pm_err *e, const char *fmt, ...) {
     if (!e) return;
     char head[512], old[sizeof e->msg];

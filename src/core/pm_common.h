@@ -35,6 +35,8 @@ int pm_fail_errno(pm_err *e, int code, int err, const char *fmt, ...) PM_PRINTF(
 /* Prepend "<context>: " to the current message (keeps code). */
 void pm_err_prefix(pm_err *e, const char *fmt, ...) PM_PRINTF(2, 3);
 void pm_err_clear(pm_err *e);
+/* Append "<text>" to the current message (keeps code). */
+void pm_err_suffix(pm_err *e, const char *fmt, ...) PM_PRINTF(2, 3);
 /* Interruption (paimon_interrupt): an interruptible operation brackets its
  * destructive part with enter/leave and polls pm_interrupted() where it can
  * stop consistently; leaving the outermost one clears the flag. */

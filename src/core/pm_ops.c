@@ -97,6 +97,8 @@ static const opt_def defs[PM_O__N] = {
     [PM_O_TS_FORMATTER] = {"timestamp-formatter", "timestamp_formatter", T_TEXT, 0, 0, 0, 0},
     [PM_O_TS_PATTERN] = {"timestamp-pattern", "timestamp_pattern", T_TEXT, 0, 0, 0, 0},
     [PM_O_MAX_EXPIRES] = {"max-expires", "max_expires", T_INT, 1, INT32_MAX, 0, 0},
+    /* delete_tags: remove the tag files only, read nothing (an unreadable tag) */
+    [PM_O_FORCE] = {"force", "force", T_BOOL, 0, 0, 0, 0},
 };
 
 const char *pm_op_key(pm_opt_id id, pm_face face) {
@@ -805,12 +807,51 @@ static int delete_and_put(paimon_table *t, const pm_op_args *a, const pm_op_hook
     return PAIMON_OK;
 }
 
+/* delete_tags with force: only the tag files go, none is read (the way out
+ * of an unreadable tag, which otherwise blocks every deletion); what they
+ * alone held is left to orphan cleaning. A dry run plans the files. */
+static int force_delete_tags(paimon_table *t, const pm_op_args *a, const char **names, size_t n, pm_result *res,
+                             pm_err *e) {
+    int dry = (int)a->v[PM_O_DRY_RUN];
+    pm_clean_result c;
+    memset(&c, 0, sizeof c);
+    c.dry_run = dry;
+    pm_deleter *d = pm_deleter_new();
+    pm_buf p = {0};
+    int rc = d ? PAIMON_OK : pm_nomem(e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = pm_tag_name_check("tag", names[i], e);
+        p.len = 0;
+        if (!rc && (pm_buf_printf(&p, "%s/tag/tag-%s", t->branch_root, names[i]) || pm_buf_cstr(&p))) rc = pm_nomem(e);
+        int ex = 0;
+        if (!rc) rc = pm_io_exists(t->io, (char *)p.data, &ex, e);
+        if (!rc && !ex) rc = pm_fail(e, PAIMON_NOTFOUND, "tag '%s' doesn't exist (%s)", names[i], (char *)p.data);
+        if (!rc) rc = dry ? pm_deleter_add(d, (char *)p.data, PM_K_TAG, e)
+                          : pm_clean_remove_one(t->io, (char *)p.data, PM_K_TAG, &c, e);
+    }
+    pm_clean_opts co = {1, 1, 0, NULL, NULL, 0};
+    if (!rc && dry) rc = pm_deleter_run(d, t->io, t->root, &co, "tags", &c, e);
+    pm_deleter_free(d);
+    pm_buf_free(&p);
+    if (!rc) {
+        pm_rv *o = res->root;
+        pm_rv *list = pm_rv_list(res, o, "tags");
+        for (size_t i = 0; i < n; i++) pm_rv_str(res, list, NULL, names[i]);
+        pm_rv_int(res, o, "deleted_tags", dry ? 0 : (int64_t)n);
+        pm_rv_bool(res, o, "forced", 1);
+        put_clean(res, o, &c);
+    }
+    pm_clean_result_free(&c);
+    return rc;
+}
+
 static int run_delete_tags(paimon_table *t, const pm_op_args *a, const pm_op_hooks *h, pm_result *res, pm_err *e) {
     const char **names;
     size_t n;
     int rc = tag_names(a, h, &names, &n, e);
     if (!rc && n == 0) rc = pm_fail(e, PAIMON_MISUSE, "delete_tags: no tag name given");
-    if (!rc) rc = delete_and_put(t, a, h, names, n, res, e);
+    if (!rc && a->v[PM_O_FORCE]) rc = force_delete_tags(t, a, names, n, res, e);
+    else if (!rc) rc = delete_and_put(t, a, h, names, n, res, e);
     free(names);
     return rc;
 }
@@ -1350,7 +1391,7 @@ static const pm_opt_id create_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIMEST
                                             PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW, PM_O__N};
 static const pm_opt_id replace_tag_opts[] = {PM_O_TAG, PM_O_SNAPSHOT, PM_O_TIME_RETAINED, PM_O_DRY_RUN, PM_O_NOW,
                                              PM_O__N};
-static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_PROGRESS, PM_O_PATHS_HANDLE,
+static const pm_opt_id delete_tags_opts[] = {PM_O_TAG, PM_O_THREADS, PM_O_DRY_RUN, PM_O_FORCE, PM_O_PROGRESS, PM_O_PATHS_HANDLE,
                                              PM_O__N};
 static const pm_opt_id rename_tag_opts[] = {PM_O_TAG, PM_O_NEW_NAME, PM_O_DRY_RUN, PM_O__N};
 static const pm_opt_id expire_tags_opts[] = {PM_O_OLDER_THAN, PM_O_OLDER_THAN_MS, PM_O_NUM_RETAINED_MAX, PM_O_THREADS,

@@ -54,6 +54,7 @@ typedef enum pm_opt_id {
     PM_O_INCLUDE, PM_O_EXCLUDE,                                                /* clear_consumers */
     PM_O_EXPIRATION_TIME, PM_O_STRATEGY, PM_O_TS_FORMATTER, PM_O_TS_PATTERN,
     PM_O_MAX_EXPIRES,                                                          /* expire_partitions */
+    PM_O_FORCE,                                                                /* delete_tags */
     PM_O__N
 } pm_opt_id;
 

@@ -213,7 +213,13 @@ int pm_refs_tags(paimon_table *bt, const pm_refs_visitor *v, pm_err *e) {
             pm_buf_printf(&path, "%s/tag/tag-%s", bt->branch_root, names[i])) { rc = pm_nomem(e); break; }
         pm_snapshot *s = NULL;
         rc = pm_tag_read_known(bt->io, bt->branch_root, bt->schemas_known, names[i], &s, e);
+        int unreadable = rc == PAIMON_CORRUPT;
         rc = visit_source(bt, v, PM_REFS_TAG, rc, s, (char *)by.data, (char *)path.data, e);
+        /* the way out: the tag file alone goes, what it held to orphan cleaning */
+        if (rc && unreadable && v->rule == PM_REFS_REFUSE)
+            pm_err_suffix(e, " (if the tag cannot be repaired: tag.lua TABLE delete %s --force%s%s removes the tag file "
+                          "alone)", names[i], strcmp(bt->branch, "main") ? " --branch " : "",
+                          strcmp(bt->branch, "main") ? bt->branch : "");
         pm_snapshot_free(s);
     }
     pm_buf_free(&by);

@@ -476,8 +476,11 @@ int pm_tags_delete(paimon_table *t, const char *const *names, size_t n, const pm
         if ((rc = pm_tag_name_check("tag", names[i], e))) break;
         for (size_t k = 0; k < i; k++)
             if (!strcmp(names[k], names[i])) rc = pm_fail(e, PAIMON_MISUSE, "tag '%s' given twice", names[i]);
-        if (!rc && (rc = pm_tag_read(t->io, t->branch_root, names[i], &tags[i], e)))
+        if (!rc && (rc = pm_tag_read(t->io, t->branch_root, names[i], &tags[i], e))) {
             pm_err_prefix(e, "refusing to delete tag '%s'; nothing deleted", names[i]);
+            if (rc == PAIMON_CORRUPT)
+                pm_err_suffix(e, " (--force removes the tag file alone, leaving what it held to orphan cleaning)");
+        }
     }
     if (!rc) rc = pm_refs_fingerprint(t, &fp0, e);
     pm_protect_plan pl = {data, manifests, lists, 0, 0};

@@ -455,7 +455,15 @@ static int tbl_tags(lua_State *L) {
     for (size_t i = 0; i < n; i++) {
         pm_snapshot *s;
         rc = pm_tag_read(t->io, t->branch_root, names[i], &s, &e);
-        if (rc) { pm_strv_free(names, n); return lp_push_fail(L, rc, &e); }
+        if (rc == PAIMON_NOMEM) { pm_strv_free(names, n); return lp_push_fail(L, rc, &e); }
+        if (rc) {   /* one unreadable tag is a row that says so, not the end of the listing */
+            lua_createtable(L, 0, 2);
+            lp_set_str(L, "name", names[i]);
+            lp_set_str(L, "error", e.msg);
+            lua_rawseti(L, -2, (int)i + 1);
+            pm_err_clear(&e);
+            continue;
+        }
         lua_createtable(L, 0, 6);
         lp_set_str(L, "name", names[i]);
         lp_set_int(L, "snapshot_id", s->id);
