@@ -107,7 +107,7 @@ describe("alter_table.lua subcommands", function()
   end
 
   it("set, reset and comment", function()
-    local _, err, code = alter(path, "set", "snapshot.num-retained.max=5", "a.b=c")
+    local _, err, code = alter(path, "set", "snapshot.num-retained.max=5", "snapshot.num-retained.min=1", "a.b=c")
     assert.are.equal(0, code, err)
     local s = latest()
     assert.are.equal(1, s.id)
@@ -583,6 +583,33 @@ describe("primary-key tables written by Java, read after an alter", function()
     assert.are.equal(0, select(3, alter(path, "alter-column", "f5", "--type", "DOUBLE")))
     local after = read_all(path)
     assert.are.same(canon(before), canon(after))
+    H.rmdir(dir)
+  end)
+end)
+
+-- Found by the lifecycle test: with changelog.num-retained.min=20, setting
+-- snapshot.num-retained.max=17 made the changelog's max fall back to 17 <
+-- 20, and every later upkeep failed. Java's SchemaValidation refuses such a
+-- schema; so do alter_table and create_table now.
+describe("retention options that contradict each other", function()
+  it("are refused by alter_table and create_table, as Java's SchemaValidation", function()
+    local dir = H.tmpdir()
+    local tp = dir .. "/t"
+    local _, err, rc = H.script("create_table.lua", {tp, "--field", "id:INT", "--option", "changelog.num-retained.min=20"})
+    assert.equals(0, rc, err)
+    local fp = H.fingerprint(tp)
+    _, err, rc = H.script("alter_table.lua", {tp, "set", "snapshot.num-retained.max=17"})
+    assert.equals(2, rc, err)
+    assert.matches("changelog.num-retained.min should not be larger than changelog.num-retained.max (20 > 17: it " ..
+                   "falls back to snapshot.num-retained.max)", err, 1, true)
+    assert.equals(fp, H.fingerprint(tp))
+    _, err, rc = H.script("alter_table.lua", {tp, "set", "snapshot.num-retained.max=25"})
+    assert.equals(0, rc, err)
+    _, err, rc = H.script("create_table.lua", {dir .. "/u", "--field", "id:INT", "--option",
+                                               "snapshot.num-retained.min=5", "--option", "snapshot.num-retained.max=3"})
+    assert.are_not.equal(0, rc)
+    assert.matches("snapshot.num-retained.min should not be larger than snapshot.num-retained.max", err, 1, true)
+    assert.is_false(H.exists(dir .. "/u/schema/schema-0"))
     H.rmdir(dir)
   end)
 end)

@@ -359,7 +359,7 @@ TEST(test_alter_table_then_write) {
     CHECK_EQ_INT(paimon_alter_table(t, bad, 1, 0, NULL, NULL), PAIMON_MISUSE);
     CHECK(strstr(paimon_table_errmsg(t), "Column nope does not exist in the t table.") != NULL);
     paimon_schema_change add[] = {{PAIMON_ALTER_ADD_COLUMN, "extra", "BIGINT", "added", "id", 0, 0},
-                                  {PAIMON_ALTER_SET_OPTION, "snapshot.num-retained.max", "5", NULL, NULL, 0, 0}};
+                                  {PAIMON_ALTER_SET_OPTION, "snapshot.num-retained.max", "50", NULL, NULL, 0, 0}};
     int64_t id = -1;
     char *json = NULL;
     CHECK_EQ_INT(paimon_alter_table(t, add, 2, 1, &id, &json), PAIMON_OK);     /* dry run */

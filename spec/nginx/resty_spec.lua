@@ -591,7 +591,7 @@ describe("resty.paimon", function()
     assert.is_number(list[1].mtime)
     local p = rp.new{ pool = "paimon" }
     local r = assert(p:reset_consumer(t, "job1", 4))
-    assert.same({ id = "job1", next_snapshot = 4 }, r)
+    assert.same({ id = "job1", next_snapshot = 4, dry_run = false }, r)
     assert.equals('{\n  "nextSnapshot" : 4\n}', H.read_file(t .. "/consumer/consumer-job1"))
     assert.equals(4, assert(rp.reset_consumer(t, "job1", 5)).previous)
     -- a method call's options arrive (the fifth argument)

@@ -527,7 +527,7 @@ static int validate(const pm_schema *s, pm_err *e) {
     long x;
     if (b && (!parse_int(b, &x) || x == 0 || x < -2 || x > 0x7fffffff))
         return pm_fail(e, PAIMON_MISUSE, "option bucket=%s: expected a positive number of buckets, -1 or -2", b);
-    return PAIMON_OK;
+    return pm_schema_check_retention(s, e);
 }
 
 static int rename_in(char **v, size_t n, const pm_schema_change *c, size_t nc) {

@@ -235,6 +235,42 @@ static int in_list(char **v, size_t n, const char *s) {
     return 0;
 }
 
+static int parse_long(const char *v, long *out);
+
+/* Java's SchemaValidation retention checks, the changelog's counts falling
+ * back to the snapshot's: a schema that fails them would make every
+ * upkeep fail (create_table and alter_table refuse it, as Java). */
+int pm_schema_check_retention(const pm_schema *s, pm_err *e) {
+    long smin = 0, smax = 0, cmin = 0, cmax = 0;
+    const char *v;
+    if ((v = pm_schema_option_or_default(s, "snapshot.num-retained.min")) && !parse_long(v, &smin))
+        return pm_fail(e, PAIMON_MISUSE, "option snapshot.num-retained.min=%s: not an integer", v);
+    if ((v = pm_schema_option_or_default(s, "snapshot.num-retained.max")) && !parse_long(v, &smax))
+        return pm_fail(e, PAIMON_MISUSE, "option snapshot.num-retained.max=%s: not an integer", v);
+    cmin = smin;
+    cmax = smax;
+    if ((v = pm_schema_option(s, "changelog.num-retained.min")) && !parse_long(v, &cmin))
+        return pm_fail(e, PAIMON_MISUSE, "option changelog.num-retained.min=%s: not an integer", v);
+    if ((v = pm_schema_option(s, "changelog.num-retained.max")) && !parse_long(v, &cmax))
+        return pm_fail(e, PAIMON_MISUSE, "option changelog.num-retained.max=%s: not an integer", v);
+    if (smin <= 0) return pm_fail(e, PAIMON_MISUSE, "snapshot.num-retained.min should be at least 1");
+    if (smin > smax)
+        return pm_fail(e, PAIMON_MISUSE, "snapshot.num-retained.min should not be larger than snapshot.num-retained.max");
+    if (cmin <= 0) return pm_fail(e, PAIMON_MISUSE, "changelog.num-retained.min should be at least 1");
+    if (cmin > cmax)
+        return pm_fail(e, PAIMON_MISUSE, "changelog.num-retained.min should not be larger than changelog.num-retained.max "
+                       "(%ld > %ld%s)", cmin, cmax, pm_schema_option(s, "changelog.num-retained.max") ? "" :
+                       ": it falls back to snapshot.num-retained.max");
+    return PAIMON_OK;
+}
+
+static int parse_long(const char *v, long *out) {
+    char *end;
+    if (!v || !*v) return 0;
+    *out = strtol(v, &end, 10);
+    return !*end;
+}
+
 int pm_create_normalize(pm_schema *s, pm_err *e) {
     if (!s->n_fields) return pm_fail(e, PAIMON_MISUSE, "a table needs at least one column");
     for (size_t i = 0; i < s->n_fields; i++) {
@@ -270,6 +306,8 @@ int pm_create_normalize(pm_schema *s, pm_err *e) {
         if (end == b || *end || x == 0 || x < -2 || x > 0x7fffffff)
             return pm_fail(e, PAIMON_MISUSE, "option bucket=%s: expected a positive number of buckets, -1 or -2", b);
     }
+    rc = pm_schema_check_retention(s, e);
+    if (rc) return rc;
     /* primary-key columns are NOT NULL */
     for (size_t i = 0; i < s->n_primary_keys; i++) s->fields[find_field(s, s->primary_keys[i])].type->nullable = 0;
     int32_t next = 0;

@@ -33,4 +33,8 @@ int pm_create_table(const char *uri, pm_schema *s, pm_err *e);
 /* pm_create_table through a FileIO opened with options (see pm_fileio_open). */
 int pm_create_table_opts(const char *uri, pm_schema *s, const char *const *options, pm_err *e);
 
+/* Java's retention checks on a schema's options (snapshot/changelog
+ * num-retained min <= max, at least 1); PAIMON_MISUSE naming the options. */
+int pm_schema_check_retention(const pm_schema *s, pm_err *e);
+
 #endif
