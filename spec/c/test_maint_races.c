@@ -683,7 +683,8 @@ TEST(expiration_while_writers_commit) {
  * commit publishes them, e.g. a slow job or a commit under contention),
  * holds hold_ms and commits once. Log lines: "C <id> +<name> +<name>",
  * "M <message>" (refused: a file of the commit was deleted meanwhile),
- * "F <code> <message>" (any other failure). Exit status 0, or 1 when it
+ * "U <message>" (outcome uncertain: its temporary snapshot file was
+ * deleted meanwhile, files kept), "F <code> <message>" (any other failure). Exit status 0, or 1 when it
  * could not run. */
 static int inflight_writer(const char *table, const char *user, const char *log, int64_t deadline, int hold_ms,
                            int64_t backdate_ms) {
@@ -716,6 +717,7 @@ static int inflight_writer(const char *table, const char *user, const char *log,
         int rc = pm_commit(t, v, 2, &o, &id, &e);
         if (rc == PAIMON_OK) fprintf(lf, "C %lld +%s +%s\n", (long long)id, f[0].name, f[1].name);
         else if (rc == PAIMON_CONFLICT && strstr(e.msg, "nothing published")) fprintf(lf, "M %s\n", e.msg);
+        else if (rc == PAIMON_UNCERTAIN) fprintf(lf, "U %s\n", e.msg);
         else fprintf(lf, "F %d %s\n", rc, e.msg);
         tfile_free(&f[0]);
         tfile_free(&f[1]);
@@ -729,6 +731,9 @@ typedef struct race_stats {
     int runs, ok_runs, conflicts, bad_runs;
     int64_t deleted;
     int landed, refused, failed;          /* commits */
+    int uncertain;                        /* commits whose temporary snapshot file a cleaner below the
+                                             floor deleted (Java's rule: an old temp file is an orphan):
+                                             the commit says "uncertain" and keeps every file */
     int window;                           /* landed commits whose files are gone (deleted between the
                                              committer's check and its snapshot link) */
     long missing, unreadable;             /* verify --all-snapshots afterwards */
@@ -823,6 +828,7 @@ static void race_round(int64_t age_ms, int ms, race_stats *st) {
                 if (gone && st->n_win_ids < 64) st->win_ids[st->n_win_ids++] = strtoll(line + 2, NULL, 10);
             }
             else if (line[0] == 'M') st->refused++;
+            else if (line[0] == 'U') st->uncertain++;
             else if (line[0] == 'F') { if (st->failed++ < 5) fprintf(stderr, "  commit failed: %s", line + 2); }
         }
         if (lf) fclose(lf);
@@ -871,6 +877,7 @@ TEST(orphan_cleaning_beside_commits_in_flight) {
     CHECK(fl.ok_runs > 0 && fl.deleted > 0);       /* it did clean: the planted old orphans */
     CHECK(fl.landed > 20);
     CHECK_EQ_INT(fl.refused, 0);                   /* nothing in flight was deleted */
+    CHECK_EQ_INT(fl.uncertain, 0);
     CHECK_EQ_INT(fl.failed, 0);
     CHECK_EQ_INT(fl.missing, 0);
     CHECK_EQ_INT(fl.unreadable, 0);
