@@ -523,11 +523,7 @@ static int validate(const pm_schema *s, pm_err *e) {
             return pm_fail(e, PAIMON_MISUSE, "primary key '%s' is not a column", s->primary_keys[i]);
     if (s->n_partition_keys >= s->n_fields)
         return pm_fail(e, PAIMON_MISUSE, "cannot define all columns as partition keys");
-    const char *b = pm_schema_option(s, "bucket");
-    long x;
-    if (b && (!parse_int(b, &x) || x == 0 || x < -2 || x > 0x7fffffff))
-        return pm_fail(e, PAIMON_MISUSE, "option bucket=%s: expected a positive number of buckets, -1 or -2", b);
-    return pm_schema_check_retention(s, e);
+    return pm_schema_check_options(s, e);
 }
 
 static int rename_in(char **v, size_t n, const pm_schema_change *c, size_t nc) {

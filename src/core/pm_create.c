@@ -237,12 +237,15 @@ static int in_list(char **v, size_t n, const char *s) {
 
 static int parse_long(const char *v, long *out);
 
-/* Java's SchemaValidation retention checks, the changelog's counts falling
- * back to the snapshot's: a schema that fails them would make every
- * upkeep fail (create_table and alter_table refuse it, as Java). */
-int pm_schema_check_retention(const pm_schema *s, pm_err *e) {
-    long smin = 0, smax = 0, cmin = 0, cmax = 0;
-    const char *v;
+/* The option checks of Java's SchemaValidation that create_table and
+ * alter_table share: bucket, then retention (the changelog's counts falling
+ * back to the snapshot's: a schema that fails them would make every upkeep
+ * fail). */
+int pm_schema_check_options(const pm_schema *s, pm_err *e) {
+    long smin = 0, smax = 0, cmin = 0, cmax = 0, x = 0;
+    const char *v = pm_schema_option(s, "bucket");
+    if (v && (!parse_long(v, &x) || x == 0 || x < -2 || x > 0x7fffffff))
+        return pm_fail(e, PAIMON_MISUSE, "option bucket=%s: expected a positive number of buckets, -1 or -2", v);
     if ((v = pm_schema_option_or_default(s, "snapshot.num-retained.min")) && !parse_long(v, &smin))
         return pm_fail(e, PAIMON_MISUSE, "option snapshot.num-retained.min=%s: not an integer", v);
     if ((v = pm_schema_option_or_default(s, "snapshot.num-retained.max")) && !parse_long(v, &smax))
@@ -299,14 +302,7 @@ int pm_create_normalize(pm_schema *s, pm_err *e) {
         for (size_t j = 0; j < i; j++)
             if (!strcmp(s->options[i].key, s->options[j].key)) return pm_fail(e, PAIMON_MISUSE, "option '%s' is set twice", s->options[i].key);
     }
-    const char *b = pm_schema_option(s, "bucket");
-    if (b) {
-        char *end;
-        long x = strtol(b, &end, 10);
-        if (end == b || *end || x == 0 || x < -2 || x > 0x7fffffff)
-            return pm_fail(e, PAIMON_MISUSE, "option bucket=%s: expected a positive number of buckets, -1 or -2", b);
-    }
-    rc = pm_schema_check_retention(s, e);
+    rc = pm_schema_check_options(s, e);
     if (rc) return rc;
     /* primary-key columns are NOT NULL */
     for (size_t i = 0; i < s->n_primary_keys; i++) s->fields[find_field(s, s->primary_keys[i])].type->nullable = 0;

@@ -33,8 +33,9 @@ int pm_create_table(const char *uri, pm_schema *s, pm_err *e);
 /* pm_create_table through a FileIO opened with options (see pm_fileio_open). */
 int pm_create_table_opts(const char *uri, pm_schema *s, const char *const *options, pm_err *e);
 
-/* Java's retention checks on a schema's options (snapshot/changelog
- * num-retained min <= max, at least 1); PAIMON_MISUSE naming the options. */
-int pm_schema_check_retention(const pm_schema *s, pm_err *e);
+/* Java's checks on a schema's options that create and alter share: bucket
+ * (a positive count, -1 or -2), snapshot/changelog num-retained (at least
+ * 1, min <= max); PAIMON_MISUSE naming the options. */
+int pm_schema_check_options(const pm_schema *s, pm_err *e);
 
 #endif
